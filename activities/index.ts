@@ -1,0 +1,2 @@
+/** Activities the worker runs, thin over src/domain and src/providers. */
+export {};

@@ -1,0 +1,103 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import Type from 'typebox';
+import { ProblemError } from './problem.js';
+import { defineRoute } from './route.js';
+import { ProjectPathParams } from '../schemas/common.js';
+import {
+  ApiKeySchema,
+  CreateApiKeyBody,
+  CreatedApiKeySchema,
+  UpdateApiKeyBody,
+} from '../schemas/projects.js';
+import { ApiKeySchema as ApiKeyEntity } from '../db/entities/project.js';
+import { apiKeyView, createApiKey } from '../domain/projects.js';
+import { applyUpdateMask } from '../domain/update-mask.js';
+import { isUuid } from './auth.js';
+
+const ApiKeyParams = Type.Object({
+  projectIdOrName: Type.String({ minLength: 1 }),
+  apiKeyId: Type.String({ minLength: 1 }),
+});
+
+async function findApiKey(em: EntityManager, projectId: string, apiKeyId: string) {
+  const apiKey = isUuid(apiKeyId) ? await em.findOne(ApiKeyEntity, { id: apiKeyId, projectId }) : null;
+  if (!apiKey) throw ProblemError.notFound(`API key "${apiKeyId}" was not found.`);
+  return apiKey;
+}
+
+export const apiKeyRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/projects/{projectIdOrName}/api-keys',
+    operationId: 'listApiKeys',
+    summary: 'List API keys (never the keys themselves)',
+    tags: ['API keys'],
+    auth: ['apiKey', 'bearer'],
+    params: ProjectPathParams,
+    responses: { 200: { description: 'API keys', schema: Type.Array(ApiKeySchema) } },
+    async handler({ em, project }) {
+      const keys = await em.find(ApiKeyEntity, { projectId: project.id }, { orderBy: { createTime: 'asc' } });
+      return { status: 200, body: keys.map(apiKeyView) };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/projects/{projectIdOrName}/api-keys',
+    operationId: 'createApiKey',
+    summary: 'Create an API key; the key is shown only in this response',
+    tags: ['API keys'],
+    auth: ['apiKey', 'bearer'],
+    params: ProjectPathParams,
+    body: CreateApiKeyBody,
+    responses: { 201: { description: 'Created', schema: CreatedApiKeySchema } },
+    async handler({ em, project, body }) {
+      const { apiKey, key } = createApiKey(em, project.id, body);
+      await em.flush();
+      return { status: 201, body: { ...apiKeyView(apiKey), key } };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/projects/{projectIdOrName}/api-keys/{apiKeyId}',
+    operationId: 'getApiKey',
+    summary: 'Get an API key',
+    tags: ['API keys'],
+    auth: ['apiKey', 'bearer'],
+    params: ApiKeyParams,
+    responses: { 200: { description: 'The API key', schema: ApiKeySchema } },
+    async handler({ em, project, params }) {
+      return { status: 200, body: apiKeyView(await findApiKey(em, project.id, params.apiKeyId)) };
+    },
+  }),
+  defineRoute({
+    method: 'PATCH',
+    path: '/projects/{projectIdOrName}/api-keys/{apiKeyId}',
+    operationId: 'updateApiKey',
+    summary: 'Rename or deactivate an API key',
+    tags: ['API keys'],
+    auth: ['apiKey', 'bearer'],
+    params: ApiKeyParams,
+    body: UpdateApiKeyBody,
+    responses: { 200: { description: 'The updated API key', schema: ApiKeySchema } },
+    async handler({ em, project, params, body }) {
+      const apiKey = await findApiKey(em, project.id, params.apiKeyId);
+      applyUpdateMask(apiKey, body.apiKey, body.updateMask, ['label', 'active'], 'apiKey');
+      await em.flush();
+      return { status: 200, body: apiKeyView(apiKey) };
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/projects/{projectIdOrName}/api-keys/{apiKeyId}',
+    operationId: 'deleteApiKey',
+    summary: 'Delete an API key',
+    tags: ['API keys'],
+    auth: ['apiKey', 'bearer'],
+    params: ApiKeyParams,
+    responses: { 204: { description: 'Deleted' } },
+    async handler({ em, project, params }) {
+      await em.remove(await findApiKey(em, project.id, params.apiKeyId)).flush();
+      return { status: 204 };
+    },
+  }),
+];

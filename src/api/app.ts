@@ -1,0 +1,107 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import cors from '@koa/cors';
+import { config } from '../config.js';
+import { em as newEntityManager } from '../db/orm.js';
+import { authenticate, resolveProject } from './auth.js';
+import { accessLog, problems, requestId, requireJsonBody } from './middleware.js';
+import { buildOpenApiDocument, referencePage } from './openapi.js';
+import { ProblemError } from './problem.js';
+import { toKoaPath, type HandlerContext, type Host, type RouteDefinition } from './route.js';
+import { allRoutes } from './routes.js';
+import { parseStringParams, parseWith } from './validation.js';
+import type { Project } from '../db/entities/project.js';
+
+function hostsOf(route: RouteDefinition): Host[] {
+  return route.hosts ?? ['api'];
+}
+
+function mount(router: Router, route: RouteDefinition): void {
+  const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+  router[method](toKoaPath(route.path), async (ctx) => {
+    const em = await newEntityManager();
+    const principal = await authenticate(ctx, route.auth, em);
+    const params = route.params ? parseStringParams(route.params, ctx.params, 'path') : ctx.params;
+    const query = route.query ? parseStringParams(route.query, ctx.query, 'query') : {};
+    const rawBody = (ctx.request as { body?: unknown }).body;
+    if (route.body && rawBody === undefined)
+      throw ProblemError.badRequest('A JSON request body is required.');
+    const body = route.body ? parseWith(route.body, rawBody, 'body') : undefined;
+    const projectIdOrName = (params as Record<string, string>).projectIdOrName;
+    const project = projectIdOrName
+      ? await resolveProject(principal, projectIdOrName, em)
+      : (undefined as unknown as Project);
+    const handlerContext: HandlerContext<unknown, unknown, unknown> = {
+      params,
+      query,
+      body,
+      principal,
+      project,
+      em,
+      requestId: ctx.state.requestId as string,
+      koa: ctx,
+    };
+    const result = await route.handler(handlerContext as never);
+    ctx.status = result.status;
+    for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
+    if (result.body !== undefined) {
+      ctx.body = result.body;
+      if (result.contentType) ctx.type = result.contentType;
+    }
+  });
+}
+
+/** Builds the Koa application for one host (api, read or write) from the route declarations. */
+export function createApp(host: Host, routes: RouteDefinition[] = allRoutes()): Koa {
+  const app = new Koa({ proxy: config().env === 'production' });
+  const hostRoutes = routes.filter((route) => hostsOf(route).includes(host));
+  const rawBodyPaths = hostRoutes
+    .filter((route) => route.rawBody)
+    .map((route) => new RegExp(`^${toKoaPath(route.path).replace(/\\:/g, ':').replace(/:\w+/g, '[^/]+')}$`));
+  const origins = config().corsOrigins;
+  const router = new Router();
+  for (const route of hostRoutes) mount(router, route);
+  const document = buildOpenApiDocument(host, hostRoutes);
+  router.get('/v1/openapi.json', (ctx) => {
+    ctx.body = document;
+  });
+  router.get('/v1/docs', (ctx) => {
+    ctx.type = 'text/html';
+    ctx.body = referencePage(host);
+  });
+  router.get('/v1/health', (ctx) => {
+    ctx.body = { status: 'ok', host };
+  });
+
+  app.use(requestId);
+  app.use(problems);
+  app.use(accessLog);
+  if (origins.length) {
+    app.use(
+      cors({
+        origin: (ctx) =>
+          origins.includes('*') ? '*' : origins.includes(ctx.get('origin')) ? ctx.get('origin') : '',
+        exposeHeaders: ['X-Request-Id', 'Retry-After', 'Location'],
+        allowHeaders: ['Content-Type', 'X-Api-Key', 'Authorization', 'X-Request-Id'],
+        maxAge: 600,
+      }),
+    );
+  }
+  app.use(async (ctx, next) => {
+    ctx.state.rawBodyRoute = rawBodyPaths.some((pattern) => pattern.test(ctx.path));
+    await next();
+  });
+  app.use(requireJsonBody);
+  app.use(
+    bodyParser({
+      enableTypes: ['json'],
+      jsonLimit: config().bodyLimitBytes,
+      encoding: 'utf-8',
+      extendTypes: { json: ['application/json', 'application/*+json'] },
+    }),
+  );
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

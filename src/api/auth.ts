@@ -1,0 +1,112 @@
+import type { Context } from 'koa';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ApiKeySchema, ProjectSchema, type Project } from '../db/entities/project.js';
+import { OrgMembershipSchema } from '../db/entities/org.js';
+import { hashToken } from '../crypto/secrets.js';
+import { ProblemError } from './problem.js';
+import type { AuthScheme } from './route.js';
+
+export type Principal =
+  | { kind: 'apiKey'; projectId: string; apiKeyId: string }
+  | { kind: 'builder'; builderId: string; email: string }
+  /** A token minted by the builder's backend and signed with one of the project's JWT keys. */
+  | { kind: 'projectJwt'; projectId: string; keyId: string; subject?: string }
+  | { kind: 'anonymous' };
+
+/**
+ * Bearer tokens are checked by verifiers registered at start-up (builder tokens, project JWT keys);
+ * each returns a principal, `undefined` when the token is not its kind, or throws a 401 problem.
+ */
+export type BearerVerifier = (token: string, em: EntityManager) => Promise<Principal | undefined>;
+
+const bearerVerifiers: BearerVerifier[] = [];
+
+export function registerBearerVerifier(verifier: BearerVerifier): void {
+  if (!bearerVerifiers.includes(verifier)) bearerVerifiers.push(verifier);
+}
+
+async function authenticateApiKey(key: string, em: EntityManager): Promise<Principal> {
+  const apiKey = await em.findOne(ApiKeySchema, { keyHash: hashToken(key), active: true });
+  if (!apiKey) throw ProblemError.unauthorized('The API key is not valid.');
+  return { kind: 'apiKey', projectId: apiKey.projectId, apiKeyId: apiKey.id };
+}
+
+async function authenticateBearer(token: string, em: EntityManager): Promise<Principal> {
+  for (const verify of bearerVerifiers) {
+    const principal = await verify(token, em);
+    if (principal) return principal;
+  }
+  throw ProblemError.unauthorized('The bearer token is not valid.');
+}
+
+/** Finds the caller from `X-Api-Key` or `Authorization: Bearer`, accepting only the route's schemes. */
+export async function authenticate(
+  ctx: Context,
+  schemes: AuthScheme[],
+  em: EntityManager,
+): Promise<Principal> {
+  if (schemes.includes('none')) return { kind: 'anonymous' };
+  const apiKey = ctx.get('x-api-key');
+  const authorization = ctx.get('authorization');
+  const bearer = /^Bearer\s+(.+)$/i.exec(authorization)?.[1]?.trim();
+  if (apiKey) {
+    if (!schemes.includes('apiKey'))
+      throw ProblemError.unauthorized('This endpoint requires a bearer token.');
+    return authenticateApiKey(apiKey, em);
+  }
+  if (bearer) {
+    if (!schemes.includes('bearer'))
+      throw ProblemError.unauthorized('This endpoint requires an X-Api-Key header.');
+    return authenticateBearer(bearer, em);
+  }
+  throw ProblemError.unauthorized(
+    schemes.includes('apiKey')
+      ? 'Send an API key in the X-Api-Key header.'
+      : 'Send a bearer token in the Authorization header.',
+  );
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(value: string): boolean {
+  return uuidPattern.test(value);
+}
+
+export async function findProject(em: EntityManager, idOrName: string): Promise<Project | null> {
+  return em.findOne(
+    ProjectSchema,
+    isUuid(idOrName) ? { $or: [{ id: idOrName }, { name: idOrName }] } : { name: idOrName },
+  );
+}
+
+/** Whether the caller may act on the project; the answer for "no" is a 404, never a 403. */
+export async function canAccessProject(
+  principal: Principal,
+  project: Project,
+  em: EntityManager,
+): Promise<boolean> {
+  switch (principal.kind) {
+    case 'apiKey':
+    case 'projectJwt':
+      return principal.projectId === project.id;
+    case 'builder':
+      return (
+        (await em.count(OrgMembershipSchema, { orgId: project.orgId, builderId: principal.builderId })) > 0
+      );
+    default:
+      return false;
+  }
+}
+
+/** Loads `{projectIdOrName}` and hides projects the caller cannot see behind the same 404 as missing ones. */
+export async function resolveProject(
+  principal: Principal,
+  idOrName: string,
+  em: EntityManager,
+): Promise<Project> {
+  const project = await findProject(em, idOrName);
+  if (!project || !(await canAccessProject(principal, project, em))) {
+    throw ProblemError.notFound(`Project "${idOrName}" was not found.`);
+  }
+  return project;
+}

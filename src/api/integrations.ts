@@ -1,0 +1,193 @@
+import Type from 'typebox';
+import { defineRoute } from './route.js';
+import { ProjectPathParams } from '../schemas/common.js';
+import {
+  BatchQuery,
+  BatchResultSchema,
+  CreateIntegrationBody,
+  IntegrationParams,
+  IntegrationSchema,
+  RevisionSchema,
+  SourceYamlBody,
+} from '../schemas/integrations.js';
+import {
+  IntegrationSchema as IntegrationEntity,
+  RevisionSchema as RevisionEntity,
+} from '../db/entities/integration.js';
+import {
+  addRevision,
+  applyManifest,
+  createIntegration,
+  deleteIntegration,
+  findIntegration,
+  integrationView,
+  latestRevision,
+  revisionView,
+} from '../domain/integrations.js';
+import { parseManifest } from '../domain/manifest.js';
+import { ProblemError } from './problem.js';
+
+export const integrationRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/projects/{projectIdOrName}/integrations',
+    operationId: 'createIntegration',
+    summary: 'Create an integration with its first revision',
+    tags: ['Integrations'],
+    auth: ['apiKey', 'bearer'],
+    params: ProjectPathParams,
+    body: CreateIntegrationBody,
+    responses: { 201: { description: 'Created', schema: IntegrationSchema } },
+    async handler({ em, project, body }) {
+      const { integration, revision } = await em.transactional((tx) =>
+        createIntegration(tx, project.id, {
+          name: body.name,
+          provider: body.provider,
+          specVersion: body.latestRevision.specVersion,
+          content: body.latestRevision.content,
+        }),
+      );
+      return { status: 201, body: integrationView(integration, revision) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/projects/{projectIdOrName}/integrations',
+    operationId: 'listIntegrations',
+    summary: 'List integrations',
+    tags: ['Integrations'],
+    auth: ['apiKey', 'bearer'],
+    params: ProjectPathParams,
+    responses: { 200: { description: 'Integrations', schema: Type.Array(IntegrationSchema) } },
+    async handler({ em, project }) {
+      const integrations = await em.find(
+        IntegrationEntity,
+        { projectId: project.id },
+        { orderBy: { createTime: 'asc', name: 'asc' } },
+      );
+      const revisions = await em.find(RevisionEntity, {
+        id: { $in: integrations.map((integration) => integration.latestRevisionId) },
+      });
+      const byId = new Map(revisions.map((revision) => [revision.id, revision]));
+      return {
+        status: 200,
+        body: integrations.map((integration) =>
+          integrationView(integration, byId.get(integration.latestRevisionId)!),
+        ),
+      };
+    },
+  }),
+  defineRoute({
+    method: 'PUT',
+    path: '/projects/{projectIdOrName}/integrations:batch',
+    operationId: 'batchUpsertIntegrations',
+    summary: 'Apply a whole amp.yaml manifest atomically',
+    description:
+      'Creates the integrations the manifest declares, adds a revision to those whose content changed and, with `destructive=true`, deletes the project’s integrations the manifest does not mention. Nothing changes unless everything is valid.',
+    tags: ['Integrations'],
+    auth: ['apiKey', 'bearer'],
+    params: ProjectPathParams,
+    query: BatchQuery,
+    body: SourceYamlBody,
+    responses: { 200: { description: 'The integrations of the manifest', schema: BatchResultSchema } },
+    async handler({ em, project, query, body }) {
+      const manifest = parseManifest(body.sourceYaml);
+      const result = await em.transactional((tx) =>
+        applyManifest(tx, project.id, manifest, query.destructive ?? false),
+      );
+      return {
+        status: 200,
+        body: {
+          integrations: result.integrations.map(({ integration, revision }) =>
+            integrationView(integration, revision),
+          ),
+          deleted: result.deleted,
+        },
+      };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/projects/{projectIdOrName}/integrations/{integrationIdOrName}',
+    operationId: 'getIntegration',
+    summary: 'Get an integration by ID or name',
+    tags: ['Integrations'],
+    auth: ['apiKey', 'bearer'],
+    params: IntegrationParams,
+    responses: { 200: { description: 'The integration', schema: IntegrationSchema } },
+    async handler({ em, project, params }) {
+      const integration = await findIntegration(em, project.id, params.integrationIdOrName);
+      return { status: 200, body: integrationView(integration, await latestRevision(em, integration)) };
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/projects/{projectIdOrName}/integrations/{integrationIdOrName}',
+    operationId: 'deleteIntegration',
+    summary: 'Delete an integration and its revisions',
+    tags: ['Integrations'],
+    auth: ['apiKey', 'bearer'],
+    params: IntegrationParams,
+    responses: { 204: { description: 'Deleted' } },
+    async handler({ em, project, params }) {
+      await em.transactional(async (tx) =>
+        deleteIntegration(tx, await findIntegration(tx, project.id, params.integrationIdOrName)),
+      );
+      return { status: 204 };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/projects/{projectIdOrName}/integrations/{integrationIdOrName}/revisions',
+    operationId: 'listRevisions',
+    summary: 'List an integration’s revisions, newest first',
+    tags: ['Integrations'],
+    auth: ['apiKey', 'bearer'],
+    params: IntegrationParams,
+    responses: { 200: { description: 'Revisions', schema: Type.Array(RevisionSchema) } },
+    async handler({ em, project, params }) {
+      const integration = await findIntegration(em, project.id, params.integrationIdOrName);
+      const revisions = await em.find(
+        RevisionEntity,
+        { integrationId: integration.id },
+        { orderBy: { createTime: 'desc' } },
+      );
+      return { status: 200, body: revisions.map(revisionView) };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/projects/{projectIdOrName}/integrations/{integrationIdOrName}/revisions',
+    operationId: 'createRevision',
+    summary: 'Add a revision from a manifest that declares this integration',
+    tags: ['Integrations'],
+    auth: ['apiKey', 'bearer'],
+    params: IntegrationParams,
+    body: SourceYamlBody,
+    responses: { 201: { description: 'The new latest revision', schema: RevisionSchema } },
+    async handler({ em, project, params, body }) {
+      const manifest = parseManifest(body.sourceYaml);
+      const revision = await em.transactional(async (tx) => {
+        const integration = await findIntegration(tx, project.id, params.integrationIdOrName);
+        const index = manifest.integrations.findIndex((content) => content.name === integration.name);
+        if (index < 0) {
+          throw ProblemError.invalid([
+            {
+              in: 'body',
+              name: 'sourceYaml:integrations',
+              detail: `the manifest does not declare integration "${integration.name}"`,
+            },
+          ]);
+        }
+        return addRevision(
+          tx,
+          integration,
+          manifest.specVersion,
+          manifest.integrations[index],
+          `sourceYaml:integrations[${index}]`,
+        );
+      });
+      return { status: 201, body: revisionView(revision) };
+    },
+  }),
+];

@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import type { Context, Next } from 'koa';
+import { logger } from '../logger.js';
+import { ProblemError, problemBody } from './problem.js';
+
+const requestIdPattern = /^[\w.-]{8,128}$/;
+
+/** Every response carries `X-Request-Id`; a sane incoming id is kept so callers can correlate. */
+export async function requestId(ctx: Context, next: Next): Promise<void> {
+  const incoming = ctx.get('x-request-id');
+  ctx.state.requestId = requestIdPattern.test(incoming) ? incoming : randomUUID();
+  ctx.set('X-Request-Id', ctx.state.requestId);
+  await next();
+}
+
+interface HttpishError {
+  status?: number;
+  statusCode?: number;
+  expose?: boolean;
+  type?: string;
+  message?: string;
+  headers?: Record<string, string>;
+}
+
+/** Errors from Koa's own stack (body parser, router) mapped onto problem details. */
+function fromHttpError(error: HttpishError): ProblemError | undefined {
+  const status = error.status ?? error.statusCode;
+  if (!status || status < 400 || status >= 500) return undefined;
+  if (error.type === 'entity.too.large' || status === 413) {
+    return new ProblemError({ status: 413, detail: 'The request body is larger than the configured limit.' });
+  }
+  if (error.type === 'entity.parse.failed' || error instanceof SyntaxError) {
+    return ProblemError.badRequest('The request body is not valid JSON.');
+  }
+  return new ProblemError({ status, detail: error.expose && error.message ? error.message : undefined });
+}
+
+/** The one place where errors become HTTP responses. */
+export async function problems(ctx: Context, next: Next): Promise<void> {
+  try {
+    await next();
+    if (ctx.status === 404 && ctx.body === undefined) {
+      throw ProblemError.notFound(`No route matches ${ctx.method} ${ctx.path}.`);
+    }
+    if (ctx.status === 405 && ctx.body === undefined) {
+      throw new ProblemError({
+        status: 405,
+        detail: `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}.`,
+      });
+    }
+  } catch (thrown) {
+    let problem = thrown instanceof ProblemError ? thrown : fromHttpError(thrown as HttpishError);
+    if (!problem) {
+      logger.error({ err: thrown, requestId: ctx.state.requestId, path: ctx.path }, 'unhandled error');
+      problem = new ProblemError({
+        status: 500,
+        detail: 'An unexpected error occurred; the request id identifies it.',
+      });
+    }
+    ctx.status = problem.status;
+    for (const [name, value] of Object.entries(problem.headers ?? {})) ctx.set(name, value);
+    if (problem.retryAfter !== undefined) ctx.set('Retry-After', String(problem.retryAfter));
+    ctx.type = 'application/problem+json';
+    ctx.body = problemBody(problem, ctx.state.requestId as string);
+  }
+}
+
+/** A body is only accepted as JSON; anything else that carries content is refused before parsing. */
+export async function requireJsonBody(ctx: Context, next: Next): Promise<void> {
+  const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
+  if (hasBody && !['GET', 'HEAD', 'DELETE', 'OPTIONS'].includes(ctx.method) && !ctx.state.rawBodyRoute) {
+    if (!ctx.is('application/json', 'application/*+json')) {
+      throw new ProblemError({ status: 415, detail: 'Send the request body as application/json.' });
+    }
+  }
+  await next();
+}
+
+export async function accessLog(ctx: Context, next: Next): Promise<void> {
+  const started = performance.now();
+  try {
+    await next();
+  } finally {
+    logger.debug(
+      {
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        ms: Math.round(performance.now() - started),
+        requestId: ctx.state.requestId,
+      },
+      'request',
+    );
+  }
+}

@@ -1,0 +1,115 @@
+import type { TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
+import Value from 'typebox/value';
+import { ProblemError, type ProblemIssue } from './problem.js';
+
+type Location = ProblemIssue['in'];
+
+interface SchemaError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message: string;
+}
+
+const compiled = new WeakMap<TSchema, ReturnType<typeof Compile>>();
+
+function compile(schema: TSchema): ReturnType<typeof Compile> {
+  let validator = compiled.get(schema);
+  if (!validator) {
+    validator = Compile(schema);
+    compiled.set(schema, validator);
+  }
+  return validator;
+}
+
+/** `/latestRevision/content/read/objects/0/schedule` → `latestRevision.content.read.objects[0].schedule`. */
+export function pointerToName(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .reduce((name, part) => (/^\d+$/.test(part) ? `${name}[${part}]` : name ? `${name}.${part}` : part), '');
+}
+
+function valueAt(root: unknown, pointer: string): unknown {
+  let current = root;
+  for (const part of pointer.split('/').slice(1)) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string, unknown>)[part.replaceAll('~1', '/').replaceAll('~0', '~')];
+  }
+  return current;
+}
+
+function describe(error: SchemaError): string {
+  switch (error.keyword) {
+    case 'required':
+      return 'is required';
+    case 'additionalProperties':
+      return 'is not an allowed property';
+    case 'enum':
+      return `must be one of: ${(error.params.allowedValues as unknown[]).map(String).join(', ')}`;
+    case 'const':
+      return `must be ${JSON.stringify(error.params.allowedValue)}`;
+    default:
+      return error.message;
+  }
+}
+
+/**
+ * Turns TypeBox errors into the spec's issues: one per offending property, naming missing and
+ * unknown properties themselves rather than their parent object.
+ */
+export function schemaIssues(
+  schema: TSchema,
+  value: unknown,
+  location: Location,
+  prefix = '',
+): ProblemIssue[] {
+  const validator = compile(schema);
+  if (validator.Check(value)) return [];
+  const errors = [...validator.Errors(value)] as SchemaError[];
+  const issues = new Map<string, ProblemIssue>();
+  const add = (pointer: string, detail: string) => {
+    const name = [prefix, pointerToName(pointer)].filter(Boolean).join('.') || location;
+    if (issues.has(name)) return;
+    issues.set(name, { in: location, name, value: valueAt(value, pointer), detail: `${name} ${detail}` });
+  };
+  // Leaf errors first: an anyOf failure is only reported when nothing more precise was said.
+  const ordered = [...errors].sort((a, b) => Number(a.keyword === 'anyOf') - Number(b.keyword === 'anyOf'));
+  for (const error of ordered) {
+    if (error.keyword === 'boolean') continue; // duplicate of additionalProperties
+    if (error.keyword === 'required') {
+      for (const property of error.params.requiredProperties as string[])
+        add(`${error.instancePath}/${property}`, 'is required');
+    } else if (error.keyword === 'additionalProperties') {
+      for (const property of error.params.additionalProperties as string[]) {
+        add(`${error.instancePath}/${property}`, 'is not an allowed property');
+      }
+    } else if (error.keyword === 'const' || error.keyword === 'anyOf') {
+      const siblings = errors.filter(
+        (other) => other.instancePath === error.instancePath && other.keyword === 'const',
+      );
+      const detail = siblings.length
+        ? `must be one of: ${siblings.map((other) => JSON.stringify(other.params.allowedValue)).join(', ')}`
+        : 'does not match any allowed shape';
+      add(error.instancePath, detail);
+    } else {
+      add(error.instancePath, describe(error));
+    }
+  }
+  return [...issues.values()];
+}
+
+/** Validates and returns the typed value, or throws a 400 problem listing every issue. */
+export function parseWith<T>(schema: TSchema, value: unknown, location: Location): T {
+  const issues = schemaIssues(schema, value, location);
+  if (issues.length) throw ProblemError.invalid(issues);
+  return value as T;
+}
+
+/** Query and path values arrive as strings; convert them to the schema's types before checking. */
+export function parseStringParams<T>(schema: TSchema, raw: Record<string, unknown>, location: Location): T {
+  const converted = Value.Convert(schema, { ...raw });
+  return parseWith<T>(schema, converted, location);
+}

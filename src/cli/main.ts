@@ -1,0 +1,66 @@
+import { parseArgs } from 'node:util';
+
+/** One entry per command: `ferry <name...> [--options]`. Modules load lazily so each command starts fast. */
+const commands: Record<string, { summary: string; run: (args: string[]) => Promise<void> }> = {
+  start: {
+    summary: 'Start the whole stack on embedded defaults (development)',
+    run: async (a) => (await import('./start.js')).start(a),
+  },
+  server: {
+    summary: 'Run the api, read and write listeners',
+    run: async () => (await import('./production.js')).server(),
+  },
+  worker: { summary: 'Run the Temporal worker', run: async () => (await import('./production.js')).worker() },
+  migrate: {
+    summary: 'Apply database migrations and exit',
+    run: async () => (await import('./production.js')).migrateCommand(),
+  },
+  'projects create': {
+    summary: 'Create a project: --name <name> [--org <orgId>]',
+    run: async (a) => (await import('./admin.js')).createProjectCommand(a),
+  },
+  'api-keys create': {
+    summary: 'Create an API key: --project <idOrName> --label <label>',
+    run: async (a) => (await import('./admin.js')).createApiKeyCommand(a),
+  },
+  'builders token': {
+    summary: 'Print a bearer token for a builder: --email <email>',
+    run: async (a) => (await import('./admin.js')).builderTokenCommand(a),
+  },
+  sandbox: {
+    summary: 'Serve the sandbox provider (default port 8090)',
+    run: async (a) => (await import('./sandbox.js')).sandboxCommand(a),
+  },
+};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(commands).map((name) => name.length));
+  return [
+    'Usage: ferry <command> [options]',
+    '',
+    ...Object.entries(commands).map(([name, command]) => `  ${name.padEnd(width)}  ${command.summary}`),
+  ].join('\n');
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const name = [argv.slice(0, 2).join(' '), argv[0]].find((candidate) => candidate && commands[candidate]);
+  if (!name) {
+    process.stderr.write(`${usage()}\n`);
+    process.exitCode = argv.length && !['help', '--help', '-h'].includes(argv[0]) ? 2 : 0;
+    return;
+  }
+  await commands[name].run(argv.slice(name.split(' ').length));
+}
+
+/** Parses `--name value` options, failing with the command's usage on anything unknown. */
+export function options<T extends Record<string, { type: 'string' | 'boolean'; short?: string }>>(
+  args: string[],
+  spec: T,
+) {
+  return parseArgs({ args, options: spec, allowPositionals: false, strict: true }).values;
+}
+
+main(process.argv.slice(2)).catch((error: Error) => {
+  process.stderr.write(`ferry: ${error.message}\n`);
+  process.exit(1);
+});

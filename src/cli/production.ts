@@ -1,0 +1,42 @@
+import { config } from '../config.js';
+import { logger } from '../logger.js';
+import { closeOrm, migrate } from '../db/orm.js';
+import { startServers } from '../api/server.js';
+import { createWorker } from '../temporal/worker.js';
+import { closeTemporalClient } from '../temporal/client.js';
+
+/** Stops cleanly on SIGINT/SIGTERM: listeners close, in-flight work finishes, connections drop. */
+export function onShutdown(stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    stop()
+      .catch((error) => logger.error({ err: error }, 'shutdown failed'))
+      .finally(() => process.exit(0));
+  };
+  process.once('SIGINT', () => handler('SIGINT'));
+  process.once('SIGTERM', () => handler('SIGTERM'));
+}
+
+export async function migrateCommand(): Promise<void> {
+  const applied = await migrate(config().databaseUrl);
+  process.stdout.write(`${JSON.stringify({ applied })}\n`);
+}
+
+export async function server(): Promise<void> {
+  const servers = await startServers();
+  onShutdown(async () => {
+    await servers.close();
+    await closeTemporalClient();
+    await closeOrm();
+  });
+}
+
+export async function worker(): Promise<void> {
+  const running = await createWorker();
+  onShutdown(async () => running.shutdown());
+  await running.run();
+  await closeOrm();
+}

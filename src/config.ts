@@ -1,0 +1,133 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root: `.data/` and `.tools/` live here in development. */
+export const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * Every environment variable Ferry reads, typed and validated once at start.
+ * The README's configuration table mirrors this list.
+ */
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  databaseUrl: string;
+  temporal: { address: string; namespace: string; taskQueue: string };
+  ports: { api: number; read: number; write: number };
+  host: string;
+  publicApiUrl: string;
+  sandboxUrl: string;
+  encryptionKey: Buffer;
+  builderTokenSecret: Buffer;
+  bodyLimitBytes: number;
+  corsOrigins: string[];
+  logLevel: string;
+  allowPrivateDestinations: boolean;
+  minScheduleIntervalSeconds: number;
+  dataDir: string;
+}
+
+export class ConfigError extends Error {}
+
+function intVar(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0)
+    throw new ConfigError(`${name} must be a non-negative integer, got "${raw}"`);
+  return value;
+}
+
+function boolVar(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+/** Parses sizes such as `10mb`, `512kb` or a plain byte count. */
+export function parseByteSize(raw: string): number {
+  const match = /^(\d+)\s*(b|kb|mb|gb)?$/i.exec(raw.trim());
+  if (!match) throw new ConfigError(`invalid size "${raw}"`);
+  const unit = (match[2] ?? 'b').toLowerCase();
+  const factor = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[unit as 'b' | 'kb' | 'mb' | 'gb'];
+  return Number(match[1]) * factor;
+}
+
+/**
+ * Development keeps a generated secret under `.data/` so restarts find their encrypted data again;
+ * production refuses to start without an explicit key.
+ */
+function secretKey(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  mode: Config['env'],
+  dataDir: string,
+  file: string,
+): Buffer {
+  const raw = env[name];
+  if (raw) {
+    const key = Buffer.from(raw, 'base64');
+    if (key.length !== 32) throw new ConfigError(`${name} must be 32 bytes, base64-encoded`);
+    return key;
+  }
+  if (mode === 'production') throw new ConfigError(`${name} is required in production`);
+  const path = join(dataDir, file);
+  if (existsSync(path)) return Buffer.from(readFileSync(path, 'utf8').trim(), 'base64');
+  const key = randomBytes(32);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, key.toString('base64'), { mode: 0o600 });
+  return key;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const mode = (env.FERRY_ENV ?? (env.NODE_ENV === 'test' ? 'test' : 'development')) as Config['env'];
+  if (!['development', 'production', 'test'].includes(mode)) {
+    throw new ConfigError(`FERRY_ENV must be development, production or test, got "${mode}"`);
+  }
+  const dataDir = env.FERRY_DATA_DIR ?? join(projectRoot, '.data');
+  const ports = {
+    api: intVar(env, 'FERRY_API_PORT', 8080),
+    read: intVar(env, 'FERRY_READ_PORT', 8081),
+    write: intVar(env, 'FERRY_WRITE_PORT', 8082),
+  };
+  return {
+    env: mode,
+    databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/ferry',
+    temporal: {
+      address: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+      namespace: env.TEMPORAL_NAMESPACE ?? 'default',
+      taskQueue: env.FERRY_TASK_QUEUE ?? 'ferry',
+    },
+    ports,
+    host: env.FERRY_HOST ?? (mode === 'production' ? '0.0.0.0' : '127.0.0.1'),
+    publicApiUrl: (env.FERRY_PUBLIC_API_URL ?? `http://localhost:${ports.api}`).replace(/\/$/, ''),
+    sandboxUrl: (env.FERRY_SANDBOX_URL ?? 'http://127.0.0.1:8090').replace(/\/$/, ''),
+    encryptionKey: secretKey(env, 'FERRY_ENCRYPTION_KEY', mode, dataDir, 'encryption.key'),
+    builderTokenSecret: secretKey(env, 'FERRY_BUILDER_TOKEN_SECRET', mode, dataDir, 'builder-token.key'),
+    bodyLimitBytes: parseByteSize(env.FERRY_BODY_LIMIT ?? '10mb'),
+    corsOrigins: (env.FERRY_CORS_ORIGINS ?? (mode === 'production' ? '' : '*'))
+      .split(',')
+      .map((origin) => origin.trim())
+      .filter(Boolean),
+    logLevel: env.LOG_LEVEL ?? (mode === 'test' ? 'silent' : 'info'),
+    allowPrivateDestinations: boolVar(env, 'FERRY_ALLOW_PRIVATE_DESTINATIONS', false),
+    minScheduleIntervalSeconds: intVar(env, 'FERRY_MIN_SCHEDULE_INTERVAL_SECONDS', 300),
+    dataDir,
+  };
+}
+
+let current: Config | undefined;
+
+/** The process-wide configuration, read from the environment on first use. */
+export function config(): Config {
+  current ??= loadConfig();
+  return current;
+}
+
+/** Tests and `ferry start` adjust the environment before anything reads it; this forgets the cached copy. */
+export function resetConfig(): void {
+  current = undefined;
+}

@@ -1,0 +1,82 @@
+import { EntitySchema } from '@mikro-orm/core';
+import { jsonColumn, timestampColumn, timestamps, uuidColumn, uuidPrimaryKey } from '../columns.js';
+
+export interface Installation {
+  id: string;
+  projectId: string;
+  integrationId: string;
+  groupId: string;
+  connectionId: string;
+  /** The current config version. */
+  configId: string;
+  createdBy: string;
+  healthStatus: 'healthy' | 'unhealthy';
+  lastOperationStatus?: 'success' | 'failure' | 'in_progress';
+  createTime: Date;
+  updateTime: Date;
+}
+
+export const InstallationSchema = new EntitySchema<Installation>({
+  name: 'Installation',
+  tableName: 'installations',
+  properties: {
+    id: uuidPrimaryKey,
+    projectId: uuidColumn,
+    integrationId: uuidColumn,
+    groupId: uuidColumn,
+    connectionId: uuidColumn,
+    configId: uuidColumn,
+    createdBy: { type: 'string' },
+    healthStatus: { type: 'string' },
+    lastOperationStatus: { type: 'string', nullable: true },
+    ...timestamps,
+  },
+});
+
+/** Every config change is a new, immutable version. */
+export interface InstallationConfig {
+  id: string;
+  projectId: string;
+  installationId: string;
+  revisionId: string;
+  content: Record<string, unknown>;
+  createdBy: string;
+  createTime: Date;
+}
+
+export const InstallationConfigSchema = new EntitySchema<InstallationConfig>({
+  name: 'InstallationConfig',
+  tableName: 'installation_configs',
+  properties: {
+    id: uuidPrimaryKey,
+    projectId: uuidColumn,
+    installationId: uuidColumn,
+    revisionId: uuidColumn,
+    content: jsonColumn,
+    createdBy: { type: 'string' },
+    createTime: { ...timestampColumn, onCreate: () => new Date() },
+  },
+});
+
+/** How far incremental reads of one object have got; kept here so it survives workflow resets. */
+export interface ReadWatermark {
+  installationId: string;
+  objectName: string;
+  projectId: string;
+  watermark?: Date;
+  backfillDone: boolean;
+  updateTime: Date;
+}
+
+export const ReadWatermarkSchema = new EntitySchema<ReadWatermark>({
+  name: 'ReadWatermark',
+  tableName: 'read_watermarks',
+  properties: {
+    installationId: { ...uuidColumn, primary: true },
+    objectName: { type: 'string', primary: true },
+    projectId: uuidColumn,
+    watermark: { ...timestampColumn, nullable: true },
+    backfillDone: { type: 'boolean' },
+    updateTime: { ...timestampColumn, onCreate: () => new Date(), onUpdate: () => new Date() },
+  },
+});

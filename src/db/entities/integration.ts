@@ -1,0 +1,49 @@
+import { EntitySchema } from '@mikro-orm/core';
+import type { IntegrationContent } from '../../schemas/integration-content.js';
+import { jsonColumn, timestampColumn, timestamps, uuidColumn, uuidPrimaryKey } from '../columns.js';
+
+export interface Integration {
+  id: string;
+  projectId: string;
+  name: string;
+  provider: string;
+  latestRevisionId: string;
+  createTime: Date;
+  updateTime: Date;
+}
+
+export const IntegrationSchema = new EntitySchema<Integration>({
+  name: 'Integration',
+  tableName: 'integrations',
+  properties: {
+    id: uuidPrimaryKey,
+    projectId: uuidColumn,
+    name: { type: 'string' },
+    provider: { type: 'string' },
+    latestRevisionId: uuidColumn,
+    ...timestamps,
+  },
+});
+
+/** Revisions are immutable: a changed manifest makes a new one. */
+export interface Revision {
+  id: string;
+  projectId: string;
+  integrationId: string;
+  specVersion: string;
+  content: IntegrationContent;
+  createTime: Date;
+}
+
+export const RevisionSchema = new EntitySchema<Revision>({
+  name: 'Revision',
+  tableName: 'revisions',
+  properties: {
+    id: uuidPrimaryKey,
+    projectId: uuidColumn,
+    integrationId: uuidColumn,
+    specVersion: { type: 'string' },
+    content: jsonColumn,
+    createTime: { ...timestampColumn, onCreate: () => new Date() },
+  },
+});

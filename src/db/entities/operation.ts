@@ -1,0 +1,95 @@
+import { EntitySchema } from '@mikro-orm/core';
+import { jsonColumn, timestampColumn, timestamps, uuidColumn, uuidPrimaryKey } from '../columns.js';
+
+/** One run of a read, write or subscribe, as the builder sees it. */
+export interface Operation {
+  id: string;
+  projectId: string;
+  integrationId: string;
+  installationId: string;
+  configId: string;
+  actionType: 'read' | 'write' | 'subscribe';
+  status: 'success' | 'failure' | 'in_progress';
+  result?: string;
+  metadata: Record<string, unknown>;
+  /** Insertion order, for stable newest-first pagination. */
+  seq?: number;
+  createTime: Date;
+  updateTime: Date;
+}
+
+export const OperationSchema = new EntitySchema<Operation>({
+  name: 'Operation',
+  tableName: 'operations',
+  properties: {
+    id: uuidPrimaryKey,
+    projectId: uuidColumn,
+    integrationId: uuidColumn,
+    installationId: uuidColumn,
+    configId: uuidColumn,
+    actionType: { type: 'string' },
+    status: { type: 'string' },
+    result: { type: 'text', nullable: true },
+    metadata: jsonColumn,
+    seq: { type: 'bigint', persist: false, nullable: true },
+    ...timestamps,
+  },
+});
+
+export interface OperationLog {
+  id?: number;
+  projectId: string;
+  operationId: string;
+  timestamp: Date;
+  severity: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  msg: string;
+  error?: string;
+  details: Record<string, unknown>;
+}
+
+export const OperationLogSchema = new EntitySchema<OperationLog>({
+  name: 'OperationLog',
+  tableName: 'operation_logs',
+  properties: {
+    id: { type: 'bigint', primary: true, autoincrement: true },
+    projectId: uuidColumn,
+    operationId: uuidColumn,
+    timestamp: timestampColumn,
+    severity: { type: 'string' },
+    msg: { type: 'text' },
+    error: { type: 'text', nullable: true },
+    details: jsonColumn,
+  },
+});
+
+/** A webhook destination; signing secrets are sealed, with the retired one kept for a grace period. */
+export interface Destination {
+  id: string;
+  projectId: string;
+  name: string;
+  type: 'webhook';
+  url: string;
+  headers: Record<string, string>;
+  secretsEncrypted: string;
+  disabledTime?: Date;
+  firstFailureTime?: Date;
+  createTime: Date;
+  updateTime: Date;
+}
+
+export const DestinationSchema = new EntitySchema<Destination>({
+  name: 'Destination',
+  tableName: 'destinations',
+  properties: {
+    id: uuidPrimaryKey,
+    projectId: uuidColumn,
+    name: { type: 'string' },
+    type: { type: 'string' },
+    url: { type: 'text' },
+    headers: jsonColumn,
+    secretsEncrypted: { type: 'text' },
+    disabledTime: { ...timestampColumn, nullable: true },
+    firstFailureTime: { ...timestampColumn, nullable: true },
+    ...timestamps,
+  },
+});

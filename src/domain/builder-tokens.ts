@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { SignJWT, errors, jwtVerify } from 'jose';
+import { config } from '../config.js';
+import { ProblemError } from '../api/problem.js';
+import { registerBearerVerifier, type Principal } from '../api/auth.js';
+import { BuilderSchema, type Builder } from '../db/entities/org.js';
+
+const ISSUER = 'ferry';
+const AUDIENCE = 'ferry:builder';
+
+/** Finds the builder with this email, creating them on first sign-in. */
+export async function findOrCreateBuilder(em: EntityManager, email: string): Promise<Builder> {
+  const normalized = email.trim().toLowerCase();
+  const existing = await em.findOne(BuilderSchema, { email: normalized });
+  if (existing) return existing;
+  const builder = em.create(BuilderSchema, {
+    id: randomUUID(),
+    email: normalized,
+    createTime: new Date(),
+    updateTime: new Date(),
+  });
+  await em.persist(builder).flush();
+  return builder;
+}
+
+/** Ferry signs builder tokens itself (HS256 under FERRY_BUILDER_TOKEN_SECRET). */
+export async function issueBuilderToken(builder: Builder, ttlSeconds = 12 * 3600): Promise<string> {
+  return new SignJWT({ email: builder.email })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuer(ISSUER)
+    .setAudience(AUDIENCE)
+    .setSubject(builder.id)
+    .setIssuedAt()
+    .setExpirationTime(`${ttlSeconds}s`)
+    .sign(config().builderTokenSecret);
+}
+
+/** Accepts Ferry-issued builder tokens; leaves other bearer tokens to the next verifier. */
+export async function verifyBuilderToken(token: string, em: EntityManager): Promise<Principal | undefined> {
+  let header: { alg?: string };
+  try {
+    header = JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString('utf8')) as {
+      alg?: string;
+    };
+  } catch {
+    return undefined;
+  }
+  if (header.alg !== 'HS256') return undefined;
+  try {
+    const { payload } = await jwtVerify(token, config().builderTokenSecret, {
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      algorithms: ['HS256'],
+      clockTolerance: 60,
+    });
+    const builder = await em.findOne(BuilderSchema, { id: payload.sub as string });
+    if (!builder) throw ProblemError.unauthorized('The bearer token names a builder that no longer exists.');
+    return { kind: 'builder', builderId: builder.id, email: builder.email };
+  } catch (error) {
+    if (error instanceof ProblemError) throw error;
+    const reason = error instanceof errors.JWTExpired ? 'has expired' : 'is not valid';
+    throw ProblemError.unauthorized(`The builder token ${reason}.`);
+  }
+}
+
+registerBearerVerifier(verifyBuilderToken);

@@ -1,0 +1,73 @@
+import { Cron } from 'croner';
+import type { ProblemIssue } from '../api/problem.js';
+import { isKnownProvider } from '../providers/catalog/index.js';
+import type { IntegrationContent } from '../schemas/integration-content.js';
+
+/** Returns why a cron expression is unusable, or undefined when it is fine. */
+export function cronProblem(expression: string): string | undefined {
+  try {
+    const cron = new Cron(expression, { paused: true, timezone: 'UTC' });
+    if (!cron.nextRun()) return 'never fires';
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+function duplicates(names: string[]): Set<string> {
+  return new Set(names.filter((name, index) => names.indexOf(name) !== index));
+}
+
+/**
+ * The rules of integration content that a schema cannot say: schedules are valid cron, object
+ * names are unique per action, a backfill period names exactly one of `days` and `fullHistory`,
+ * and the provider is one Ferry knows.
+ */
+export function integrationContentIssues(content: IntegrationContent, prefix: string): ProblemIssue[] {
+  const issues: ProblemIssue[] = [];
+  const issue = (name: string, value: unknown, detail: string) =>
+    issues.push({ in: 'body', name: `${prefix}.${name}`, value, detail: `${prefix}.${name} ${detail}` });
+
+  if (!isKnownProvider(content.provider))
+    issue('provider', content.provider, `names an unknown provider "${content.provider}"`);
+
+  for (const action of ['read', 'write', 'subscribe'] as const) {
+    const objects = content[action]?.objects ?? [];
+    const repeated = duplicates(objects.map((object) => object.objectName));
+    objects.forEach((object, index) => {
+      if (repeated.has(object.objectName)) {
+        issue(
+          `${action}.objects[${index}].objectName`,
+          object.objectName,
+          `"${object.objectName}" is declared more than once`,
+        );
+      }
+    });
+  }
+
+  content.read?.objects.forEach((object, index) => {
+    const path = `read.objects[${index}]`;
+    const scheduleProblem = cronProblem(object.schedule);
+    if (scheduleProblem)
+      issue(`${path}.schedule`, object.schedule, `is not a valid cron schedule: ${scheduleProblem}`);
+    const period = object.backfill?.defaultPeriod;
+    if (period && (period.days === undefined) === (period.fullHistory === undefined)) {
+      issue(`${path}.backfill.defaultPeriod`, period, 'must have exactly one of days or fullHistory');
+    }
+    const fieldNames = [...(object.requiredFields ?? []), ...(object.optionalFields ?? [])].map((field) =>
+      'fieldName' in field ? field.fieldName : `mapTo:${field.mapToName}`,
+    );
+    for (const name of duplicates(fieldNames))
+      issue(`${path}.optionalFields`, name, `lists field "${name}" twice`);
+  });
+  if (content.watchSchema?.schedule) {
+    const scheduleProblem = cronProblem(content.watchSchema.schedule);
+    if (scheduleProblem)
+      issue(
+        'watchSchema.schedule',
+        content.watchSchema.schedule,
+        `is not a valid cron schedule: ${scheduleProblem}`,
+      );
+  }
+  return issues;
+}

@@ -1,0 +1,220 @@
+import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ProblemError } from '../api/problem.js';
+import { isUuid } from '../api/auth.js';
+import {
+  IntegrationSchema,
+  RevisionSchema,
+  type Integration,
+  type Revision,
+} from '../db/entities/integration.js';
+import type { IntegrationContent, Manifest } from '../schemas/integration-content.js';
+import type { IntegrationView, RevisionView } from '../schemas/integrations.js';
+import { integrationContentIssues } from './integration-content.js';
+
+export function revisionView(revision: Revision): RevisionView {
+  return {
+    id: revision.id,
+    specVersion: revision.specVersion,
+    createTime: revision.createTime.toISOString(),
+    content: revision.content,
+  };
+}
+
+export function integrationView(integration: Integration, latest: Revision): IntegrationView {
+  return {
+    id: integration.id,
+    projectId: integration.projectId,
+    name: integration.name,
+    provider: integration.provider,
+    createTime: integration.createTime.toISOString(),
+    updateTime: integration.updateTime.toISOString(),
+    latestRevision: revisionView(latest),
+  };
+}
+
+export async function findIntegration(
+  em: EntityManager,
+  projectId: string,
+  idOrName: string,
+): Promise<Integration> {
+  const integration = await em.findOne(
+    IntegrationSchema,
+    isUuid(idOrName)
+      ? { projectId, $or: [{ id: idOrName }, { name: idOrName }] }
+      : { projectId, name: idOrName },
+  );
+  if (!integration) throw ProblemError.notFound(`Integration "${idOrName}" was not found.`);
+  return integration;
+}
+
+export async function latestRevision(em: EntityManager, integration: Integration): Promise<Revision> {
+  return em.findOneOrFail(RevisionSchema, { id: integration.latestRevisionId });
+}
+
+export async function findRevision(
+  em: EntityManager,
+  integration: Integration,
+  revisionId: string,
+): Promise<Revision> {
+  const revision = isUuid(revisionId)
+    ? await em.findOne(RevisionSchema, { id: revisionId, integrationId: integration.id })
+    : null;
+  if (!revision)
+    throw ProblemError.notFound(
+      `Revision "${revisionId}" of integration "${integration.name}" was not found.`,
+    );
+  return revision;
+}
+
+/** Rejects content whose own rules fail, or that names another integration or provider. */
+function assertContent(
+  content: IntegrationContent,
+  expected: { name: string; provider: string },
+  prefix: string,
+): void {
+  const issues = integrationContentIssues(content, prefix);
+  if (content.name !== expected.name) {
+    issues.push({
+      in: 'body',
+      name: `${prefix}.name`,
+      value: content.name,
+      detail: `${prefix}.name must equal the integration name "${expected.name}"`,
+    });
+  }
+  if (content.provider !== expected.provider) {
+    issues.push({
+      in: 'body',
+      name: `${prefix}.provider`,
+      value: content.provider,
+      detail: `${prefix}.provider must equal the integration provider "${expected.provider}"`,
+    });
+  }
+  if (issues.length) throw ProblemError.invalid(issues);
+}
+
+function newRevision(integration: Integration, specVersion: string, content: IntegrationContent): Revision {
+  return {
+    id: randomUUID(),
+    projectId: integration.projectId,
+    integrationId: integration.id,
+    specVersion,
+    content,
+    createTime: new Date(),
+  };
+}
+
+export async function createIntegration(
+  em: EntityManager,
+  projectId: string,
+  input: { name: string; provider: string; specVersion: string; content: IntegrationContent },
+  prefix = 'latestRevision.content',
+): Promise<{ integration: Integration; revision: Revision }> {
+  assertContent(input.content, input, prefix);
+  if (await em.count(IntegrationSchema, { projectId, name: input.name })) {
+    throw ProblemError.conflict(`An integration named "${input.name}" already exists in this project.`);
+  }
+  const now = new Date();
+  const integration = em.create(IntegrationSchema, {
+    id: randomUUID(),
+    projectId,
+    name: input.name,
+    provider: input.provider,
+    latestRevisionId: randomUUID(),
+    createTime: now,
+    updateTime: now,
+  });
+  const revision = em.create(RevisionSchema, {
+    ...newRevision(integration, input.specVersion, input.content),
+    id: integration.latestRevisionId,
+  });
+  em.persist([integration, revision]);
+  return { integration, revision };
+}
+
+/** A new revision becomes the latest; the provider of an integration never changes. */
+export async function addRevision(
+  em: EntityManager,
+  integration: Integration,
+  specVersion: string,
+  content: IntegrationContent,
+  prefix: string,
+): Promise<Revision> {
+  assertContent(content, integration, prefix);
+  const revision = em.create(RevisionSchema, newRevision(integration, specVersion, content));
+  integration.latestRevisionId = revision.id;
+  integration.updateTime = new Date();
+  em.persist(revision);
+  return revision;
+}
+
+/**
+ * Applies a whole manifest: new integrations are created, changed ones get a revision, unchanged
+ * ones are left alone, and with `destructive` the project's integrations absent from it are
+ * removed. The caller runs this in one transaction, so a failure anywhere changes nothing.
+ */
+export async function applyManifest(
+  em: EntityManager,
+  projectId: string,
+  manifest: Manifest,
+  destructive: boolean,
+): Promise<{ integrations: { integration: Integration; revision: Revision }[]; deleted: string[] }> {
+  const existing = await em.find(IntegrationSchema, { projectId });
+  const results: { integration: Integration; revision: Revision }[] = [];
+  for (const [index, content] of manifest.integrations.entries()) {
+    const prefix = `sourceYaml:integrations[${index}]`;
+    const current = existing.find((integration) => integration.name === content.name);
+    if (!current) {
+      const input = {
+        name: content.name,
+        provider: content.provider,
+        specVersion: manifest.specVersion,
+        content,
+      };
+      results.push(await createIntegration(em, projectId, input, prefix));
+      continue;
+    }
+    if (current.provider !== content.provider) {
+      throw ProblemError.invalid([
+        {
+          in: 'body',
+          name: `${prefix}.provider`,
+          value: content.provider,
+          detail: `integration "${current.name}" uses provider "${current.provider}"; a provider cannot change`,
+        },
+      ]);
+    }
+    const latest = await latestRevision(em, current);
+    const unchanged =
+      latest.specVersion === manifest.specVersion && isDeepStrictEqual(latest.content, content);
+    results.push({
+      integration: current,
+      revision: unchanged ? latest : await addRevision(em, current, manifest.specVersion, content, prefix),
+    });
+  }
+  const deleted: string[] = [];
+  if (destructive) {
+    const wanted = new Set(manifest.integrations.map((content) => content.name));
+    for (const integration of existing.filter((candidate) => !wanted.has(candidate.name))) {
+      await deleteIntegration(em, integration);
+      deleted.push(integration.name);
+    }
+  }
+  return { integrations: results, deleted };
+}
+
+/** Hooks run before an integration is deleted (e.g. refusing while installations exist). */
+const deletionGuards: ((em: EntityManager, integration: Integration) => Promise<void>)[] = [];
+
+export function addIntegrationDeletionGuard(
+  guard: (em: EntityManager, integration: Integration) => Promise<void>,
+): void {
+  deletionGuards.push(guard);
+}
+
+export async function deleteIntegration(em: EntityManager, integration: Integration): Promise<void> {
+  for (const guard of deletionGuards) await guard(em, integration);
+  await em.nativeDelete(RevisionSchema, { integrationId: integration.id });
+  em.remove(integration);
+}

@@ -1,0 +1,81 @@
+import { isMap, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { ProblemError, type ProblemIssue } from '../api/problem.js';
+import { schemaIssues } from '../api/validation.js';
+import { ManifestSchema, type Manifest } from '../schemas/integration-content.js';
+import { integrationContentIssues } from './integration-content.js';
+
+/** `integrations[0].read.objects[1].schedule` → `['integrations', 0, 'read', 'objects', 1, 'schedule']`. */
+function nameToPath(name: string): (string | number)[] {
+  return [...name.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((match) =>
+    match[2] !== undefined ? Number(match[2]) : match[1],
+  );
+}
+
+/** The deepest YAML node that exists along `path`, so a missing key points at its parent. */
+function nodeAt(document: Document, path: (string | number)[]): Node | undefined {
+  for (let length = path.length; length >= 0; length--) {
+    const node = document.getIn(path.slice(0, length), true);
+    if (node && (isMap(node) || isSeq(node) || typeof node === 'object')) return node as Node;
+  }
+  return undefined;
+}
+
+/**
+ * Parses an `amp.yaml` manifest and validates it whole. Every issue names its path and the line
+ * and column it starts at, so a builder can jump to it.
+ */
+export function parseManifest(sourceYaml: string, field = 'sourceYaml'): Manifest {
+  const lineCounter = new LineCounter();
+  const document = parseDocument(sourceYaml, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const at = (offset: number | undefined) => {
+    const position = lineCounter.linePos(offset ?? 0);
+    return { line: position.line, column: position.col };
+  };
+  if (document.errors.length) {
+    throw ProblemError.invalid(
+      document.errors.map((error) => {
+        const { line, column } = at(error.pos[0]);
+        return {
+          in: 'body',
+          name: field,
+          detail: `YAML error at line ${line}, column ${column}: ${error.message.split('\n')[0]}`,
+        };
+      }),
+      'The manifest is not valid YAML.',
+    );
+  }
+  const value = document.toJS() as unknown;
+  const issues = schemaIssues(ManifestSchema, value, 'body');
+  if (!issues.length) {
+    const manifest = value as Manifest;
+    manifest.integrations.forEach((content, index) => {
+      issues.push(...integrationContentIssues(content, `integrations[${index}]`));
+    });
+    const names = manifest.integrations.map((content) => content.name);
+    names.forEach((name, index) => {
+      if (names.indexOf(name) !== index) {
+        issues.push({
+          in: 'body',
+          name: `integrations[${index}].name`,
+          value: name,
+          detail: `integration "${name}" is declared twice`,
+        });
+      }
+    });
+  }
+  if (issues.length) {
+    throw ProblemError.invalid(
+      issues.map((issue): ProblemIssue => {
+        const node = nodeAt(document, nameToPath(issue.name));
+        const { line, column } = at(node?.range?.[0]);
+        return {
+          ...issue,
+          name: `${field}:${issue.name}`,
+          detail: `line ${line}, column ${column}: ${issue.detail}`,
+        };
+      }),
+      'The manifest does not describe valid integrations.',
+    );
+  }
+  return value as Manifest;
+}

@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ProblemError } from '../api/problem.js';
+import { findProject } from '../api/auth.js';
+import { hashToken, randomToken } from '../crypto/secrets.js';
+import { OrgSchema, type Org } from '../db/entities/org.js';
+import { ApiKeySchema, ProjectSchema, type ApiKey, type Project } from '../db/entities/project.js';
+import type { ApiKeyView, ProjectView } from '../schemas/projects.js';
+
+/** Keys are recognisable at a glance (and by secret scanners) from their prefix. */
+export const API_KEY_PREFIX = 'ferry_sk_';
+
+export function projectView(project: Project): ProjectView {
+  return {
+    id: project.id,
+    name: project.name,
+    appName: project.appName,
+    orgId: project.orgId,
+    createTime: project.createTime.toISOString(),
+    updateTime: project.updateTime.toISOString(),
+  };
+}
+
+export function apiKeyView(apiKey: ApiKey): ApiKeyView {
+  return {
+    id: apiKey.id,
+    projectId: apiKey.projectId,
+    label: apiKey.label,
+    prefix: apiKey.prefix,
+    scopes: apiKey.scopes,
+    active: apiKey.active,
+    ...(apiKey.lastUsedTime && { lastUsedTime: apiKey.lastUsedTime.toISOString() }),
+    createTime: apiKey.createTime.toISOString(),
+    updateTime: apiKey.updateTime.toISOString(),
+  };
+}
+
+export async function assertProjectNameFree(em: EntityManager, name: string): Promise<void> {
+  if (await findProject(em, name)) throw ProblemError.conflict(`A project named "${name}" already exists.`);
+}
+
+export async function createOrg(em: EntityManager, name: string): Promise<Org> {
+  const org = em.create(OrgSchema, {
+    id: randomUUID(),
+    name,
+    createTime: new Date(),
+    updateTime: new Date(),
+  });
+  em.persist(org);
+  return org;
+}
+
+export async function createProject(
+  em: EntityManager,
+  input: { name: string; appName?: string; orgId: string },
+): Promise<Project> {
+  await assertProjectNameFree(em, input.name);
+  if (!(await em.findOne(OrgSchema, { id: input.orgId })))
+    throw ProblemError.notFound(`Org "${input.orgId}" was not found.`);
+  const project = em.create(ProjectSchema, {
+    id: randomUUID(),
+    orgId: input.orgId,
+    name: input.name,
+    appName: input.appName ?? input.name,
+    createTime: new Date(),
+    updateTime: new Date(),
+  });
+  em.persist(project);
+  return project;
+}
+
+/** Creates a key and returns it with its one-time plaintext. */
+export function createApiKey(
+  em: EntityManager,
+  projectId: string,
+  input: { label: string; scopes?: string[] },
+): { apiKey: ApiKey; key: string } {
+  const key = randomToken(API_KEY_PREFIX);
+  const apiKey = em.create(ApiKeySchema, {
+    id: randomUUID(),
+    projectId,
+    label: input.label,
+    prefix: key.slice(0, API_KEY_PREFIX.length + 6),
+    keyHash: hashToken(key),
+    scopes: input.scopes ?? [],
+    active: true,
+    createTime: new Date(),
+    updateTime: new Date(),
+  });
+  em.persist(apiKey);
+  return { apiKey, key };
+}

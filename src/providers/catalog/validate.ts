@@ -1,0 +1,67 @@
+import { Compile } from 'typebox/compile';
+import { ProviderSchema, type Provider } from '../../schemas/provider.js';
+
+const checker = Compile(ProviderSchema);
+
+export class ProviderCatalogError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProviderCatalogError';
+  }
+}
+
+function where(pointer: string): string {
+  return pointer === '' ? '(root)' : pointer;
+}
+
+/**
+ * Rules the JSON Schema states with if/then, restated so a broken file gets a message naming the
+ * missing property rather than "must match then schema".
+ */
+function ruleProblems(provider: Provider, expectedName: string): string[] {
+  const problems: string[] = [];
+  if (provider.name !== expectedName)
+    problems.push(`/name is "${provider.name}" but the file is named "${expectedName}"`);
+  if (provider.authType === 'oauth2' && !provider.oauth2Opts)
+    problems.push('/oauth2Opts is required when authType is oauth2');
+  if (provider.authType === 'apiKey' && !provider.apiKeyOpts)
+    problems.push('/apiKeyOpts is required when authType is apiKey');
+  const oauth2 = provider.oauth2Opts;
+  if (oauth2 && oauth2.grantType.startsWith('authorizationCode') && !oauth2.authURL) {
+    problems.push(`/oauth2Opts/authURL is required for grantType ${oauth2.grantType}`);
+  }
+  const apiKey = provider.apiKeyOpts;
+  if (apiKey && !apiKey[apiKey.attachmentType]) {
+    problems.push(
+      `/apiKeyOpts/${apiKey.attachmentType} is required when attachmentType is ${apiKey.attachmentType}`,
+    );
+  }
+  if (provider.modules) {
+    for (const [key, module] of Object.entries(provider.modules)) {
+      if (module.id !== key) problems.push(`/modules/${key}/id is "${module.id}", not its key`);
+    }
+    if (!provider.modules[provider.defaultModule]) {
+      problems.push(`/defaultModule "${provider.defaultModule}" is not one of /modules`);
+    }
+  } else if (provider.defaultModule !== 'root') {
+    problems.push(`/defaultModule must be "root" when the provider has no modules`);
+  }
+  return problems;
+}
+
+/** Checks one parsed catalog file; throws a ProviderCatalogError naming the file and each offending path. */
+export function validateProviderFile(file: string, value: unknown, expectedName: string): Provider {
+  let problems: string[];
+  if (checker.Check(value)) {
+    problems = ruleProblems(value as Provider, expectedName);
+  } else {
+    const errors = [...checker.Errors(value)];
+    const describe = (error: (typeof errors)[number]) => `${where(error.instancePath)} ${error.message}`;
+    // if/then failures carry no detail of their own: the restated rules name what is missing.
+    problems = errors.filter((error) => error.keyword !== 'if' && error.keyword !== 'boolean').map(describe);
+    if (problems.length === 0) problems = ruleProblems(value as Provider, expectedName);
+    if (problems.length === 0) problems = errors.map(describe);
+  }
+  if (problems.length === 0) return value as Provider;
+  throw new ProviderCatalogError(`Provider catalog file ${file} is invalid:\n  ${problems.join('\n  ')}`);
+}

@@ -1,0 +1,78 @@
+import Type, { type Static } from 'typebox';
+import { DateTime, UpdateMask, Uuid } from './common.js';
+
+const ProjectName = Type.String({
+  minLength: 1,
+  maxLength: 63,
+  pattern: '^[A-Za-z0-9][A-Za-z0-9_-]*$',
+  description: 'Unique name, usable in paths instead of the ID.',
+});
+
+export const ProjectSchema = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  appName: Type.String({ description: 'The product name shown to the builder’s customers.' }),
+  orgId: Uuid,
+  createTime: DateTime,
+  updateTime: DateTime,
+});
+export type ProjectView = Static<typeof ProjectSchema>;
+
+export const CreateProjectBody = Type.Object(
+  { name: ProjectName, appName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), orgId: Uuid },
+  { additionalProperties: false },
+);
+
+export const UpdateProjectBody = Type.Object(
+  {
+    updateMask: UpdateMask,
+    project: Type.Object(
+      {
+        name: Type.Optional(ProjectName),
+        appName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ApiKeySchema = Type.Object({
+  id: Uuid,
+  projectId: Uuid,
+  label: Type.String(),
+  prefix: Type.String({ description: 'The first characters of the key, to recognise it.' }),
+  scopes: Type.Array(Type.String()),
+  active: Type.Boolean(),
+  lastUsedTime: Type.Optional(DateTime),
+  createTime: DateTime,
+  updateTime: DateTime,
+});
+export type ApiKeyView = Static<typeof ApiKeySchema>;
+
+export const CreatedApiKeySchema = Type.Intersect([
+  ApiKeySchema,
+  Type.Object({ key: Type.String({ description: 'The key itself. Shown only in this response.' }) }),
+]);
+
+export const CreateApiKeyBody = Type.Object(
+  {
+    label: Type.String({ minLength: 1, maxLength: 200 }),
+    scopes: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateApiKeyBody = Type.Object(
+  {
+    updateMask: UpdateMask,
+    apiKey: Type.Object(
+      {
+        label: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        active: Type.Optional(Type.Boolean()),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);

@@ -1,0 +1,395 @@
+import Type, { type Static } from 'typebox';
+
+/**
+ * The spec's Provider shape: what `GET /v1/providers` and `GET /v1/providers/{provider}` return,
+ * and what every file of Ferry's provider catalog must satisfy.
+ *
+ * URL strings may hold `{{.name}}` placeholders. Most are filled from the connection's metadata
+ * (declared in `metadata.input` or `metadata.postAuthentication`); `{{.sandboxURL}}` is filled by
+ * Ferry from its own configuration.
+ */
+
+const TemplatedURL = (description: string) => Type.String({ minLength: 1, description });
+
+export const AuthTypeSchema = Type.Union(
+  [
+    Type.Literal('oauth2'),
+    Type.Literal('apiKey'),
+    Type.Literal('basic'),
+    Type.Literal('jwt'),
+    Type.Literal('custom'),
+    Type.Literal('none'),
+  ],
+  { description: 'How a connection to the provider authenticates.' },
+);
+export type AuthType = Static<typeof AuthTypeSchema>;
+
+export const OAuth2GrantTypeSchema = Type.Union(
+  [
+    Type.Literal('authorizationCode'),
+    Type.Literal('authorizationCodePKCE'),
+    Type.Literal('clientCredentials'),
+    Type.Literal('password'),
+  ],
+  {
+    description:
+      'The OAuth 2.0 grant. `authorizationCodePKCE`: the provider requires PKCE; `authorizationCode` with `pkce: true`: the provider supports it and Ferry uses it.',
+  },
+);
+export type OAuth2GrantType = Static<typeof OAuth2GrantTypeSchema>;
+
+export const BulkWriteSupportSchema = Type.Object(
+  {
+    insert: Type.Boolean({ description: 'Bulk insert of records.' }),
+    update: Type.Boolean({ description: 'Bulk update of records.' }),
+    upsert: Type.Boolean({ description: 'Bulk upsert of records.' }),
+    delete: Type.Boolean({ description: 'Bulk delete of records.' }),
+  },
+  {
+    additionalProperties: false,
+    description: 'Which bulk write operations Ferry supports for the provider.',
+  },
+);
+
+export const SubscribeSupportSchema = Type.Object(
+  {
+    create: Type.Boolean({ description: 'Events for created records.' }),
+    update: Type.Boolean({ description: 'Events for updated records.' }),
+    delete: Type.Boolean({ description: 'Events for deleted records.' }),
+    passThrough: Type.Boolean({ description: 'Provider events delivered as they arrive, untranslated.' }),
+  },
+  { additionalProperties: false, description: 'Which subscription events Ferry supports for the provider.' },
+);
+
+export const SupportSchema = Type.Object(
+  {
+    bulkWrite: BulkWriteSupportSchema,
+    proxy: Type.Boolean({
+      description: 'Requests can be proxied to the provider with the connection’s credentials.',
+    }),
+    read: Type.Boolean({ description: 'Ferry can read records (incremental, paginated, chosen fields).' }),
+    subscribe: Type.Boolean({ description: 'Ferry can subscribe to record changes.' }),
+    write: Type.Boolean({ description: 'Ferry can create and update records.' }),
+    delete: Type.Boolean({ description: 'Ferry can delete records by id.' }),
+    search: Type.Object(
+      {
+        operators: Type.Object(
+          { equals: Type.Boolean({ description: 'Search by field equality.' }) },
+          { additionalProperties: false, description: 'Supported search operators.' },
+        ),
+      },
+      { additionalProperties: false, description: 'Record search support.' },
+    ),
+    subscribeSupport: SubscribeSupportSchema,
+  },
+  { additionalProperties: false, description: 'What Ferry supports for the provider (or module).' },
+);
+export type ProviderSupport = Static<typeof SupportSchema>;
+
+export const TokenMetadataFieldsSchema = Type.Object(
+  {
+    consumerRefField: Type.Optional(
+      Type.String({ description: 'Dotted path, in the token response, of the authorizing user’s id.' }),
+    ),
+    workspaceRefField: Type.Optional(
+      Type.String({ description: 'Dotted path, in the token response, of the workspace (tenant) id.' }),
+    ),
+    scopesField: Type.Optional(
+      Type.String({ description: 'Dotted path, in the token response, of the granted scopes.' }),
+    ),
+    otherFields: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({
+              minLength: 1,
+              description: 'Connection metadata key the value is stored under.',
+            }),
+            path: Type.String({
+              minLength: 1,
+              description: 'Dotted path of the value in the token response.',
+            }),
+            displayName: Type.String({ description: 'Human-readable name.' }),
+          },
+          { additionalProperties: false },
+        ),
+        { description: 'Further token-response values kept as connection metadata.' },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: 'Where facts about the connection sit in the token response.' },
+);
+
+export const OAuth2OptsSchema = Type.Object(
+  {
+    grantType: OAuth2GrantTypeSchema,
+    authURL: Type.Optional(
+      TemplatedURL('Authorization endpoint; required for the authorization-code grants.'),
+    ),
+    tokenURL: TemplatedURL('Token endpoint.'),
+    explicitScopesRequired: Type.Boolean({
+      description: 'True: the provider app must name its scopes; the provider has no usable default.',
+    }),
+    explicitWorkspaceRequired: Type.Boolean({
+      description: 'True: the user must name a workspace (tenant) before authorization starts.',
+    }),
+    tokenMetadataFields: TokenMetadataFieldsSchema,
+    defaultScopes: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        description: 'Scopes requested when the provider app names none.',
+      }),
+    ),
+    pkce: Type.Optional(Type.Boolean({ description: 'True: Ferry sends a PKCE (S256) code challenge.' })),
+    scopeSeparator: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: 'Separator of scopes in the authorization URL; a space if absent.',
+      }),
+    ),
+    clientAuthMethod: Type.Optional(
+      Type.Union([Type.Literal('clientSecretPost'), Type.Literal('clientSecretBasic')], {
+        description:
+          'How the client authenticates to the token endpoint: credentials in the form body or HTTP Basic.',
+      }),
+    ),
+    authURLParams: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        description:
+          'Extra query parameters of the authorization URL (e.g. `access_type=offline`, `audience`).',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'OAuth 2.0 options; present when authType is oauth2.',
+    allOf: [
+      {
+        if: { properties: { grantType: { enum: ['authorizationCode', 'authorizationCodePKCE'] } } },
+        then: { required: ['authURL'] },
+      },
+    ],
+  },
+);
+export type ProviderOAuth2Opts = Static<typeof OAuth2OptsSchema>;
+
+export const ApiKeyOptsSchema = Type.Object(
+  {
+    attachmentType: Type.Union([Type.Literal('header'), Type.Literal('query')], {
+      description: 'Where the key goes on each request.',
+    }),
+    header: Type.Optional(
+      Type.Object(
+        {
+          name: Type.String({ minLength: 1, description: 'Header name.' }),
+          valuePrefix: Type.Optional(Type.String({ description: 'Prefix before the key, e.g. `Bearer `.' })),
+        },
+        { additionalProperties: false, description: 'Required when attachmentType is header.' },
+      ),
+    ),
+    query: Type.Optional(
+      Type.Object(
+        { name: Type.String({ minLength: 1, description: 'Query parameter name.' }) },
+        { additionalProperties: false, description: 'Required when attachmentType is query.' },
+      ),
+    ),
+    docsURL: Type.Optional(
+      Type.String({ minLength: 1, description: 'Where the provider documents how to get a key.' }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'API key options; present when authType is apiKey.',
+    allOf: [
+      { if: { properties: { attachmentType: { const: 'header' } } }, then: { required: ['header'] } },
+      { if: { properties: { attachmentType: { const: 'query' } } }, then: { required: ['query'] } },
+    ],
+  },
+);
+export type ProviderApiKeyOpts = Static<typeof ApiKeyOptsSchema>;
+
+export const BasicOptsSchema = Type.Object(
+  {
+    apiKeyAsBasic: Type.Optional(
+      Type.Boolean({ description: 'True: the provider takes an API key as one half of Basic credentials.' }),
+    ),
+    apiKeyAsBasicOpts: Type.Optional(
+      Type.Object(
+        {
+          fieldUsed: Type.Union([Type.Literal('username'), Type.Literal('password')], {
+            description: 'Which Basic field holds the key; the other is empty.',
+          }),
+          keyFormat: Type.Optional(
+            Type.String({ description: 'Format of that field, `%s` standing for the key.' }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    docsURL: Type.Optional(Type.String({ description: 'Where the provider documents its credentials.' })),
+  },
+  { additionalProperties: false, description: 'HTTP Basic options.' },
+);
+
+const NameTemplateSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, description: 'Header or query parameter name.' }),
+    valueTemplate: Type.String({ description: 'Value, with `{{.input}}` placeholders from `inputs`.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const CustomOptsSchema = Type.Object(
+  {
+    headers: Type.Optional(Type.Array(NameTemplateSchema, { description: 'Headers added to each request.' })),
+    queryParams: Type.Optional(
+      Type.Array(NameTemplateSchema, { description: 'Query parameters added to each request.' }),
+    ),
+    inputs: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ minLength: 1, description: 'Placeholder name.' }),
+            displayName: Type.String({ description: 'Label shown to the user.' }),
+            prompt: Type.Optional(Type.String({ description: 'Help text shown to the user.' })),
+            docsURL: Type.Optional(Type.String({ description: 'Where the provider documents the value.' })),
+          },
+          { additionalProperties: false },
+        ),
+        { description: 'Credentials the user enters.' },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: 'Options of providers with a custom scheme.' },
+);
+
+export const AuthHealthCheckSchema = Type.Object(
+  {
+    url: TemplatedURL('A cheap endpoint that succeeds only with valid credentials.'),
+    method: Type.Optional(
+      Type.Union([Type.Literal('GET'), Type.Literal('POST'), Type.Literal('HEAD')], {
+        description: 'HTTP method; GET if absent.',
+      }),
+    ),
+    successStatusCodes: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 100, maximum: 599 }), {
+        description: 'Healthy statuses; any 2xx if absent.',
+      }),
+    ),
+  },
+  { additionalProperties: false, description: 'Checks credential validity and provider reachability.' },
+);
+
+const MediaImagesSchema = Type.Object(
+  {
+    iconURL: Type.Optional(Type.String({ description: 'Square icon.' })),
+    logoURL: Type.Optional(Type.String({ description: 'Full logo.' })),
+  },
+  { additionalProperties: false },
+);
+
+export const MediaSchema = Type.Object(
+  { regular: Type.Optional(MediaImagesSchema), darkMode: Type.Optional(MediaImagesSchema) },
+  { additionalProperties: false, description: 'Images for light and dark backgrounds.' },
+);
+
+export const ModuleSchema = Type.Object(
+  {
+    id: Type.String({ minLength: 1, description: 'Module id, equal to its key.' }),
+    label: Type.String({ description: 'Short label.' }),
+    baseURL: TemplatedURL('Base URL of the module’s API.'),
+    displayName: Type.String({ description: 'Human-readable name.' }),
+    support: SupportSchema,
+  },
+  { additionalProperties: false, description: 'A part of the provider’s API with its own base URL.' },
+);
+export type ProviderModule = Static<typeof ModuleSchema>;
+
+export const MetadataInputSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, description: 'Placeholder name used in URL templates.' }),
+    displayName: Type.Optional(Type.String({ description: 'Label shown to the user.' })),
+    prompt: Type.Optional(Type.String({ description: 'Help text shown to the user.' })),
+    defaultValue: Type.Optional(Type.String({ description: 'Value used when the user gives none.' })),
+    docsURL: Type.Optional(Type.String({ description: 'Where the provider documents the value.' })),
+    moduleDependencies: Type.Optional(
+      Type.Array(Type.String(), { description: 'Modules that need the value; all if absent.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ProviderMetadataInput = Static<typeof MetadataInputSchema>;
+
+export const ProviderMetadataSchema = Type.Object(
+  {
+    input: Type.Optional(
+      Type.Array(MetadataInputSchema, {
+        description: 'Connection metadata the user enters before authorization.',
+      }),
+    ),
+    postAuthentication: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ minLength: 1, description: 'Placeholder name used in URL templates.' }),
+            moduleDependencies: Type.Optional(
+              Type.Array(Type.String(), { description: 'Modules that need the value; all if absent.' }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        { description: 'Connection metadata learnt after authorization (token response or an API call).' },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: 'Connection metadata the provider’s URLs need.' },
+);
+
+export const ProviderSchema = Type.Object(
+  {
+    name: Type.String({ pattern: '^[a-z][A-Za-z0-9]*$', description: 'Provider name, camelCase.' }),
+    authType: AuthTypeSchema,
+    baseURL: TemplatedURL('Base URL of the provider’s API; may hold `{{.name}}` placeholders.'),
+    defaultModule: Type.String({
+      minLength: 1,
+      description: 'Module used when none is named; `root` if none.',
+    }),
+    support: SupportSchema,
+    providerOpts: Type.Record(Type.String(), Type.String(), { description: 'Provider-specific metadata.' }),
+    oauth2Opts: Type.Optional(OAuth2OptsSchema),
+    apiKeyOpts: Type.Optional(ApiKeyOptsSchema),
+    basicOpts: Type.Optional(BasicOptsSchema),
+    customOpts: Type.Optional(CustomOptsSchema),
+    authHealthCheck: Type.Optional(AuthHealthCheckSchema),
+    displayName: Type.Optional(
+      Type.String({ description: 'Human-readable name; the provider name if absent.' }),
+    ),
+    postAuthInfoNeeded: Type.Optional(
+      Type.Boolean({ description: 'True: extra information is required after authorization.' }),
+    ),
+    media: Type.Optional(MediaSchema),
+    labels: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Free-form labels.' })),
+    subscribeOpts: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description: 'Options of subscriptions to the provider.',
+      }),
+    ),
+    modules: Type.Optional(
+      Type.Record(Type.String(), ModuleSchema, { description: 'Registry of provider modules, keyed by id.' }),
+    ),
+    metadata: Type.Optional(ProviderMetadataSchema),
+  },
+  {
+    additionalProperties: false,
+    description: 'A SaaS provider Ferry can connect to.',
+    allOf: [
+      { if: { properties: { authType: { const: 'oauth2' } } }, then: { required: ['oauth2Opts'] } },
+      { if: { properties: { authType: { const: 'apiKey' } } }, then: { required: ['apiKeyOpts'] } },
+    ],
+  },
+);
+export type Provider = Static<typeof ProviderSchema>;
+
+export const ProviderMapSchema = Type.Record(Type.String(), ProviderSchema, {
+  description: 'Every provider in Ferry’s catalog, keyed by name.',
+});
+export type ProviderMap = Static<typeof ProviderMapSchema>;

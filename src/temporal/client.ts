@@ -1,0 +1,27 @@
+import { Client, Connection } from '@temporalio/client';
+import { config } from '../config.js';
+
+let client: Promise<Client> | undefined;
+
+/** The process-wide Temporal client for `TEMPORAL_ADDRESS` / `TEMPORAL_NAMESPACE`. */
+export function temporalClient(): Promise<Client> {
+  client ??= (async () => {
+    const { address, namespace } = config().temporal;
+    const connection = await Connection.connect({ address, connectTimeout: 5000 });
+    return new Client({ connection, namespace });
+  })().catch((error) => {
+    client = undefined;
+    throw error;
+  });
+  return client;
+}
+
+export async function closeTemporalClient(): Promise<void> {
+  if (!client) return;
+  const current = client;
+  client = undefined;
+  await (await current.catch(() => undefined))?.connection.close();
+}
+
+export const installationWorkflowId = (installationId: string) => `installation/${installationId}`;
+export const readWorkflowId = (operationId: string) => `read/${operationId}`;

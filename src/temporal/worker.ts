@@ -1,0 +1,32 @@
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { config } from '../config.js';
+import { logger } from '../logger.js';
+import * as activities from '../../activities/index.js';
+
+export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
+
+export interface FerryWorkerOptions {
+  taskQueue?: string;
+  /** A prebuilt bundle (tests build one per run) instead of bundling `workflows/` now. */
+  workflowBundlePath?: string;
+  overrides?: Partial<WorkerOptions>;
+}
+
+/** The worker runs every workflow in `workflows/` and every activity in `activities/`. */
+export async function createWorker(options: FerryWorkerOptions = {}): Promise<Worker> {
+  const { address, namespace, taskQueue } = config().temporal;
+  const connection = await NativeConnection.connect({ address });
+  const worker = await Worker.create({
+    connection,
+    namespace,
+    taskQueue: options.taskQueue ?? taskQueue,
+    activities,
+    ...(options.workflowBundlePath
+      ? { workflowBundle: { codePath: options.workflowBundlePath } }
+      : { workflowsPath }),
+    ...options.overrides,
+  });
+  logger.info({ taskQueue: options.taskQueue ?? taskQueue }, 'worker ready');
+  return worker;
+}

@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { request, startTestStack, createTestProject, type TestStack } from '../support/stack.js';
+
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+});
+afterAll(async () => stack.close());
+
+describe('API conventions', () => {
+  it('serves every host under /v1 with a request id on every response', async () => {
+    for (const host of ['api', 'read', 'write'] as const) {
+      const response = await request('GET', `${stack.urls[host]}/health`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('x-request-id')).toMatch(/[\w-]{8,}/);
+    }
+  });
+
+  it('keeps a caller-supplied request id and uses it as the problem instance', async () => {
+    const response = await request('GET', `${stack.urls.api}/projects/nope`, {
+      headers: { 'x-request-id': 'req-abc-12345' },
+    });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('x-request-id')).toBe('req-abc-12345');
+    expect(response.headers.get('content-type')).toContain('application/problem+json');
+    expect(response.body).toMatchObject({ status: 401, title: 'Unauthorized', instance: 'req-abc-12345' });
+  });
+
+  it('answers 401 for a missing or wrong API key', async () => {
+    const missing = await request('GET', `${stack.urls.api}/projects/${stack.project.name}`);
+    expect(missing.status).toBe(401);
+    const wrong = await request('GET', `${stack.urls.api}/projects/${stack.project.name}`, {
+      apiKey: 'ferry_sk_nope',
+    });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.detail).toMatch(/API key/);
+    const badBearer = await request('GET', `${stack.urls.api}/projects/${stack.project.name}`, {
+      bearer: 'not-a-jwt',
+    });
+    expect(badBearer.status).toBe(401);
+  });
+
+  it('hides another project behind a 404, as if it did not exist', async () => {
+    const other = await createTestProject();
+    const byName = await stack.api('GET', `/projects/${other.name}`);
+    const byId = await stack.api('GET', `/projects/${other.id}/integrations`);
+    const missing = await stack.api('GET', `/projects/does-not-exist`);
+    expect([byName.status, byId.status, missing.status]).toEqual([404, 404, 404]);
+    expect(byName.body.detail).toBe(`Project "${other.name}" was not found.`);
+  });
+
+  it('accepts the project id or name in paths', async () => {
+    const byId = await stack.api('GET', `/projects/${stack.project.id}`);
+    const byName = await stack.api('GET', `/projects/${stack.project.name}`);
+    expect(byId.body).toEqual(byName.body);
+    expect(byId.body).toMatchObject({
+      id: stack.project.id,
+      name: stack.project.name,
+      orgId: stack.project.orgId,
+    });
+    expect(new Date(byId.body.createTime).toISOString()).toBe(byId.body.createTime);
+  });
+
+  it('rejects malformed JSON with 400', async () => {
+    const response = await stack.api('POST', `/projects/${stack.project.name}/integrations`, {
+      rawBody: '{"name": ',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.detail).toMatch(/not valid JSON/);
+  });
+
+  it('rejects a body that is not JSON with 415', async () => {
+    const response = await stack.api('POST', `/projects/${stack.project.name}/integrations`, {
+      rawBody: 'name=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(response.status).toBe(415);
+    expect(response.headers.get('content-type')).toContain('application/problem+json');
+  });
+
+  it('rejects a body over the limit with 413', async () => {
+    const big = JSON.stringify({ name: 'x'.repeat(11 * 1024 * 1024) });
+    const response = await stack.api('POST', `/projects/${stack.project.name}/integrations`, {
+      rawBody: big,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(response.status).toBe(413);
+  });
+
+  it('answers unknown routes with 404 and wrong methods with 405', async () => {
+    const unknown = await stack.api('GET', '/no/such/route');
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('content-type')).toContain('application/problem+json');
+    const wrongMethod = await stack.api('DELETE', `/projects/${stack.project.name}`);
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toContain('GET');
+  });
+
+  it('answers CORS preflights for browser clients', async () => {
+    const response = await request('OPTIONS', `${stack.urls.api}/projects/x/integrations`, {
+      headers: {
+        origin: 'http://localhost:3000',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'x-api-key',
+      },
+    });
+    expect(response.status).toBe(204);
+    expect(response.headers.get('access-control-allow-origin')).toBe('*');
+  });
+
+  it('serves an OpenAPI 3.1 document and a reference page on each host', async () => {
+    const api = await request('GET', `${stack.urls.api}/openapi.json`);
+    expect(api.body.openapi).toBe('3.1.0');
+    expect(api.body.paths['/v1/projects/{projectIdOrName}/integrations'].post.requestBody).toBeDefined();
+    expect(api.body.paths['/v1/projects/{projectIdOrName}/integrations:batch'].put).toBeDefined();
+    const page = await request('GET', `${stack.urls.api}/docs`);
+    expect(page.status).toBe(200);
+    expect(String(page.body)).toContain('/v1/openapi.json');
+    const read = await request('GET', `${stack.urls.read}/openapi.json`);
+    expect(read.body.paths['/v1/projects/{projectIdOrName}/integrations']).toBeUndefined();
+  });
+});

@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import { request, startTestStack, type TestStack } from '../support/stack.js';
+import { transaction } from '../../src/db/orm.js';
+import { findOrCreateBuilder, issueBuilderToken } from '../../src/domain/builder-tokens.js';
+import { OrgMembershipSchema } from '../../src/db/entities/org.js';
+import { createOrg } from '../../src/domain/projects.js';
+import { randomUUID } from 'node:crypto';
+
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+});
+afterAll(async () => stack.close());
+
+describe('API keys', () => {
+  it('shows a new key once, with a recognisable prefix, and it works at once', async () => {
+    const created = await stack.api('POST', `/projects/${stack.project.name}/api-keys`, {
+      body: { label: 'ci' },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.key).toMatch(/^ferry_sk_/);
+    expect(created.body.prefix).toBe(created.body.key.slice(0, created.body.prefix.length));
+    const withNewKey = await request('GET', `${stack.urls.api}/projects/${stack.project.name}`, {
+      apiKey: created.body.key,
+    });
+    expect(withNewKey.status).toBe(200);
+    const listed = await stack.api('GET', `/projects/${stack.project.name}/api-keys`);
+    expect(listed.body.map((key: { label: string }) => key.label)).toContain('ci');
+    expect(JSON.stringify(listed.body)).not.toContain(created.body.key);
+  });
+
+  it('stores only the hash of a key', async () => {
+    const created = await stack.api('POST', `/projects/${stack.project.name}/api-keys`, {
+      body: { label: 'hash-check' },
+    });
+    const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await client.connect();
+    const rows = await client.query('select * from api_keys');
+    await client.end();
+    expect(JSON.stringify(rows.rows)).not.toContain(created.body.key);
+  });
+
+  it('deactivates and deletes keys; a deactivated key is refused', async () => {
+    const created = await stack.api('POST', `/projects/${stack.project.name}/api-keys`, {
+      body: { label: 'temp' },
+    });
+    const path = `/projects/${stack.project.name}/api-keys/${created.body.id}`;
+    const patched = await stack.api('PATCH', path, {
+      body: { updateMask: ['active'], apiKey: { active: false } },
+    });
+    expect(patched.body.active).toBe(false);
+    expect(
+      (await request('GET', `${stack.urls.api}/projects/${stack.project.name}`, { apiKey: created.body.key }))
+        .status,
+    ).toBe(401);
+    expect((await stack.api('DELETE', path)).status).toBe(204);
+    expect((await stack.api('GET', path)).status).toBe(404);
+  });
+
+  it('validates API key input', async () => {
+    const noLabel = await stack.api('POST', `/projects/${stack.project.name}/api-keys`, { body: {} });
+    expect(noLabel.status).toBe(400);
+    expect(noLabel.body.issues).toEqual([expect.objectContaining({ in: 'body', name: 'label' })]);
+    const badMask = await stack.api('PATCH', `/projects/${stack.project.name}/api-keys/${randomUUID()}`, {
+      body: { updateMask: ['label'], apiKey: { label: 'x' } },
+    });
+    expect(badMask.status).toBe(404);
+    const keys = await stack.api('GET', `/projects/${stack.project.name}/api-keys`);
+    const readOnly = await stack.api('PATCH', `/projects/${stack.project.name}/api-keys/${keys.body[0].id}`, {
+      body: { updateMask: ['prefix'], apiKey: {} },
+    });
+    expect(readOnly.status).toBe(400);
+    expect(readOnly.body.issues[0]).toMatchObject({ name: 'updateMask', value: 'prefix' });
+  });
+});
+
+describe('projects', () => {
+  it('lets a builder create projects in their org and nowhere else', async () => {
+    const { token, orgId } = await transaction(async (em) => {
+      const builder = await findOrCreateBuilder(em, `b-${randomUUID().slice(0, 6)}@example.com`);
+      const org = await createOrg(em, 'Builder org');
+      em.create(OrgMembershipSchema, {
+        id: randomUUID(),
+        orgId: org.id,
+        builderId: builder.id,
+        role: 'owner',
+        createTime: new Date(),
+        updateTime: new Date(),
+      });
+      return { token: await issueBuilderToken(builder), orgId: org.id };
+    });
+    const name = `proj-${randomUUID().slice(0, 8)}`;
+    const created = await request('POST', `${stack.urls.api}/projects`, {
+      bearer: token,
+      body: { name, appName: 'My App', orgId },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ name, appName: 'My App', orgId });
+    const duplicate = await request('POST', `${stack.urls.api}/projects`, {
+      bearer: token,
+      body: { name, orgId },
+    });
+    expect(duplicate.status).toBe(409);
+    const foreignOrg = await request('POST', `${stack.urls.api}/projects`, {
+      bearer: token,
+      body: { name: `${name}-2`, orgId: stack.project.orgId },
+    });
+    expect(foreignOrg.status).toBe(404);
+    const withKey = await stack.api('POST', '/projects', { body: { name: `${name}-3`, orgId } });
+    expect(withKey.status).toBe(401);
+    const listed = await request('GET', `${stack.urls.api}/projects`, { bearer: token });
+    expect(listed.body.map((project: { name: string }) => project.name)).toEqual([name]);
+    const otherProject = await request('GET', `${stack.urls.api}/projects/${stack.project.name}`, {
+      bearer: token,
+    });
+    expect(otherProject.status).toBe(404);
+  });
+
+  it('renames a project through updateMask', async () => {
+    const renamed = `renamed-${randomUUID().slice(0, 8)}`;
+    const response = await stack.api('PATCH', `/projects/${stack.project.id}`, {
+      body: { updateMask: ['appName'], project: { appName: renamed } },
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.appName).toBe(renamed);
+    const invalid = await stack.api('PATCH', `/projects/${stack.project.id}`, {
+      body: { updateMask: [], project: {} },
+    });
+    expect(invalid.status).toBe(400);
+  });
+});

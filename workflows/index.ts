@@ -1,0 +1,2 @@
+/** Workflows the worker runs; each lives in its own file. */
+export {};
