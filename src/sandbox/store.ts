@@ -1,0 +1,182 @@
+import { idOf, indexOf, type Generator, type SandboxRecord } from './data.js';
+import { objectNames, type ObjectName, type ObjectSchemas } from './schema.js';
+
+/** What a deleted record leaves in listings that ask for deletions. */
+export interface Tombstone {
+  id: string;
+  updatedAt: string;
+  deleted: true;
+}
+
+/** Position in the (updatedAt, id) order; listings resume strictly after it. */
+export interface ListKey {
+  updatedAtMs: number;
+  id: string;
+}
+
+export interface ListQuery {
+  after?: ListKey;
+  /** Inclusive lower bound on updatedAt (ms). */
+  since?: number;
+  /** Exclusive upper bound on updatedAt (ms). */
+  until?: number;
+  limit: number;
+  includeDeleted?: boolean;
+}
+
+export interface ListItem {
+  key: ListKey;
+  value: SandboxRecord | Tombstone;
+}
+
+/** A record changed through the API; `record` is absent once deleted. */
+interface OverlayEntry {
+  id: string;
+  updatedAtMs: number;
+  record?: SandboxRecord;
+}
+
+function isAfter(key: ListKey, after: ListKey | undefined): boolean {
+  if (!after) return true;
+  return key.updatedAtMs > after.updatedAtMs || (key.updatedAtMs === after.updatedAtMs && key.id > after.id);
+}
+
+function inWindow(ms: number, query: ListQuery): boolean {
+  return (query.since === undefined || ms >= query.since) && (query.until === undefined || ms < query.until);
+}
+
+/**
+ * The generated dataset plus an in-memory overlay of API changes. An overlay entry hides the
+ * generated record with the same id, and every write is stamped later than all generated records,
+ * so listings are "generated range, minus overlaid ids, then overlay in write order".
+ */
+export class RecordStore {
+  // Map iteration order is insertion order; writes re-insert, so each map stays sorted by updatedAt.
+  private overlays = new Map<ObjectName, Map<string, OverlayEntry>>();
+  private createdCount = new Map<ObjectName, number>();
+  private lastWriteMs = 0;
+
+  constructor(
+    private readonly generator: Generator,
+    private readonly schemas: ObjectSchemas,
+  ) {
+    this.reset();
+  }
+
+  reset(): void {
+    for (const object of objectNames) {
+      this.overlays.set(object, new Map());
+      this.createdCount.set(object, 0);
+    }
+  }
+
+  get(object: ObjectName, id: string): SandboxRecord | undefined {
+    const entry = this.overlay(object).get(id);
+    if (entry) return entry.record;
+    const index = indexOf(object, id);
+    return index !== undefined && index < this.generator.count(object)
+      ? this.generator.record(object, index)
+      : undefined;
+  }
+
+  create(object: ObjectName, values: Record<string, unknown>): SandboxRecord {
+    const index = this.generator.count(object) + this.createdCount.get(object)!;
+    this.createdCount.set(object, this.createdCount.get(object)! + 1);
+    const now = this.nextWriteTime();
+    const stamp = new Date(now).toISOString();
+    const empty = Object.fromEntries(
+      this.schemas
+        .fields(object)
+        .filter((f) => !f.custom && !f.readOnly)
+        .map((f) => [f.name, null]),
+    );
+    const record = { id: idOf(object, index), ...empty, ...values, createdAt: stamp, updatedAt: stamp };
+    this.write(object, { id: record.id, updatedAtMs: now, record });
+    return record;
+  }
+
+  /** Applies the values; returns the new record and the fields whose value actually changed. */
+  update(
+    object: ObjectName,
+    id: string,
+    values: Record<string, unknown>,
+  ): { record: SandboxRecord; changedFields: string[] } | undefined {
+    const current = this.get(object, id);
+    if (!current) return undefined;
+    const changedFields = Object.keys(values).filter(
+      (name) => JSON.stringify(current[name] ?? null) !== JSON.stringify(values[name]),
+    );
+    const now = this.nextWriteTime();
+    const record = { ...current, ...values, updatedAt: new Date(now).toISOString() };
+    this.write(object, { id, updatedAtMs: now, record });
+    return { record, changedFields };
+  }
+
+  /** Returns whether the record existed. */
+  delete(object: ObjectName, id: string): boolean {
+    if (!this.get(object, id)) return false;
+    this.write(object, { id, updatedAtMs: this.nextWriteTime() });
+    return true;
+  }
+
+  /** Up to limit+1 items after query.after, so the caller knows whether another page exists. */
+  list(object: ObjectName, query: ListQuery): ListItem[] {
+    const want = query.limit + 1;
+    const items: ListItem[] = [];
+    const overlay = this.overlay(object);
+    const count = this.generator.count(object);
+    let index = query.since === undefined ? 0 : this.generator.firstIndexAtOrAfter(object, query.since);
+    const end = query.until === undefined ? count : this.generator.firstIndexAtOrAfter(object, query.until);
+    if (query.after) {
+      index = Math.max(index, this.generator.firstIndexAtOrAfter(object, query.after.updatedAtMs));
+    }
+    for (; index < end && items.length < want; index++) {
+      const id = idOf(object, index);
+      if (overlay.has(id)) continue; // changed later: listed with the overlay
+      const key = { updatedAtMs: this.generator.updatedAtOf(object, index), id };
+      if (isAfter(key, query.after)) items.push({ key, value: this.generator.record(object, index) });
+    }
+    for (const entry of overlay.values()) {
+      if (items.length >= want) break;
+      const key = { updatedAtMs: entry.updatedAtMs, id: entry.id };
+      if (!inWindow(entry.updatedAtMs, query) || !isAfter(key, query.after)) continue;
+      if (entry.record) {
+        items.push({ key, value: entry.record });
+      } else if (query.includeDeleted) {
+        const updatedAt = new Date(entry.updatedAtMs).toISOString();
+        items.push({ key, value: { id: entry.id, updatedAt, deleted: true } });
+      }
+    }
+    return items;
+  }
+
+  /** Live records updated in [since, until): an index range, corrected by the overlay. */
+  count(object: ObjectName, since?: number, until?: number): number {
+    const start = since === undefined ? 0 : this.generator.firstIndexAtOrAfter(object, since);
+    const end =
+      until === undefined ? this.generator.count(object) : this.generator.firstIndexAtOrAfter(object, until);
+    let total = Math.max(0, end - start);
+    for (const entry of this.overlay(object).values()) {
+      const index = indexOf(object, entry.id)!;
+      if (index >= start && index < end) total--; // a generated record that moved or went away
+      if (entry.record && inWindow(entry.updatedAtMs, { since, until, limit: 0 })) total++;
+    }
+    return total;
+  }
+
+  private overlay(object: ObjectName): Map<string, OverlayEntry> {
+    return this.overlays.get(object)!;
+  }
+
+  private write(object: ObjectName, entry: OverlayEntry): void {
+    const overlay = this.overlay(object);
+    overlay.delete(entry.id);
+    overlay.set(entry.id, entry);
+  }
+
+  /** Strictly increasing and after every generated record, so overlay order is updatedAt order. */
+  private nextWriteTime(): number {
+    this.lastWriteMs = Math.max(Date.now(), this.generator.anchorMs, this.lastWriteMs + 1);
+    return this.lastWriteMs;
+  }
+}
