@@ -1,0 +1,321 @@
+import { describe, expect, it } from '@jest/globals';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Compile } from 'typebox/compile';
+import {
+  getProvider,
+  isKnownProvider,
+  listProviders,
+  ProviderCatalogError,
+  ProviderTemplateError,
+  renderProviderTemplate,
+  SANDBOX_URL_VARIABLE,
+  templateVariables,
+} from '../../src/providers/catalog/index.js';
+import { validateProviderFile } from '../../src/providers/catalog/validate.js';
+import { ProviderMapSchema, ProviderSchema, type Provider } from '../../src/schemas/provider.js';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+const providersDir = join(repoRoot, 'src/providers/catalog/providers');
+const factsFile = join(repoRoot, '../shared/data/provider-facts.tsv');
+const sandboxes = ['sandbox', 'sandboxApiKey'];
+
+const files = readdirSync(providersDir).filter((file) => file.endsWith('.json'));
+const raw = files.map((file) => ({
+  file,
+  value: JSON.parse(readFileSync(join(providersDir, file), 'utf8')) as Provider,
+}));
+const providers = Object.values(listProviders());
+const real = providers.filter((provider) => !sandboxes.includes(provider.name));
+
+/** Every URL of a provider that Ferry renders, with where it sits. */
+function urlsOf(provider: Provider): [string, string][] {
+  const urls: [string, string | undefined][] = [
+    ['baseURL', provider.baseURL],
+    ['oauth2Opts.authURL', provider.oauth2Opts?.authURL],
+    ['oauth2Opts.tokenURL', provider.oauth2Opts?.tokenURL],
+    ['authHealthCheck.url', provider.authHealthCheck?.url],
+    ...Object.entries(provider.modules ?? {}).map(([id, module]): [string, string] => [
+      `modules.${id}.baseURL`,
+      module.baseURL,
+    ]),
+  ];
+  return urls.filter((entry): entry is [string, string] => entry[1] !== undefined);
+}
+
+function declaredVariables(provider: Provider): Set<string> {
+  return new Set([
+    ...(provider.metadata?.input ?? []).map((input) => input.name),
+    ...(provider.metadata?.postAuthentication ?? []).map((input) => input.name),
+  ]);
+}
+
+describe('provider catalog files', () => {
+  const checker = Compile(ProviderSchema);
+
+  it('each validates against the Provider schema', () => {
+    expect(files.length).toBeGreaterThan(0);
+    const invalid = raw.filter(({ value }) => !checker.Check(value)).map(({ file }) => file);
+    expect(invalid).toEqual([]);
+  });
+
+  it('name each provider after their file, once', () => {
+    for (const { file, value } of raw) expect(`${value.name}.json`).toBe(file);
+    const names = raw.map(({ value }) => value.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(Object.keys(listProviders())).toEqual(names.slice().sort());
+  });
+
+  it('hold at least 40 real providers and both sandboxes', () => {
+    expect(real.length).toBeGreaterThanOrEqual(40);
+    for (const name of sandboxes) expect(isKnownProvider(name)).toBe(true);
+  });
+
+  it('give OAuth2 providers oauth2Opts with https endpoints', () => {
+    for (const provider of providers.filter((p) => p.authType === 'oauth2')) {
+      const opts = provider.oauth2Opts;
+      expect({ name: provider.name, hasOpts: opts !== undefined }).toEqual({
+        name: provider.name,
+        hasOpts: true,
+      });
+      if (!opts) continue;
+      if (opts.grantType.startsWith('authorizationCode')) expect(opts.authURL).toBeDefined();
+      const endpoints = [opts.authURL, opts.tokenURL].filter((url): url is string => url !== undefined);
+      for (const url of endpoints) {
+        const ok =
+          url.startsWith('https://') ||
+          (sandboxes.includes(provider.name) && url.startsWith('{{.sandboxURL}}/'));
+        expect({ name: provider.name, url, ok }).toEqual({ name: provider.name, url, ok: true });
+      }
+    }
+  });
+
+  it('give API-key providers apiKeyOpts, with documentation for real ones', () => {
+    for (const provider of providers.filter((p) => p.authType === 'apiKey')) {
+      expect(provider.apiKeyOpts).toBeDefined();
+      const where = provider.apiKeyOpts!.attachmentType;
+      expect(provider.apiKeyOpts![where]).toBeDefined();
+      if (!sandboxes.includes(provider.name)) expect(provider.apiKeyOpts!.docsURL).toMatch(/^https:\/\//);
+    }
+  });
+
+  it('declare every URL template variable in metadata (sandboxURL aside)', () => {
+    for (const provider of providers) {
+      const declared = declaredVariables(provider);
+      for (const [where, url] of urlsOf(provider)) {
+        const undeclared = templateVariables(url).filter(
+          (name) => name !== SANDBOX_URL_VARIABLE && !declared.has(name),
+        );
+        expect({ provider: provider.name, where, undeclared }).toEqual({
+          provider: provider.name,
+          where,
+          undeclared: [],
+        });
+      }
+      // Variables entered before authorization are the ones the authorization endpoints may use.
+      const inputs = new Set((provider.metadata?.input ?? []).map((input) => input.name));
+      for (const url of [provider.oauth2Opts?.authURL, provider.oauth2Opts?.tokenURL].filter(
+        Boolean,
+      ) as string[]) {
+        const late = templateVariables(url).filter(
+          (name) => name !== SANDBOX_URL_VARIABLE && !inputs.has(name),
+        );
+        expect({ provider: provider.name, url, late }).toEqual({ provider: provider.name, url, late: [] });
+      }
+    }
+  });
+
+  it('have a defaultModule that is a module, or root', () => {
+    for (const provider of providers) {
+      if (provider.modules) expect(Object.keys(provider.modules)).toContain(provider.defaultModule);
+      else expect(provider.defaultModule).toBe('root');
+    }
+  });
+
+  it('claim deep support only for the connectors Ferry has', () => {
+    const deep = providers
+      .filter((p) => p.support.read || p.support.write || p.support.subscribe)
+      .map((p) => p.name);
+    expect(deep.sort()).toEqual(['hubspot', 'sandbox', 'sandboxApiKey']);
+    for (const provider of providers) expect(provider.support.proxy).toBe(true);
+  });
+
+  it('render every URL template once its variables are given', () => {
+    for (const provider of providers) {
+      for (const [, url] of urlsOf(provider)) {
+        const vars = Object.fromEntries(templateVariables(url).map((name) => [name, `x${name}`]));
+        const rendered = renderProviderTemplate(url, vars);
+        expect(rendered).not.toMatch(/\{\{|\}\}/);
+      }
+    }
+  });
+});
+
+describe('provider facts', () => {
+  const present = existsSync(factsFile);
+  const facts = present
+    ? Object.fromEntries(
+        readFileSync(factsFile, 'utf8')
+          .trim()
+          .split('\n')
+          .slice(1)
+          .map((line) => line.split('\t'))
+          .map(([name, authType, grantType, baseURL, authURL, tokenURL]) => [
+            name,
+            { authType, grantType, baseURL, authURL, tokenURL },
+          ]),
+      )
+    : {};
+  const orUndefined = (value: string | undefined) => (value ? value : undefined);
+  const noTrailingSlash = (value: string) => value.replace(/\/$/, '');
+
+  (present ? it : it.skip)('match provider-facts.tsv for every provider it lists', () => {
+    const listed = real.filter((provider) => facts[provider.name]);
+    expect(listed.length).toBe(real.length);
+    for (const provider of listed) {
+      const fact = facts[provider.name];
+      const actual = {
+        name: provider.name,
+        authType: provider.authType,
+        grantType: provider.oauth2Opts?.grantType,
+        // The tsv writes two base URLs with a trailing slash; the catalog drops it.
+        baseURL: noTrailingSlash(provider.baseURL),
+        authURL: provider.oauth2Opts?.authURL,
+        tokenURL: provider.oauth2Opts?.tokenURL,
+      };
+      expect(actual).toEqual({
+        name: provider.name,
+        authType: fact.authType,
+        grantType: orUndefined(fact.grantType),
+        baseURL: noTrailingSlash(fact.baseURL),
+        authURL: orUndefined(fact.authURL),
+        tokenURL: orUndefined(fact.tokenURL),
+      });
+    }
+  });
+});
+
+describe('catalog API', () => {
+  it('serves the map the API schema describes, sorted by name', () => {
+    const map = listProviders();
+    expect(Compile(ProviderMapSchema).Check(map)).toBe(true);
+    const names = Object.keys(map);
+    expect(names).toEqual(names.slice().sort());
+  });
+
+  it('looks providers up by exact name', () => {
+    expect(getProvider('hubspot')?.providerOpts).toEqual({ crmApiVersion: 'v3' });
+    expect(getProvider('hubspot')?.modules?.crm.support.read).toBe(true);
+    expect(getProvider('nope')).toBeUndefined();
+    expect(getProvider('toString')).toBeUndefined();
+    expect(isKnownProvider('salesforce')).toBe(true);
+    expect(isKnownProvider('Salesforce')).toBe(false);
+    expect(isKnownProvider('__proto__')).toBe(false);
+  });
+
+  it('describes the sandboxes as the spec of Ferry’s bundled CRM says', () => {
+    const sandbox = getProvider('sandbox')!;
+    expect(sandbox.oauth2Opts).toMatchObject({
+      grantType: 'authorizationCode',
+      pkce: true,
+      clientAuthMethod: 'clientSecretPost',
+      authURL: '{{.sandboxURL}}/oauth/authorize',
+      tokenURL: '{{.sandboxURL}}/oauth/token',
+      defaultScopes: [
+        'contacts.read',
+        'contacts.write',
+        'companies.read',
+        'companies.write',
+        'deals.read',
+        'deals.write',
+        'webhooks',
+      ],
+    });
+    const apiKey = getProvider('sandboxApiKey')!;
+    expect(apiKey.apiKeyOpts).toMatchObject({ attachmentType: 'header', header: { name: 'X-Api-Key' } });
+    for (const provider of [sandbox, apiKey]) {
+      expect(provider.baseURL).toBe('{{.sandboxURL}}/api/v1');
+      expect(provider.support).toMatchObject({
+        read: true,
+        write: true,
+        delete: true,
+        subscribe: true,
+        proxy: true,
+        search: { operators: { equals: false } },
+        bulkWrite: { insert: false, update: false, upsert: false, delete: false },
+        subscribeSupport: { create: true, update: true, delete: true },
+      });
+    }
+    expect(renderProviderTemplate(sandbox.baseURL, { sandboxURL: 'http://127.0.0.1:8090' })).toBe(
+      'http://127.0.0.1:8090/api/v1',
+    );
+  });
+
+  it('keeps the catalog frozen', () => {
+    const hubspot = getProvider('hubspot')!;
+    expect(Object.isFrozen(hubspot)).toBe(true);
+    expect(Object.isFrozen(hubspot.oauth2Opts!.defaultScopes)).toBe(true);
+  });
+});
+
+describe('renderProviderTemplate', () => {
+  it('fills every placeholder, spaces allowed', () => {
+    expect(
+      renderProviderTemplate('https://{{.workspace}}.api.{{ .region }}.dynamics.com/{{.workspace}}', {
+        workspace: 'acme',
+        region: 'crm4',
+      }),
+    ).toBe('https://acme.api.crm4.dynamics.com/acme');
+    expect(renderProviderTemplate('https://api.example.com', {})).toBe('https://api.example.com');
+  });
+
+  it('names every missing or empty variable', () => {
+    expect(() =>
+      renderProviderTemplate('https://{{.workspace}}.x/{{.region}}/{{.ok}}', { ok: 'y', region: '' }),
+    ).toThrow(/"workspace", "region"/);
+    let thrown: unknown;
+    try {
+      renderProviderTemplate('{{.a}}{{.b}}', { toString: 'x' } as Record<string, string>);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ProviderTemplateError);
+    expect((thrown as ProviderTemplateError).missing).toEqual(['a', 'b']);
+    expect(() => renderProviderTemplate('{{.constructor}}', {})).toThrow(/"constructor"/);
+  });
+});
+
+describe('validateProviderFile', () => {
+  const valid = (): Record<string, unknown> =>
+    structuredClone(raw.find(({ file }) => file === 'stripe.json')!.value);
+
+  it('accepts a valid file', () => {
+    expect(validateProviderFile('stripe.json', valid(), 'stripe').name).toBe('stripe');
+  });
+
+  it('names the file and the offending path', () => {
+    const bad = { ...valid(), authType: 'magic' };
+    expect(() => validateProviderFile('stripe.json', bad, 'stripe')).toThrow(ProviderCatalogError);
+    expect(() => validateProviderFile('stripe.json', bad, 'stripe')).toThrow(/stripe\.json.*\n.*\/authType/);
+    expect(() => validateProviderFile('stripe.json', { ...valid(), docs: {} }, 'stripe')).toThrow(
+      /additional/,
+    );
+  });
+
+  it('names a missing auth options object', () => {
+    const { apiKeyOpts: _apiKeyOpts, ...bad } = valid();
+    expect(() => validateProviderFile('stripe.json', bad, 'stripe')).toThrow(
+      /\/apiKeyOpts is required when authType is apiKey/,
+    );
+    const noHeader = valid();
+    delete (noHeader.apiKeyOpts as Record<string, unknown>).header;
+    expect(() => validateProviderFile('stripe.json', noHeader, 'stripe')).toThrow(
+      /\/apiKeyOpts\/header is required/,
+    );
+  });
+
+  it('rejects a name that differs from the file', () => {
+    expect(() => validateProviderFile('stripe2.json', valid(), 'stripe2')).toThrow(/file is named "stripe2"/);
+  });
+});
