@@ -1,7 +1,7 @@
 import { options } from './main.js';
-import { closeOrm, transaction } from '../db/orm.js';
+import { config } from '../config.js';
+import { closeOrm, migrate, transaction } from '../db/orm.js';
 import { findProject } from '../api/auth.js';
-import { OrgSchema } from '../db/entities/org.js';
 import { createApiKey, createOrg, createProject, apiKeyView } from '../domain/projects.js';
 import { findOrCreateBuilder, issueBuilderToken } from '../domain/builder-tokens.js';
 import { ProblemError } from '../api/problem.js';
@@ -15,8 +15,10 @@ function required(value: string | boolean | undefined, flag: string): string {
   return value;
 }
 
+/** Outside production the admin commands bring the database up to date first, so they work on a fresh machine. */
 async function run<T>(work: () => Promise<T>): Promise<T> {
   try {
+    if (config().env !== 'production') await migrate();
     return await work();
   } catch (error) {
     if (error instanceof ProblemError) throw new Error(error.detail ?? error.title);
@@ -37,8 +39,6 @@ export async function createProjectCommand(args: string[]): Promise<void> {
   const result = await run(() =>
     transaction(async (em) => {
       const orgId = typeof values.org === 'string' ? values.org : (await createOrg(em, `${name} org`)).id;
-      if (values.org && !(await em.findOne(OrgSchema, { id: orgId })))
-        throw new Error(`org ${orgId} does not exist`);
       const project = await createProject(em, {
         name,
         orgId,
