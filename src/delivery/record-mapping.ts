@@ -1,0 +1,138 @@
+import type { Field } from '../schemas/integration-content.js';
+
+/**
+ * Which of a provider record's fields reach the builder, and under which names: `fields` holds the
+ * selected fields that are not mapped (names lower-cased), `mappedFields` the mapped ones under
+ * their `mapToName`, and `raw` the record exactly as the provider sent it. Field names match the
+ * record's keys case-insensitively, and a dotted name (`properties.email`) reaches into nested objects
+ * when no key has that exact name.
+ */
+
+export interface FieldSelection {
+  /** Provider fields the integration always reads (the manifest's required fields). */
+  requiredFields?: readonly string[];
+  /** The installation's choices: provider field → selected. */
+  selectedFields?: Readonly<Record<string, boolean>>;
+  /** The customer's mappings: mapToName → provider field. They win over the manifest's renames. */
+  selectedFieldMappings?: Readonly<Record<string, string>>;
+  /** `selectedFieldsAuto: "all"`: every field the provider returns is selected. */
+  allFields?: boolean;
+  /** The manifest's renames: provider field → mapToName, applied when that field is selected. */
+  fieldMappings?: Readonly<Record<string, string>>;
+}
+
+export type ProviderRecord = Record<string, unknown>;
+
+export interface MappedRecord {
+  fields: Record<string, unknown>;
+  mappedFields: Record<string, unknown>;
+  raw: ProviderRecord;
+}
+
+/** The record's keys by lower-cased name; the first spelling wins when two differ only in case. */
+function keysByLowerName(record: ProviderRecord): Map<string, string> {
+  const keys = new Map<string, string>();
+  for (const key of Object.keys(record)) {
+    const lower = key.toLowerCase();
+    if (!keys.has(lower)) keys.set(lower, key);
+  }
+  return keys;
+}
+
+function isObject(value: unknown): value is ProviderRecord {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `{found, value}` so a field that is present with value `undefined` or `null` is told apart from a missing one. */
+function lookupField(
+  record: ProviderRecord,
+  keys: Map<string, string>,
+  lowerName: string,
+): { found: boolean; value?: unknown } {
+  const key = keys.get(lowerName);
+  if (key !== undefined) return { found: true, value: record[key] };
+  if (!lowerName.includes('.')) return { found: false };
+  let current: unknown = record;
+  for (const segment of lowerName.split('.')) {
+    if (!isObject(current)) return { found: false };
+    const segmentKey = keysByLowerName(current).get(segment);
+    if (segmentKey === undefined) return { found: false };
+    current = current[segmentKey];
+  }
+  return { found: true, value: current };
+}
+
+/**
+ * Prepares a selection once and returns the function that applies it to each record, since a read
+ * maps many records with the same selection.
+ */
+export function fieldMapper(selection: FieldSelection): (raw: ProviderRecord) => MappedRecord {
+  const selected = new Set<string>();
+  for (const name of selection.requiredFields ?? []) selected.add(name.toLowerCase());
+  for (const [name, isSelected] of Object.entries(selection.selectedFields ?? {})) {
+    if (isSelected) selected.add(name.toLowerCase());
+  }
+  const allFields = selection.allFields === true;
+  // mapToName → lower-cased provider field
+  const mappings = new Map<string, string>();
+  for (const [field, mapToName] of Object.entries(selection.fieldMappings ?? {})) {
+    if (allFields || selected.has(field.toLowerCase())) mappings.set(mapToName, field.toLowerCase());
+  }
+  for (const [mapToName, field] of Object.entries(selection.selectedFieldMappings ?? {})) {
+    mappings.set(mapToName, field.toLowerCase());
+  }
+  const mappedSources = new Set(mappings.values());
+
+  return (raw) => {
+    const keys = keysByLowerName(raw);
+    const fields: Record<string, unknown> = {};
+    const names = allFields ? new Set([...keys.keys(), ...selected]) : selected;
+    for (const name of names) {
+      if (mappedSources.has(name)) continue;
+      const { found, value } = lookupField(raw, keys, name);
+      if (found) fields[name] = value;
+    }
+    const mappedFields: Record<string, unknown> = {};
+    for (const [mapToName, source] of mappings) {
+      const { found, value } = lookupField(raw, keys, source);
+      if (found) mappedFields[mapToName] = value;
+    }
+    return { fields, mappedFields, raw };
+  };
+}
+
+/** Applies a selection to one record. Prefer `fieldMapper` for many records. */
+export function selectAndMapFields(raw: ProviderRecord, selection: FieldSelection): MappedRecord {
+  return fieldMapper(selection)(raw);
+}
+
+/** The parts of an installation's read config that choose fields (COMPAT.md: ReadCfg). */
+export interface ReadFieldConfig {
+  selectedFields?: Readonly<Record<string, boolean>>;
+  selectedFieldMappings?: Readonly<Record<string, string>>;
+  selectedFieldsAuto?: string;
+}
+
+/**
+ * The selection for one read object: required fields and renames come from the manifest, choices and
+ * mappings from the installation's config. Mapping-shaped manifest fields (no `fieldName`) are filled
+ * by the customer through `selectedFieldMappings`.
+ */
+export function fieldSelectionFor(
+  readObject: { requiredFields?: readonly Field[]; optionalFields?: readonly Field[] },
+  config: ReadFieldConfig,
+): FieldSelection {
+  const fieldMappings: Record<string, string> = {};
+  for (const field of [...(readObject.requiredFields ?? []), ...(readObject.optionalFields ?? [])]) {
+    if ('fieldName' in field && field.mapToName) fieldMappings[field.fieldName] = field.mapToName;
+  }
+  return {
+    requiredFields: (readObject.requiredFields ?? []).flatMap((field) =>
+      'fieldName' in field ? [field.fieldName] : [],
+    ),
+    selectedFields: config.selectedFields ?? {},
+    selectedFieldMappings: config.selectedFieldMappings ?? {},
+    allFields: config.selectedFieldsAuto === 'all',
+    fieldMappings,
+  };
+}

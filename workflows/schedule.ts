@@ -1,0 +1,411 @@
+import { Cron } from 'croner';
+
+/**
+ * The installation workflow's scheduling arithmetic: when each object's read fires, which reads are
+ * due, and what waits for what. Pure and deterministic: time is always passed in (workflow time),
+ * nothing here reads a clock, and the whole state is plain JSON for continue-as-new.
+ *
+ * Rules:
+ * - Two reads of one object never overlap: a run that becomes due while the object is running waits
+ *   until that run finishes.
+ * - Missed fires collapse into one: an object has at most one pending scheduled fire.
+ * - After a scheduled read or a backfill finishes, the next fire is planned from the finish time, so
+ *   a read that overran its interval is not followed by an immediate catch-up read.
+ * - A new object with a backfill runs the backfill at once; a failed backfill is retried at the next
+ *   fire, and a triggered read on an object still needing its backfill runs after the backfill.
+ * - A paused object starts nothing (triggered reads wait in its queue); resuming plans the next fire
+ *   from the resume time rather than replaying the fires missed while paused.
+ */
+
+export type ReadType = 'backfill' | 'scheduled' | 'triggered';
+
+export const DEFAULT_TIMEZONE = 'UTC';
+
+/** Thrown for a cron expression or time zone that cannot be scheduled. */
+export class CronError extends Error {
+  override readonly name = 'CronError';
+}
+
+const CRON_CACHE_LIMIT = 500;
+const cronCache = new Map<string, Cron>();
+
+/** A parsed five-field cron expression (minute precision; nicknames such as `@hourly` allowed). */
+function compileCron(cron: string, timezone: string): Cron {
+  const key = `${timezone}\u0000${cron}`;
+  let compiled = cronCache.get(key);
+  if (!compiled) {
+    try {
+      compiled = new Cron(cron.trim(), { timezone, mode: '5-part' });
+      compiled.nextRun(new Date(0));
+    } catch (error) {
+      throw new CronError(cronErrorMessage(cron, timezone, error));
+    }
+    if (cronCache.size >= CRON_CACHE_LIMIT) cronCache.clear();
+    cronCache.set(key, compiled);
+  }
+  return compiled;
+}
+
+function cronErrorMessage(cron: string, timezone: string, error: unknown): string {
+  const detail = error instanceof Error ? error.message.replace(/^CronPattern: /, '') : String(error);
+  if (/timezone/i.test(detail)) return `"${timezone}" is not a known time zone`;
+  return `"${cron}" is not a valid cron expression: ${detail}`;
+}
+
+/** The first fire strictly after `after`. Throws CronError for an invalid expression or one that never fires. */
+export function nextFireTime(cron: string, after: Date, timezone = DEFAULT_TIMEZONE): Date {
+  const next = compileCron(cron, timezone).nextRun(after);
+  if (!next) throw new CronError(`"${cron}" never fires`);
+  return next;
+}
+
+/** The next `count` fires strictly after `after` (fewer if the expression stops firing). */
+export function upcomingFireTimes(
+  cron: string,
+  after: Date,
+  count: number,
+  timezone = DEFAULT_TIMEZONE,
+): Date[] {
+  return compileCron(cron, timezone).nextRuns(count, after);
+}
+
+export interface CronValidationOptions {
+  /** The shortest gap allowed between two fires (FERRY_MIN_SCHEDULE_INTERVAL_SECONDS). */
+  minIntervalSeconds: number;
+  timezone?: string;
+  /**
+   * Where the fires are sampled from. A fixed default keeps validation independent of the day it runs;
+   * pass workflow time to check the fires that will actually happen.
+   */
+  from?: Date;
+}
+
+export type CronValidation = { ok: true } | { ok: false; reason: string };
+
+const VALIDATION_FROM = new Date(Date.UTC(2026, 0, 1));
+const MIN_SAMPLES = 50;
+const MAX_SAMPLES = 3000;
+const SAMPLE_SPAN_MS = 2 * 24 * 60 * 60 * 1000;
+
+/**
+ * Accepts a cron expression that parses, fires at all, and never fires twice within
+ * `minIntervalSeconds`. The gap check walks the coming fires until they cover two days (and at least
+ * MIN_SAMPLES fires), which shows every gap a five-field expression can produce: within an hour,
+ * across hours and across days.
+ */
+export function validateCron(cron: string, options: CronValidationOptions): CronValidation {
+  const timezone = options.timezone ?? DEFAULT_TIMEZONE;
+  let compiled: Cron;
+  try {
+    compiled = compileCron(cron, timezone);
+  } catch (error) {
+    return { ok: false, reason: (error as Error).message };
+  }
+  const from = options.from ?? VALIDATION_FROM;
+  let previous = compiled.nextRun(from);
+  if (!previous) return { ok: false, reason: `"${cron}" never fires` };
+  const minGapMs = options.minIntervalSeconds * 1000;
+  const first = previous.getTime();
+  for (let sample = 1; sample < MAX_SAMPLES; sample++) {
+    const next = compiled.nextRun(previous);
+    if (!next) break;
+    const gapMs = next.getTime() - previous.getTime();
+    if (gapMs < minGapMs) {
+      return {
+        ok: false,
+        reason: `"${cron}" fires ${gapMs / 1000} s apart (at ${previous.toISOString()} and ${next.toISOString()}); the minimum interval is ${options.minIntervalSeconds} s`,
+      };
+    }
+    if (sample >= MIN_SAMPLES && next.getTime() - first >= SAMPLE_SPAN_MS) break;
+    previous = next;
+  }
+  return { ok: true };
+}
+
+/** A read the caller asked for (the read host's trigger endpoint); its operation id is already known to the client. */
+export interface TriggeredRun {
+  operationId?: string;
+  /** ISO 8601. */
+  requestedAt: string;
+  sinceTimestamp?: string;
+  untilTimestamp?: string;
+}
+
+export interface ActiveRun {
+  kind: ReadType;
+  /** ISO 8601. */
+  startedAt: string;
+  operationId?: string;
+}
+
+export interface FinishedRun extends ActiveRun {
+  /** ISO 8601. */
+  finishedAt: string;
+  succeeded: boolean;
+}
+
+/** One object's schedule, as kept in the workflow and shown by its query. Plain JSON. */
+export interface ObjectSchedule {
+  objectName: string;
+  cron: string;
+  timezone: string;
+  paused: boolean;
+  running?: ActiveRun;
+  /** The pending scheduled fire (ISO 8601); absent while paused or when the expression never fires again. */
+  nextFireAt?: string;
+  needsBackfill: boolean;
+  /** Triggered reads waiting their turn, oldest first. */
+  triggered: TriggeredRun[];
+  lastRun?: FinishedRun;
+}
+
+export interface ScheduleBookState {
+  version: 1;
+  objects: ObjectSchedule[];
+}
+
+/** One object's wanted schedule, from the installation's config. */
+export interface ObjectScheduleConfig {
+  objectName: string;
+  cron: string;
+  timezone?: string;
+  /** The object starts with a backfill when it is first scheduled. */
+  backfill: boolean;
+}
+
+/** A read to start now. */
+export interface DueRun {
+  objectName: string;
+  kind: ReadType;
+  /** When it became due (ISO 8601): the fire time, or the time a triggered read was requested. */
+  dueAt: string;
+  operationId?: string;
+  sinceTimestamp?: string;
+  untilTimestamp?: string;
+}
+
+export interface ConfigureResult {
+  added: string[];
+  changed: string[];
+  removed: string[];
+}
+
+/** The per-object schedules of one installation. */
+export class ScheduleBook {
+  readonly #objects = new Map<string, ObjectSchedule>();
+
+  constructor(state?: ScheduleBookState) {
+    for (const object of state?.objects ?? []) this.#objects.set(object.objectName, structuredCopy(object));
+  }
+
+  static fromJSON(state: ScheduleBookState): ScheduleBook {
+    if (state.version !== 1) throw new Error(`unknown schedule state version ${String(state.version)}`);
+    return new ScheduleBook(state);
+  }
+
+  toJSON(): ScheduleBookState {
+    return { version: 1, objects: this.objects() };
+  }
+
+  /** Copies of every object's schedule, in configuration order. */
+  objects(): ObjectSchedule[] {
+    return [...this.#objects.values()].map(structuredCopy);
+  }
+
+  get(objectName: string): ObjectSchedule | undefined {
+    const object = this.#objects.get(objectName);
+    return object && structuredCopy(object);
+  }
+
+  /**
+   * Applies the installation's whole read config: adds new objects (a backfill first if configured),
+   * replans objects whose cron or time zone changed, and drops objects no longer configured. A
+   * dropped object's running read is the caller's to cancel or let finish; its finish is ignored.
+   * Throws CronError, changing nothing, when any expression is invalid.
+   */
+  configure(configs: readonly ObjectScheduleConfig[], now: Date): ConfigureResult {
+    for (const config of configs) compileCron(config.cron, config.timezone ?? DEFAULT_TIMEZONE);
+    const result: ConfigureResult = { added: [], changed: [], removed: [] };
+    const wanted = new Set(configs.map((config) => config.objectName));
+    for (const name of [...this.#objects.keys()]) {
+      if (!wanted.has(name)) {
+        this.#objects.delete(name);
+        result.removed.push(name);
+      }
+    }
+    for (const config of configs) {
+      const timezone = config.timezone ?? DEFAULT_TIMEZONE;
+      const existing = this.#objects.get(config.objectName);
+      if (!existing) {
+        const object: ObjectSchedule = {
+          objectName: config.objectName,
+          cron: config.cron,
+          timezone,
+          paused: false,
+          needsBackfill: config.backfill,
+          triggered: [],
+        };
+        object.nextFireAt = config.backfill ? now.toISOString() : planFrom(object, now);
+        this.#objects.set(config.objectName, object);
+        result.added.push(config.objectName);
+      } else if (existing.cron !== config.cron || existing.timezone !== timezone) {
+        existing.cron = config.cron;
+        existing.timezone = timezone;
+        // A fire already due stays due (it may be waiting for a running read); otherwise replan.
+        if (!isDue(existing, now)) existing.nextFireAt = planFrom(existing, now);
+        result.changed.push(config.objectName);
+      }
+    }
+    return result;
+  }
+
+  /** Pauses the named objects (all when none are named); a read in progress finishes. Returns those that changed. */
+  pause(objectNames?: readonly string[]): string[] {
+    const changed: string[] = [];
+    for (const object of this.#select(objectNames)) {
+      if (object.paused) continue;
+      object.paused = true;
+      delete object.nextFireAt;
+      changed.push(object.objectName);
+    }
+    return changed;
+  }
+
+  /** Resumes the named objects (all when none are named), planning from `now`. Returns those that changed. */
+  resume(objectNames: readonly string[] | undefined, now: Date): string[] {
+    const changed: string[] = [];
+    for (const object of this.#select(objectNames)) {
+      if (!object.paused) continue;
+      object.paused = false;
+      object.nextFireAt = object.needsBackfill ? now.toISOString() : planFrom(object, now);
+      changed.push(object.objectName);
+    }
+    return changed;
+  }
+
+  /** Queues a triggered read. An object still needing its backfill gets the backfill first. */
+  trigger(objectName: string, run: Omit<TriggeredRun, 'requestedAt'>, now: Date): void {
+    const object = this.#require(objectName);
+    object.triggered.push({ ...run, requestedAt: now.toISOString() });
+    if (object.needsBackfill && !object.paused && !isDue(object, now)) object.nextFireAt = now.toISOString();
+  }
+
+  /** The reads that may start at `now`, without starting them: at most one per object, earliest first. */
+  dueRuns(now: Date): DueRun[] {
+    const runs: DueRun[] = [];
+    for (const object of this.#objects.values()) {
+      const run = nextRunOf(object, now);
+      if (run) runs.push(run);
+    }
+    // ISO 8601 strings of one format sort as text; no locale may decide a workflow's order.
+    return runs.sort((left, right) => (left.dueAt < right.dueAt ? -1 : left.dueAt > right.dueAt ? 1 : 0));
+  }
+
+  /** The reads due at `now`, marked as running. The caller starts each one and calls `finish` when it ends. */
+  takeDueRuns(now: Date): DueRun[] {
+    const runs = this.dueRuns(now);
+    for (const run of runs) this.#start(run, now);
+    return runs;
+  }
+
+  /**
+   * Records the end of an object's read. A scheduled read or backfill replans the next fire from
+   * `now`; after a triggered read a fire that came due meanwhile runs next. A successful backfill
+   * clears `needsBackfill`. Finishing an object that is gone or not running does nothing.
+   */
+  finish(objectName: string, now: Date, outcome: { succeeded: boolean }): void {
+    const object = this.#objects.get(objectName);
+    if (!object?.running) return;
+    const run = object.running;
+    delete object.running;
+    object.lastRun = { ...run, finishedAt: now.toISOString(), succeeded: outcome.succeeded };
+    if (run.kind === 'backfill' && outcome.succeeded) object.needsBackfill = false;
+    if (run.kind !== 'triggered') object.nextFireAt = planFrom(object, now);
+  }
+
+  /** The earliest time something becomes due, for the workflow's single timer; undefined when nothing is planned. */
+  nextWakeAt(now: Date): Date | undefined {
+    let earliest: number | undefined;
+    for (const object of this.#objects.values()) {
+      if (object.paused || object.running) continue;
+      const times = [object.nextFireAt, object.triggered[0] && now.toISOString()].filter(Boolean) as string[];
+      for (const time of times) {
+        const ms = Date.parse(time);
+        if (earliest === undefined || ms < earliest) earliest = ms;
+      }
+    }
+    return earliest === undefined ? undefined : new Date(earliest);
+  }
+
+  /** Milliseconds from `now` to `nextWakeAt` (0 when something is already due), or undefined. */
+  msUntilNextWake(now: Date): number | undefined {
+    const wake = this.nextWakeAt(now);
+    return wake && Math.max(wake.getTime() - now.getTime(), 0);
+  }
+
+  /** Objects with a read in progress. */
+  running(): string[] {
+    return [...this.#objects.values()].filter((object) => object.running).map((object) => object.objectName);
+  }
+
+  #start(run: DueRun, now: Date): void {
+    const object = this.#require(run.objectName);
+    object.running = {
+      kind: run.kind,
+      startedAt: now.toISOString(),
+      ...(run.operationId !== undefined && { operationId: run.operationId }),
+    };
+    if (run.kind === 'triggered') {
+      object.triggered.shift();
+    } else {
+      // The fire is consumed; the tentative next one shows in queries and is replanned at finish.
+      object.nextFireAt = planFrom(object, now);
+    }
+  }
+
+  #select(objectNames: readonly string[] | undefined): ObjectSchedule[] {
+    if (!objectNames?.length) return [...this.#objects.values()];
+    return objectNames.map((name) => this.#require(name));
+  }
+
+  #require(objectName: string): ObjectSchedule {
+    const object = this.#objects.get(objectName);
+    if (!object) throw new Error(`no read schedule for object "${objectName}"`);
+    return object;
+  }
+}
+
+function structuredCopy<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+function isDue(object: ObjectSchedule, now: Date): boolean {
+  return object.nextFireAt !== undefined && Date.parse(object.nextFireAt) <= now.getTime();
+}
+
+/** The next fire after `after` for an unpaused object; undefined when paused or when it never fires again. */
+function planFrom(object: ObjectSchedule, after: Date): string | undefined {
+  if (object.paused) return undefined;
+  return compileCron(object.cron, object.timezone).nextRun(after)?.toISOString();
+}
+
+/** Backfill before anything else when one is due, then triggered reads in order, then the scheduled fire. */
+function nextRunOf(object: ObjectSchedule, now: Date): DueRun | undefined {
+  if (object.paused || object.running) return undefined;
+  const fireDue = isDue(object, now);
+  const base = { objectName: object.objectName };
+  if (object.needsBackfill && fireDue) return { ...base, kind: 'backfill', dueAt: object.nextFireAt! };
+  const [triggered] = object.triggered;
+  if (triggered) {
+    return {
+      ...base,
+      kind: 'triggered',
+      dueAt: triggered.requestedAt,
+      ...(triggered.operationId !== undefined && { operationId: triggered.operationId }),
+      ...(triggered.sinceTimestamp !== undefined && { sinceTimestamp: triggered.sinceTimestamp }),
+      ...(triggered.untilTimestamp !== undefined && { untilTimestamp: triggered.untilTimestamp }),
+    };
+  }
+  if (fireDue) return { ...base, kind: 'scheduled', dueAt: object.nextFireAt! };
+  return undefined;
+}
