@@ -1,0 +1,47 @@
+import { config } from '../src/config.js';
+import { em } from '../src/db/orm.js';
+import { NotificationEventSchema } from '../src/db/entities/event.js';
+import { attemptDelivery, type DeliveryAttemptResult } from '../src/domain/destination-delivery.js';
+import { nextAttemptDelay } from '../src/delivery/retry-schedule.js';
+import { notificationBody, notificationDeliveryMessageId } from '../src/notifications/message.js';
+
+export interface NotificationAttemptInput {
+  eventId: string;
+  destinationId: string;
+  projectId: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+}
+
+export interface NotificationAttemptOutcome extends DeliveryAttemptResult {
+  /** When to try again (FERRY_DELIVERY_RETRY_SCHEDULE, or the receiver's Retry-After); absent when no retry is due. */
+  nextAttemptInMs?: number;
+}
+
+/**
+ * One attempt to deliver one notification event to one destination. A failed HTTP delivery is a
+ * result, not an error: the workflow owns the long retries, so they survive restarts as timers.
+ */
+export async function deliverNotificationAttempt(
+  input: NotificationAttemptInput,
+): Promise<NotificationAttemptOutcome> {
+  const event = await (
+    await em()
+  ).findOne(NotificationEventSchema, { id: input.eventId, projectId: input.projectId });
+  if (!event)
+    return { delivered: false, retryable: false, disabled: false, error: 'the event no longer exists' };
+  const result = await attemptDelivery({
+    projectId: input.projectId,
+    destinationId: input.destinationId,
+    messageId: notificationDeliveryMessageId(input.eventId, input.destinationId),
+    body: notificationBody(event),
+    kind: 'notification',
+  });
+  if (result.delivered || !result.retryable) return result;
+  const nextAttemptInMs = nextAttemptDelay(
+    input.attempt,
+    result.retryAfterMs,
+    config().delivery.retryScheduleMs,
+  );
+  return { ...result, ...(nextAttemptInMs !== undefined && { nextAttemptInMs }) };
+}

@@ -1,0 +1,57 @@
+import Type from 'typebox';
+import { defineRoute } from './route.js';
+import { CreateOrgBody, OrgParams, OrgSchema } from '../schemas/orgs.js';
+import { OrgMembershipSchema, OrgSchema as OrgEntity } from '../db/entities/org.js';
+import { createOrgWithOwner, findMemberOrg, orgView, requireBuilder } from '../domain/orgs.js';
+
+/** Orgs own projects; a builder sees only the orgs they belong to. */
+export const orgRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/orgs',
+    operationId: 'createOrg',
+    summary: 'Create an org with the signed-in builder as its owner',
+    tags: ['Orgs'],
+    auth: ['bearer'],
+    body: CreateOrgBody,
+    responses: { 201: { description: 'Created', schema: OrgSchema } },
+    async handler({ em, principal, body }) {
+      const builder = requireBuilder(principal);
+      const org = await em.transactional((tx) => createOrgWithOwner(tx, body.name, builder.builderId));
+      return { status: 201, body: orgView(org) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/orgs',
+    operationId: 'listOrgs',
+    summary: 'List the orgs the signed-in builder belongs to',
+    tags: ['Orgs'],
+    auth: ['bearer'],
+    responses: { 200: { description: 'Orgs', schema: Type.Array(OrgSchema) } },
+    async handler({ em, principal }) {
+      const builder = requireBuilder(principal);
+      const memberships = await em.find(OrgMembershipSchema, { builderId: builder.builderId });
+      const orgs = await em.find(
+        OrgEntity,
+        { id: { $in: memberships.map((membership) => membership.orgId) } },
+        { orderBy: { createTime: 'asc', id: 'asc' } },
+      );
+      return { status: 200, body: orgs.map(orgView) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/orgs/{orgId}',
+    operationId: 'getOrg',
+    summary: 'Get an org the signed-in builder belongs to',
+    tags: ['Orgs'],
+    auth: ['bearer'],
+    params: OrgParams,
+    responses: { 200: { description: 'The org', schema: OrgSchema } },
+    async handler({ em, principal, params }) {
+      const builder = requireBuilder(principal);
+      return { status: 200, body: orgView(await findMemberOrg(em, params.orgId, builder.builderId)) };
+    },
+  }),
+];

@@ -1,0 +1,87 @@
+import Type from 'typebox';
+import { defineRoute } from './route.js';
+import { ProjectPathParams } from '../schemas/common.js';
+import { CreateTopicBody, TopicParams, TopicSchema, UpdateTopicBody } from '../schemas/topics.js';
+import { TopicSchema as TopicEntity } from '../db/entities/notification.js';
+import { createTopic, findTopic, topicView, updateTopic } from '../domain/topics.js';
+
+export const topicRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/projects/{projectIdOrName}/topics',
+    operationId: 'createTopic',
+    summary: 'Create a notification topic',
+    tags: ['Notifications'],
+    auth: ['apiKey', 'bearer'],
+    params: ProjectPathParams,
+    body: CreateTopicBody,
+    responses: { 201: { description: 'Created', schema: TopicSchema } },
+    async handler({ em, project, body }) {
+      const topic = await em.transactional((tx) => createTopic(tx, project.id, body.name));
+      return { status: 201, body: topicView(topic) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/projects/{projectIdOrName}/topics',
+    operationId: 'listTopics',
+    summary: 'List notification topics',
+    tags: ['Notifications'],
+    auth: ['apiKey', 'bearer'],
+    params: ProjectPathParams,
+    responses: { 200: { description: 'Topics', schema: Type.Array(TopicSchema) } },
+    async handler({ em, project }) {
+      const topics = await em.find(
+        TopicEntity,
+        { projectId: project.id },
+        { orderBy: { createTime: 'asc', name: 'asc' } },
+      );
+      return { status: 200, body: topics.map(topicView) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/projects/{projectIdOrName}/topics/{topicId}',
+    operationId: 'getTopic',
+    summary: 'Get a notification topic',
+    tags: ['Notifications'],
+    auth: ['apiKey', 'bearer'],
+    params: TopicParams,
+    responses: { 200: { description: 'The topic', schema: TopicSchema } },
+    async handler({ em, project, params }) {
+      return { status: 200, body: topicView(await findTopic(em, project.id, params.topicId)) };
+    },
+  }),
+  defineRoute({
+    method: 'PATCH',
+    path: '/projects/{projectIdOrName}/topics/{topicId}',
+    operationId: 'updateTopic',
+    summary: 'Rename a notification topic',
+    tags: ['Notifications'],
+    auth: ['apiKey', 'bearer'],
+    params: TopicParams,
+    body: UpdateTopicBody,
+    responses: { 200: { description: 'The updated topic', schema: TopicSchema } },
+    async handler({ em, project, params, body }) {
+      const topic = await em.transactional(async (tx) =>
+        updateTopic(tx, await findTopic(tx, project.id, params.topicId), body.topic, body.updateMask),
+      );
+      return { status: 200, body: topicView(topic) };
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/projects/{projectIdOrName}/topics/{topicId}',
+    operationId: 'deleteTopic',
+    summary: 'Delete a notification topic and the routes through it',
+    tags: ['Notifications'],
+    auth: ['apiKey', 'bearer'],
+    params: TopicParams,
+    responses: { 204: { description: 'Deleted' } },
+    async handler({ em, project, params }) {
+      // The routes to and from the topic go with it (foreign keys cascade).
+      await em.remove(await findTopic(em, project.id, params.topicId)).flush();
+      return { status: 204 };
+    },
+  }),
+];

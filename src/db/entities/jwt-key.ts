@@ -1,0 +1,31 @@
+import { EntitySchema } from '@mikro-orm/core';
+import { timestamps, uuidColumn, uuidPrimaryKey } from '../columns.js';
+
+/**
+ * The public half of a key the builder's backend signs project bearer tokens with. Only public keys
+ * are stored, so nothing here is secret.
+ */
+export interface JwtKey {
+  id: string;
+  projectId: string;
+  label: string;
+  algorithm: 'RSA';
+  publicKeyPem: string;
+  active: boolean;
+  createTime: Date;
+  updateTime: Date;
+}
+
+export const JwtKeySchema = new EntitySchema<JwtKey>({
+  name: 'JwtKey',
+  tableName: 'jwt_keys',
+  properties: {
+    id: uuidPrimaryKey,
+    projectId: uuidColumn,
+    label: { type: 'string' },
+    algorithm: { type: 'string' },
+    publicKeyPem: { type: 'text' },
+    active: { type: 'boolean' },
+    ...timestamps,
+  },
+});

@@ -1,0 +1,124 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ProblemError } from '../api/problem.js';
+import type { NotificationEventView } from '../schemas/notifications.js';
+
+/**
+ * The project's outbox, newest first, with opaque cursors. The cursor carries the last row's
+ * create time to the microsecond and its id, so rows written in the same millisecond are neither
+ * repeated nor skipped.
+ */
+
+interface Cursor {
+  time: string;
+  id: string;
+}
+
+interface EventRow {
+  id: string;
+  project_id: string;
+  type: string;
+  data: Record<string, unknown>;
+  create_time: Date;
+  routed_time: Date | null;
+  cursor_time: string;
+}
+
+function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify([cursor.time, cursor.id])).toString('base64url');
+}
+
+const timestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function decodeCursor(token: string): Cursor {
+  try {
+    const [time, id] = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown[];
+    if (
+      typeof time === 'string' &&
+      timestampPattern.test(time) &&
+      typeof id === 'string' &&
+      uuidPattern.test(id)
+    )
+      return { time, id };
+  } catch {
+    // fall through to the problem below
+  }
+  throw ProblemError.invalid([
+    {
+      in: 'query',
+      name: 'pageToken',
+      value: token,
+      detail: 'pageToken is not a token this endpoint returned; start again without it',
+    },
+  ]);
+}
+
+export function eventView(row: {
+  id: string;
+  projectId: string;
+  type: string;
+  data: Record<string, unknown>;
+  createTime: Date;
+  routedTime?: Date | null;
+}): NotificationEventView {
+  return {
+    id: row.id,
+    projectId: row.projectId,
+    eventType: row.type,
+    data: row.data,
+    createTime: row.createTime.toISOString(),
+    ...(row.routedTime && { routedTime: row.routedTime.toISOString() }),
+  };
+}
+
+export interface EventPage {
+  results: NotificationEventView[];
+  pagination: { done: boolean; nextPageToken?: string };
+}
+
+export async function listEvents(
+  em: EntityManager,
+  projectId: string,
+  options: { eventType?: string; pageSize: number; pageToken?: string },
+): Promise<EventPage> {
+  const cursor = options.pageToken ? decodeCursor(options.pageToken) : undefined;
+  const conditions = ['project_id = ?'];
+  const params: unknown[] = [projectId];
+  if (options.eventType) {
+    conditions.push('type = ?');
+    params.push(options.eventType);
+  }
+  if (cursor) {
+    conditions.push('(create_time, id) < (?::timestamptz, ?::uuid)');
+    params.push(cursor.time, cursor.id);
+  }
+  // One row more than asked tells whether another page exists.
+  params.push(options.pageSize + 1);
+  const rows = await em.execute<EventRow[]>(
+    `select id, project_id, type, data, create_time, routed_time,
+            to_char(create_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_time
+       from events
+      where ${conditions.join(' and ')}
+      order by create_time desc, id desc
+      limit ?`,
+    params,
+  );
+  const page = rows.slice(0, options.pageSize);
+  const last = page.at(-1);
+  const done = rows.length <= options.pageSize || !last;
+  return {
+    results: page.map((row) =>
+      eventView({
+        id: row.id,
+        projectId: row.project_id,
+        type: row.type,
+        data: row.data,
+        createTime: new Date(row.create_time),
+        routedTime: row.routed_time && new Date(row.routed_time),
+      }),
+    ),
+    pagination: done
+      ? { done }
+      : { done, nextPageToken: encodeCursor({ time: last.cursor_time, id: last.id }) },
+  };
+}

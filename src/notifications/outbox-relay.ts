@@ -1,0 +1,208 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import pg from 'pg';
+import { config } from '../config.js';
+import { logger } from '../logger.js';
+import { transaction } from '../db/orm.js';
+import { NotificationEventSchema } from '../db/entities/event.js';
+import { temporalClient } from '../temporal/client.js';
+import { FerryProjectId } from '../temporal/search-attributes.js';
+import type { deliverNotificationWorkflow } from '../../workflows/notification.js';
+import { notificationWorkflowId } from './message.js';
+import { destinationsForEvent, type ClaimedEvent } from './routing.js';
+
+/**
+ * Moves committed outbox events to Temporal: claims unrouted events (`for update skip locked`, so
+ * several relays share the work), starts one delivery workflow per (event, destination), and marks
+ * the events routed in the same transaction. Events with no route are marked routed too: kept and
+ * listed, never delivered. A crash between starting workflows and committing only repeats starts,
+ * which the workflow ids make no-ops.
+ */
+
+export interface OutboxRelayOptions {
+  /** Poll interval when no notification wakes the relay. */
+  intervalMs?: number;
+  batchSize?: number;
+  taskQueue?: string;
+  /** LISTEN for the insert trigger's notifications; polling alone still works without it. */
+  listen?: boolean;
+  /**
+   * Relay only these projects' events. Tests use it so that parallel test processes, each with a
+   * task queue of its own, never take each other's events.
+   */
+  onlyProjects?: () => Iterable<string>;
+}
+
+export interface OutboxRelay {
+  /** Relays now instead of at the next poll. */
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+const CHANNEL = 'ferry_events';
+const LISTEN_RETRY_MS = 30_000;
+
+interface EventRow {
+  id: string;
+  project_id: string;
+  type: string;
+  subject_destination_id: string | null;
+}
+
+async function startDelivery(event: ClaimedEvent, destinationId: string, taskQueue: string): Promise<void> {
+  const client = await temporalClient();
+  try {
+    await client.workflow.start<typeof deliverNotificationWorkflow>('deliverNotificationWorkflow', {
+      taskQueue,
+      workflowId: notificationWorkflowId(event.id, destinationId),
+      args: [{ eventId: event.id, destinationId, projectId: event.projectId }],
+      // A finished delivery must not run again when a retried batch starts it a second time.
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: [{ key: FerryProjectId, value: event.projectId }],
+      memo: { eventType: event.type },
+    });
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}
+
+/** Relays one batch; returns how many events it claimed. */
+export async function relayBatch(
+  options: Pick<OutboxRelayOptions, 'batchSize' | 'taskQueue' | 'onlyProjects'> = {},
+): Promise<number> {
+  const batchSize = options.batchSize ?? 100;
+  const taskQueue = options.taskQueue ?? config().temporal.taskQueue;
+  const projects = options.onlyProjects && [...options.onlyProjects()];
+  if (projects && !projects.length) return 0;
+  return transaction(async (em: EntityManager) => {
+    const rows = await em.execute<EventRow[]>(
+      `select id, project_id, type, data->>'destinationId' as subject_destination_id
+         from events
+        where routed_time is null ${projects ? 'and project_id = any(?::uuid[])' : ''}
+        order by create_time, id
+        limit ?
+          for update skip locked`,
+      projects ? [`{${projects.join(',')}}`, batchSize] : [batchSize],
+    );
+    if (!rows.length) return 0;
+    for (const row of rows) {
+      const event: ClaimedEvent = {
+        id: row.id,
+        projectId: row.project_id,
+        type: row.type,
+        ...(row.subject_destination_id && { subjectDestinationId: row.subject_destination_id }),
+      };
+      const destinations = await destinationsForEvent(em, event);
+      await Promise.all(destinations.map((destinationId) => startDelivery(event, destinationId, taskQueue)));
+    }
+    await em.nativeUpdate(
+      NotificationEventSchema,
+      { id: { $in: rows.map((row) => row.id) } },
+      { routedTime: new Date() },
+    );
+    return rows.length;
+  });
+}
+
+/** A LISTEN connection that calls `onEvent` whenever events commit; reconnects lazily after errors. */
+class EventListener {
+  private client?: pg.Client;
+  private connecting?: Promise<void>;
+  /** After a failure, wait before connecting again rather than trying (and logging) on every poll. */
+  private retryAt = 0;
+
+  constructor(private readonly onEvent: () => void) {}
+
+  ensure(): void {
+    if (this.client || this.connecting || Date.now() < this.retryAt) return;
+    const client = new pg.Client({ connectionString: config().databaseUrl });
+    client.on('notification', () => this.onEvent());
+    client.on('error', (error) => {
+      logger.warn({ err: error }, 'outbox relay lost its LISTEN connection; polling until it reconnects');
+      this.drop(client);
+    });
+    this.connecting = client
+      .connect()
+      .then(() => client.query(`listen ${CHANNEL}`))
+      .then(() => {
+        this.client = client;
+      })
+      .catch((error) => {
+        logger.warn({ err: error }, 'outbox relay could not LISTEN; polling only');
+        this.drop(client);
+      })
+      .finally(() => {
+        this.connecting = undefined;
+      });
+  }
+
+  private drop(client: pg.Client): void {
+    if (this.client === client) this.client = undefined;
+    this.retryAt = Date.now() + LISTEN_RETRY_MS;
+    client.end().catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    await this.connecting;
+    if (this.client) await this.client.end().catch(() => undefined);
+    this.client = undefined;
+  }
+}
+
+export function startOutboxRelay(options: OutboxRelayOptions = {}): OutboxRelay {
+  const intervalMs = options.intervalMs ?? 500;
+  const batchSize = options.batchSize ?? 100;
+  let stopped = false;
+  let wakeUp: (() => void) | undefined;
+  let pendingWake = false;
+  const wake = () => {
+    pendingWake = true;
+    wakeUp?.();
+  };
+  const listener = options.listen === false ? undefined : new EventListener(wake);
+
+  const idle = () =>
+    new Promise<void>((resolve) => {
+      if (pendingWake || stopped) return resolve();
+      const timer = setTimeout(done, intervalMs);
+      function done() {
+        clearTimeout(timer);
+        wakeUp = undefined;
+        resolve();
+      }
+      wakeUp = done;
+    });
+
+  const loop = (async () => {
+    let failing = false;
+    while (!stopped) {
+      listener?.ensure();
+      pendingWake = false;
+      let claimed = 0;
+      try {
+        claimed = await relayBatch({
+          batchSize,
+          taskQueue: options.taskQueue,
+          onlyProjects: options.onlyProjects,
+        });
+        if (failing) logger.info('outbox relay recovered');
+        failing = false;
+      } catch (error) {
+        // Nothing was marked routed; the same events are claimed again next time.
+        if (!failing) logger.warn({ err: error }, 'outbox relay failed; retrying');
+        failing = true;
+      }
+      if (claimed < batchSize || failing) await idle();
+    }
+  })();
+
+  return {
+    wake,
+    async stop() {
+      stopped = true;
+      wakeUp?.();
+      await loop;
+      await listener?.close();
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import Type, { type Static } from 'typebox';
+import { DateTime, UpdateMask, Uuid } from './common.js';
+
+const Label = Type.String({ minLength: 1, maxLength: 200, description: 'A human-readable name.' });
+
+export const JwtKeySchema = Type.Object({
+  id: Uuid,
+  projectId: Uuid,
+  label: Type.String(),
+  algorithm: Type.Literal('RSA'),
+  publicKeyPem: Type.String({ description: 'The RSA public key, PEM-encoded.' }),
+  active: Type.Boolean({ description: 'Whether tokens signed with this key are accepted.' }),
+  createTime: DateTime,
+  updateTime: DateTime,
+});
+export type JwtKeyView = Static<typeof JwtKeySchema>;
+
+export const CreateJwtKeyBody = Type.Object(
+  {
+    label: Label,
+    algorithm: Type.Literal('RSA'),
+    publicKeyPem: Type.String({
+      minLength: 1,
+      maxLength: 20_000,
+      description: 'An RSA public key of at least 2048 bits (`-----BEGIN PUBLIC KEY-----`).',
+    }),
+    active: Type.Optional(Type.Boolean({ default: true })),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdateJwtKeyBody = Type.Object(
+  {
+    updateMask: UpdateMask,
+    jwtKey: Type.Object(
+      { label: Type.Optional(Label), active: Type.Optional(Type.Boolean()) },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const JwtKeyListQuery = Type.Object({
+  active: Type.Optional(
+    Type.Boolean({ default: false, description: 'true returns only active keys; false returns all.' }),
+  ),
+});
+
+export const JwtKeyParams = Type.Object({
+  projectIdOrName: Type.String({ minLength: 1 }),
+  keyId: Type.String({ minLength: 1, description: 'The JWT key ID.' }),
+});

@@ -1,0 +1,76 @@
+import Type, { type Static } from 'typebox';
+import { eventTypes } from '../domain/events.js';
+import { DateTime, PaginationQuery, Uuid } from './common.js';
+
+export const EventTypeSchema = Type.Enum([...eventTypes], {
+  description: 'A notification event type (spec: Events).',
+});
+
+/** The spec's notification event-topic route. */
+export const EventTopicRouteSchema = Type.Object({
+  id: Uuid,
+  eventType: Type.String(),
+  topicId: Uuid,
+  projectId: Uuid,
+  createTime: DateTime,
+  updateTime: DateTime,
+});
+export type EventTopicRouteView = Static<typeof EventTopicRouteSchema>;
+
+export const CreateEventTopicRouteBody = Type.Object(
+  { eventType: EventTypeSchema, topicId: Uuid },
+  { additionalProperties: false },
+);
+
+export const EventTopicRouteQuery = Type.Object({
+  topicId: Type.Optional(Uuid),
+  eventType: Type.Optional(EventTypeSchema),
+});
+
+export const EventTopicRouteParams = Type.Object({
+  projectIdOrName: Type.String({ minLength: 1 }),
+  routeId: Type.String({ minLength: 1, description: 'The route ID.' }),
+});
+
+export const TopicDestinationRouteSchema = Type.Object({
+  id: Uuid,
+  projectId: Uuid,
+  topicId: Uuid,
+  destinationId: Uuid,
+  createTime: DateTime,
+  updateTime: DateTime,
+});
+export type TopicDestinationRouteView = Static<typeof TopicDestinationRouteSchema>;
+
+export const CreateTopicDestinationRouteBody = Type.Object(
+  { topicId: Uuid, destinationId: Uuid },
+  { additionalProperties: false },
+);
+
+export const TopicDestinationRouteQuery = Type.Object({
+  topicId: Type.Optional(Uuid),
+  destinationId: Type.Optional(Uuid),
+});
+
+export const TopicDestinationRouteParams = EventTopicRouteParams;
+
+/** An outbox event as the events list shows it. */
+export const NotificationEventSchema = Type.Object({
+  id: Uuid,
+  projectId: Uuid,
+  eventType: Type.String(),
+  data: Type.Record(Type.String(), Type.Unknown(), { description: 'The payload delivered as `data`.' }),
+  createTime: DateTime,
+  routedTime: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: 'When the event was matched against the routes; absent while it waits.',
+    }),
+  ),
+});
+export type NotificationEventView = Static<typeof NotificationEventSchema>;
+
+export const EventListQuery = Type.Object({
+  eventType: Type.Optional(EventTypeSchema),
+  ...PaginationQuery.properties,
+});

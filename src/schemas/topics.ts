@@ -1,0 +1,33 @@
+import Type, { type Static } from 'typebox';
+import { DateTime, UpdateMask, Uuid } from './common.js';
+
+const TopicName = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: '^\\S(.*\\S)?$',
+  description: 'Unique within the project; no leading or trailing spaces.',
+});
+
+export const TopicSchema = Type.Object({
+  id: Uuid,
+  projectId: Uuid,
+  name: Type.String(),
+  createTime: DateTime,
+  updateTime: DateTime,
+});
+export type TopicView = Static<typeof TopicSchema>;
+
+export const CreateTopicBody = Type.Object({ name: TopicName }, { additionalProperties: false });
+
+export const UpdateTopicBody = Type.Object(
+  {
+    updateMask: UpdateMask,
+    topic: Type.Object({ name: Type.Optional(TopicName) }, { additionalProperties: false }),
+  },
+  { additionalProperties: false },
+);
+
+export const TopicParams = Type.Object({
+  projectIdOrName: Type.String({ minLength: 1 }),
+  topicId: Type.String({ minLength: 1, description: 'The topic ID.' }),
+});

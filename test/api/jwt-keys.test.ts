@@ -1,0 +1,218 @@
+import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { SignJWT } from 'jose';
+import { createTestProject, request, startTestStack, type TestStack } from '../support/stack.js';
+
+let stack: TestStack;
+let base: string;
+
+const rsa = (modulusLength: number) => generateKeyPairSync('rsa', { modulusLength });
+let signing: { publicKey: KeyObject; privateKey: KeyObject };
+let stranger: { publicKey: KeyObject; privateKey: KeyObject };
+
+const pem = (key: KeyObject) => key.export({ type: 'spki', format: 'pem' }).toString();
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  base = `/projects/${stack.project.name}/jwt-keys`;
+  signing = rsa(2048);
+  stranger = rsa(2048);
+});
+afterAll(async () => stack.close());
+
+async function createKey(publicKeyPem = pem(signing.publicKey), label = 'backend') {
+  const created = await stack.api('POST', base, { body: { label, algorithm: 'RSA', publicKeyPem } });
+  expect(created.status).toBe(201);
+  return created.body;
+}
+
+function expectPemIssue(response: { status: number; body: any }, detail: RegExp) {
+  expect(response.status).toBe(400);
+  expect(response.body.title).toBe('Bad Request');
+  expect(response.body.issues).toEqual([
+    expect.objectContaining({ in: 'body', name: 'publicKeyPem', detail: expect.stringMatching(detail) }),
+  ]);
+}
+
+/** A token as a builder's backend would mint it. */
+async function mint(
+  keyId: string,
+  options: { privateKey?: KeyObject; expiresAt?: number | null; subject?: string; alg?: string } = {},
+) {
+  const jwt = new SignJWT({ scope: 'ui' })
+    .setProtectedHeader({ alg: options.alg ?? 'RS256', kid: keyId })
+    .setIssuedAt()
+    .setSubject(options.subject ?? 'consumer-42');
+  if (options.expiresAt !== null)
+    jwt.setExpirationTime(options.expiresAt ?? Math.floor(Date.now() / 1000) + 300);
+  return jwt.sign(options.privateKey ?? signing.privateKey);
+}
+
+const withBearer = (token: string, path = `/projects/${stack.project.id}/topics`) =>
+  request('GET', `${stack.urls.api}${path}`, { bearer: token });
+
+describe('JWT keys', () => {
+  it('creates, lists, gets, updates and deletes a key', async () => {
+    const key = await createKey();
+    expect(key).toMatchObject({
+      projectId: stack.project.id,
+      label: 'backend',
+      algorithm: 'RSA',
+      active: true,
+      publicKeyPem: pem(signing.publicKey),
+    });
+    expect((await stack.api('GET', `${base}/${key.id}`)).body).toEqual(key);
+
+    const patched = await stack.api('PATCH', `${base}/${key.id}`, {
+      body: { updateMask: ['label', 'active'], jwtKey: { label: 'old backend', active: false } },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ label: 'old backend', active: false });
+
+    const other = await createKey(pem(stranger.publicKey), 'other');
+    const all = await stack.api('GET', base);
+    expect(all.body.map((listed: any) => listed.id)).toEqual(expect.arrayContaining([key.id, other.id]));
+    const explicitAll = await stack.api('GET', `${base}?active=false`);
+    expect(explicitAll.body).toHaveLength(all.body.length);
+    const active = await stack.api('GET', `${base}?active=true`);
+    expect(active.body.map((listed: any) => listed.id)).toContain(other.id);
+    expect(active.body.map((listed: any) => listed.id)).not.toContain(key.id);
+
+    expect((await stack.api('DELETE', `${base}/${key.id}`)).status).toBe(204);
+    expect((await stack.api('GET', `${base}/${key.id}`)).status).toBe(404);
+    expect((await stack.api('DELETE', `${base}/${key.id}`)).status).toBe(404);
+  });
+
+  it('accepts only RSA public keys of at least 2048 bits', async () => {
+    const post = (publicKeyPem: string, algorithm = 'RSA') =>
+      stack.api('POST', base, { body: { label: 'x', algorithm, publicKeyPem } });
+    expectPemIssue(await post('not a key'), /not a PEM-encoded public key/);
+    expectPemIssue(
+      await post('-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n'),
+      /not a PEM-encoded public key/,
+    );
+    const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    expectPemIssue(await post(pem(ec.publicKey)), /must be an RSA key; this is an ec key/);
+    expectPemIssue(await post(pem(rsa(1024).publicKey)), /at least 2048 bits; this key has 1024/);
+    const privatePem = signing.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const leaked = await post(privatePem);
+    expectPemIssue(leaked, /is a private key/);
+    expect(JSON.stringify(leaked.body)).not.toContain(privatePem.split('\n')[1]);
+
+    const wrongAlgorithm = await post(pem(signing.publicKey), 'EC');
+    expect(wrongAlgorithm.status).toBe(400);
+    expect(wrongAlgorithm.body.issues[0]).toMatchObject({ in: 'body', name: 'algorithm' });
+    const noLabel = await stack.api('POST', base, {
+      body: { algorithm: 'RSA', publicKeyPem: pem(signing.publicKey) },
+    });
+    expect(noLabel.body.issues).toEqual([expect.objectContaining({ name: 'label' })]);
+    // PKCS#1 ("BEGIN RSA PUBLIC KEY") is an RSA public key too.
+    const pkcs1 = signing.publicKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+    expect((await post(pkcs1)).status).toBe(201);
+  });
+
+  it('answers a missing key or another project’s key with 404 Not Found and a remedy', async () => {
+    for (const keyId of [randomUUID(), 'not-a-uuid']) {
+      const missing = await stack.api('GET', `${base}/${keyId}`);
+      expect(missing.status).toBe(404);
+      expect(missing.body).toMatchObject({ title: 'Not Found', status: 404 });
+      expect(missing.body.remedy).toMatch(/key ID.*project ID/);
+    }
+    const other = await createTestProject();
+    const foreign = await request('POST', `${stack.urls.api}/projects/${other.id}/jwt-keys`, {
+      apiKey: other.apiKey,
+      body: { label: 'theirs', algorithm: 'RSA', publicKeyPem: pem(stranger.publicKey) },
+    });
+    expect(foreign.status).toBe(201);
+    const wrongProject = await stack.api('GET', `${base}/${foreign.body.id}`);
+    expect(wrongProject.status).toBe(404);
+    expect(wrongProject.body.remedy).toMatch(/key ID.*project ID/);
+    expect(
+      (
+        await stack.api('PATCH', `${base}/${foreign.body.id}`, {
+          body: { updateMask: ['active'], jwtKey: { active: false } },
+        })
+      ).status,
+    ).toBe(404);
+    expect((await stack.api('DELETE', `${base}/${foreign.body.id}`)).status).toBe(404);
+  });
+
+  it('validates updates and needs an API key', async () => {
+    const key = await createKey();
+    const readOnly = await stack.api('PATCH', `${base}/${key.id}`, {
+      body: { updateMask: ['publicKeyPem'], jwtKey: {} },
+    });
+    expect(readOnly.status).toBe(400);
+    expect(readOnly.body.issues[0]).toMatchObject({ name: 'updateMask', value: 'publicKeyPem' });
+    const notAllowed = await stack.api('PATCH', `${base}/${key.id}`, {
+      body: { updateMask: ['label'], jwtKey: { publicKeyPem: 'x' } },
+    });
+    expect(notAllowed.status).toBe(400);
+    expect((await request('GET', `${stack.urls.api}${base}`)).status).toBe(401);
+    // The spec lists only X-Api-Key for these endpoints.
+    const viaJwt = await withBearer(await mint(key.id), base);
+    expect(viaJwt.status).toBe(401);
+    expect(viaJwt.body.detail).toMatch(/X-Api-Key/);
+  });
+});
+
+describe('project bearer tokens signed with a JWT key', () => {
+  it('are accepted on the key’s project and nowhere else', async () => {
+    const key = await createKey();
+    const token = await mint(key.id);
+    const accepted = await withBearer(token);
+    expect(accepted.status).toBe(200);
+    const byName = await withBearer(token, `/projects/${stack.project.name}/notification-event-topic-routes`);
+    expect(byName.status).toBe(200);
+    const other = await createTestProject();
+    const elsewhere = await withBearer(token, `/projects/${other.id}/topics`);
+    expect(elsewhere.status).toBe(404);
+  });
+
+  it('tolerate 60 seconds of clock skew', async () => {
+    const key = await createKey();
+    const justExpired = await mint(key.id, { expiresAt: Math.floor(Date.now() / 1000) - 30 });
+    expect((await withBearer(justExpired)).status).toBe(200);
+  });
+
+  it('are refused with 401 and a clear reason when expired, unsigned by the key, unknown or inactive', async () => {
+    const key = await createKey();
+    const refusal = async (token: string, detail: RegExp) => {
+      const response = await withBearer(token);
+      expect(response.status).toBe(401);
+      expect(response.headers.get('content-type')).toContain('application/problem+json');
+      expect(response.body).toMatchObject({ title: 'Unauthorized', detail: expect.stringMatching(detail) });
+    };
+    await refusal(await mint(key.id, { expiresAt: Math.floor(Date.now() / 1000) - 120 }), /expired/);
+    await refusal(await mint(key.id, { expiresAt: null }), /"exp"/);
+    await refusal(await mint(key.id, { privateKey: stranger.privateKey }), /signature does not match/);
+    await refusal(await mint(randomUUID()), /names no JWT key/);
+    await refusal(await mint('my-key'), /names no JWT key/);
+    const noKid = await new SignJWT({})
+      .setProtectedHeader({ alg: 'RS256' })
+      .setExpirationTime('5m')
+      .sign(signing.privateKey);
+    await refusal(noKid, /no "kid"/);
+    await refusal(await mint(key.id, { alg: 'RS512' }), /bearer token is not valid/);
+
+    await stack.api('PATCH', `${base}/${key.id}`, {
+      body: { updateMask: ['active'], jwtKey: { active: false } },
+    });
+    await refusal(await mint(key.id), /inactive/);
+    await stack.api('PATCH', `${base}/${key.id}`, {
+      body: { updateMask: ['active'], jwtKey: { active: true } },
+    });
+    expect((await withBearer(await mint(key.id))).status).toBe(200);
+    await stack.api('DELETE', `${base}/${key.id}`);
+    await refusal(await mint(key.id), /names no JWT key/);
+  });
+
+  it('do not open the org endpoints, which need a builder', async () => {
+    const key = await createKey();
+    const response = await request('GET', `${stack.urls.api}/orgs/${stack.project.orgId}/invites`, {
+      bearer: await mint(key.id),
+    });
+    expect(response.status).toBe(401);
+    expect(response.body.detail).toMatch(/builder/);
+  });
+});

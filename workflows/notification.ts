@@ -1,0 +1,42 @@
+import { log, proxyActivities, sleep } from '@temporalio/workflow';
+import type * as activities from '../activities/notifications.js';
+
+export interface NotificationDeliveryInput {
+  eventId: string;
+  destinationId: string;
+  projectId: string;
+}
+
+export interface NotificationDeliveryResult {
+  outcome: 'delivered' | 'failed' | 'destination-disabled' | 'retries-exhausted';
+  attempts: number;
+  error?: string;
+}
+
+// HTTP failures come back as results; these retries only cover the activity itself failing (database down, worker lost).
+const { deliverNotificationAttempt } = proxyActivities<typeof activities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '5 minutes', maximumAttempts: 20 },
+});
+
+/**
+ * Delivers one notification event to one destination (workflow id `notification/<eventId>/<destinationId>`):
+ * attempt, and on a retryable failure wait out the retry schedule with a durable timer, so even a
+ * ten-hour wait survives restarts. Stops once delivered, on a failure no retry can fix, or when the
+ * destination is disabled.
+ */
+export async function deliverNotificationWorkflow(
+  input: NotificationDeliveryInput,
+): Promise<NotificationDeliveryResult> {
+  for (let attempt = 1; ; attempt++) {
+    const result = await deliverNotificationAttempt({ ...input, attempt });
+    if (result.delivered) return { outcome: 'delivered', attempts: attempt };
+    if (result.disabled) return { outcome: 'destination-disabled', attempts: attempt, error: result.error };
+    if (!result.retryable) return { outcome: 'failed', attempts: attempt, error: result.error };
+    if (result.nextAttemptInMs === undefined) {
+      return { outcome: 'retries-exhausted', attempts: attempt, error: result.error };
+    }
+    log.info('notification delivery failed; retrying', { attempt, delayMs: result.nextAttemptInMs });
+    await sleep(result.nextAttemptInMs);
+  }
+}
