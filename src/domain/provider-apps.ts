@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { isUuid } from '../api/auth.js';
+import { ProblemError } from '../api/problem.js';
+import { decryptSecret, encryptSecret } from '../crypto/secrets.js';
+import { ConnectionSchema, ProviderAppSchema, type ProviderApp } from '../db/entities/connection.js';
+import { getProvider, type Provider } from '../providers/catalog/index.js';
+import type { ProviderOAuth2Opts } from '../schemas/provider.js';
+import type {
+  CreateProviderAppInput,
+  ProviderAppView,
+  UpdateProviderAppInput,
+} from '../schemas/provider-apps.js';
+import { applyUpdateMask } from './update-mask.js';
+
+/** A catalog provider that authenticates with OAuth 2.0, with its options. */
+export type OAuth2Provider = Provider & { oauth2Opts: ProviderOAuth2Opts };
+
+/** The catalog entry of `name`, refused with a 400 naming `field` unless it is an OAuth 2.0 provider. */
+export function requireOAuth2Provider(name: string, field = 'provider'): OAuth2Provider {
+  const provider = getProvider(name);
+  if (!provider) {
+    throw ProblemError.invalid([
+      { in: 'body', name: field, value: name, detail: `"${name}" is not a provider in Ferry’s catalog` },
+    ]);
+  }
+  if (provider.authType !== 'oauth2' || !provider.oauth2Opts) {
+    throw ProblemError.invalid([
+      {
+        in: 'body',
+        name: field,
+        value: name,
+        detail: `"${name}" authenticates with ${provider.authType}, not OAuth 2.0; provider apps and OAuth flows are for oauth2 providers`,
+      },
+    ]);
+  }
+  return provider as OAuth2Provider;
+}
+
+/** A flat list is one group of scopes; empty strings and repeats are dropped. */
+export function normaliseScopes(scopes: string[] | string[][] | undefined): string[][] {
+  if (!scopes || scopes.length === 0) return [];
+  const groups = (typeof scopes[0] === 'string' ? [scopes as string[]] : (scopes as string[][])).map(
+    (group) => [...new Set(group.filter(Boolean))],
+  );
+  return groups.filter((group) => group.length > 0);
+}
+
+export function providerAppView(app: ProviderApp): ProviderAppView {
+  return {
+    id: app.id,
+    projectId: app.projectId,
+    provider: app.provider,
+    ...(app.externalRef && { externalRef: app.externalRef }),
+    clientId: app.clientId,
+    scopes: app.scopes,
+    metadata: app.metadata,
+    createTime: app.createTime.toISOString(),
+    updateTime: app.updateTime.toISOString(),
+  };
+}
+
+export function providerAppSecret(app: ProviderApp): string {
+  return decryptSecret(app.clientSecretEncrypted);
+}
+
+export async function createProviderApp(
+  em: EntityManager,
+  projectId: string,
+  input: CreateProviderAppInput,
+): Promise<ProviderApp> {
+  requireOAuth2Provider(input.provider);
+  const now = new Date();
+  const app = em.create(ProviderAppSchema, {
+    id: randomUUID(),
+    projectId,
+    provider: input.provider,
+    externalRef: input.externalRef,
+    clientId: input.clientId,
+    clientSecretEncrypted: encryptSecret(input.clientSecret),
+    scopes: normaliseScopes(input.scopes),
+    metadata: input.metadata ?? {},
+    createTime: now,
+    updateTime: now,
+  });
+  em.persist(app);
+  return app;
+}
+
+export async function findProviderApp(
+  em: EntityManager,
+  projectId: string,
+  id: string,
+): Promise<ProviderApp> {
+  const app = isUuid(id) ? await em.findOne(ProviderAppSchema, { id, projectId }) : null;
+  if (!app)
+    throw ProblemError.notFound(
+      `Provider app "${id}" was not found.`,
+      'Check the provider app ID and the project ID.',
+    );
+  return app;
+}
+
+export function listProviderApps(em: EntityManager, projectId: string): Promise<ProviderApp[]> {
+  return em.find(ProviderAppSchema, { projectId }, { orderBy: { createTime: 'asc', id: 'asc' } });
+}
+
+/** The project's default app for a provider: the first one created for it. */
+export function defaultProviderApp(
+  em: EntityManager,
+  projectId: string,
+  provider: string,
+): Promise<ProviderApp | null> {
+  return em.findOne(
+    ProviderAppSchema,
+    { projectId, provider },
+    { orderBy: { createTime: 'asc', id: 'asc' } },
+  );
+}
+
+const updatableFields = ['clientId', 'clientSecret', 'externalRef', 'scopes', 'metadata'] as const;
+
+export function updateProviderApp(app: ProviderApp, input: UpdateProviderAppInput): void {
+  const draft: Partial<Record<(typeof updatableFields)[number], unknown>> = {};
+  applyUpdateMask(draft, input.providerApp, input.updateMask, updatableFields, 'providerApp');
+  if (draft.clientId !== undefined) app.clientId = draft.clientId as string;
+  if (draft.clientSecret !== undefined)
+    app.clientSecretEncrypted = encryptSecret(draft.clientSecret as string);
+  if (draft.externalRef !== undefined) app.externalRef = draft.externalRef as string;
+  if (draft.scopes !== undefined) app.scopes = normaliseScopes(draft.scopes as string[] | string[][]);
+  if (draft.metadata !== undefined) app.metadata = draft.metadata as Record<string, unknown>;
+}
+
+/** Refused while a connection refreshes its tokens with this app: deleting it would break them. */
+export async function deleteProviderApp(em: EntityManager, app: ProviderApp): Promise<void> {
+  const users = await em.count(ConnectionSchema, { providerAppId: app.id });
+  if (users > 0) {
+    throw ProblemError.conflict(
+      `Provider app "${app.id}" is used by ${users} connection${users === 1 ? '' : 's'}; delete ${users === 1 ? 'it' : 'them'} first.`,
+    );
+  }
+  em.remove(app);
+}

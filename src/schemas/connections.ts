@@ -1,0 +1,206 @@
+import Type, { type Static } from 'typebox';
+import { DateTime, ProjectPathParams, UpdateMask, Uuid } from './common.js';
+import { ProviderAppSchema } from './provider-apps.js';
+
+export const GroupSchema = Type.Object({
+  groupRef: Type.String({ description: 'The builder’s id of the customer organisation or workspace.' }),
+  groupName: Type.String(),
+  projectId: Uuid,
+  createTime: DateTime,
+  updateTime: DateTime,
+});
+export type GroupView = Static<typeof GroupSchema>;
+
+export const ConsumerSchema = Type.Object({
+  consumerRef: Type.String({ description: 'The builder’s id of the user whose credentials are used.' }),
+  consumerName: Type.String(),
+  projectId: Uuid,
+  createTime: DateTime,
+  updateTime: DateTime,
+});
+export type ConsumerView = Static<typeof ConsumerSchema>;
+
+export const GroupRef = Type.String({ minLength: 1, maxLength: 255 });
+export const ConsumerRef = Type.String({ minLength: 1, maxLength: 255 });
+const DisplayName = Type.String({ minLength: 1, maxLength: 255 });
+
+/** Workspace values end up in provider host names (`{{.workspace}}.my.salesforce.com`): no `/`, `@`, `:`. */
+export const ProviderWorkspaceRef = Type.String({
+  minLength: 1,
+  maxLength: 253,
+  pattern: '^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$',
+  description: 'The provider workspace (tenant, subdomain) identifier.',
+});
+
+export const ProviderMetadataEntry = Type.Object(
+  {
+    value: Type.String({ maxLength: 2000 }),
+    source: Type.Optional(
+      Type.String({ maxLength: 100, description: 'Where the value came from: input, token...' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ProviderMetadataInput = Type.Record(
+  Type.String({ minLength: 1, maxLength: 100 }),
+  Type.Union([Type.String({ maxLength: 2000 }), ProviderMetadataEntry]),
+  {
+    description: 'Provider-specific values, name to `{value, source}` (a bare string is taken as the value).',
+  },
+);
+export type ProviderMetadataInputValue = Static<typeof ProviderMetadataInput>;
+
+const StoredMetadataEntry = Type.Object({ value: Type.String(), source: Type.String() });
+export type ProviderMetadata = Record<string, Static<typeof StoredMetadataEntry>>;
+
+const TokenSchema = Type.Object({
+  token: Type.String(),
+  issuedAt: Type.Optional(DateTime),
+  expiresAt: Type.Optional(DateTime),
+});
+
+export const ConnectionSchema = Type.Object({
+  id: Uuid,
+  projectId: Uuid,
+  provider: Type.String(),
+  group: GroupSchema,
+  consumer: ConsumerSchema,
+  providerApp: Type.Optional(ProviderAppSchema),
+  providerWorkspaceRef: Type.Optional(Type.String()),
+  providerConsumerRef: Type.Optional(Type.String()),
+  authScheme: Type.String({
+    description: '`oauth2/authorizationCode`, `oauth2/clientCredentials`, `apiKey` or `basic`.',
+  }),
+  status: Type.String({
+    description:
+      '`working`; `bad_credentials` once the provider refused the credentials (re-authorize with `:oauth-update`).',
+  }),
+  oauth2AuthorizationCode: Type.Optional(
+    Type.Object(
+      {
+        accessToken: Type.Optional(TokenSchema),
+        refreshToken: Type.Optional(TokenSchema),
+        scopes: Type.Array(Type.String()),
+      },
+      {
+        description:
+          'Only `scopes` unless `includeCreds=true`; the refresh token needs `includeRefreshToken=true`.',
+      },
+    ),
+  ),
+  oauth2ClientCredentials: Type.Optional(
+    Type.Object({
+      clientId: Type.Optional(Type.String()),
+      clientSecret: Type.Optional(Type.String()),
+      accessToken: Type.Optional(TokenSchema),
+      scopes: Type.Array(Type.String()),
+    }),
+  ),
+  apiKey: Type.Optional(Type.String({ description: 'Only with `includeCreds=true`.' })),
+  basicAuth: Type.Optional(
+    Type.Object(
+      { username: Type.String(), password: Type.String() },
+      { description: 'Only with `includeCreds=true`.' },
+    ),
+  ),
+  providerMetadata: Type.Record(Type.String(), StoredMetadataEntry),
+  createTime: DateTime,
+  updateTime: DateTime,
+});
+export type ConnectionView = Static<typeof ConnectionSchema>;
+
+export const ConnectionParams = Type.Object({
+  ...ProjectPathParams.properties,
+  connectionId: Type.String({ minLength: 1, description: 'The connection ID.' }),
+});
+
+export const ListConnectionsQuery = Type.Object({
+  provider: Type.Optional(Type.String({ minLength: 1 })),
+  groupRef: Type.Optional(GroupRef),
+  consumerRef: Type.Optional(ConsumerRef),
+});
+
+export const GetConnectionQuery = Type.Object({
+  includeCreds: Type.Optional(
+    Type.Boolean({ default: false, description: 'Add the decrypted credentials.' }),
+  ),
+  includeRefreshToken: Type.Optional(
+    Type.Boolean({ default: false, description: 'With includeCreds, also the OAuth refresh token.' }),
+  ),
+  refresh: Type.Optional(
+    Type.Union([Type.Literal('ifExpired'), Type.Literal('force')], {
+      description: 'Refresh the OAuth access token first: when it is (nearly) expired, or always.',
+    }),
+  ),
+});
+
+export const UpdateConnectionBody = Type.Object(
+  {
+    updateMask: UpdateMask,
+    connection: Type.Object(
+      {
+        providerWorkspaceRef: Type.Optional(ProviderWorkspaceRef),
+        providerMetadata: Type.Optional(ProviderMetadataInput),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type UpdateConnectionInput = Static<typeof UpdateConnectionBody>;
+
+const TokenInput = Type.Union([
+  Type.String({ minLength: 1, maxLength: 8000 }),
+  Type.Object(
+    {
+      token: Type.String({ minLength: 1, maxLength: 8000 }),
+      issuedAt: Type.Optional(DateTime),
+      expiresAt: Type.Optional(DateTime),
+    },
+    { additionalProperties: false },
+  ),
+]);
+export type TokenInputValue = Static<typeof TokenInput>;
+
+const Scopes = Type.Array(Type.String({ minLength: 1, maxLength: 512 }), { maxItems: 500 });
+
+export const GenerateConnectionBody = Type.Object(
+  {
+    provider: Type.String({ minLength: 1 }),
+    groupRef: GroupRef,
+    groupName: Type.Optional(DisplayName),
+    consumerRef: ConsumerRef,
+    consumerName: Type.Optional(DisplayName),
+    providerWorkspaceRef: Type.Optional(ProviderWorkspaceRef),
+    providerMetadata: Type.Optional(ProviderMetadataInput),
+    apiKey: Type.Optional(Type.String({ minLength: 1, maxLength: 8000 })),
+    basicAuth: Type.Optional(
+      Type.Object(
+        { username: Type.String({ maxLength: 1000 }), password: Type.String({ maxLength: 8000 }) },
+        { additionalProperties: false },
+      ),
+    ),
+    oauth2ClientCredentials: Type.Optional(
+      Type.Object(
+        {
+          clientId: Type.String({ minLength: 1, maxLength: 1000 }),
+          clientSecret: Type.String({ minLength: 1, maxLength: 4000 }),
+          scopes: Type.Optional(Scopes),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    oauth2AuthorizationCode: Type.Optional(
+      Type.Object(
+        { accessToken: TokenInput, refreshToken: Type.Optional(TokenInput), scopes: Type.Optional(Scopes) },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'Exactly one of apiKey, basicAuth, oauth2ClientCredentials, oauth2AuthorizationCode.',
+  },
+);
+export type GenerateConnectionInput = Static<typeof GenerateConnectionBody>;
