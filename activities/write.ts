@@ -1,0 +1,30 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import {
+  RetryableWriteError,
+  finishWrite,
+  writeOneRecord as writeRecord,
+  type AsyncWriteInput,
+  type WriteOutcome,
+} from '../src/domain/write.js';
+
+/** The asynchronous write's activities, thin over src/domain/write. */
+
+/** Writes one record; a failure worth retrying leaves as a retryable ApplicationFailure. */
+export async function writeOneRecord(input: AsyncWriteInput & { index: number }): Promise<WriteOutcome> {
+  try {
+    return await writeRecord(input);
+  } catch (error) {
+    if (error instanceof RetryableWriteError) {
+      throw ApplicationFailure.create({ message: error.message, type: 'WriteStepFailed' });
+    }
+    throw error;
+  }
+}
+
+/** Records the outcome and the `write.async.done` event, once. */
+export async function finishAsyncWrite(input: {
+  operationId: string;
+  outcomes: WriteOutcome[];
+}): Promise<void> {
+  await finishWrite({ ...input, notify: true });
+}

@@ -1,0 +1,285 @@
+/**
+ * The one interface Ferry's runtime speaks to SaaS providers through.
+ *
+ * A connector serves one connection (one customer's account at one provider). Get one with
+ * `connectorFor(target)`: providers with a deep connector (`src/providers/connectors/`) get it;
+ * every other catalog provider gets a `GenericConnector`, which can only proxy authenticated
+ * requests and throws `CapabilityNotSupportedError` from every record method.
+ *
+ * Rules every connector keeps, so callers can rely on them:
+ * - Every provider request goes through the shared HTTP layer (`src/providers/http.ts`): auth
+ *   injection, retries of 429/5xx with backoff, one forced credential refresh after a 401,
+ *   timeouts, and a `RequestLogEntry` per attempt to `options.onRequest` (never with secrets).
+ * - Failures are typed (`src/providers/errors.ts`): `CapabilityNotSupportedError` when the
+ *   provider cannot do what was asked, `ProviderError` when the provider (or the network) failed,
+ *   with `retryable` saying whether trying again later may succeed, `WebhookVerificationError`
+ *   for a webhook whose signature does not check out. `toProblem()` in errors.ts maps them to API
+ *   problems (422 unsupported, 404 unknown object, 502 provider failure with `retryable`).
+ * - Page tokens are opaque strings: store them and pass them back unchanged; they carry the query
+ *   they continue (object, window, fields), so resuming after a crash needs only the token.
+ * - Records are returned exactly as the provider sent them (`raw`); field selection, mapping and
+ *   lower-casing are the read pipeline's business.
+ */
+import type { RequestLogEntry, RetryPolicy } from './http.js';
+
+export type { ConnectionTarget } from './auth-material.js';
+export type { RequestLogEntry } from './http.js';
+
+/** Record change kinds, as Ferry names them (write types and subscription events). */
+export type RecordChangeType = 'create' | 'update' | 'delete';
+
+export interface ReadPageInput {
+  /** The provider's object name (`contacts`), never a mapped name. */
+  objectName: string;
+  /** Provider field names to fetch; all (or the provider's defaults) when absent. */
+  fields?: string[];
+  /** Only records modified at or after this instant (inclusive). Absent: from the beginning. */
+  since?: Date;
+  /** Only records modified before this instant (exclusive). Absent: up to now. */
+  until?: Date;
+  /** `nextPageToken` of the previous page; absent for the first page. */
+  pageToken?: string;
+  /** Wanted records per page; connectors may return fewer (provider maximum) but never more. */
+  pageSize: number;
+  /** Also return deletions as records with `deleted: true`, where the provider can list them. */
+  includeDeleted?: boolean;
+}
+
+export interface ProviderRecord {
+  /** The provider's record id. */
+  id: string;
+  /** When the provider last modified the record (ISO 8601), when it says. */
+  updatedAt?: string;
+  /** The record exactly as the provider sent it. */
+  raw: Record<string, unknown>;
+  /** Set on deletions listed because `includeDeleted` was asked for. */
+  deleted?: boolean;
+}
+
+export interface ReadPageResult {
+  records: ProviderRecord[];
+  /** Pass back as `pageToken` to get the next page; absent when `done`. */
+  nextPageToken?: string;
+  /** True when no page follows. A page may be empty and still not be the last. */
+  done: boolean;
+}
+
+export interface WriteInput {
+  /** The provider's object name. */
+  objectName: string;
+  type: RecordChangeType;
+  /** Required for update and delete (falls back to `record.id` for update). */
+  recordId?: string;
+  /** Field values for create and update, in the provider's field names. */
+  record?: Record<string, unknown>;
+  /** Provider-specific associations to create with the record (HubSpot's `associations` array). */
+  associations?: unknown[];
+}
+
+export interface WriteResult {
+  recordId: string;
+  /** The record as the provider returned it after the write; absent for deletes. */
+  data?: Record<string, unknown>;
+}
+
+/**
+ * Ferry's value types, shared by metadata (`valueType`) and custom-field definitions.
+ * `other` covers provider types with no portable meaning (JSON, coordinates, files...).
+ */
+export const valueTypes = [
+  'string',
+  'boolean',
+  'int',
+  'float',
+  'date',
+  'datetime',
+  'singleSelect',
+  'multiSelect',
+  'other',
+] as const;
+export type ValueType = (typeof valueTypes)[number];
+
+/** One field of a provider object: the spec's `allFieldsMetadata` entry. */
+export interface FieldMetadata {
+  fieldName: string;
+  displayName: string;
+  valueType: ValueType;
+  /** The provider's own type name (`picklist`, `enumeration`, `phone_number`...). */
+  providerType: string;
+  readOnly: boolean;
+  isCustom: boolean;
+  isRequired: boolean;
+  /** Allowed values of select fields. */
+  values?: { value: string; displayValue: string }[];
+}
+
+/** The spec's Object metadata, keyed by provider field name. */
+export interface ObjectMetadata {
+  /** The provider's object name. */
+  name: string;
+  displayName?: string;
+  fields: Record<string, FieldMetadata>;
+}
+
+/** Value types a custom field can be created with (`other` describes, it does not create). */
+export type CustomFieldValueType = Exclude<ValueType, 'other'>;
+
+/** The spec's "Custom field definition": a field to create, or to update when it exists. */
+export interface CustomFieldDefinition {
+  fieldName: string;
+  displayName: string;
+  description?: string;
+  valueType: CustomFieldValueType;
+  required?: boolean;
+  /** Values must be unique across records. */
+  unique?: boolean;
+  stringOptions?: {
+    /** Maximum length. */
+    length?: number;
+    defaultValue?: string;
+    /** Allowed values; for `singleSelect`/`multiSelect`, or a `string` with `valuesRestricted`. */
+    values?: string[];
+    /** True: only `values` are accepted (a `string` field then becomes a single select). */
+    valuesRestricted?: boolean;
+  };
+  numericOptions?: { precision?: number; scale?: number; min?: number; max?: number; defaultValue?: number };
+}
+
+/** What happened to one custom field; options the provider cannot honour are named in `warnings`. */
+export interface CustomFieldUpsertResult {
+  fieldName: string;
+  action: 'create' | 'update' | 'none';
+  /** The field as the provider now describes it. */
+  metadata?: FieldMetadata;
+  warnings?: string[];
+}
+
+export interface UpsertCustomFieldsResult {
+  /** Keyed by field name. */
+  fields: Record<string, CustomFieldUpsertResult>;
+}
+
+export interface SubscribeInput {
+  /** The provider's object name. */
+  objectName: string;
+  events: RecordChangeType[];
+  /** Where the provider should POST events (Ferry's public webhook URL for this subscription). */
+  webhookUrl: string;
+}
+
+export interface Subscription {
+  /** The provider's id of the subscription; keep it to update or delete it. */
+  subscriptionId: string;
+  /** Signing secret the provider issued, when it issues one; pass it to `verifyWebhook`. Store encrypted. */
+  secret?: string;
+}
+
+/** One record change a provider told Ferry about, in Ferry's terms plus the original event. */
+export interface IncomingProviderEvent {
+  /** The provider's event id, for de-duplication of redeliveries. */
+  eventId?: string;
+  eventType: RecordChangeType | 'other';
+  /** The provider's own name of the event (`contacts.updated`). */
+  providerEventType: string;
+  objectName: string;
+  recordId: string;
+  /** The record after the change (absent for deletes, or when the provider sends only ids). */
+  record?: Record<string, unknown>;
+  /** Fields whose value changed, for updates, when the provider says. */
+  fieldsUpdated?: string[];
+  occurredAt?: string;
+  /** The event exactly as received. */
+  rawEvent: Record<string, unknown>;
+}
+
+export interface CountInput {
+  objectName: string;
+  since?: Date;
+  until?: Date;
+}
+
+/** A request to send to the provider as-is, authenticated (the proxy feature). */
+export interface ProxyRequest {
+  method: string;
+  /** Path relative to the provider's base URL (`/crm/v3/objects/contacts`), with its query string. */
+  path: string;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array;
+}
+
+export interface ProxyResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Uint8Array;
+}
+
+/** What a connector can do; the API checks these to answer 422 before calling anything. */
+export interface ConnectorCapabilities {
+  read: boolean;
+  write: boolean;
+  delete: boolean;
+  objectMetadata: boolean;
+  customFields: boolean;
+  subscribe: boolean;
+  count: boolean;
+  proxy: boolean;
+}
+export type Capability = keyof ConnectorCapabilities;
+
+export interface Connector {
+  /** The catalog name of the provider this connector talks to. */
+  readonly provider: string;
+  readonly capabilities: Readonly<ConnectorCapabilities>;
+
+  /** One page of records modified in [since, until), oldest first where the provider can sort. */
+  readPage(input: ReadPageInput): Promise<ReadPageResult>;
+
+  /** Creates, updates or deletes one record. */
+  write(input: WriteInput): Promise<WriteResult>;
+
+  /**
+   * Describes an object's fields. Throws `ProviderError` with status 404 (`isNotFound`) when the
+   * provider has no such object.
+   */
+  listObjectMetadata(objectName: string): Promise<ObjectMetadata>;
+
+  /** Creates each custom field, or updates it when it exists. Definitions are already validated. */
+  upsertCustomFields(objectName: string, fields: CustomFieldDefinition[]): Promise<UpsertCustomFieldsResult>;
+
+  /** Asks the provider to send record changes of one object to `webhookUrl`. */
+  subscribe(input: SubscribeInput): Promise<Subscription>;
+  /** Changes an existing subscription's events or URL. */
+  updateSubscription(subscriptionId: string, input: SubscribeInput): Promise<Subscription>;
+  /** Removes a subscription; an already missing one counts as removed. */
+  deleteSubscription(subscriptionId: string): Promise<void>;
+
+  /**
+   * Checks a webhook delivery against the subscription's secret and translates it.
+   * Throws `WebhookVerificationError` when the signature is missing, wrong or too old.
+   * Synchronous and free of I/O, so a webhook endpoint can answer at once.
+   */
+  verifyWebhook(
+    headers: Record<string, string | string[] | undefined>,
+    rawBody: string | Buffer,
+    secret: string,
+  ): IncomingProviderEvent[];
+
+  /** How many records a read of [since, until) would return; undefined when the provider cannot say. */
+  estimateCount(input: CountInput): Promise<number | undefined>;
+
+  /** Sends one request with the connection's credentials (same retries, refresh and logging). */
+  proxy(request: ProxyRequest): Promise<ProxyResponse>;
+}
+
+export interface ConnectorOptions {
+  /** Called once per HTTP attempt, with secrets already removed; for operation logs (`details.request`). */
+  onRequest?: (entry: RequestLogEntry) => void;
+  /** Replaces the catalog's base URL (tests point a connector at a local fake provider). */
+  baseUrl?: string;
+  /** Retry and timeout settings of the HTTP layer; tests shorten the delays. */
+  retry?: RetryPolicy;
+  /** Per-attempt timeout in milliseconds (default 30 s). */
+  timeoutMs?: number;
+}
+
+export { connectorFor, hasDeepConnector } from './connectors/index.js';

@@ -1,0 +1,485 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent, request, type Dispatcher } from 'undici';
+import { config } from '../config.js';
+import type { AuthMaterial, ConnectionTarget } from './auth-material.js';
+import { renderProviderTemplate, SANDBOX_URL_VARIABLE, type Provider } from './catalog/index.js';
+import { ConnectionSetupError, ProviderError } from './errors.js';
+
+/**
+ * The one way connectors talk HTTP to providers. Per request it:
+ * - resolves the provider's base URL template (`{{.workspace}}`, `{{.sandboxURL}}`...);
+ * - injects credentials from `target.auth()` the way the catalog says (OAuth 2 bearer, API key
+ *   header or query parameter, Basic, API key as Basic, custom headers);
+ * - retries 429 (after `Retry-After`, seconds or HTTP date) and, for idempotent requests, 5xx
+ *   and network failures, with exponential backoff and jitter, a bounded number of times;
+ * - after a 401, asks `target.auth({ forceRefresh: true })` once and tries again;
+ * - bounds every attempt with a timeout;
+ * - reports every attempt to `onRequest` with secrets removed from the URL and error text.
+ *
+ * Non-idempotent requests (POST, PATCH) are retried only after a 429, or when the connection was
+ * refused, because a 5xx or a timeout may have come after the provider applied the change.
+ */
+
+export interface RequestLogEntry {
+  method: string;
+  /** The URL with credentials removed (query secrets and user info replaced by `[redacted]`). */
+  url: string;
+  /** The provider's HTTP status; absent when no answer came (network failure, timeout). */
+  status?: number;
+  durationMs: number;
+  /** 1 for the first try of a request, 2 for the first retry... */
+  attempt: number;
+  /** What went wrong, secret-free: a network error, or the provider's status text. */
+  error?: string;
+  /** Set when another attempt follows after this many milliseconds. */
+  retryInMs?: number;
+}
+
+export interface RetryPolicy {
+  /** Attempts per request including the first (the 401 refresh retry comes on top). Default 4. */
+  maxAttempts?: number;
+  /** First backoff delay; doubled per retry, with jitter. Default 500 ms. */
+  baseDelayMs?: number;
+  /** Ceiling of one backoff delay. Default 10 s. */
+  maxDelayMs?: number;
+  /** A longer `Retry-After` is not waited for: the request fails, retryable, with `retryAfterSeconds`. Default 30 s. */
+  maxRetryAfterMs?: number;
+}
+
+export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
+
+export interface ProviderHttpRequest {
+  method: HttpMethod;
+  /** A path appended to the base URL (`/crm/v3/objects/contacts`), or an absolute URL. */
+  path: string;
+  query?: Record<string, string | number | boolean | string[] | undefined>;
+  /** Sent as `application/json`. */
+  json?: unknown;
+  body?: string | Uint8Array;
+  headers?: Record<string, string>;
+  /** Overrides the method's idempotency, e.g. true for a search sent as POST. */
+  idempotent?: boolean;
+}
+
+export interface ProviderHttpResponse<T = unknown> {
+  status: number;
+  headers: Record<string, string>;
+  /** Parsed JSON when the body is JSON, the text otherwise, undefined when empty. */
+  body: T;
+  rawBody: Buffer;
+}
+
+export interface ProviderHttpOptions {
+  onRequest?: (entry: RequestLogEntry) => void;
+  /** Replaces the catalog base URL. */
+  baseUrl?: string;
+  retry?: RetryPolicy;
+  /** Per attempt, headers and body included. Default 30 s. */
+  timeoutMs?: number;
+  dispatcher?: Dispatcher;
+}
+
+const defaultRetry: Required<RetryPolicy> = {
+  maxAttempts: 4,
+  baseDelayMs: 500,
+  maxDelayMs: 10_000,
+  maxRetryAfterMs: 30_000,
+};
+
+const idempotentMethods = new Set<HttpMethod>(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
+
+/** Query parameter names that carry credentials at one provider or another. */
+const secretQueryNames = new Set([
+  'access_token',
+  'api_key',
+  'apikey',
+  'api-key',
+  'auth',
+  'authorization',
+  'client_secret',
+  'code',
+  'hapikey',
+  'id_token',
+  'key',
+  'password',
+  'refresh_token',
+  'secret',
+  'sig',
+  'signature',
+  'token',
+]);
+
+const REDACTED = '[redacted]';
+
+/** One keep-alive pool for all provider traffic of the process. */
+let sharedDispatcher: Agent | undefined;
+function defaultDispatcher(): Agent {
+  sharedDispatcher ??= new Agent({ keepAliveTimeout: 10_000, connections: 64 });
+  return sharedDispatcher;
+}
+
+/** Milliseconds to wait from a `Retry-After` header (delta seconds or HTTP date); undefined if absent or invalid. */
+export function parseRetryAfter(value: string | undefined, nowMs = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const at = Date.parse(trimmed);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
+}
+
+/** Exponential backoff with "equal jitter": between half and all of base·2^(retry-1), capped. */
+export function backoffDelay(retry: number, policy: Required<RetryPolicy>, random = Math.random): number {
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1));
+  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+}
+
+function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) flat[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return flat;
+}
+
+function parseBody(raw: Buffer, contentType: string | undefined): unknown {
+  if (raw.length === 0) return undefined;
+  const text = raw.toString('utf8');
+  if (contentType?.includes('json') || /^\s*[[{]/.test(text)) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+/** The provider's own words from an error body, in the dialects providers commonly use. */
+export function providerErrorMessage(body: unknown): string | undefined {
+  let message: unknown;
+  if (typeof body === 'string') message = body;
+  else if (body && typeof body === 'object') {
+    const record = body as Record<string, unknown>;
+    const nested =
+      record.error && typeof record.error === 'object' ? (record.error as Record<string, unknown>) : {};
+    const first = Array.isArray(record.errors)
+      ? (record.errors[0] as Record<string, unknown> | undefined)
+      : {};
+    message =
+      record.message ??
+      record.error_description ??
+      nested.message ??
+      first?.message ??
+      record.detail ??
+      (typeof record.error === 'string' ? record.error : undefined) ??
+      record.title;
+  }
+  if (typeof message !== 'string' || !message.trim()) return undefined;
+  const trimmed = message.trim();
+  return trimmed.length > 500 ? `${trimmed.slice(0, 497)}...` : trimmed;
+}
+
+function isConnectionRefused(error: unknown): boolean {
+  const code = (error as { code?: string; cause?: { code?: string } })?.code;
+  const causeCode = (error as { cause?: { code?: string } })?.cause?.code;
+  return code === 'ECONNREFUSED' || causeCode === 'ECONNREFUSED';
+}
+
+class AttemptTimeout extends Error {}
+
+/**
+ * An authenticated HTTP client for one connection. Connectors make one per connector; it holds no
+ * credentials itself, asking `target.auth()` per request so refreshed tokens are picked up.
+ */
+export class ProviderHttpClient {
+  private readonly retry: Required<RetryPolicy>;
+  private readonly timeoutMs: number;
+  private readonly dispatcher: Dispatcher;
+  private readonly templateVars: Record<string, string>;
+
+  constructor(
+    readonly provider: Provider,
+    private readonly target: ConnectionTarget,
+    private readonly options: ProviderHttpOptions = {},
+  ) {
+    this.retry = { ...defaultRetry, ...options.retry };
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.dispatcher = options.dispatcher ?? defaultDispatcher();
+    this.templateVars = { ...target.templateVars };
+    if (
+      !this.templateVars[SANDBOX_URL_VARIABLE] &&
+      (options.baseUrl ?? provider.baseURL).includes(SANDBOX_URL_VARIABLE)
+    ) {
+      // Not connection metadata: the bundled sandbox lives wherever Ferry's configuration says.
+      this.templateVars[SANDBOX_URL_VARIABLE] = config().sandboxUrl;
+    }
+  }
+
+  /** The provider's base URL for this connection, without a trailing slash. */
+  baseUrl(): string {
+    const template = this.options.baseUrl ?? this.provider.baseURL;
+    try {
+      return renderProviderTemplate(template, this.templateVars).replace(/\/+$/, '');
+    } catch (error) {
+      const missing = (error as { missing?: string[] }).missing ?? [];
+      throw new ConnectionSetupError(
+        `The connection to "${this.provider.name}" lacks ${missing.map((name) => `"${name}"`).join(', ')}, needed by the provider's base URL.`,
+        this.provider.name,
+      );
+    }
+  }
+
+  /**
+   * Sends a request and returns the provider's answer whatever its status (after retries), or
+   * throws `ProviderError` when no answer came at all. For the proxy, which relays statuses.
+   */
+  async send(req: ProviderHttpRequest): Promise<ProviderHttpResponse> {
+    const idempotent = req.idempotent ?? idempotentMethods.has(req.method);
+    let material = await this.target.auth();
+    let refreshed = false;
+    let retries = 0;
+    for (let attempt = 1; ; attempt++) {
+      const { url, headers, secrets } = this.prepare(req, material);
+      const logUrl = redactUrl(url, secrets);
+      const started = performance.now();
+      const entry = (extra: Partial<RequestLogEntry>): RequestLogEntry => ({
+        method: req.method,
+        url: logUrl,
+        durationMs: Math.round(performance.now() - started),
+        attempt,
+        ...extra,
+      });
+      let response: ProviderHttpResponse;
+      try {
+        response = await this.attempt(req, url, headers);
+      } catch (error) {
+        const timedOut = error instanceof AttemptTimeout;
+        const reason = scrub(
+          timedOut ? `no answer within ${this.timeoutMs} ms` : ((error as Error)?.message ?? String(error)),
+          secrets,
+        );
+        const canRetry = (idempotent || isConnectionRefused(error)) && retries + 1 < this.retry.maxAttempts;
+        const delay = canRetry ? backoffDelay(retries + 1, this.retry) : undefined;
+        this.report(entry({ error: reason, ...(delay !== undefined && { retryInMs: delay }) }));
+        if (delay === undefined) {
+          throw new ProviderError(
+            this.provider.name,
+            `Provider "${this.provider.name}" could not be reached for ${req.method} ${pathOf(logUrl)}: ${reason}.`,
+            { retryable: true, request: { method: req.method, url: logUrl } },
+          );
+        }
+        retries++;
+        await sleep(delay);
+        continue;
+      }
+
+      const { status } = response;
+      if (status === 401 && !refreshed) {
+        // The token may have been revoked or expired early: one forced refresh, then one more try.
+        this.report(entry({ status, error: 'unauthorized; refreshing credentials' }));
+        refreshed = true;
+        material = await this.target.auth({ forceRefresh: true });
+        continue;
+      }
+      const retryAfterMs = parseRetryAfter(response.headers['retry-after']);
+      const retryableStatus = status === 429 || (status >= 500 && idempotent);
+      if (retryableStatus && retries + 1 < this.retry.maxAttempts) {
+        const delay = retryAfterMs ?? backoffDelay(retries + 1, this.retry);
+        if (delay <= this.retry.maxRetryAfterMs) {
+          this.report(entry({ status, error: `HTTP ${status}`, retryInMs: delay }));
+          retries++;
+          await sleep(delay);
+          continue;
+        }
+      }
+      this.report(entry({ status, ...(status >= 400 && { error: `HTTP ${status}` }) }));
+      return response;
+    }
+  }
+
+  /** Sends a request and returns the 2xx answer; any other status becomes a `ProviderError`. */
+  async json<T = unknown>(req: ProviderHttpRequest): Promise<ProviderHttpResponse<T>> {
+    const response = await this.send(req);
+    if (response.status >= 200 && response.status < 300) return response as ProviderHttpResponse<T>;
+    throw this.errorFor(req, response);
+  }
+
+  /** The `ProviderError` describing a failed answer; connectors use it for statuses they inspect first. */
+  errorFor(req: ProviderHttpRequest, response: ProviderHttpResponse): ProviderError {
+    const { status } = response;
+    const providerMessage = providerErrorMessage(response.body);
+    const retryAfterMs = parseRetryAfter(response.headers['retry-after']);
+    const what =
+      status === 401
+        ? 'rejected the connection’s credentials'
+        : status === 403
+          ? `refused access to ${req.method} ${pathOf(req.path)}`
+          : `answered ${status} to ${req.method} ${pathOf(req.path)}`;
+    return new ProviderError(
+      this.provider.name,
+      `Provider "${this.provider.name}" ${what}${providerMessage ? `: ${providerMessage}` : '.'}`,
+      {
+        status,
+        retryable: status === 429 || status === 408 || status >= 500,
+        ...(retryAfterMs !== undefined && { retryAfterSeconds: Math.ceil(retryAfterMs / 1000) }),
+        providerMessage,
+        request: { method: req.method, url: pathOf(req.path) },
+      },
+    );
+  }
+
+  private report(entry: RequestLogEntry): void {
+    try {
+      this.options.onRequest?.(entry);
+    } catch {
+      // a failing logger must not fail the provider call
+    }
+  }
+
+  private async attempt(
+    req: ProviderHttpRequest,
+    url: URL,
+    headers: Record<string, string>,
+  ): Promise<ProviderHttpResponse> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new AttemptTimeout()), this.timeoutMs);
+    try {
+      const body = req.json !== undefined ? JSON.stringify(req.json) : req.body;
+      const response = await request(url, {
+        method: req.method,
+        headers,
+        body,
+        signal: controller.signal,
+        dispatcher: this.dispatcher,
+        headersTimeout: this.timeoutMs,
+        bodyTimeout: this.timeoutMs,
+      });
+      const rawBody = Buffer.from(await response.body.arrayBuffer());
+      const flat = flattenHeaders(response.headers);
+      return {
+        status: response.statusCode,
+        headers: flat,
+        body: parseBody(rawBody, flat['content-type']),
+        rawBody,
+      };
+    } catch (error) {
+      if (controller.signal.aborted) throw new AttemptTimeout();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** URL and headers of one attempt, with credentials attached; `secrets` lists what logs must never show. */
+  private prepare(
+    req: ProviderHttpRequest,
+    material: AuthMaterial,
+  ): { url: URL; headers: Record<string, string>; secrets: string[] } {
+    const url = /^https?:\/\//i.test(req.path)
+      ? new URL(req.path)
+      : new URL(`${this.baseUrl()}${req.path.startsWith('/') ? '' : '/'}${req.path}`);
+    for (const [name, value] of Object.entries(req.query ?? {})) {
+      if (value === undefined) continue;
+      if (Array.isArray(value)) for (const item of value) url.searchParams.append(name, item);
+      else url.searchParams.set(name, String(value));
+    }
+    const headers: Record<string, string> = { accept: 'application/json', ...lowerKeys(req.headers ?? {}) };
+    if (req.json !== undefined) headers['content-type'] = 'application/json';
+    const secrets = applyAuth(this.provider, material, this.templateVars, url, headers);
+    return { url, headers, secrets };
+  }
+}
+
+function lowerKeys(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+}
+
+function basic(username: string, password: string): string {
+  return `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
+}
+
+/** Attaches credentials as the catalog describes; returns the secret strings it used. */
+function applyAuth(
+  provider: Provider,
+  material: AuthMaterial,
+  templateVars: Record<string, string>,
+  url: URL,
+  headers: Record<string, string>,
+): string[] {
+  const secrets: string[] = [];
+  switch (material.type) {
+    case 'oauth2':
+      headers.authorization = `Bearer ${material.accessToken}`;
+      secrets.push(material.accessToken);
+      break;
+    case 'basic':
+      headers.authorization = basic(material.username, material.password);
+      secrets.push(material.password, headers.authorization.slice('Basic '.length));
+      break;
+    case 'apiKey': {
+      secrets.push(material.apiKey);
+      const keyOpts = provider.apiKeyOpts;
+      const asBasic = provider.basicOpts?.apiKeyAsBasic ? provider.basicOpts.apiKeyAsBasicOpts : undefined;
+      if (keyOpts?.attachmentType === 'header' && keyOpts.header) {
+        headers[keyOpts.header.name.toLowerCase()] = `${keyOpts.header.valuePrefix ?? ''}${material.apiKey}`;
+      } else if (keyOpts?.attachmentType === 'query' && keyOpts.query) {
+        url.searchParams.set(keyOpts.query.name, material.apiKey);
+      } else if (provider.basicOpts?.apiKeyAsBasic) {
+        const value = (asBasic?.keyFormat ?? '%s').replace('%s', material.apiKey);
+        headers.authorization = asBasic?.fieldUsed === 'password' ? basic('', value) : basic(value, '');
+        secrets.push(headers.authorization.slice('Basic '.length));
+      } else {
+        throw new ConnectionSetupError(
+          `Provider "${provider.name}" does not say where an API key goes; the connection cannot be used.`,
+          provider.name,
+        );
+      }
+      break;
+    }
+    case 'none':
+      break;
+  }
+  const vars = material.type === 'apiKey' ? { ...templateVars, apiKey: material.apiKey } : templateVars;
+  for (const header of provider.customOpts?.headers ?? []) {
+    const value = renderProviderTemplate(header.valueTemplate, vars);
+    headers[header.name.toLowerCase()] = value;
+    secrets.push(value);
+  }
+  for (const param of provider.customOpts?.queryParams ?? []) {
+    const value = renderProviderTemplate(param.valueTemplate, vars);
+    url.searchParams.set(param.name, value);
+    secrets.push(value);
+  }
+  return secrets.filter((secret) => secret.length >= 4);
+}
+
+function scrub(text: string, secrets: string[]): string {
+  let result = text;
+  for (const secret of secrets) {
+    result = result.split(secret).join(REDACTED);
+    const encoded = encodeURIComponent(secret);
+    if (encoded !== secret) result = result.split(encoded).join(REDACTED);
+  }
+  return result;
+}
+
+/** The URL as logs may show it: no user info, no credential-like query values, no known secret anywhere. */
+export function redactUrl(url: URL, secrets: string[] = []): string {
+  const copy = new URL(url.toString());
+  if (copy.username || copy.password) {
+    copy.username = '';
+    copy.password = '';
+  }
+  for (const name of [...new Set(copy.searchParams.keys())]) {
+    if (secretQueryNames.has(name.toLowerCase())) copy.searchParams.set(name, REDACTED);
+  }
+  return scrub(copy.toString(), secrets).replaceAll(encodeURIComponent(REDACTED), REDACTED);
+}
+
+function pathOf(url: string): string {
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return url.split('?')[0];
+  }
+}
