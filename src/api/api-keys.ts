@@ -12,7 +12,7 @@ import {
 import { ApiKeySchema as ApiKeyEntity } from '../db/entities/project.js';
 import { apiKeyView, createApiKey } from '../domain/projects.js';
 import { applyUpdateMask } from '../domain/update-mask.js';
-import { isUuid, type Principal } from './auth.js';
+import { isUuid } from './auth.js';
 
 const ApiKeyParams = Type.Object({
   projectIdOrName: Type.String({ minLength: 1 }),
@@ -25,16 +25,6 @@ async function findApiKey(em: EntityManager, projectId: string, apiKeyId: string
   return apiKey;
 }
 
-/**
- * Keys are managed with an API key or a builder's token, never with a project JWT: those are
- * minted by the builder's backend for narrower uses and must not be able to mint full keys.
- */
-function assertMayManageKeys(principal: Principal): void {
-  if (principal.kind === 'projectJwt') {
-    throw ProblemError.unauthorized('API keys are managed with an API key or a builder token, not a project JWT.');
-  }
-}
-
 export const apiKeyRoutes = [
   defineRoute({
     method: 'GET',
@@ -45,8 +35,7 @@ export const apiKeyRoutes = [
     auth: ['apiKey', 'bearer'],
     params: ProjectPathParams,
     responses: { 200: { description: 'API keys', schema: Type.Array(ApiKeySchema) } },
-    async handler({ em, project , principal }) {
-      assertMayManageKeys(principal);
+    async handler({ em, project }) {
       const keys = await em.find(ApiKeyEntity, { projectId: project.id }, { orderBy: { createTime: 'asc' } });
       return { status: 200, body: keys.map(apiKeyView) };
     },
@@ -61,8 +50,7 @@ export const apiKeyRoutes = [
     params: ProjectPathParams,
     body: CreateApiKeyBody,
     responses: { 201: { description: 'Created', schema: CreatedApiKeySchema } },
-    async handler({ em, project, body , principal }) {
-      assertMayManageKeys(principal);
+    async handler({ em, project, body }) {
       const { apiKey, key } = createApiKey(em, project.id, body);
       await em.flush();
       return { status: 201, body: { ...apiKeyView(apiKey), key } };
@@ -77,8 +65,7 @@ export const apiKeyRoutes = [
     auth: ['apiKey', 'bearer'],
     params: ApiKeyParams,
     responses: { 200: { description: 'The API key', schema: ApiKeySchema } },
-    async handler({ em, project, params , principal }) {
-      assertMayManageKeys(principal);
+    async handler({ em, project, params }) {
       return { status: 200, body: apiKeyView(await findApiKey(em, project.id, params.apiKeyId)) };
     },
   }),
@@ -92,8 +79,7 @@ export const apiKeyRoutes = [
     params: ApiKeyParams,
     body: UpdateApiKeyBody,
     responses: { 200: { description: 'The updated API key', schema: ApiKeySchema } },
-    async handler({ em, project, params, body , principal }) {
-      assertMayManageKeys(principal);
+    async handler({ em, project, params, body }) {
       const apiKey = await findApiKey(em, project.id, params.apiKeyId);
       applyUpdateMask(apiKey, body.apiKey, body.updateMask, ['label', 'active'], 'apiKey');
       await em.flush();
@@ -109,8 +95,7 @@ export const apiKeyRoutes = [
     auth: ['apiKey', 'bearer'],
     params: ApiKeyParams,
     responses: { 204: { description: 'Deleted' } },
-    async handler({ em, project, params , principal }) {
-      assertMayManageKeys(principal);
+    async handler({ em, project, params }) {
       await em.remove(await findApiKey(em, project.id, params.apiKeyId)).flush();
       return { status: 204 };
     },

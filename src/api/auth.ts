@@ -28,6 +28,11 @@ export function registerBearerVerifier(verifier: BearerVerifier): void {
 async function authenticateApiKey(key: string, em: EntityManager): Promise<Principal> {
   const apiKey = await em.findOne(ApiKeySchema, { keyHash: hashToken(key), active: true });
   if (!apiKey) throw ProblemError.unauthorized('The API key is not valid.');
+  // Once a minute at most, so busy keys do not turn every request into a write.
+  const now = Date.now();
+  if (!apiKey.lastUsedTime || now - apiKey.lastUsedTime.getTime() > 60_000) {
+    await em.nativeUpdate(ApiKeySchema, { id: apiKey.id }, { lastUsedTime: new Date(now) });
+  }
   return { kind: 'apiKey', projectId: apiKey.projectId, apiKeyId: apiKey.id };
 }
 
@@ -55,9 +60,25 @@ export async function authenticate(
     return authenticateApiKey(apiKey, em);
   }
   if (bearer) {
-    if (!schemes.includes('bearer'))
+    if (!schemes.includes('bearer') && !schemes.includes('projectJwt')) {
       throw ProblemError.unauthorized('This endpoint requires an X-Api-Key header.');
-    return authenticateBearer(bearer, em);
+    }
+    const principal = await authenticateBearer(bearer, em);
+    // Authenticated, but with a kind of token this endpoint does not take: forbidden, not unauthorized.
+    if (principal.kind === 'projectJwt' && !schemes.includes('projectJwt')) {
+      const instead = schemes.includes('bearer') ? 'it needs a builder token' : 'use an API key';
+      throw new ProblemError({
+        status: 403,
+        detail: `This endpoint does not accept project JWTs; ${instead}.`,
+      });
+    }
+    if (principal.kind === 'builder' && !schemes.includes('bearer')) {
+      throw new ProblemError({
+        status: 403,
+        detail: 'This endpoint does not accept builder tokens; use an API key.',
+      });
+    }
+    return principal;
   }
   throw ProblemError.unauthorized(
     schemes.includes('apiKey')

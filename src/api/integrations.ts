@@ -34,7 +34,7 @@ export const integrationRoutes = [
     operationId: 'createIntegration',
     summary: 'Create an integration with its first revision',
     tags: ['Integrations'],
-    auth: ['apiKey', 'bearer'],
+    auth: ['apiKey', 'bearer', 'projectJwt'],
     params: ProjectPathParams,
     body: CreateIntegrationBody,
     responses: { 201: { description: 'Created', schema: IntegrationSchema } },
@@ -56,7 +56,7 @@ export const integrationRoutes = [
     operationId: 'listIntegrations',
     summary: 'List integrations',
     tags: ['Integrations'],
-    auth: ['apiKey', 'bearer'],
+    auth: ['apiKey', 'bearer', 'projectJwt'],
     params: ProjectPathParams,
     responses: { 200: { description: 'Integrations', schema: Type.Array(IntegrationSchema) } },
     async handler({ em, project }) {

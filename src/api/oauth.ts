@@ -122,7 +122,7 @@ export const oauthRoutes = [
     description:
       'No body. Completing the flow renews this connection’s tokens and sets it back to `working`.',
     tags: ['OAuth'],
-    auth: ['apiKey', 'bearer'],
+    auth: ['apiKey', 'bearer', 'projectJwt'],
     params: ConnectionParams,
     responses: {
       200: { description: 'The authorization URL, as a JSON string', schema: AuthorizationUrlSchema },

@@ -111,7 +111,7 @@ export const objectMetadataRoutes = [
     description:
       'Supported by providers whose connector can create fields (422 otherwise). Options a provider cannot keep are listed per field in `warnings`.',
     tags: ['Objects & Fields'],
-    auth: ['apiKey', 'bearer'],
+    auth: ['apiKey', 'bearer', 'projectJwt'],
     params: ProviderParams,
     query: UpsertObjectMetadataQuery,
     body: UpsertObjectMetadataBody,

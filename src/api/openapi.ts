@@ -30,7 +30,13 @@ export function buildOpenApiDocument(host: Host, routes: RouteDefinition[]): Rec
       ...(route.description && { description: route.description }),
       tags: route.tags,
       ...(route.deprecated && { deprecated: true }),
-      security: route.auth.includes('none') ? [] : route.auth.map((scheme) => ({ [scheme]: [] })),
+      security: route.auth.includes('none')
+        ? []
+        : [...new Set(route.auth.map((scheme) => (scheme === 'projectJwt' ? 'bearer' : scheme)))].map(
+            (scheme) => ({
+              [scheme]: [],
+            }),
+          ),
       parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')],
       ...(route.body && {
         requestBody: { required: true, content: { 'application/json': { schema: route.body } } },

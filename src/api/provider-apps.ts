@@ -71,7 +71,7 @@ export const providerAppRoutes = [
     description:
       '`updateMask` names the fields to change: clientId, clientSecret, externalRef, scopes, metadata. The provider cannot change.',
     tags: ['Provider apps'],
-    auth: ['apiKey', 'bearer'],
+    auth: ['apiKey', 'bearer', 'projectJwt'],
     params: ProviderAppParams,
     body: UpdateProviderAppBody,
     responses: { 200: { description: 'The updated provider app', schema: ProviderAppSchema } },

@@ -5,7 +5,11 @@ import type { Project } from '../db/entities/project.js';
 import type { Principal } from './auth.js';
 
 export type Host = 'api' | 'read' | 'write';
-export type AuthScheme = 'apiKey' | 'bearer' | 'none';
+/**
+ * `bearer` is a builder's Ferry-issued token; `projectJwt` a token the builder's backend signs with
+ * a project JWT key, accepted only where the spec lists Bearer for it.
+ */
+export type AuthScheme = 'apiKey' | 'bearer' | 'projectJwt' | 'none';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface RouteResponse {

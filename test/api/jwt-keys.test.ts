@@ -48,7 +48,7 @@ async function mint(
   return jwt.sign(options.privateKey ?? signing.privateKey);
 }
 
-const withBearer = (token: string, path = `/projects/${stack.project.id}/topics`) =>
+const withBearer = (token: string, path = `/projects/${stack.project.id}/integrations`) =>
   request('GET', `${stack.urls.api}${path}`, { bearer: token });
 
 describe('JWT keys', () => {
@@ -165,7 +165,7 @@ describe('project bearer tokens signed with a JWT key', () => {
     const byName = await withBearer(token, `/projects/${stack.project.name}/notification-event-topic-routes`);
     expect(byName.status).toBe(200);
     const other = await createTestProject();
-    const elsewhere = await withBearer(token, `/projects/${other.id}/topics`);
+    const elsewhere = await withBearer(token, `/projects/${other.id}/integrations`);
     expect(elsewhere.status).toBe(404);
   });
 
@@ -212,7 +212,29 @@ describe('project bearer tokens signed with a JWT key', () => {
     const response = await request('GET', `${stack.urls.api}/orgs/${stack.project.orgId}/invites`, {
       bearer: await mint(key.id),
     });
-    expect(response.status).toBe(401);
+    expect(response.status).toBe(403);
     expect(response.body.detail).toMatch(/builder/);
+  });
+
+  it('open only the endpoints where the spec lists Bearer, never key or credential management', async () => {
+    const key = await createKey();
+    const token = await mint(key.id);
+    const project = `/projects/${stack.project.id}`;
+    for (const [method, path] of [
+      ['GET', `${project}/api-keys`],
+      ['POST', `${project}/api-keys`],
+      ['GET', `${project}/connections`],
+      ['GET', `${project}/topics`],
+      ['PATCH', project],
+    ]) {
+      const response = await request(method, `${stack.urls.api}${path}`, {
+        bearer: token,
+        body: method === 'GET' ? undefined : {},
+      });
+      expect({ path, status: response.status }).toEqual({ path, status: 403 });
+      expect(response.body.detail).toMatch(/does not accept project JWTs/);
+    }
+    expect((await withBearer(token, `${project}/integrations`)).status).toBe(200);
+    expect((await withBearer(token, `${project}/notification-event-topic-routes`)).status).toBe(200);
   });
 });
