@@ -145,9 +145,23 @@ const hostSafeValue = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
  * `evil.example/` or `x@evil.example` would send the customer's credentials elsewhere.
  */
 export function checkTemplateValues(provider: Provider, metadata: ProviderMetadata, prefix = ''): void {
-  const used = new Set(providerUrlTemplates(provider).flatMap(templateVariables));
+  const templates = providerUrlTemplates(provider);
+  const used = new Set(templates.flatMap(templateVariables));
+  const inputs = new Map((provider.metadata?.input ?? []).map((input) => [input.name, input]));
   const issues: ProblemIssue[] = [];
   for (const [name, entry] of Object.entries(metadata)) {
+    const allowed = inputs.get(name)?.allowedValues;
+    // A value that is the whole host could point credentials anywhere: only listed hosts will do.
+    const wholeHost = templates.some((template) => template.includes(`//{{.${name}}}`));
+    if (used.has(name) && (allowed || wholeHost) && !(allowed ?? []).includes(entry.value)) {
+      issues.push({
+        in: 'body',
+        name: `${prefix}providerMetadata.${name}`,
+        value: entry.value,
+        detail: `${name} must be one of: ${(allowed ?? []).join(', ') || '(no value is allowed)'}`,
+      });
+      continue;
+    }
     if (used.has(name) && name !== SANDBOX_URL_VARIABLE && !hostSafeValue.test(entry.value)) {
       issues.push({
         in: 'body',
@@ -428,6 +442,20 @@ export interface ConnectionWrite {
 }
 
 /**
+ * Some providers (Google, for one) send a refresh token only on the first consent; re-authorizing
+ * must not throw away the one the connection already holds.
+ */
+function keepRefreshToken(write: ConnectionWrite, existing: Connection | null): void {
+  if (!existing || write.credentials.kind !== 'oauth2AuthorizationCode' || write.credentials.refreshToken)
+    return;
+  const previous = openCredentials(existing);
+  if (previous.kind === 'oauth2AuthorizationCode' && previous.refreshToken) {
+    write.credentials = { ...write.credentials, refreshToken: previous.refreshToken };
+    write.refreshTokenIssuedAt ??= existing.refreshTokenIssuedAt;
+  }
+}
+
+/**
  * Creates the group's connection for the provider, or renews it (or the one named by `connectionId`)
  * with new credentials, back to `working`; writes `connection.created` or `connection.updated`.
  */
@@ -443,6 +471,7 @@ export async function saveConnection(
   if (connectionId && !existing) {
     throw ProblemError.notFound(`Connection "${connectionId}" no longer exists.`);
   }
+  keepRefreshToken(write, existing);
   const fields = {
     consumerId: write.consumer.id,
     authScheme: authSchemes[write.credentials.kind],

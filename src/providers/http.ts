@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, request, type Dispatcher } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import { config } from '../config.js';
+import { guardedDispatcher } from '../delivery/url-guard.js';
 import type { AuthMaterial, ConnectionTarget } from './auth-material.js';
 import { renderProviderTemplate, SANDBOX_URL_VARIABLE, type Provider } from './catalog/index.js';
 import { ConnectionSetupError, ProviderError } from './errors.js';
@@ -111,11 +112,18 @@ const secretQueryNames = new Set([
 
 const REDACTED = '[redacted]';
 
-/** One keep-alive pool for all provider traffic of the process. */
-let sharedDispatcher: Agent | undefined;
-function defaultDispatcher(): Agent {
-  sharedDispatcher ??= new Agent({ keepAliveTimeout: 10_000, connections: 64 });
-  return sharedDispatcher;
+/**
+ * Provider traffic goes through the same address guard as webhook deliveries: a URL filled from
+ * connection metadata must not reach loopback or private networks, except the bundled sandbox.
+ */
+export function providerDispatcher(): Dispatcher {
+  const { env, sandboxUrl, allowPrivateDestinations } = config();
+  const sandboxHost = new URL(sandboxUrl).hostname.replace(/^\[|\]$/g, '');
+  const sandboxAddresses = sandboxHost === 'localhost' ? ['127.0.0.1', '::1'] : [sandboxHost];
+  return guardedDispatcher({
+    allowPrivate: allowPrivateDestinations,
+    allowedAddresses: env === 'production' ? [] : sandboxAddresses,
+  });
 }
 
 /** Milliseconds to wait from a `Retry-After` header (delta seconds or HTTP date); undefined if absent or invalid. */
@@ -204,7 +212,7 @@ export class ProviderHttpClient {
   ) {
     this.retry = { ...defaultRetry, ...options.retry };
     this.timeoutMs = options.timeoutMs ?? 30_000;
-    this.dispatcher = options.dispatcher ?? defaultDispatcher();
+    this.dispatcher = options.dispatcher ?? providerDispatcher();
     this.templateVars = { ...target.templateVars };
     if (
       !this.templateVars[SANDBOX_URL_VARIABLE] &&

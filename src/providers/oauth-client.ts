@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { providerDispatcher } from './http.js';
 
 /**
  * Calls to a provider's OAuth 2.0 token endpoint (RFC 6749 section 4.1.3, 4.4 and 6): code
@@ -104,6 +105,7 @@ export async function requestToken(
   let contentType: string;
   try {
     const response = await request(endpoint.tokenUrl, {
+      dispatcher: providerDispatcher(),
       method: 'POST',
       headers,
       body: form.toString(),

@@ -310,6 +310,11 @@ export const MetadataInputSchema = Type.Object(
     displayName: Type.Optional(Type.String({ description: 'Label shown to the user.' })),
     prompt: Type.Optional(Type.String({ description: 'Help text shown to the user.' })),
     defaultValue: Type.Optional(Type.String({ description: 'Value used when the user gives none.' })),
+    allowedValues: Type.Optional(
+      Type.Array(Type.String(), {
+        description: 'The only values accepted; required for a value that forms a whole host name.',
+      }),
+    ),
     docsURL: Type.Optional(Type.String({ description: 'Where the provider documents the value.' })),
     moduleDependencies: Type.Optional(
       Type.Array(Type.String(), { description: 'Modules that need the value; all if absent.' }),

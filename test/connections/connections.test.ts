@@ -230,6 +230,24 @@ describe('POST connections:generate', () => {
     expect(response.status).toBe(400);
     expect(response.body.issues[0].name).toBe('providerMetadata.zoho_api_domain');
   });
+
+  it('accepts only the listed hosts for a value that forms a whole host name', async () => {
+    for (const [name, value] of [
+      ['zoho_token_domain', 'evil.example'],
+      ['zoho_api_domain', '10.0.0.5'],
+    ]) {
+      const response = await generate({
+        provider: 'zoho',
+        groupRef: `g-zoho-${name}`,
+        consumerRef: 'c',
+        providerMetadata: { [name]: value },
+        oauth2AuthorizationCode: { accessToken: 'a' },
+      });
+      expect(response.status).toBe(400);
+      expect(response.body.issues[0]).toMatchObject({ name: `providerMetadata.${name}`, value });
+      expect(response.body.issues[0].detail).toMatch(/must be one of: .*zoho/);
+    }
+  });
 });
 
 describe('GET connections', () => {
