@@ -119,7 +119,7 @@ async function fetchNewToken(
     );
   }
   const app = connection.providerAppId
-    ? await em.findOne(ProviderAppSchema, { id: connection.providerAppId })
+    ? await em.findOne(ProviderAppSchema, { id: connection.providerAppId, projectId: connection.projectId })
     : null;
   if (!app) {
     throw new TokenEndpointError(

@@ -240,7 +240,8 @@ export async function startOAuthUpdate(
   const provider = requireOAuth2Provider(connection.provider);
   requireAuthorizationCodeGrant(provider, 'provider');
   const app =
-    (connection.providerAppId && (await em.findOne(ProviderAppSchema, { id: connection.providerAppId }))) ||
+    (connection.providerAppId &&
+      (await em.findOne(ProviderAppSchema, { id: connection.providerAppId, projectId: project.id }))) ||
     (await defaultProviderApp(em, project.id, provider.name));
   if (!app) {
     throw ProblemError.badRequest(
