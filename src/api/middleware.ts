@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { logger } from '../logger.js';
 import { ProblemError, problemBody } from './problem.js';
 
@@ -50,6 +51,10 @@ export async function problems(ctx: Context, next: Next): Promise<void> {
     }
   } catch (thrown) {
     let problem = thrown instanceof ProblemError ? thrown : fromHttpError(thrown as HttpishError);
+    // Two requests racing past a "does it exist?" check meet at a unique index: that is a conflict.
+    if (thrown instanceof UniqueConstraintViolationException) {
+      problem = ProblemError.conflict('A resource with the same unique name or key already exists.');
+    }
     if (!problem) {
       logger.error({ err: thrown, requestId: ctx.state.requestId, path: ctx.path }, 'unhandled error');
       problem = new ProblemError({

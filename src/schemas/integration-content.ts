@@ -1,6 +1,9 @@
 import Type, { type Static } from 'typebox';
 
 const strict = { additionalProperties: false } as const;
+
+/** Names appear in paths, so they may not contain `/` or `:` nor start with a space. */
+export const IntegrationName = Type.String({ minLength: 1, maxLength: 200, pattern: '^[^/\\s:][^/:]*$' });
 const Always = Type.Enum(['always'], { description: 'The only allowed value is `always`.' });
 
 /** A provider field read as it is, optionally renamed for the builder. */
@@ -134,7 +137,7 @@ export const WatchSchemaSchema = Type.Object(
 
 export const IntegrationContentSchema = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 200 }),
+    name: IntegrationName,
     provider: Type.String({ minLength: 1 }),
     displayName: Type.Optional(Type.String()),
     module: Type.Optional(Type.String()),

@@ -1,8 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { DateTime, Uuid } from './common.js';
-import { IntegrationContentSchema } from './integration-content.js';
-
-const IntegrationName = Type.String({ minLength: 1, maxLength: 200, pattern: '^[^/\\s:][^/:]*$' });
+import { IntegrationContentSchema, IntegrationName } from './integration-content.js';
 
 export const RevisionSchema = Type.Object({
   id: Uuid,

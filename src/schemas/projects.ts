@@ -58,7 +58,12 @@ export const CreatedApiKeySchema = Type.Intersect([
 export const CreateApiKeyBody = Type.Object(
   {
     label: Type.String({ minLength: 1, maxLength: 200 }),
-    scopes: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    scopes: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        maxItems: 0,
+        description: 'Reserved: every key has full access to its project until scoped keys are enforced.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

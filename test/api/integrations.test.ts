@@ -95,6 +95,22 @@ describe('integrations', () => {
     expect(again.body.title).toBe('Conflict');
   });
 
+  it('answers 409, not 500, when two identical creates race', async () => {
+    const responses = await Promise.all(
+      [1, 2, 3].map(() => stack.api('POST', base, { body: createBody('racing') })),
+    );
+    expect(responses.map((response) => response.status).sort()).toEqual([201, 409, 409]);
+  });
+
+  it('refuses integration names that cannot be addressed in a path, in manifests too', async () => {
+    await expectIssue(createBody('a/b'), 'name', /must match pattern/);
+    const response = await stack.api('PUT', `/projects/${stack.project.name}/integrations:batch`, {
+      body: { sourceYaml: 'specVersion: 1.0.0\nintegrations:\n  - name: "x:y"\n    provider: sandbox\n' },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.issues[0].name).toBe('sourceYaml:integrations[0].name');
+  });
+
   it('requires name, provider and latestRevision', async () => {
     const response = await stack.api('POST', base, { body: {} });
     expect(response.status).toBe(400);

@@ -59,6 +59,24 @@ describe('API keys', () => {
     expect((await stack.api('GET', path)).status).toBe(404);
   });
 
+  it('records when a key was last used', async () => {
+    const created = await stack.api('POST', `/projects/${stack.project.name}/api-keys`, {
+      body: { label: 'used' },
+    });
+    expect(created.body.lastUsedTime).toBeUndefined();
+    await request('GET', `${stack.urls.api}/projects/${stack.project.name}`, { apiKey: created.body.key });
+    const fetched = await stack.api('GET', `/projects/${stack.project.name}/api-keys/${created.body.id}`);
+    expect(Date.parse(fetched.body.lastUsedTime)).toBeGreaterThan(Date.now() - 60_000);
+  });
+
+  it('refuses scoped keys until scopes are enforced', async () => {
+    const response = await stack.api('POST', `/projects/${stack.project.name}/api-keys`, {
+      body: { label: 's', scopes: ['read'] },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.issues[0].name).toBe('scopes');
+  });
+
   it('validates API key input', async () => {
     const noLabel = await stack.api('POST', `/projects/${stack.project.name}/api-keys`, { body: {} });
     expect(noLabel.status).toBe(400);
