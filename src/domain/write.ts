@@ -359,9 +359,8 @@ export async function startAsyncWrite(
 ): Promise<{ operationId: string }> {
   const connector = connectorFor(await connectionTarget(write.installation.connectionId));
   assertCapable(connector.capabilities, connector.provider, write.type);
-  const operation = await em.transactional((tx) => newWriteOperation(tx, write));
   const input: AsyncWriteInput = {
-    operationId: operation.id,
+    operationId: '00000000-0000-0000-0000-000000000000', // same length as the real id, set below
     projectId: write.installation.projectId,
     installationId: write.installation.id,
     connectionId: write.installation.connectionId,
@@ -369,13 +368,16 @@ export async function startAsyncWrite(
     type: write.type,
     items: write.items,
   };
+  // Checked before anything is written: the records travel in the workflow's input.
   if (Buffer.byteLength(JSON.stringify(input)) > maxAsyncPayloadBytes) {
-    await (await newEntityManager()).nativeDelete(OperationSchema, { id: operation.id });
     throw new ProblemError({
       status: 413,
       detail: `An asynchronous write carries at most ${maxAsyncPayloadBytes} bytes of records; split the batch.`,
     });
   }
+  const previousStatus = write.installation.lastOperationStatus ?? null;
+  const operation = await em.transactional((tx) => newWriteOperation(tx, write));
+  input.operationId = operation.id;
   try {
     const client = await temporalClient();
     await client.workflow.start<typeof writeRecordsWorkflow>('writeRecordsWorkflow', {
@@ -390,7 +392,13 @@ export async function startAsyncWrite(
       memo: { objectName: write.objectName, writeType: write.type },
     });
   } catch (error) {
-    await (await newEntityManager()).nativeDelete(OperationSchema, { id: operation.id });
+    const cleanup = await newEntityManager();
+    await cleanup.nativeDelete(OperationSchema, { id: operation.id });
+    await cleanup.nativeUpdate(
+      InstallationSchema,
+      { id: write.installation.id },
+      { lastOperationStatus: previousStatus as Installation['lastOperationStatus'] },
+    );
     logger.warn({ err: error, operationId: operation.id }, 'could not start the write workflow');
     throw ProblemError.unavailable('The workflow service is not reachable; try again shortly.');
   }
@@ -426,7 +434,11 @@ export async function writeOneRecord(input: AsyncWriteInput & { index: number })
       error: failureMessage(error),
     };
   } finally {
-    const em = await newEntityManager();
-    await writeLogs(em, input.projectId, input.operationId, logs);
+    // A failed log write must not fail (and so retry, and so repeat) a write the provider applied.
+    try {
+      await writeLogs(await newEntityManager(), input.projectId, input.operationId, logs);
+    } catch (error) {
+      logger.warn({ err: error, operationId: input.operationId }, 'could not record write logs');
+    }
   }
 }
