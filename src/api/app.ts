@@ -4,7 +4,9 @@ import { bodyParser } from '@koa/bodyparser';
 import cors from '@koa/cors';
 import { config } from '../config.js';
 import { em as newEntityManager } from '../db/orm.js';
-import { authenticate, resolveProject } from './auth.js';
+import { authenticate, registerBearerVerifier, resolveProject } from './auth.js';
+import { verifyBuilderToken } from '../domain/builder-tokens.js';
+import { verifyProjectJwt } from '../domain/project-jwt.js';
 import { accessLog, problems, requestId, requireJsonBody } from './middleware.js';
 import { buildOpenApiDocument, referencePage } from './openapi.js';
 import { ProblemError } from './problem.js';
@@ -54,6 +56,9 @@ function mount(router: Router, route: RouteDefinition): void {
 
 /** Builds the Koa application for one host (api, read or write) from the route declarations. */
 export function createApp(host: Host, routes: RouteDefinition[] = allRoutes()): Koa {
+  // Bearer tokens are either a builder's (issued by Ferry) or signed with a project JWT key.
+  registerBearerVerifier(verifyBuilderToken);
+  registerBearerVerifier(verifyProjectJwt);
   const app = new Koa({ proxy: config().env === 'production' });
   const hostRoutes = routes.filter((route) => hostsOf(route).includes(host));
   const rawBodyPaths = hostRoutes

@@ -11,8 +11,6 @@ import {
 import { JwtKeySchema as JwtKeyEntity } from '../db/entities/jwt-key.js';
 import { createJwtKey, findJwtKey, jwtKeyView } from '../domain/jwt-keys.js';
 import { applyUpdateMask } from '../domain/update-mask.js';
-// Registers the verifier that accepts bearer tokens signed with these keys.
-import '../domain/project-jwt.js';
 
 /** The spec lists only X-Api-Key for the JWT key endpoints. */
 export const jwtKeyRoutes = [

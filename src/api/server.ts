@@ -1,7 +1,6 @@
 import type { Server } from 'node:http';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
-import '../domain/builder-tokens.js';
 import { createApp } from './app.js';
 import type { Host } from './route.js';
 

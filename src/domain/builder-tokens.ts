@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { SignJWT, errors, jwtVerify } from 'jose';
 import { config } from '../config.js';
 import { ProblemError } from '../api/problem.js';
-import { registerBearerVerifier, type Principal } from '../api/auth.js';
+import type { Principal } from '../api/auth.js';
 import { BuilderSchema, type Builder } from '../db/entities/org.js';
 
 const ISSUER = 'ferry';
@@ -63,5 +63,3 @@ export async function verifyBuilderToken(token: string, em: EntityManager): Prom
     throw ProblemError.unauthorized(`The builder token ${reason}.`);
   }
 }
-
-registerBearerVerifier(verifyBuilderToken);

@@ -2,7 +2,7 @@ import { createPublicKey } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import { ProblemError } from '../api/problem.js';
-import { isUuid, registerBearerVerifier, type Principal } from '../api/auth.js';
+import { isUuid, type Principal } from '../api/auth.js';
 import { JwtKeySchema } from '../db/entities/jwt-key.js';
 
 /** Tokens minted by different machines disagree a little about the time. */
@@ -52,5 +52,3 @@ export async function verifyProjectJwt(token: string, em: EntityManager): Promis
     throw reject('The token is not a valid JWT.');
   }
 }
-
-registerBearerVerifier(verifyProjectJwt);
