@@ -58,7 +58,7 @@ const USER_AGENT = 'Ferry-Webhooks/1.0';
 export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
   const text = (Array.isArray(value) ? value[0] : value)?.trim();
   if (!text) return undefined;
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
   // HTTP dates start with the day's name; Date.parse alone would also take "-5" or "2026".
   if (!/^[A-Za-z]{3}/.test(text)) return undefined;
   const date = Date.parse(text);
@@ -76,6 +76,11 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Headers a destination may not set: the transport's own, and the ones Ferry signs and sets. */
 const RESERVED_HEADER =
   /^(host|content-length|content-type|transfer-encoding|connection|keep-alive|upgrade|expect|te|trailer|user-agent|webhook-.*|svix-.*)$/;
+
+/** Whether a destination may not set this header itself (the API refuses such headers up front). */
+export function isReservedHeader(name: string): boolean {
+  return RESERVED_HEADER.test(name.toLowerCase());
+}
 
 /** The destination's headers with lower-cased names, reserved ones left out (a duplicate `Webhook-Id` would confuse receivers). */
 function destinationHeaders(headers: Record<string, string> | undefined): Record<string, string> {
@@ -175,13 +180,15 @@ export async function deliverMessage(message: DeliveryRequest): Promise<Delivery
     controller.abort();
   }, message.timeoutMs);
   try {
+    // Encoded once: the signature and the request use the same bytes.
+    const payload = Buffer.from(message.body, 'utf8');
     const signed = {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,
       ...signatureHeaders({
         messageId: message.messageId,
         timestamp: message.timestamp ?? new Date(),
-        body: message.body,
+        body: payload,
         secrets: message.secrets,
       }),
     };
@@ -194,7 +201,7 @@ export async function deliverMessage(message: DeliveryRequest): Promise<Delivery
       const response = await request(url, {
         method,
         headers: sameOrigin ? { ...ownHeaders, ...signed } : signed,
-        body: method === 'POST' ? message.body : undefined,
+        body: method === 'POST' ? payload : undefined,
         dispatcher: guardedDispatcher(policy),
         signal: controller.signal,
         headersTimeout: message.timeoutMs,

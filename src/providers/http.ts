@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request, type Dispatcher } from 'undici';
 import { config } from '../config.js';
+import { parseRetryAfter } from '../delivery/deliver.js';
 import { guardedDispatcher } from '../delivery/url-guard.js';
 import type { AuthMaterial, ConnectionTarget } from './auth-material.js';
 import { renderProviderTemplate, SANDBOX_URL_VARIABLE, type Provider } from './catalog/index.js';
@@ -124,15 +125,6 @@ export function providerDispatcher(): Dispatcher {
     allowPrivate: allowPrivateDestinations,
     allowedAddresses: env === 'production' ? [] : sandboxAddresses,
   });
-}
-
-/** Milliseconds to wait from a `Retry-After` header (delta seconds or HTTP date); undefined if absent or invalid. */
-export function parseRetryAfter(value: string | undefined, nowMs = Date.now()): number | undefined {
-  if (!value) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
-  const at = Date.parse(trimmed);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }
 
 /** Exponential backoff with "equal jitter": between half and all of base·2^(retry-1), capped. */

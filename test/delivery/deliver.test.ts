@@ -322,6 +322,7 @@ describe('parseRetryAfter', () => {
 
   it('reads delay-seconds and HTTP dates, and ignores anything else', () => {
     expect(parseRetryAfter('30', now)).toBe(30_000);
+    expect(parseRetryAfter('1.5', now)).toBe(1_500);
     expect(parseRetryAfter(' 2026 ', now)).toBe(2_026_000);
     expect(parseRetryAfter('Sun, 01 Mar 2026 12:02:00 GMT', now)).toBe(120_000);
     expect(parseRetryAfter('Sun, 01 Mar 2026 11:00:00 GMT', now)).toBe(0);

@@ -3,7 +3,6 @@ import { getProvider } from '../../src/providers/catalog/index.js';
 import { ProviderError } from '../../src/providers/errors.js';
 import {
   backoffDelay,
-  parseRetryAfter,
   ProviderHttpClient,
   redactUrl,
   type RequestLogEntry,
@@ -280,13 +279,6 @@ describe('auth injection', () => {
 });
 
 describe('timing helpers', () => {
-  it('reads Retry-After as seconds or as an HTTP date', () => {
-    expect(parseRetryAfter('3')).toBe(3000);
-    const now = Date.parse('2026-01-01T00:00:00Z');
-    expect(parseRetryAfter('Thu, 01 Jan 2026 00:00:05 GMT', now)).toBe(5000);
-    expect(parseRetryAfter('soon')).toBeUndefined();
-  });
-
   it('backs off exponentially, with jitter, up to the ceiling', () => {
     const policy = { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 1000, maxRetryAfterMs: 0 };
     expect(backoffDelay(1, policy, () => 0)).toBe(50);
