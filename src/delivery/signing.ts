@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 
 /**
@@ -21,8 +21,8 @@ export class SigningSecretError extends Error {
 export interface SignatureInput {
   messageId: string;
   timestamp: Date;
-  /** The exact bytes sent, as a string: the signature covers `id.timestamp.body`. */
-  body: string;
+  /** The exact bytes sent (a string is signed as UTF-8): the signature covers `id.timestamp.body`. */
+  body: string | Buffer;
   /** Every secret currently valid; a rotated-out secret stays listed during its grace period. */
   secrets: readonly string[];
 }
@@ -36,13 +36,26 @@ export interface SignatureHeaders {
   'svix-signature'?: string;
 }
 
-function signer(secret: string, position: number): Webhook {
+type Sign = (messageId: string, timestamp: Date, body: string | Buffer) => string;
+
+/**
+ * The `standardwebhooks` package checks the secret; the HMAC itself is node:crypto's, byte for byte
+ * what the package computes but native: its pure-JS SHA-256 took milliseconds per 300 KB message.
+ */
+function signer(secret: string, position: number): Sign {
+  let key: Buffer;
   try {
     if (!secret.startsWith(SECRET_PREFIX)) throw new Error('missing prefix');
-    return new Webhook(secret);
+    new Webhook(secret);
+    key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
   } catch {
     throw new SigningSecretError(`signing secret #${position + 1} is not a whsec_<base64> secret`);
   }
+  return (messageId, timestamp, body) => {
+    const seconds = Math.floor(timestamp.getTime() / 1000);
+    const hmac = createHmac('sha256', key).update(`${messageId}.${seconds}.`).update(body).digest('base64');
+    return `v1,${hmac}`;
+  };
 }
 
 /**
@@ -52,7 +65,7 @@ function signer(secret: string, position: number): Webhook {
 export function signatureHeaders({ messageId, timestamp, body, secrets }: SignatureInput): SignatureHeaders {
   const seconds = String(Math.floor(timestamp.getTime() / 1000));
   const signature = secrets
-    .map((secret, position) => signer(secret, position).sign(messageId, timestamp, body))
+    .map((secret, position) => signer(secret, position)(messageId, timestamp, body))
     .join(' ');
   return {
     'webhook-id': messageId,
