@@ -1,0 +1,57 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { classifyReadError } from '../src/domain/reads/failures.js';
+import { finishRead, type FinishReadInput, type FinishedRead } from '../src/domain/reads/finish.js';
+import { readPages as readPagesOfRead, type PageOutcome } from '../src/domain/reads/pages.js';
+import { startRead, type StartedRead } from '../src/domain/reads/start.js';
+import type { ReadObjectInput } from '../workflows/read.js';
+
+/**
+ * The read's activities, thin over src/domain/reads. Failures leave here as ApplicationFailures
+ * whose type tells the workflow what happened (`ProviderAuthFailure`, `ReadRefused`, or the
+ * retryable `ReadStepFailed`) and whose message is safe to show the builder.
+ */
+
+function asApplicationFailure(error: unknown): ApplicationFailure {
+  if (error instanceof ApplicationFailure) return error;
+  const failure = classifyReadError(error);
+  return ApplicationFailure.create({
+    message: failure.message,
+    type: failure.authFailure ? 'ProviderAuthFailure' : failure.retryable ? 'ReadStepFailed' : 'ReadRefused',
+    nonRetryable: !failure.retryable,
+  });
+}
+
+/** Records the operation `in_progress` and checkpoints page 0; resuming an existing read changes nothing. */
+export async function beginReadOperation(input: ReadObjectInput): Promise<StartedRead> {
+  try {
+    return await startRead(input);
+  } catch (error) {
+    throw asApplicationFailure(error);
+  }
+}
+
+/**
+ * Reads, delivers and checkpoints the next pages (up to FERRY_READ_PAGES_PER_ACTIVITY, each
+ * checkpointed once delivered); returns counts and positions only, never records.
+ */
+export async function readPages(input: { operationId: string }): Promise<PageOutcome> {
+  const context = Context.current();
+  // Heartbeats prove the worker is alive, so a killed worker's page is retried elsewhere quickly.
+  const beat = setInterval(() => context.heartbeat(), 2000);
+  try {
+    return await readPagesOfRead(input.operationId, { heartbeat: () => context.heartbeat() });
+  } catch (error) {
+    throw asApplicationFailure(error);
+  } finally {
+    clearInterval(beat);
+  }
+}
+
+/** Ends the operation with its summary, events and watermark; idempotent. */
+export async function finishReadOperation(input: FinishReadInput): Promise<FinishedRead> {
+  try {
+    return await finishRead(input);
+  } catch (error) {
+    throw asApplicationFailure(error);
+  }
+}

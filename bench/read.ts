@@ -1,0 +1,490 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { join } from 'node:path';
+import { Agent, request } from 'undici';
+import pg from 'pg';
+import { options } from '../src/cli/main.js';
+import { projectRoot } from '../src/config.js';
+
+/**
+ * `npm run bench:read -- --records N [--page-size 500] [--no-quarter] [--worker-heap-mb M]`
+ *
+ * Backfills N sandbox contacts to a local webhook receiver through Ferry (its own fresh database,
+ * Temporal dev server, sandbox, api in this process, worker in a child process), then moves the
+ * same records with a plain loop (fetch a page from the sandbox, POST it to the receiver: no
+ * database, no Temporal) as the baseline. Unless --no-quarter, a second Ferry run with N/4 records
+ * and a fresh worker shows whether the worker's memory grows with N. The last line printed is one
+ * JSON object with the figures.
+ */
+
+interface Receiver {
+  url: string;
+  /** Records received on a path: distinct record ids, and all of them (redeliveries included). */
+  count(path: string): Promise<{ unique: number; total: number; firstAt?: number }>;
+  /** Resolves with the time the path has `records` distinct records. */
+  waitFor(path: string, records: number, timeoutMs: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+function say(line: string): void {
+  process.stderr.write(`bench: ${line}\n`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createNetServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The receiver runs in a worker thread of its own, so parsing what it receives never competes with
+ * the loop or the API for this thread. It counts records in read messages (`result[].raw.id`) per
+ * path, once per record id, and answers 200 at once.
+ */
+const RECEIVER_SOURCE = `
+const { createServer } = require('node:http');
+const { parentPort } = require('node:worker_threads');
+const seen = new Map();
+const totals = new Map();
+const firsts = new Map();
+const server = createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (chunk) => chunks.push(chunk));
+  req.on('end', () => {
+    const path = req.url || '/';
+    if (!firsts.has(path)) firsts.set(path, Date.now());
+    const body = JSON.parse(Buffer.concat(chunks).toString());
+    let ids = seen.get(path);
+    if (!ids) seen.set(path, (ids = new Set()));
+    for (const entry of body.result || []) ids.add(String(entry.raw && entry.raw.id));
+    totals.set(path, (totals.get(path) || 0) + (body.result ? body.result.length : 0));
+    res.writeHead(200).end();
+  });
+});
+server.keepAliveTimeout = 60000;
+server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
+parentPort.on('message', (message) => {
+  if (message.type === 'count') {
+    parentPort.postMessage({ id: message.id, unique: seen.get(message.path)?.size ?? 0, total: totals.get(message.path) ?? 0, firstAt: firsts.get(message.path) });
+  } else if (message.type === 'close') {
+    server.closeAllConnections();
+    server.close(() => parentPort.close());
+  }
+});
+`;
+
+async function startReceiver(): Promise<Receiver> {
+  const thread = new Worker(RECEIVER_SOURCE, { eval: true });
+  const port = await new Promise<number>((resolve, reject) => {
+    thread.once('message', (message: { port: number }) => resolve(message.port));
+    thread.once('error', reject);
+  });
+  let nextId = 0;
+  type Counts = { unique: number; total: number; firstAt?: number };
+  const pending = new Map<number, (counts: Counts) => void>();
+  thread.on('message', (message: Counts & { id?: number }) => {
+    if (message.id === undefined) return;
+    pending.get(message.id)?.(message);
+    pending.delete(message.id);
+  });
+  const count = (path: string) =>
+    new Promise<Counts>((resolve) => {
+      const id = nextId++;
+      pending.set(id, resolve);
+      thread.postMessage({ type: 'count', id, path });
+    });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    count,
+    async waitFor(path, records, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const { unique } = await count(path);
+        if (unique >= records) return Date.now();
+        if (Date.now() > deadline) throw new Error(`only ${unique} of ${records} records arrived`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    },
+    async close() {
+      const exited = new Promise((resolve) => thread.once('exit', resolve));
+      thread.postMessage({ type: 'close' });
+      await exited;
+    },
+  };
+}
+
+/** The baseline: page through the sandbox and POST each page to the receiver, nothing else. */
+async function plainLoop(sandboxUrl: string, receiverUrl: string, pageSize: number): Promise<number> {
+  const dispatcher = new Agent({ keepAliveTimeout: 60_000, connections: 8 });
+  let cursor: string | null = null;
+  let records = 0;
+  do {
+    const query = new URLSearchParams({ limit: String(pageSize), ...(cursor && { cursor }) });
+    const page = await request(`${sandboxUrl}/api/v1/contacts?${query}`, {
+      headers: { 'x-api-key': 'sandbox-demo-key' },
+      dispatcher,
+    });
+    const body = (await page.body.json()) as {
+      results: Record<string, unknown>[];
+      nextCursor: string | null;
+    };
+    const delivered = await request(receiverUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ result: body.results.map((raw) => ({ raw })) }),
+      dispatcher,
+    });
+    await delivered.body.dump();
+    records += body.results.length;
+    cursor = body.nextCursor;
+  } while (cursor);
+  await dispatcher.close();
+  return records;
+}
+
+function procStatusMb(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {
+  const status = `/proc/${pid}/status`;
+  if (!existsSync(status)) return undefined;
+  const match = new RegExp(`${field}:\\s+(\\d+)\\s+kB`).exec(readFileSync(status, 'utf8'));
+  return match ? Math.round(Number(match[1]) / 1024) : undefined;
+}
+
+/**
+ * Forgets a process's peak resident set size (Linux: `5` into /proc/<pid>/clear_refs), so the peak
+ * measured afterwards is the read's, not the worker start's (bundling the workflow code).
+ */
+function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+interface SandboxProcess {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The sandbox provider in a process of its own, as a real provider would be. */
+async function startSandboxProcess(contacts: number): Promise<SandboxProcess> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [join(projectRoot, 'bin', 'ferry.js'), 'sandbox', '--port', String(port), '--contacts', String(contacts)],
+    { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const collect = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('sandbox provider at')) resolve();
+    };
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
+    child.once('exit', (code) => reject(new Error(`the sandbox exited (${code}):\n${output}`)));
+  });
+  child.stdout!.resume();
+  child.stderr!.resume();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+interface WorkerChild {
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+async function startWorker(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<WorkerChild> {
+  const child = spawn(process.execPath, [...nodeArgs, join(projectRoot, 'bin', 'ferry.js'), 'worker'], {
+    env: { ...env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  const reconciles = existsSync(join(projectRoot, 'src', 'cli', 'reconcile.ts'));
+  await new Promise<void>((resolve, reject) => {
+    child.stderr!.on('data', (chunk: Buffer) => {
+      log = (log + chunk.toString()).slice(-20_000);
+      // The worker reconciles installations when it starts; one created meanwhile could be taken
+      // for an orphan, so the bench waits for it to finish.
+      if (log.includes('"msg":"worker ready"') && (log.includes('reconcile') || !reconciles)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`the worker exited (${code}):\n${log}`)));
+  });
+  child.stderr!.on('data', (c: Buffer) => {
+    for (const l of c.toString().split('\n')) if (l.startsWith('PROF')) process.stderr.write(l + '\n');
+  });
+  return {
+    child,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+interface FerryRun {
+  records: number;
+  seconds: number;
+  /** From creating the installation to the first message at the receiver. */
+  firstRecordSeconds?: number;
+  recordsPerSec: number;
+  /** The worker's peak resident set size during the read (since it was ready, where Linux can say). */
+  peakRssMb?: number;
+  /** The worker's resident set size once ready, before the read. */
+  readyRssMb?: number;
+  peakIsReadOnly?: boolean;
+  result?: string;
+}
+
+export async function benchRead(args: string[]): Promise<void> {
+  const opts = options(args, {
+    records: { type: 'string' },
+    'page-size': { type: 'string' },
+    'no-quarter': { type: 'boolean' },
+    'worker-heap-mb': { type: 'string' },
+  });
+  const workerHeapMb = opts['worker-heap-mb'] ? Number(opts['worker-heap-mb']) : undefined;
+  const workerArgs = workerHeapMb ? [`--max-old-space-size=${workerHeapMb}`] : [];
+  const records = Number(opts.records ?? 200_000);
+  const pageSize = Number(opts['page-size'] ?? 500);
+  if (!Number.isInteger(records) || records < 1) throw new Error('--records must be a positive integer');
+  if (!Number.isInteger(pageSize) || pageSize < 50 || pageSize > 500)
+    throw new Error('--page-size must be 50..500');
+
+  const runId = `${Date.now().toString(36)}_${process.pid}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'ferry-bench-'));
+  const databaseUrl = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/ferry');
+  databaseUrl.pathname = `/ferry_bench_${runId}`;
+  Object.assign(process.env, {
+    DATABASE_URL: databaseUrl.toString(),
+    FERRY_ENV: 'development',
+    FERRY_DATA_DIR: dataDir,
+    FERRY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    FERRY_BUILDER_TOKEN_SECRET: randomBytes(32).toString('base64'),
+    FERRY_ALLOW_PRIVATE_DESTINATIONS: 'true',
+    FERRY_TASK_QUEUE: `bench-${runId}`,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  });
+
+  const stops: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop().catch((error) => say(`cleanup: ${String(error)}`));
+  };
+  try {
+    const { startDevServer } = await import('../src/temporal/dev-server.js');
+    say('starting a Temporal dev server');
+    const temporal = await startDevServer({ port: await freePort() });
+    process.env.TEMPORAL_ADDRESS = temporal.address;
+    stops.push(() => temporal.stop());
+
+    const { resetConfig } = await import('../src/config.js');
+    resetConfig();
+    const { migrate, closeOrm, transaction } = await import('../src/db/orm.js');
+    await migrate(databaseUrl.toString());
+    stops.push(async () => {
+      await closeOrm();
+      const admin = new URL(databaseUrl.toString());
+      admin.pathname = '/postgres';
+      const client = new pg.Client({ connectionString: admin.toString() });
+      await client.connect();
+      await client.query(`drop database if exists "${databaseUrl.pathname.slice(1)}" with (force)`);
+      await client.end();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    const receiver = await startReceiver();
+    stops.push(() => receiver.close());
+    const { startServers } = await import('../src/api/server.js');
+    const { closeTemporalClient } = await import('../src/temporal/client.js');
+    const servers = await startServers({ api: 0, read: 0, write: 0 }, '127.0.0.1');
+    stops.push(async () => {
+      await servers.close();
+      await closeTemporalClient();
+    });
+    const { createApiKey, createOrg, createProject } = await import('../src/domain/projects.js');
+    const project = await transaction(async (em) => {
+      const org = await createOrg(em, 'bench');
+      const created = await createProject(em, { name: `bench-${runId}`.replace(/_/g, '-'), orgId: org.id });
+      return { id: created.id, apiKey: createApiKey(em, created.id, { label: 'bench' }).key };
+    });
+    const api = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${servers.urls.api}${path}`, {
+        method,
+        headers: { 'x-api-key': project.apiKey, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await response.text();
+      if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
+      return text ? JSON.parse(text) : undefined;
+    };
+
+    /** One Ferry backfill of `count` contacts from a sandbox of its own, with a fresh worker process. */
+    const ferryRun = async (count: number, label: string): Promise<FerryRun> => {
+      const sandbox = await startSandboxProcess(count);
+      process.env.FERRY_SANDBOX_URL = sandbox.url;
+      resetConfig();
+      const worker = await startWorker({ ...process.env }, workerArgs);
+      const pid = worker.child.pid!;
+      const readyRssMb = procStatusMb(pid, 'VmRSS');
+      const peakReset = resetPeakRss(pid);
+      try {
+        const name = `bench-${label}`;
+        const path = `/${label}`;
+        await api('POST', `/projects/${project.id}/destinations`, {
+          name,
+          type: 'webhook',
+          metadata: { url: `${receiver.url}${path}` },
+        });
+        await api('POST', `/projects/${project.id}/integrations`, {
+          name,
+          provider: 'sandboxApiKey',
+          latestRevision: {
+            specVersion: '1.0.0',
+            content: {
+              name,
+              provider: 'sandboxApiKey',
+              read: {
+                objects: [
+                  {
+                    objectName: 'contacts',
+                    destination: name,
+                    schedule: '0 0 1 1 *',
+                    backfill: { defaultPeriod: { fullHistory: true } },
+                    delivery: { pageSize },
+                    optionalFieldsAuto: 'all',
+                  },
+                ],
+              },
+            },
+          },
+        });
+        const groupRef = `group-${label}`;
+        await api('POST', `/projects/${project.id}/connections:generate`, {
+          provider: 'sandboxApiKey',
+          groupRef,
+          consumerRef: `consumer-${label}`,
+          apiKey: 'sandbox-demo-key',
+        });
+        say(`Ferry: backfilling ${count.toLocaleString('en-US')} contacts (${label})`);
+        const started = Date.now();
+        const installation = await api('POST', `/projects/${project.id}/integrations/${name}/installations`, {
+          groupRef,
+          config: {
+            content: {
+              provider: 'sandboxApiKey',
+              read: {
+                objects: {
+                  contacts: {
+                    objectName: 'contacts',
+                    schedule: '0 0 1 1 *',
+                    destination: name,
+                    selectedFields: {},
+                    selectedFieldsAuto: 'all',
+                  },
+                },
+              },
+            },
+          },
+        });
+        const finished = await receiver.waitFor(path, count, 30 * 60_000);
+        const seconds = (finished - started) / 1000;
+        const peak = procStatusMb(pid, 'VmHWM');
+        // The operation ends just after its last delivery: wait for its summary.
+        let operations: { results?: { status: string; result?: string }[] } = {};
+        for (let tries = 0; tries < 100; tries++) {
+          operations = await api(
+            'GET',
+            `/projects/${project.id}/integrations/${name}/installations/${installation.id}/operations`,
+          );
+          if (operations.results?.[0] && operations.results[0].status !== 'in_progress') break;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        const { total, firstAt } = await receiver.count(path);
+        if (total !== count) say(`Ferry (${label}): ${total - count} records redelivered`);
+        return {
+          records: count,
+          seconds,
+          recordsPerSec: Math.round(count / seconds),
+          ...(firstAt && { firstRecordSeconds: (firstAt - started) / 1000 }),
+          ...(peak !== undefined && { peakRssMb: peak }),
+          ...(readyRssMb !== undefined && { readyRssMb }),
+          peakIsReadOnly: peakReset,
+          result: operations.results?.[0]?.result,
+        };
+      } finally {
+        await worker.stop();
+        await sandbox.close();
+      }
+    };
+
+    // The baseline reads the same generated records from a sandbox of the same size.
+    const baselineSandbox = await startSandboxProcess(records);
+    say(`baseline: moving ${records.toLocaleString('en-US')} contacts with a plain loop`);
+    const baselineStarted = Date.now();
+    const moved = await plainLoop(baselineSandbox.url, `${receiver.url}/baseline`, pageSize);
+    const baselineSeconds = (Date.now() - baselineStarted) / 1000;
+    await baselineSandbox.close();
+    if (moved !== records) throw new Error(`the baseline moved ${moved} of ${records} records`);
+    const baselineRecordsPerSec = Math.round(records / baselineSeconds);
+    say(`baseline: ${baselineRecordsPerSec} records/s`);
+
+    const ferry = await ferryRun(records, 'full');
+    say(
+      `Ferry: ${ferry.recordsPerSec} records/s, worker peak RSS ${ferry.peakRssMb ?? '?'} MB (${ferry.result})`,
+    );
+    let quarter: FerryRun | undefined;
+    if (!opts['no-quarter'] && records >= 4 * pageSize) {
+      quarter = await ferryRun(Math.floor(records / 4), 'quarter');
+      say(`Ferry at N/4: ${quarter.recordsPerSec} records/s, worker peak RSS ${quarter.peakRssMb ?? '?'} MB`);
+    }
+    const summary = {
+      records,
+      pageSize,
+      ...(workerHeapMb && { workerHeapMb }),
+      ferrySeconds: Number(ferry.seconds.toFixed(2)),
+      ferryFirstRecordSeconds:
+        ferry.firstRecordSeconds === undefined ? null : Number(ferry.firstRecordSeconds.toFixed(2)),
+      baselineSeconds: Number(baselineSeconds.toFixed(2)),
+      ferryRecordsPerSec: ferry.recordsPerSec,
+      baselineRecordsPerSec,
+      ratio: Number((ferry.recordsPerSec / baselineRecordsPerSec).toFixed(3)),
+      peakRssMb: ferry.peakRssMb ?? null,
+      workerReadyRssMb: ferry.readyRssMb ?? null,
+      ...(quarter && {
+        quarter: {
+          records: quarter.records,
+          ferryRecordsPerSec: quarter.recordsPerSec,
+          peakRssMb: quarter.peakRssMb ?? null,
+          workerReadyRssMb: quarter.readyRssMb ?? null,
+        },
+      }),
+    };
+    await stopAll();
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}

@@ -1,0 +1,117 @@
+import Type from 'typebox';
+import { defineRoute } from './route.js';
+import { ProjectPathParams } from '../schemas/common.js';
+import {
+  CreateDestinationBody,
+  DestinationParams,
+  DestinationSchema,
+  GetDestinationQuery,
+  UpdateDestinationBody,
+} from '../schemas/destinations.js';
+import { DestinationSchema as DestinationEntity } from '../db/entities/operation.js';
+import {
+  createDestination,
+  destinationView,
+  findDestination,
+  openSecrets,
+  rotateDestinationSecret,
+  updateDestination,
+} from '../domain/destinations.js';
+
+export const destinationRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/projects/{projectIdOrName}/destinations',
+    operationId: 'createDestination',
+    summary: 'Create a webhook destination with its signing secret',
+    description:
+      'The URL must resolve, and must reach a public address unless private destinations are allowed. The signing secret is generated unless given; read it with `includeSecrets=true`.',
+    tags: ['Destinations'],
+    auth: ['apiKey', 'bearer'],
+    params: ProjectPathParams,
+    body: CreateDestinationBody,
+    responses: { 201: { description: 'Created', schema: DestinationSchema } },
+    async handler({ em, project, body }) {
+      const destination = await em.transactional(
+        async (tx) => (await createDestination(tx, project.id, body)).destination,
+      );
+      return { status: 201, body: destinationView(destination) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/projects/{projectIdOrName}/destinations',
+    operationId: 'listDestinations',
+    summary: 'List destinations (without secrets)',
+    tags: ['Destinations'],
+    auth: ['apiKey', 'bearer'],
+    params: ProjectPathParams,
+    responses: { 200: { description: 'Destinations', schema: Type.Array(DestinationSchema) } },
+    async handler({ em, project }) {
+      const destinations = await em.find(
+        DestinationEntity,
+        { projectId: project.id },
+        { orderBy: { createTime: 'asc', name: 'asc' } },
+      );
+      return { status: 200, body: destinations.map((destination) => destinationView(destination)) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/projects/{projectIdOrName}/destinations/{destinationNameOrId}',
+    operationId: 'getDestination',
+    summary: 'Get a destination; optionally its secrets, or rotate its signing secret',
+    tags: ['Destinations'],
+    auth: ['apiKey', 'bearer'],
+    params: DestinationParams,
+    query: GetDestinationQuery,
+    responses: { 200: { description: 'The destination', schema: DestinationSchema } },
+    async handler({ em, project, params, query }) {
+      if (query.rotate) {
+        const { destination, secrets } = await em.transactional(async (tx) => {
+          const found = await findDestination(tx, project.id, params.destinationNameOrId);
+          return { destination: found, secrets: rotateDestinationSecret(found) };
+        });
+        return { status: 200, body: destinationView(destination, secrets) };
+      }
+      const destination = await findDestination(em, project.id, params.destinationNameOrId);
+      const secrets = query.includeSecrets ? openSecrets(destination) : undefined;
+      return { status: 200, body: destinationView(destination, secrets) };
+    },
+  }),
+  defineRoute({
+    method: 'PATCH',
+    path: '/projects/{projectIdOrName}/destinations/{destinationNameOrId}',
+    operationId: 'updateDestination',
+    summary: 'Update a destination’s name, URL, headers, secret or disabled flag',
+    tags: ['Destinations'],
+    auth: ['apiKey', 'bearer'],
+    params: DestinationParams,
+    body: UpdateDestinationBody,
+    responses: { 200: { description: 'The updated destination', schema: DestinationSchema } },
+    async handler({ em, project, params, body }) {
+      const destination = await em.transactional(async (tx) => {
+        const found = await findDestination(tx, project.id, params.destinationNameOrId);
+        await updateDestination(tx, found, body.updateMask, body.destination);
+        return found;
+      });
+      return { status: 200, body: destinationView(destination) };
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/projects/{projectIdOrName}/destinations/{destinationNameOrId}',
+    operationId: 'deleteDestination',
+    summary: 'Delete a destination and its delivery history',
+    tags: ['Destinations'],
+    auth: ['apiKey', 'bearer'],
+    params: DestinationParams,
+    responses: { 204: { description: 'Deleted' } },
+    async handler({ em, project, params }) {
+      await em.transactional(async (tx) =>
+        tx.remove(await findDestination(tx, project.id, params.destinationNameOrId)),
+      );
+      return { status: 204 };
+    },
+  }),
+];

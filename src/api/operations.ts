@@ -1,0 +1,83 @@
+import Type from 'typebox';
+import { ProblemError } from './problem.js';
+import { defineRoute } from './route.js';
+import {
+  InstallationOperationsParams,
+  OperationListQuery,
+  OperationLogSchema,
+  OperationPageSchema,
+  OperationParams,
+  OperationSchema,
+} from '../schemas/operations.js';
+import { findOperation, listInstallationOperations, operationView } from '../domain/operations.js';
+import { listLogs } from '../domain/operation-logs.js';
+import { findInstallationOfIntegration } from '../domain/reads/installation-context.js';
+
+export const operationRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/projects/{projectIdOrName}/integrations/{integrationId}/installations/{installationId}/operations',
+    operationId: 'listOperations',
+    summary: 'List an installation’s operations, newest first',
+    description:
+      'Pages are stable while new operations arrive: pass `pagination.nextPageToken` back as `pageToken` unchanged.',
+    tags: ['Operations'],
+    auth: ['apiKey', 'bearer'],
+    params: InstallationOperationsParams,
+    query: OperationListQuery,
+    responses: { 200: { description: 'A page of operations', schema: OperationPageSchema } },
+    async handler({ em, project, params, query, koa }) {
+      // The query converter would truncate `2.5` to 2; a page size is a whole number as written.
+      const rawPageSize = koa.query.pageSize;
+      if (rawPageSize !== undefined && !/^\d+$/.test(String(rawPageSize))) {
+        throw ProblemError.invalid([
+          {
+            in: 'query',
+            name: 'pageSize',
+            value: rawPageSize,
+            detail: 'pageSize must be an integer from 1 to 1000',
+          },
+        ]);
+      }
+      const installation = await findInstallationOfIntegration(
+        em,
+        project.id,
+        params.integrationId,
+        params.installationId,
+      );
+      const page = await listInstallationOperations(em, project.id, installation.id, {
+        pageSize: query.pageSize ?? 200,
+        pageToken: query.pageToken,
+      });
+      return { status: 200, body: page };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/projects/{projectIdOrName}/operations/{operationId}',
+    operationId: 'getOperation',
+    summary: 'Get an operation',
+    tags: ['Operations'],
+    auth: ['apiKey', 'bearer'],
+    params: OperationParams,
+    responses: { 200: { description: 'The operation', schema: OperationSchema } },
+    async handler({ em, project, params }) {
+      return { status: 200, body: operationView(await findOperation(em, project.id, params.operationId)) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/projects/{projectIdOrName}/operations/{operationId}/logs',
+    operationId: 'listOperationLogs',
+    summary: 'List an operation’s logs, oldest first',
+    description: 'At most 10,000 entries. Severities: DEBUG (one per provider request), INFO, WARN, ERROR.',
+    tags: ['Operations'],
+    auth: ['apiKey', 'bearer'],
+    params: OperationParams,
+    responses: { 200: { description: 'Log entries', schema: Type.Array(OperationLogSchema) } },
+    async handler({ em, project, params }) {
+      const operation = await findOperation(em, project.id, params.operationId);
+      return { status: 200, body: await listLogs(em, project.id, operation.id) };
+    },
+  }),
+];

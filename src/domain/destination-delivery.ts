@@ -1,0 +1,240 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { config } from '../config.js';
+import { DestinationSchema, type Destination } from '../db/entities/operation.js';
+import { em as newEntityManager } from '../db/orm.js';
+import { deliverMessage, type DeliveryResult } from '../delivery/deliver.js';
+import { shouldDisable } from '../delivery/retry-schedule.js';
+import { redactUrl, type DestinationPolicy } from '../delivery/url-guard.js';
+import { recordEvent } from './events.js';
+import { destinationPolicy, openSecrets, validSigningSecrets } from './destinations.js';
+
+/**
+ * One attempt to deliver one message to one destination, for record pages and notification events
+ * alike: load the destination, sign with every valid secret, send, record the attempt, and keep the
+ * destination's health (first failure time, disabling on 410 or after failing for too long).
+ * Callers own retries: the result says whether another attempt may succeed.
+ *
+ * `attemptDelivery` does all of it for one message. A read sending many messages to one destination
+ * opens it once (`openDestination`), sends each message (`sendMessage`), and records its successful
+ * attempts in batches with its checkpoint (`insertAttempts`); failures are recorded at once
+ * (`recordFailedAttempt`), events and all.
+ */
+
+export interface DeliveryAttemptInput {
+  projectId: string;
+  destinationId: string;
+  /** Stable across attempts of the same message (`messageIdFor`, `notificationMessageId`). */
+  messageId: string;
+  /** The exact JSON text to sign and send. */
+  body: string;
+  kind: 'record' | 'notification';
+  operationId?: string;
+}
+
+export interface DeliveryAttemptResult {
+  delivered: boolean;
+  /** Another attempt later may succeed (timeout, network, 408, 429, 5xx). */
+  retryable: boolean;
+  /** The receiver's Retry-After, in milliseconds. */
+  retryAfterMs?: number;
+  /** The destination is disabled (before this attempt, or because of it): nothing more will be sent. */
+  disabled: boolean;
+  /** The receiver's HTTP status, when it answered. */
+  status?: number;
+  /** Why the attempt failed; never holds secrets, header values or query strings. */
+  error?: string;
+}
+
+export interface DeliveryAttemptOptions {
+  /** Overrides FERRY_ALLOW_PRIVATE_DESTINATIONS for this attempt (tests of the SSRF guard). */
+  policy?: DestinationPolicy;
+  timeoutMs?: number;
+  /** The clock; tests move it to reach the disable-after period. */
+  now?: () => Date;
+}
+
+/** A destination ready to send to: decrypted headers and the secrets valid when it was opened. */
+export interface OpenDestination {
+  destination: Destination;
+  headers: Record<string, string>;
+  secrets: string[];
+}
+
+/** One attempt, as `insertAttempts` records it. */
+export interface AttemptRecord {
+  input: DeliveryAttemptInput;
+  result: DeliveryResult;
+  time: Date;
+}
+
+const ERROR_LIMIT = 1000;
+
+function safeUrl(url: string): string {
+  try {
+    return redactUrl(new URL(url));
+  } catch {
+    return '(invalid URL)';
+  }
+}
+
+/** The fields every destination event carries (COMPAT.md: `destinationId, destinationName, url`). */
+export function destinationEventData(destination: Destination): Record<string, unknown> {
+  return { destinationId: destination.id, destinationName: destination.name, url: safeUrl(destination.url) };
+}
+
+/**
+ * Loads and decrypts a destination, or says why nothing may be sent to it (gone, or disabled).
+ */
+export async function openDestination(
+  projectId: string,
+  destinationId: string,
+  now = new Date(),
+): Promise<OpenDestination | DeliveryAttemptResult> {
+  const em = await newEntityManager();
+  const destination = await em.findOne(DestinationSchema, { id: destinationId, projectId });
+  if (!destination) {
+    return { delivered: false, retryable: false, disabled: false, error: 'the destination no longer exists' };
+  }
+  if (destination.disabledTime) {
+    return {
+      delivered: false,
+      retryable: false,
+      disabled: true,
+      error: `destination "${destination.name}" is disabled`,
+    };
+  }
+  const secrets = openSecrets(destination);
+  return { destination, headers: secrets.headers, secrets: validSigningSecrets(secrets, now) };
+}
+
+export function isOpen(value: OpenDestination | DeliveryAttemptResult): value is OpenDestination {
+  return 'destination' in value;
+}
+
+/** Signs and sends one message; never throws for a failed delivery. */
+export function sendMessage(
+  open: OpenDestination,
+  input: Pick<DeliveryAttemptInput, 'messageId' | 'body'>,
+  options: DeliveryAttemptOptions = {},
+): Promise<DeliveryResult> {
+  return deliverMessage({
+    url: open.destination.url,
+    headers: open.headers,
+    body: input.body,
+    messageId: input.messageId,
+    secrets: open.secrets,
+    timeoutMs: options.timeoutMs ?? config().delivery.timeoutMs,
+    ...(options.policy ?? destinationPolicy()),
+  });
+}
+
+/**
+ * Records attempts in one statement, each numbered after the earlier attempts of the same message
+ * to the same destination. Runs in the caller's transaction when given one.
+ */
+export async function insertAttempts(em: EntityManager, attempts: readonly AttemptRecord[]): Promise<void> {
+  if (!attempts.length) return;
+  const rows = attempts.map(
+    () =>
+      '(?::uuid, ?::uuid, ?::text, ?::text, ?::uuid, ?::boolean, ?::integer, ?::integer, ?::text, ?::text, ?::timestamptz)',
+  );
+  const params = attempts.flatMap(({ input, result, time }) => [
+    input.projectId,
+    input.destinationId,
+    input.messageId,
+    input.kind,
+    input.operationId ?? null,
+    result.ok,
+    result.status ?? null,
+    Math.round(result.durationMs),
+    result.responseBody || null,
+    result.error?.slice(0, ERROR_LIMIT) ?? null,
+    time,
+  ]);
+  await em.execute(
+    `insert into delivery_attempts
+       (project_id, destination_id, message_id, kind, operation_id, delivered, status, duration_ms,
+        response_body, error, create_time, attempt)
+     select v.*, row_number() over (partition by v.destination_id, v.message_id order by v.create_time)
+                 + coalesce((select max(a.attempt) from delivery_attempts a
+                             where a.destination_id = v.destination_id and a.message_id = v.message_id), 0)
+     from (values ${rows.join(', ')})
+       as v (project_id, destination_id, message_id, kind, operation_id, delivered, status, duration_ms,
+             response_body, error, create_time)`,
+    params,
+    'run',
+  );
+}
+
+/** A destination that failed before and now accepted a message is healthy again. */
+export async function clearFailures(em: EntityManager, destinationId: string): Promise<void> {
+  await em.execute(
+    'update destinations set first_failure_time = null where id = ? and first_failure_time is not null',
+    [destinationId],
+    'run',
+  );
+}
+
+/**
+ * Records a failed attempt under a row lock, so concurrent failures agree on the first failure time
+ * and only one of them disables the destination and says so. Emits `destination.delivery.error`,
+ * and `destination.webhook.disabled` when this failure disables it.
+ */
+export async function recordFailedAttempt(attempt: AttemptRecord): Promise<DeliveryAttemptResult> {
+  const { input, result, time } = attempt;
+  const em = await newEntityManager();
+  const disabled = await em.transactional(async (tx) => {
+    await insertAttempts(tx, [attempt]);
+    const destination = await tx.findOne(
+      DestinationSchema,
+      { id: input.destinationId },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
+    if (!destination) return false;
+    destination.firstFailureTime ??= time;
+    recordEvent(tx, input.projectId, 'destination.delivery.error', {
+      ...destinationEventData(destination),
+      messageId: input.messageId,
+      ...(result.status !== undefined && { status: result.status }),
+      error: result.error ?? 'delivery failed',
+      kind: input.kind,
+      ...(input.operationId && { operationId: input.operationId }),
+    });
+    if (destination.disabledTime) return true;
+    const disable = shouldDisable({
+      firstFailureAt: destination.firstFailureTime,
+      now: time,
+      disableAfterMs: config().delivery.disableAfterMs,
+      gone: result.gone,
+    });
+    if (disable) {
+      destination.disabledTime = time;
+      recordEvent(tx, input.projectId, 'destination.webhook.disabled', destinationEventData(destination));
+    }
+    return disable;
+  });
+  return {
+    delivered: false,
+    retryable: result.retryable && !disabled,
+    ...(result.retryAfterMs !== undefined && { retryAfterMs: result.retryAfterMs }),
+    disabled,
+    ...(result.status !== undefined && { status: result.status }),
+    error: result.error ?? 'delivery failed',
+  };
+}
+
+export async function attemptDelivery(
+  input: DeliveryAttemptInput,
+  options: DeliveryAttemptOptions = {},
+): Promise<DeliveryAttemptResult> {
+  const time = options.now?.() ?? new Date();
+  const open = await openDestination(input.projectId, input.destinationId, time);
+  if (!isOpen(open)) return open;
+  const result = await sendMessage(open, input, options);
+  if (!result.ok) return recordFailedAttempt({ input, result, time });
+  const em = await newEntityManager();
+  await insertAttempts(em, [{ input, result, time }]);
+  if (open.destination.firstFailureTime) await clearFailures(em, open.destination.id);
+  return { delivered: true, retryable: false, disabled: false, status: result.status };
+}

@@ -1,0 +1,333 @@
+import { randomUUID } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ProblemError, type ProblemIssue } from '../api/problem.js';
+import { isUuid } from '../api/auth.js';
+import { config } from '../config.js';
+import { decryptJson, encryptJson } from '../crypto/secrets.js';
+import { DestinationSchema, type Destination } from '../db/entities/operation.js';
+import { isReservedHeader } from '../delivery/deliver.js';
+import { generateSigningSecret } from '../delivery/signing.js';
+import { assertDeliverableUrl, DestinationUrlError, type DestinationPolicy } from '../delivery/url-guard.js';
+import type { DestinationView } from '../schemas/destinations.js';
+
+/**
+ * Webhook destinations: where read results and notifications go. The signing secrets and the
+ * header values (often credentials) live only in `secretsEncrypted`; the `headers` column keeps the
+ * header names, so listing destinations never decrypts anything.
+ */
+
+export interface SigningSecretEntry {
+  secret: string;
+  createTime: string;
+  /** Set when the secret was rotated out: it keeps signing until then. */
+  expireTime?: string;
+}
+
+export interface DestinationSecrets {
+  /** The current secret first, then rotated-out ones still in their grace period. */
+  signingSecrets: SigningSecretEntry[];
+  headers: Record<string, string>;
+}
+
+/** What the API shows instead of a header value when secrets are not asked for. */
+export const REDACTED = '<redacted>';
+
+export function openSecrets(destination: Pick<Destination, 'secretsEncrypted'>): DestinationSecrets {
+  return decryptJson<DestinationSecrets>(destination.secretsEncrypted);
+}
+
+function sealSecrets(destination: Destination, secrets: DestinationSecrets): void {
+  destination.secretsEncrypted = encryptJson(secrets);
+  destination.headers = Object.fromEntries(Object.keys(secrets.headers).map((name) => [name, REDACTED]));
+}
+
+/** Every secret a delivery made at `now` is signed with: the current one and those still in grace. */
+export function validSigningSecrets(secrets: DestinationSecrets, now: Date): string[] {
+  return secrets.signingSecrets
+    .filter((entry) => !entry.expireTime || Date.parse(entry.expireTime) > now.getTime())
+    .map((entry) => entry.secret);
+}
+
+/** A new current secret; the old one keeps signing for the grace period, expired ones are dropped. */
+export function rotateSigningSecret(
+  secrets: DestinationSecrets,
+  now: Date,
+  graceMs: number,
+  replacement = generateSigningSecret(),
+): DestinationSecrets {
+  const expireTime = new Date(now.getTime() + graceMs).toISOString();
+  const retired = secrets.signingSecrets
+    .map((entry) => (entry.expireTime ? entry : { ...entry, expireTime }))
+    .filter((entry) => Date.parse(entry.expireTime!) > now.getTime());
+  return {
+    ...secrets,
+    signingSecrets: [{ secret: replacement, createTime: now.toISOString() }, ...retired],
+  };
+}
+
+export function destinationView(destination: Destination, secrets?: DestinationSecrets): DestinationView {
+  return {
+    id: destination.id,
+    projectId: destination.projectId,
+    name: destination.name,
+    type: destination.type,
+    metadata: {
+      url: destination.url,
+      headers: secrets ? { ...secrets.headers } : { ...destination.headers },
+    },
+    ...(secrets && { secrets: { signingSecret: secrets.signingSecrets[0].secret } }),
+    disabled: destination.disabledTime !== undefined && destination.disabledTime !== null,
+    ...(destination.disabledTime && { disableTime: destination.disabledTime.toISOString() }),
+    createTime: destination.createTime.toISOString(),
+    updateTime: destination.updateTime.toISOString(),
+  };
+}
+
+export function destinationPolicy(): DestinationPolicy {
+  return { allowPrivate: config().allowPrivateDestinations };
+}
+
+/** Resolves a host name the way connections will, to refuse a URL nobody could deliver to. */
+async function assertResolvable(url: URL): Promise<void> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host)) return;
+  try {
+    const addresses = await lookup(host, { all: true });
+    if (!addresses.length) throw new Error('no addresses');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'lookup failed';
+    throw new DestinationUrlError('unresolvable', `${host} could not be resolved (${code})`);
+  }
+}
+
+/**
+ * Refuses URLs Ferry could never deliver to: not http(s), credentials in the URL, a host that does
+ * not resolve, or (unless private destinations are allowed) one that reaches a private, loopback or
+ * link-local address. Deliveries check again at connect time and on every redirect.
+ */
+export async function checkDestinationUrl(
+  url: string,
+  name: string,
+  policy: DestinationPolicy = destinationPolicy(),
+): Promise<void> {
+  try {
+    const parsed = await assertDeliverableUrl(url, policy);
+    if (policy.allowPrivate) await assertResolvable(parsed);
+  } catch (error) {
+    if (!(error instanceof DestinationUrlError)) throw error;
+    throw ProblemError.invalid(
+      [{ in: 'body', name, value: redactedInput(url), detail: error.message }],
+      error.code === 'unresolvable'
+        ? 'The destination URL cannot be reached.'
+        : 'The destination URL is not allowed.',
+    );
+  }
+}
+
+/** The URL as echoed in errors: without query string or credentials, which often carry tokens. */
+function redactedInput(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    return url.slice(0, 200);
+  }
+}
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+function headerIssues(headers: Record<string, string>, prefix: string): ProblemIssue[] {
+  const issues: ProblemIssue[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    const where = `${prefix}.${name}`;
+    if (!HEADER_NAME.test(name)) {
+      issues.push({ in: 'body', name: where, value: name, detail: `"${name}" is not a valid header name` });
+    } else if (isReservedHeader(name)) {
+      issues.push({
+        in: 'body',
+        name: where,
+        value: name,
+        detail: `"${name}" is set by Ferry itself and cannot be configured`,
+      });
+    } else if (/[\r\n\0]/.test(value)) {
+      issues.push({ in: 'body', name: where, detail: 'header values cannot contain line breaks' });
+    }
+  }
+  return issues;
+}
+
+function signingSecretIssues(secret: string | undefined, name: string): ProblemIssue[] {
+  if (secret === undefined) return [];
+  const valid =
+    /^whsec_[A-Za-z0-9+/]+={0,2}$/.test(secret) && Buffer.from(secret.slice(6), 'base64').length >= 24;
+  return valid
+    ? []
+    : [
+        {
+          in: 'body',
+          name,
+          detail: 'a signing secret is "whsec_" followed by at least 24 base64-encoded bytes',
+        },
+      ];
+}
+
+export async function findDestination(
+  em: EntityManager,
+  projectId: string,
+  nameOrId: string,
+): Promise<Destination> {
+  const destination = await em.findOne(
+    DestinationSchema,
+    isUuid(nameOrId)
+      ? { projectId, $or: [{ id: nameOrId }, { name: nameOrId }] }
+      : { projectId, name: nameOrId },
+  );
+  if (!destination) throw ProblemError.notFound(`Destination "${nameOrId}" was not found.`);
+  return destination;
+}
+
+async function assertNameFree(em: EntityManager, projectId: string, name: string, exceptId?: string) {
+  const taken = await em.findOne(DestinationSchema, { projectId, name });
+  if (taken && taken.id !== exceptId) {
+    throw ProblemError.conflict(`A destination named "${name}" already exists in this project.`);
+  }
+}
+
+export interface DestinationInput {
+  name: string;
+  type: 'webhook';
+  metadata: { url: string; headers?: Record<string, string> };
+  secrets?: { signingSecret?: string };
+}
+
+export async function createDestination(
+  em: EntityManager,
+  projectId: string,
+  input: DestinationInput,
+  policy?: DestinationPolicy,
+): Promise<{ destination: Destination; secrets: DestinationSecrets }> {
+  const issues = [
+    ...headerIssues(input.metadata.headers ?? {}, 'metadata.headers'),
+    ...signingSecretIssues(input.secrets?.signingSecret, 'secrets.signingSecret'),
+  ];
+  if (issues.length) throw ProblemError.invalid(issues);
+  await checkDestinationUrl(input.metadata.url, 'metadata.url', policy);
+  await assertNameFree(em, projectId, input.name);
+  const now = new Date();
+  const secrets: DestinationSecrets = {
+    signingSecrets: [
+      { secret: input.secrets?.signingSecret ?? generateSigningSecret(), createTime: now.toISOString() },
+    ],
+    headers: { ...input.metadata.headers },
+  };
+  const destination = em.create(DestinationSchema, {
+    id: randomUUID(),
+    projectId,
+    name: input.name,
+    type: input.type,
+    url: input.metadata.url,
+    headers: {},
+    secretsEncrypted: '',
+    createTime: now,
+    updateTime: now,
+  });
+  sealSecrets(destination, secrets);
+  return { destination, secrets };
+}
+
+/** Issues a new signing secret; the old one keeps signing for FERRY_SECRET_ROTATION_GRACE_SECONDS. */
+export function rotateDestinationSecret(destination: Destination, now = new Date()): DestinationSecrets {
+  const secrets = rotateSigningSecret(openSecrets(destination), now, config().delivery.secretRotationGraceMs);
+  sealSecrets(destination, secrets);
+  destination.updateTime = now;
+  return secrets;
+}
+
+export interface DestinationPatch {
+  name?: string;
+  metadata?: { url?: string; headers?: Record<string, string> };
+  secrets?: { signingSecret?: string };
+  disabled?: boolean;
+}
+
+export const updatableDestinationFields = [
+  'name',
+  'metadata',
+  'metadata.url',
+  'metadata.headers',
+  'secrets.signingSecret',
+  'disabled',
+] as const;
+
+function valueAt(patch: DestinationPatch, path: string): unknown {
+  return path.split('.').reduce<unknown>((value, key) => (value as Record<string, unknown>)?.[key], patch);
+}
+
+/**
+ * Applies the fields named in `updateMask`. Re-enabling (`disabled: false`) also forgets the run of
+ * failures that disabled it; a new `secrets.signingSecret` replaces the current one at once.
+ */
+export async function updateDestination(
+  em: EntityManager,
+  destination: Destination,
+  mask: string[],
+  patch: DestinationPatch,
+  policy?: DestinationPolicy,
+): Promise<DestinationSecrets> {
+  const refused = mask.filter((field) => !(updatableDestinationFields as readonly string[]).includes(field));
+  const missing = mask.filter(
+    (field) => !refused.includes(field) && field !== 'metadata' && valueAt(patch, field) === undefined,
+  );
+  const issues: ProblemIssue[] = [
+    ...refused.map((field) => ({
+      in: 'body' as const,
+      name: 'updateMask',
+      value: field,
+      detail: `"${field}" cannot be updated; updatable fields: ${updatableDestinationFields.join(', ')}`,
+    })),
+    ...missing.map((field) => ({
+      in: 'body' as const,
+      name: `destination.${field}`,
+      detail: `"${field}" is in updateMask but destination.${field} is missing`,
+    })),
+  ];
+  const has = (field: string) =>
+    mask.includes(field) || (field.startsWith('metadata.') && mask.includes('metadata'));
+  if (mask.includes('metadata') && patch.metadata?.url === undefined) {
+    issues.push({ in: 'body', name: 'destination.metadata.url', detail: 'metadata.url is required' });
+  }
+  if (has('metadata.headers') && patch.metadata?.headers) {
+    issues.push(...headerIssues(patch.metadata.headers, 'destination.metadata.headers'));
+  }
+  if (has('secrets.signingSecret')) {
+    issues.push(...signingSecretIssues(patch.secrets?.signingSecret, 'destination.secrets.signingSecret'));
+  }
+  if (issues.length) throw ProblemError.invalid(issues);
+
+  if (has('metadata.url'))
+    await checkDestinationUrl(patch.metadata!.url!, 'destination.metadata.url', policy);
+  if (has('name') && patch.name !== destination.name) {
+    await assertNameFree(em, destination.projectId, patch.name!, destination.id);
+  }
+  const now = new Date();
+  const secrets = openSecrets(destination);
+  if (has('name')) destination.name = patch.name!;
+  if (has('metadata.url')) destination.url = patch.metadata!.url!;
+  if (has('metadata.headers')) secrets.headers = { ...(patch.metadata?.headers ?? {}) };
+  if (has('secrets.signingSecret')) {
+    secrets.signingSecrets = [
+      { secret: patch.secrets!.signingSecret!, createTime: now.toISOString() },
+      ...secrets.signingSecrets.slice(1),
+    ];
+  }
+  if (has('disabled')) {
+    // MikroORM writes NULL for null, while undefined would leave the column as it was.
+    destination.disabledTime = patch.disabled ? (destination.disabledTime ?? now) : (null as never);
+    if (!patch.disabled) destination.firstFailureTime = null as never;
+  }
+  sealSecrets(destination, secrets);
+  destination.updateTime = now;
+  return secrets;
+}

@@ -1,0 +1,143 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ProblemError } from '../api/problem.js';
+import { isUuid } from '../api/auth.js';
+import { config } from '../config.js';
+import { constantTimeEqual } from '../crypto/secrets.js';
+import { OperationSchema, type Operation } from '../db/entities/operation.js';
+import type { OperationView } from '../schemas/operations.js';
+
+/**
+ * Operations: one row per read, write or subscribe run, listed newest first with opaque cursors.
+ * Writes and subscribes create theirs with `createOperation` too.
+ */
+
+/** `metadata.progress` of a read (spec: Operation). */
+export interface OperationProgress {
+  installationId: string;
+  objectName: string;
+  operationId: string;
+  recordsProcessed: number;
+  recordsEstimatedTotal?: number;
+}
+
+export function operationView(operation: Operation): OperationView {
+  return {
+    id: operation.id,
+    projectId: operation.projectId,
+    integrationId: operation.integrationId,
+    installationId: operation.installationId,
+    configId: operation.configId,
+    actionType: operation.actionType,
+    status: operation.status,
+    ...(operation.result != null && { result: operation.result }),
+    metadata: operation.metadata ?? {},
+    createTime: operation.createTime.toISOString(),
+    updateTime: operation.updateTime.toISOString(),
+  };
+}
+
+export async function findOperation(
+  em: EntityManager,
+  projectId: string,
+  operationId: string,
+): Promise<Operation> {
+  const operation = isUuid(operationId)
+    ? await em.findOne(OperationSchema, { id: operationId, projectId })
+    : null;
+  if (!operation) throw ProblemError.notFound(`Operation "${operationId}" was not found.`);
+  return operation;
+}
+
+export interface NewOperation {
+  id?: string;
+  projectId: string;
+  integrationId: string;
+  installationId: string;
+  configId: string;
+  actionType: Operation['actionType'];
+  metadata?: Record<string, unknown>;
+}
+
+/** Persists an `in_progress` operation in the caller's unit of work. */
+export function createOperation(em: EntityManager, input: NewOperation): Operation {
+  const now = new Date();
+  return em.create(OperationSchema, {
+    id: input.id ?? randomUUID(),
+    projectId: input.projectId,
+    integrationId: input.integrationId,
+    installationId: input.installationId,
+    configId: input.configId,
+    actionType: input.actionType,
+    status: 'in_progress',
+    metadata: input.metadata ?? {},
+    createTime: now,
+    updateTime: now,
+  });
+}
+
+/**
+ * Page tokens carry the last `seq` returned, bound to the listing it continues by an HMAC under a key
+ * derived from FERRY_ENCRYPTION_KEY, so a token cannot be forged or replayed against another
+ * installation. Paging by `seq` keeps pages stable while new operations arrive.
+ */
+function tokenMac(scope: string, payload: string): string {
+  const key = createHmac('sha256', config().encryptionKey).update('ferry/operations-page-token/v1').digest();
+  return createHmac('sha256', key).update(`${scope}\u0000${payload}`).digest('base64url').slice(0, 22);
+}
+
+export function encodePageToken(scope: string, seq: bigint): string {
+  const payload = Buffer.from(seq.toString()).toString('base64url');
+  return `${payload}.${tokenMac(scope, payload)}`;
+}
+
+function invalidToken(token: string): ProblemError {
+  return ProblemError.invalid([
+    {
+      in: 'query',
+      name: 'pageToken',
+      value: token,
+      detail: 'pageToken is not a token this listing returned; pass nextPageToken back unchanged',
+    },
+  ]);
+}
+
+export function decodePageToken(scope: string, token: string): bigint {
+  const [payload, mac, extra] = token.split('.');
+  if (!payload || !mac || extra !== undefined || !constantTimeEqual(mac, tokenMac(scope, payload))) {
+    throw invalidToken(token);
+  }
+  const text = Buffer.from(payload, 'base64url').toString('utf8');
+  if (!/^\d{1,19}$/.test(text)) throw invalidToken(token);
+  return BigInt(text);
+}
+
+export interface OperationPage {
+  results: OperationView[];
+  pagination: { done: boolean; nextPageToken?: string };
+}
+
+export async function listInstallationOperations(
+  em: EntityManager,
+  projectId: string,
+  installationId: string,
+  options: { pageSize: number; pageToken?: string },
+): Promise<OperationPage> {
+  const scope = `${projectId}/${installationId}`;
+  const before = options.pageToken === undefined ? undefined : decodePageToken(scope, options.pageToken);
+  const operations = await em.find(
+    OperationSchema,
+    { projectId, installationId, ...(before !== undefined && { seq: { $lt: before as never } }) },
+    { orderBy: { seq: 'desc' } as never, limit: options.pageSize + 1 },
+  );
+  const page = operations.slice(0, options.pageSize);
+  const done = operations.length <= options.pageSize;
+  const last = page[page.length - 1];
+  return {
+    results: page.map(operationView),
+    pagination: {
+      done,
+      ...(!done && last && { nextPageToken: encodePageToken(scope, BigInt(last.seq!)) }),
+    },
+  };
+}

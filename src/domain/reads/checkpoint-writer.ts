@@ -1,0 +1,163 @@
+import type { ReadCheckpoint } from '../../db/entities/read-checkpoint.js';
+import { em as newEntityManager } from '../../db/orm.js';
+import { clearFailures, insertAttempts, type AttemptRecord } from '../destination-delivery.js';
+import { appendLogs } from '../operation-logs.js';
+import type { ShapedPage } from './page-feed.js';
+import type { ReadPlan } from './plan.js';
+import { storeMessages } from './stored-pages.js';
+
+/**
+ * Moves a read's checkpoint past pages as they are delivered (or, on request, stored), in page
+ * order, without holding up the next delivery: writes run beside delivery, and pages delivered
+ * while a write is in flight go together in the next one. Each write is one transaction with
+ * everything the pages changed: checkpoint, watermark, the operation's progress, stored messages,
+ * delivery attempts and logs.
+ *
+ * The checkpoint only moves from the page this writer expects, so a second run of the same read
+ * (a retried activity whose first attempt is still alive) can never skip or double-count a page:
+ * whichever writes second finds the checkpoint moved and stops (`lost`).
+ */
+export class CheckpointWriter {
+  /** Where the checkpoint stands in the database. */
+  pageIndex: number;
+  recordsProcessed: number;
+  done = false;
+  /** Another run of this read moved the checkpoint: this one must stop. */
+  lost = false;
+  #pages: ShapedPage[] = [];
+  #attempts: AttemptRecord[] = [];
+  #writing: Promise<void> | undefined;
+  #error: unknown;
+  #clearFailures: boolean;
+
+  constructor(
+    private readonly checkpoint: ReadCheckpoint,
+    private readonly plan: ReadPlan,
+    options: { destinationHadFailures?: boolean } = {},
+  ) {
+    this.pageIndex = checkpoint.pageIndex;
+    this.recordsProcessed = checkpoint.recordsProcessed;
+    this.#clearFailures = options.destinationHadFailures ?? false;
+  }
+
+  /** A successful delivery, recorded with the next write. */
+  attempt(record: AttemptRecord): void {
+    this.#attempts.push(record);
+  }
+
+  /** Attempts of a page that will not be checkpointed now (its delivery failed part-way). */
+  takeAttempts(): AttemptRecord[] {
+    const attempts = this.#attempts;
+    this.#attempts = [];
+    return attempts;
+  }
+
+  /** The page is delivered (or is to be stored): checkpoint past it. */
+  advance(page: ShapedPage): void {
+    this.#pages.push(page);
+    this.#kick();
+  }
+
+  /** A write failed: nothing more is written, and `flush` rethrows it. */
+  get failed(): boolean {
+    return this.#error !== undefined;
+  }
+
+  /** Waits until every page handed over is written; rethrows a failed write. */
+  async flush(): Promise<void> {
+    while (this.#writing) await this.#writing;
+    if (this.#error) throw this.#error;
+  }
+
+  #kick(): void {
+    if (this.#writing || this.#error || this.lost) return;
+    this.#writing = (async () => {
+      try {
+        while (this.#pages.length && !this.lost) {
+          const pages = this.#pages;
+          const attempts = this.#attempts;
+          this.#pages = [];
+          this.#attempts = [];
+          await this.#write(pages, attempts);
+        }
+      } catch (error) {
+        this.#error = error;
+      } finally {
+        this.#writing = undefined;
+      }
+    })();
+  }
+
+  async #write(pages: ShapedPage[], attempts: AttemptRecord[]): Promise<void> {
+    const { plan, checkpoint } = this;
+    const last = pages[pages.length - 1];
+    const records = pages.reduce((sum, page) => sum + page.records, 0);
+    let newest: Date | undefined;
+    for (const page of pages) if (page.newest && (!newest || page.newest > newest)) newest = page.newest;
+    const em = await newEntityManager();
+    await em.transactional(async (tx) => {
+      const rows = await tx.execute<{ records_processed: number }[]>(
+        `update read_checkpoints
+           set page_index = ?, page_token = ?, parts_delivered = 0,
+               records_processed = records_processed + ?, max_updated_at = greatest(max_updated_at, ?),
+               done = ?, update_time = now()
+         where operation_id = ? and page_index = ?
+         returning records_processed`,
+        [
+          last.pageIndex + 1,
+          last.nextPageToken ?? null,
+          records,
+          newest ?? null,
+          last.done,
+          checkpoint.operationId,
+          this.pageIndex,
+        ],
+      );
+      if (!rows.length) {
+        this.lost = true;
+        return;
+      }
+      if (plan.deliveryMode === 'onRequest') {
+        const object = {
+          projectId: plan.projectId,
+          installationId: plan.installationId,
+          objectName: plan.objectName,
+        };
+        for (const page of pages)
+          await storeMessages(tx, object, checkpoint.operationId, page.pageIndex, page.parts);
+      }
+      if (plan.advancesWatermark && newest) {
+        await tx.execute(
+          `insert into read_watermarks (installation_id, object_name, project_id, watermark, backfill_done, update_time)
+           values (?, ?, ?, ?, false, now())
+           on conflict (installation_id, object_name)
+           do update set watermark = greatest(read_watermarks.watermark, excluded.watermark), update_time = now()`,
+          [plan.installationId, plan.objectName, plan.projectId, newest],
+          'run',
+        );
+      }
+      await tx.execute(
+        `update operations
+           set metadata = jsonb_set(metadata, '{progress,recordsProcessed}', to_jsonb(?::integer), true),
+               update_time = now()
+         where id = ?`,
+        [rows[0].records_processed, checkpoint.operationId],
+        'run',
+      );
+      await insertAttempts(tx, attempts);
+      if (this.#clearFailures && attempts.length) {
+        await clearFailures(tx, plan.destinationId);
+        this.#clearFailures = false;
+      }
+      appendLogs(
+        tx,
+        plan.projectId,
+        checkpoint.operationId,
+        pages.flatMap((page) => page.logs),
+      );
+      this.pageIndex = last.pageIndex + 1;
+      this.recordsProcessed = rows[0].records_processed;
+      this.done = last.done;
+    });
+  }
+}

@@ -1,0 +1,50 @@
+import {
+  connectorFor,
+  type Connector,
+  type ConnectionTarget,
+  type RequestLogEntry,
+} from '../../providers/connector.js';
+import { connectionTarget } from '../credentials.js';
+import type { LogEntry } from '../operation-logs.js';
+
+/**
+ * The connector a read uses for one step, reporting each provider request as a DEBUG log entry
+ * (`details.request: {method, url}`, credentials already stripped by the HTTP layer).
+ */
+
+/** Targets are reused briefly: a read asks for one per page, and `auth()` refreshes tokens itself. */
+const TARGET_TTL_MS = 60_000;
+const MAX_TARGETS = 200;
+const targets = new Map<string, { target: Promise<ConnectionTarget>; expiresAt: number }>();
+
+function cachedTarget(connectionId: string): Promise<ConnectionTarget> {
+  const now = Date.now();
+  const cached = targets.get(connectionId);
+  if (cached && cached.expiresAt > now) return cached.target;
+  if (targets.size >= MAX_TARGETS) targets.clear();
+  const target = connectionTarget(connectionId);
+  targets.set(connectionId, { target, expiresAt: now + TARGET_TTL_MS });
+  target.catch(() => targets.delete(connectionId));
+  return target;
+}
+
+export function requestLog(entry: RequestLogEntry): LogEntry {
+  const outcome = entry.status !== undefined ? String(entry.status) : (entry.error ?? 'no answer');
+  return {
+    severity: 'DEBUG',
+    msg: `${entry.method} ${entry.url} → ${outcome} (${Math.round(entry.durationMs)} ms)`,
+    ...(entry.error && { error: entry.error }),
+    details: {
+      request: { method: entry.method, url: entry.url },
+      ...(entry.status !== undefined && { response: { status: entry.status } }),
+      durationMs: Math.round(entry.durationMs),
+      attempt: entry.attempt,
+      ...(entry.retryInMs !== undefined && { retryInMs: entry.retryInMs }),
+    },
+  };
+}
+
+export async function readConnector(connectionId: string, logs: LogEntry[]): Promise<Connector> {
+  const target = await cachedTarget(connectionId);
+  return connectorFor(target, { onRequest: (entry) => logs.push(requestLog(entry)) });
+}

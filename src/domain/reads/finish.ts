@@ -1,0 +1,153 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { InstallationSchema, type Installation } from '../../db/entities/installation.js';
+import { OperationSchema } from '../../db/entities/operation.js';
+import { ReadCheckpointSchema } from '../../db/entities/read-checkpoint.js';
+import { em as newEntityManager } from '../../db/orm.js';
+import type { ReadObjectInput } from '../../../workflows/read.js';
+import { recordEvent } from '../events.js';
+import { appendLogs } from '../operation-logs.js';
+import { createOperation } from '../operations.js';
+import { installationEventBase, installationParties } from './installation-context.js';
+import type { ReadPlan } from './plan.js';
+
+/**
+ * The end of a read: the operation's status and human summary, the installation's health, the
+ * watermark moved to the end of a completed window, and the read's notification events, all in one
+ * transaction. Finishing an operation that is already finished changes nothing.
+ */
+
+export interface FinishReadInput extends ReadObjectInput {
+  status: 'success' | 'failure';
+  error?: string;
+  authFailure?: boolean;
+}
+
+export interface FinishedRead {
+  status: 'success' | 'failure';
+  recordsProcessed: number;
+  result: string;
+}
+
+const count = (value: number) => value.toLocaleString('en-US');
+
+/** "Read 1,234 contacts in 3 pages." */
+export function readSummary(
+  objectName: string,
+  records: number,
+  pages: number,
+  status: 'success' | 'failure',
+  error?: string,
+): string {
+  const pagesText = `${count(pages)} ${pages === 1 ? 'page' : 'pages'}`;
+  if (status === 'success') return `Read ${count(records)} ${objectName} in ${pagesText}.`;
+  const done = records || pages ? ` after ${count(records)} ${objectName} in ${pagesText}` : '';
+  return `Reading ${objectName} failed${done}: ${error ?? 'unknown error'}`;
+}
+
+async function eventBase(
+  em: EntityManager,
+  installation: Installation,
+  plan: ReadPlan | undefined,
+  objectName: string,
+): Promise<Record<string, unknown>> {
+  if (plan) return plan.eventBase;
+  return { ...installationEventBase(installation, await installationParties(em, installation)), objectName };
+}
+
+export async function finishRead(input: FinishReadInput): Promise<FinishedRead> {
+  const em = await newEntityManager();
+  return em.transactional(async (tx) => {
+    const checkpoint = await tx.findOne(ReadCheckpointSchema, { operationId: input.operationId });
+    const plan = checkpoint?.plan as unknown as ReadPlan | undefined;
+    const records = checkpoint?.recordsProcessed ?? 0;
+    const pages = checkpoint?.pageIndex ?? 0;
+    let operation = await tx.findOne(OperationSchema, { id: input.operationId });
+    if (operation && operation.status !== 'in_progress') {
+      return { status: operation.status, recordsProcessed: records, result: operation.result ?? '' };
+    }
+    const result = readSummary(input.objectName, records, pages, input.status, input.error);
+    const installation = await tx.findOne(InstallationSchema, { id: input.installationId });
+    if (!installation) {
+      // Deleted meanwhile (its operations went with it): nothing is left to record.
+      if (operation) Object.assign(operation, { status: input.status, result });
+      return { status: input.status, recordsProcessed: records, result };
+    }
+    if (!operation) {
+      // The read failed before it could record itself (its setup was refused).
+      operation = createOperation(tx, {
+        id: input.operationId,
+        projectId: installation.projectId,
+        integrationId: installation.integrationId,
+        installationId: installation.id,
+        configId: installation.configId,
+        actionType: 'read',
+        metadata: { objects: [input.objectName], readType: input.readType },
+      });
+      tx.persist(operation);
+    }
+    const progress = (operation.metadata.progress ?? {
+      installationId: installation.id,
+      objectName: input.objectName,
+      operationId: input.operationId,
+    }) as Record<string, unknown>;
+    operation.status = input.status;
+    operation.result = result;
+    operation.metadata = {
+      ...operation.metadata,
+      progress: { ...progress, recordsProcessed: records },
+      ...(input.error && { error: input.error }),
+      ...(input.authFailure && { authFailure: true }),
+    };
+    installation.lastOperationStatus = input.status;
+    installation.healthStatus = input.status === 'success' ? 'healthy' : 'unhealthy';
+
+    if (input.status === 'success' && plan?.advancesWatermark) {
+      // Every record before the window's end was delivered: the next read starts there.
+      await tx.execute(
+        `insert into read_watermarks (installation_id, object_name, project_id, watermark, backfill_done, update_time)
+         values (?, ?, ?, ?, ?, now())
+         on conflict (installation_id, object_name) do update
+           set watermark = greatest(read_watermarks.watermark, excluded.watermark),
+               backfill_done = read_watermarks.backfill_done or excluded.backfill_done,
+               update_time = now()`,
+        [
+          installation.id,
+          input.objectName,
+          installation.projectId,
+          new Date(Date.parse(plan.until) - 1),
+          input.readType === 'backfill',
+        ],
+        'run',
+      );
+    }
+
+    const base = await eventBase(tx, installation, plan, input.objectName);
+    const data = { ...base, operationId: input.operationId };
+    if (input.readType === 'backfill' && input.status === 'success') {
+      recordEvent(tx, installation.projectId, 'read.backfill.done', data);
+    }
+    if (input.readType === 'triggered') {
+      const window = {
+        fromTimestamp: input.sinceTimestamp ?? plan?.since ?? null,
+        untilTimestamp: input.untilTimestamp ?? plan?.until ?? null,
+      };
+      recordEvent(
+        tx,
+        installation.projectId,
+        input.status === 'success' ? 'read.triggered.done' : 'read.triggered.error',
+        { ...data, ...window, ...(input.error && { error: input.error }) },
+      );
+    }
+    appendLogs(tx, installation.projectId, input.operationId, [
+      input.status === 'success'
+        ? { severity: 'INFO', msg: result, details: { recordsProcessed: records, pages } }
+        : {
+            severity: 'ERROR',
+            msg: result,
+            error: input.error,
+            details: { recordsProcessed: records, pages, ...(input.authFailure && { authFailure: true }) },
+          },
+    ]);
+    return { status: input.status, recordsProcessed: records, result };
+  });
+}

@@ -1,0 +1,185 @@
+import {
+  MessageTooLargeError,
+  splitIntoMessages,
+  type MessagePart,
+  type ResultEntry,
+} from '../../delivery/messages.js';
+import { fieldMapper } from '../../delivery/record-mapping.js';
+import type { ProviderRecord } from '../../providers/connector.js';
+import type { LogEntry } from '../operation-logs.js';
+import { readConnector } from './connector.js';
+import type { ReadPlan } from './plan.js';
+
+/**
+ * The provider side of a read: fetches pages one after the other from a page token and shapes each
+ * into its messages, running ahead of delivery by at most `depth` pages. A page's token comes from
+ * the page before, so fetching is sequential; running it beside delivery hides the provider's
+ * latency, and the bound keeps memory flat however long the read.
+ */
+
+export interface ShapedPage {
+  pageIndex: number;
+  /** Token of the page after this one; absent when `done`. */
+  nextPageToken?: string;
+  done: boolean;
+  parts: MessagePart[];
+  /** Records in the messages (a record too large for any message is left out and logged). */
+  records: number;
+  /** The newest `updatedAt` on the page. */
+  newest?: Date;
+  /** DEBUG entries for the provider requests, and ERRORs for records left out. */
+  logs: LogEntry[];
+}
+
+/** A page could not be fetched; carries the request logs of the failed attempts. */
+export class PageFetchError extends Error {
+  constructor(
+    readonly pageIndex: number,
+    readonly reason: unknown,
+    readonly logs: LogEntry[],
+  ) {
+    super(reason instanceof Error ? reason.message : String(reason));
+  }
+}
+
+function newestUpdate(records: readonly ProviderRecord[]): Date | undefined {
+  let newest: number | undefined;
+  for (const record of records) {
+    const time = record.updatedAt ? Date.parse(record.updatedAt) : NaN;
+    if (!Number.isNaN(time) && (newest === undefined || time > newest)) newest = time;
+  }
+  return newest === undefined ? undefined : new Date(newest);
+}
+
+/**
+ * The page's messages. A record too large for a message even on its own cannot be delivered; it is
+ * left out and named in an ERROR log rather than blocking the object's reads for good.
+ */
+export function pageMessages(
+  plan: ReadPlan,
+  records: readonly ProviderRecord[],
+  logs: LogEntry[],
+): MessagePart[] {
+  const mapRecord = fieldMapper(plan.selection);
+  const entries: ResultEntry[] = records.map((record) => mapRecord(record.raw));
+  const ids = records.map((record) => record.id);
+  for (;;) {
+    if (!entries.length) return [];
+    try {
+      return splitIntoMessages(plan.context, entries, plan.pageSize);
+    } catch (error) {
+      if (!(error instanceof MessageTooLargeError)) throw error;
+      logs.push({
+        severity: 'ERROR',
+        msg: `Record ${ids[error.recordIndex]} was not delivered: it is too large for one message.`,
+        error: error.message,
+        details: {
+          recordId: ids[error.recordIndex],
+          messageBytes: error.messageBytes,
+          maxBytes: error.maxBytes,
+        },
+      });
+      entries.splice(error.recordIndex, 1);
+      ids.splice(error.recordIndex, 1);
+    }
+  }
+}
+
+async function fetchPage(
+  plan: ReadPlan,
+  pageIndex: number,
+  pageToken: string | undefined,
+): Promise<ShapedPage> {
+  const logs: LogEntry[] = [];
+  let page;
+  try {
+    const connector = await readConnector(plan.connectionId, logs);
+    page = await connector.readPage({
+      objectName: plan.objectName,
+      ...(plan.fields && { fields: plan.fields }),
+      ...(plan.since && { since: new Date(plan.since) }),
+      until: new Date(plan.until),
+      ...(pageToken && { pageToken }),
+      pageSize: plan.pageSize,
+    });
+  } catch (error) {
+    throw new PageFetchError(pageIndex, error, logs);
+  }
+  const parts = pageMessages(plan, page.records, logs);
+  return {
+    pageIndex,
+    ...(page.nextPageToken && { nextPageToken: page.nextPageToken }),
+    done: page.done,
+    parts,
+    records: parts.reduce((sum, part) => sum + part.numRecords, 0),
+    newest: newestUpdate(page.records),
+    logs,
+  };
+}
+
+export interface PageFeed {
+  /** The next shaped page; undefined after the last one. Throws `PageFetchError` once earlier pages are taken. */
+  next(): Promise<ShapedPage | undefined>;
+  /** Fetch nothing more. */
+  stop(): void;
+}
+
+export function pageFeed(
+  plan: ReadPlan,
+  start: { pageIndex: number; pageToken?: string },
+  maxPages: number,
+  depth = 2,
+): PageFeed {
+  const ready: ShapedPage[] = [];
+  let failure: unknown;
+  let finished = false;
+  let stopped = false;
+  let wakeConsumer: (() => void) | undefined;
+  let wakeProducer: (() => void) | undefined;
+  const wake = (which: 'consumer' | 'producer') => {
+    const resolve = which === 'consumer' ? wakeConsumer : wakeProducer;
+    if (which === 'consumer') wakeConsumer = undefined;
+    else wakeProducer = undefined;
+    resolve?.();
+  };
+
+  void (async () => {
+    let token = start.pageToken;
+    for (let offset = 0; offset < maxPages && !stopped; offset++) {
+      while (ready.length >= depth && !stopped)
+        await new Promise<void>((resolve) => (wakeProducer = resolve));
+      if (stopped) break;
+      const page = await fetchPage(plan, start.pageIndex + offset, token);
+      ready.push(page);
+      wake('consumer');
+      if (page.done) break;
+      token = page.nextPageToken;
+    }
+  })()
+    .catch((error: unknown) => {
+      failure = error;
+    })
+    .finally(() => {
+      finished = true;
+      wake('consumer');
+    });
+
+  return {
+    async next() {
+      for (;;) {
+        const page = ready.shift();
+        if (page) {
+          wake('producer');
+          return page;
+        }
+        if (failure) throw failure;
+        if (finished || stopped) return undefined;
+        await new Promise<void>((resolve) => (wakeConsumer = resolve));
+      }
+    },
+    stop() {
+      stopped = true;
+      wake('producer');
+    },
+  };
+}

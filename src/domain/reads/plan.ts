@@ -1,0 +1,113 @@
+import type { FieldSelection } from '../../delivery/record-mapping.js';
+import { fieldSelectionFor } from '../../delivery/record-mapping.js';
+import type { ReadMessageContext, ReadType } from '../../delivery/messages.js';
+import type { ReadObject } from '../../schemas/integration-content.js';
+import type { ReadConfig } from '../../schemas/installations.js';
+
+/**
+ * Everything a read decides when it starts, frozen in its checkpoint: every page of the read is
+ * fetched with the same window and fields and shaped into the same messages, whichever worker runs
+ * it and however often it resumes. Plain JSON.
+ */
+export interface ReadPlan {
+  projectId: string;
+  integrationId: string;
+  installationId: string;
+  connectionId: string;
+  provider: string;
+  /** The provider's object name. */
+  objectName: string;
+  readType: ReadType;
+  /** The window read: [since, until). No `since` means the whole history. ISO 8601. */
+  since?: string;
+  until: string;
+  /** The window starts at or before the watermark, so finishing it may move the watermark to its end. */
+  advancesWatermark: boolean;
+  /** Provider fields to fetch; all when absent. */
+  fields?: string[];
+  selection: FieldSelection;
+  /** Records per delivered message. */
+  pageSize: number;
+  deliveryMode: 'auto' | 'onRequest';
+  destinationId: string;
+  destinationName: string;
+  context: ReadMessageContext;
+  /** The installation fields every read event carries. */
+  eventBase: Record<string, unknown>;
+  /** A triggered read's window as asked for, for its events. */
+  requested?: { sinceTimestamp?: string; untilTimestamp?: string };
+}
+
+/** Records per message when the manifest does not say (`delivery.pageSize`, 50 to 500). */
+export const DEFAULT_DELIVERY_PAGE_SIZE = 200;
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export interface WindowInput {
+  readType: ReadType;
+  now: Date;
+  /** The newest `updatedAt` delivered by earlier reads. */
+  watermark?: Date;
+  /** Where incremental reads start when there is no watermark yet. */
+  installationCreateTime: Date;
+  backfill?: { defaultPeriod: { days?: number; fullHistory?: boolean } };
+  sinceTimestamp?: string;
+  untilTimestamp?: string;
+}
+
+export interface ReadWindow {
+  since?: Date;
+  until: Date;
+  advancesWatermark: boolean;
+}
+
+/**
+ * The window of a read:
+ * - scheduled: from just after the watermark (or the installation's creation) until now;
+ * - backfill: the last `days` days, or the whole history (also when no period is configured);
+ * - triggered: the window asked for; no `sinceTimestamp` means the whole history.
+ * The watermark may only move to the end of a window that leaves no gap behind it.
+ */
+export function readWindow(input: WindowInput): ReadWindow {
+  const { now, watermark } = input;
+  let since: Date | undefined;
+  let until = now;
+  if (input.readType === 'scheduled') {
+    since = watermark ? new Date(watermark.getTime() + 1) : input.installationCreateTime;
+  } else if (input.readType === 'backfill') {
+    const period = input.backfill?.defaultPeriod;
+    if (period && !period.fullHistory && period.days !== undefined)
+      since = new Date(now.getTime() - period.days * DAY_MS);
+  } else {
+    if (input.sinceTimestamp) since = new Date(input.sinceTimestamp);
+    if (input.untilTimestamp) until = new Date(Math.min(Date.parse(input.untilTimestamp), now.getTime()));
+  }
+  if (since && since > until) since = until;
+  const advancesWatermark =
+    since === undefined ||
+    (watermark ? since.getTime() <= watermark.getTime() + 1 : input.readType !== 'triggered');
+  return { ...(since && { since }), until, advancesWatermark };
+}
+
+/**
+ * Which fields a read delivers: the manifest's required fields and renames, the customer's choices
+ * and mappings. Everything when the customer chose `selectedFieldsAuto: all`, or when the manifest
+ * offers every field (`optionalFieldsAuto: all`) and the customer picked none.
+ */
+export function readSelection(declared: ReadObject, configured: ReadConfig | undefined): FieldSelection {
+  const selection = fieldSelectionFor(declared, configured ?? {});
+  const picked = Object.values(configured?.selectedFields ?? {}).some(Boolean);
+  if (declared.optionalFieldsAuto === 'all' && !picked) selection.allFields = true;
+  return selection;
+}
+
+/** The provider fields to ask for (top-level names), or undefined for all of them. */
+export function providerFields(selection: FieldSelection): string[] | undefined {
+  if (selection.allFields) return undefined;
+  const names = new Set<string>();
+  const add = (name: string) => names.add(name.split('.')[0]);
+  for (const name of selection.requiredFields ?? []) add(name);
+  for (const [name, selected] of Object.entries(selection.selectedFields ?? {})) if (selected) add(name);
+  for (const name of Object.values(selection.selectedFieldMappings ?? {})) add(name);
+  return [...names];
+}

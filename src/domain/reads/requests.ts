@@ -1,0 +1,202 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { ProblemError } from '../../api/problem.js';
+import { DestinationSchema, OperationSchema, type Operation } from '../../db/entities/operation.js';
+import { em as newEntityManager } from '../../db/orm.js';
+import { installationWorkflowId, temporalClient } from '../../temporal/client.js';
+import { triggerReadSignal } from '../../../workflows/installation-messages.js';
+import { logger } from '../../logger.js';
+import { createOperation, type OperationProgress } from '../operations.js';
+import { findInstallationForGroup, readObjectSetup, type ReadObjectSetup } from './installation-context.js';
+import { drainStoredPages, grantPages } from './stored-pages.js';
+import type { Installation } from '../../db/entities/installation.js';
+
+/**
+ * What the read host asks of reads: trigger one now, or send pages kept for `delivery.mode:
+ * onRequest`; and what the api host reports about backfills.
+ */
+
+async function requireReadObject(
+  em: EntityManager,
+  installation: Installation,
+  objectName: string,
+): Promise<ReadObjectSetup> {
+  const setup = await readObjectSetup(em, installation, objectName);
+  if (!setup) {
+    throw ProblemError.invalid(
+      [
+        {
+          in: 'path',
+          name: 'objectName',
+          value: objectName,
+          detail: `the installation does not read "${objectName}": it is not a read object of the integration, or the installation did not select it`,
+        },
+      ],
+      `Object "${objectName}" is not read by this installation.`,
+    );
+  }
+  return setup;
+}
+
+export interface TriggerReadInput {
+  groupRef: string;
+  sinceTimestamp?: string;
+  untilTimestamp?: string;
+}
+
+/**
+ * Records the triggered read's operation, then asks the installation's workflow to run it. The
+ * operation exists before the workflow hears of it, so the caller gets its id at once; when the
+ * workflow cannot be told, the operation is removed again and the caller hears why.
+ */
+export async function triggerRead(
+  em: EntityManager,
+  projectId: string,
+  integrationIdOrName: string,
+  objectName: string,
+  input: TriggerReadInput,
+): Promise<{ operationId: string }> {
+  if (
+    input.sinceTimestamp &&
+    input.untilTimestamp &&
+    Date.parse(input.sinceTimestamp) >= Date.parse(input.untilTimestamp)
+  ) {
+    throw ProblemError.invalid([
+      {
+        in: 'body',
+        name: 'untilTimestamp',
+        value: input.untilTimestamp,
+        detail: 'untilTimestamp must be after sinceTimestamp',
+      },
+    ]);
+  }
+  const { installation } = await findInstallationForGroup(em, projectId, integrationIdOrName, input.groupRef);
+  await requireReadObject(em, installation, objectName);
+  const operationId = randomUUID();
+  const progress: OperationProgress = {
+    installationId: installation.id,
+    objectName,
+    operationId,
+    recordsProcessed: 0,
+  };
+  await em.transactional(async (tx) => {
+    createOperation(tx, {
+      id: operationId,
+      projectId,
+      integrationId: installation.integrationId,
+      installationId: installation.id,
+      configId: installation.configId,
+      actionType: 'read',
+      metadata: {
+        objects: [objectName],
+        readType: 'triggered',
+        backfill: !input.sinceTimestamp,
+        requested: {
+          ...(input.sinceTimestamp && { sinceTimestamp: input.sinceTimestamp }),
+          ...(input.untilTimestamp && { untilTimestamp: input.untilTimestamp }),
+        },
+        progress,
+      },
+    });
+  });
+  try {
+    const client = await temporalClient();
+    await client.workflow.getHandle(installationWorkflowId(installation.id)).signal(triggerReadSignal, {
+      operationId,
+      objectName,
+      ...(input.sinceTimestamp && { sinceTimestamp: input.sinceTimestamp }),
+      ...(input.untilTimestamp && { untilTimestamp: input.untilTimestamp }),
+    });
+  } catch (error) {
+    const cleanup = await newEntityManager();
+    await cleanup.nativeDelete(OperationSchema, { id: operationId });
+    if (error instanceof WorkflowNotFoundError) {
+      throw ProblemError.conflict(
+        `Installation ${installation.id} has no running workflow to run the read; recreate or update the installation to restart it.`,
+      );
+    }
+    logger.warn(
+      { err: error, installationId: installation.id },
+      'could not signal the installation workflow',
+    );
+    throw ProblemError.unavailable('The workflow service is not reachable; try again shortly.');
+  }
+  return { operationId };
+}
+
+/**
+ * Sends up to `pages` stored pages now, oldest first; what is left of the request is sent as soon as
+ * the object's reads store more.
+ */
+export async function deliverResults(
+  em: EntityManager,
+  projectId: string,
+  integrationIdOrName: string,
+  objectName: string,
+  input: { groupRef: string; pages: number },
+): Promise<void> {
+  const { installation } = await findInstallationForGroup(em, projectId, integrationIdOrName, input.groupRef);
+  const setup = await readObjectSetup(em, installation, objectName);
+  if (!setup) throw ProblemError.notFound(`Object "${objectName}" is not read by this installation.`);
+  if (setup.declared.delivery?.mode !== 'onRequest') {
+    throw ProblemError.invalid(
+      [
+        {
+          in: 'path',
+          name: 'objectName',
+          value: objectName,
+          detail: `"${objectName}" is delivered automatically; only objects with delivery.mode onRequest keep pages to deliver on request`,
+        },
+      ],
+      `Object "${objectName}" is not delivered on request.`,
+    );
+  }
+  const destination = await em.findOne(DestinationSchema, { projectId, name: setup.destinationName });
+  if (!destination) {
+    throw ProblemError.conflict(
+      `Destination "${setup.destinationName}" of object "${objectName}" does not exist.`,
+    );
+  }
+  const object = { projectId, installationId: installation.id, objectName };
+  await grantPages(em, object, input.pages);
+  const drained = await drainStoredPages(object, destination.id);
+  if (drained.failure) {
+    throw new ProblemError({
+      status: 502,
+      detail: `Delivered ${drained.delivered} page(s); then destination "${destination.name}" failed (${drained.failure.error}). The remaining pages stay requested and are sent with the next request or read.`,
+      retryable: drained.failure.retryable,
+    });
+  }
+}
+
+/** The newest backfill (or full-history triggered read) of an object; 404 when there was none. */
+export async function latestBackfill(
+  em: EntityManager,
+  installation: Installation,
+  objectName: string,
+): Promise<Operation> {
+  const rows = await em.execute<{ id: string }[]>(
+    `select id from operations
+     where project_id = ? and installation_id = ? and action_type = 'read'
+       and metadata->>'backfill' = 'true' and metadata->'progress'->>'objectName' = ?
+     order by seq desc limit 1`,
+    [installation.projectId, installation.id, objectName],
+  );
+  const operation = rows.length ? await em.findOne(OperationSchema, { id: rows[0].id }) : null;
+  if (!operation) throw ProblemError.notFound(`Object "${objectName}" of this installation has no backfill.`);
+  return operation;
+}
+
+export function backfillProgressView(operation: Operation) {
+  const progress = (operation.metadata.progress ?? {}) as Partial<OperationProgress>;
+  return {
+    operationId: operation.id,
+    recordsProcessed: progress.recordsProcessed ?? 0,
+    ...(progress.recordsEstimatedTotal !== undefined && {
+      recordsEstimatedTotal: progress.recordsEstimatedTotal,
+    }),
+    createTime: operation.createTime.toISOString(),
+    updateTime: operation.updateTime.toISOString(),
+  };
+}

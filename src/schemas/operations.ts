@@ -1,0 +1,56 @@
+import Type, { type Static } from 'typebox';
+import { DateTime, Paginated, PaginationQuery, Uuid } from './common.js';
+
+export const OperationProgressSchema = Type.Object({
+  installationId: Uuid,
+  objectName: Type.String(),
+  operationId: Uuid,
+  recordsProcessed: Type.Integer(),
+  recordsEstimatedTotal: Type.Optional(Type.Integer()),
+});
+
+export const OperationSchema = Type.Object({
+  id: Uuid,
+  projectId: Uuid,
+  integrationId: Uuid,
+  installationId: Uuid,
+  configId: Uuid,
+  actionType: Type.Enum(['read', 'write', 'subscribe']),
+  status: Type.Enum(['success', 'failure', 'in_progress']),
+  result: Type.Optional(Type.String({ description: 'A human-readable summary.' })),
+  metadata: Type.Record(Type.String(), Type.Unknown(), {
+    description: 'May hold `objects`, `progress`, `readType`, the read window, retry information.',
+  }),
+  createTime: DateTime,
+  updateTime: DateTime,
+});
+export type OperationView = Static<typeof OperationSchema>;
+
+export const OperationPageSchema = Paginated(OperationSchema);
+
+export const OperationLogSchema = Type.Object({
+  timestamp: DateTime,
+  severity: Type.Enum(['DEBUG', 'INFO', 'WARN', 'ERROR']),
+  message: Type.Object({
+    msg: Type.String(),
+    error: Type.Optional(Type.String()),
+    operation_id: Uuid,
+    details: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'Context, e.g. `request: {method, url}` of a provider request (never with credentials).',
+    }),
+  }),
+});
+export type OperationLogView = Static<typeof OperationLogSchema>;
+
+export const InstallationOperationsParams = Type.Object({
+  projectIdOrName: Type.String({ minLength: 1 }),
+  integrationId: Type.String({ minLength: 1, description: 'The integration’s ID or name.' }),
+  installationId: Type.String({ minLength: 1 }),
+});
+
+export const OperationParams = Type.Object({
+  projectIdOrName: Type.String({ minLength: 1 }),
+  operationId: Type.String({ minLength: 1 }),
+});
+
+export const OperationListQuery = PaginationQuery;

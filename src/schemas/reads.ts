@@ -1,0 +1,66 @@
+import Type from 'typebox';
+import { DateTime, Uuid } from './common.js';
+
+const strict = { additionalProperties: false } as const;
+
+export const ReadObjectParams = Type.Object({
+  projectIdOrName: Type.String({ minLength: 1 }),
+  integrationId: Type.String({ minLength: 1, description: 'The integration’s ID or name.' }),
+  objectName: Type.String({ minLength: 1, maxLength: 200 }),
+});
+
+export const TriggerReadBody = Type.Object(
+  {
+    groupRef: Type.String({ minLength: 1, description: 'The group whose installation reads.' }),
+    mode: Type.Literal('async', {
+      description: 'Reads always run in the background; `async` is the only mode.',
+    }),
+    sinceTimestamp: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'Records updated at or after this time. Absent: the whole history.',
+      }),
+    ),
+    untilTimestamp: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'Records updated before this time. Absent: until now.',
+      }),
+    ),
+  },
+  strict,
+);
+
+export const TriggerReadResponse = Type.Object({
+  operationId: Uuid,
+});
+
+export const DeliverResultsBody = Type.Object(
+  {
+    groupRef: Type.String({ minLength: 1 }),
+    pages: Type.Integer({
+      minimum: 1,
+      maximum: 1000,
+      description:
+        'How many stored pages to send now, oldest first; the rest are sent as soon as they are read.',
+    }),
+  },
+  strict,
+);
+
+export const BackfillProgressParams = Type.Object({
+  projectIdOrName: Type.String({ minLength: 1 }),
+  integrationId: Type.String({ minLength: 1, description: 'The integration’s ID or name.' }),
+  installationId: Type.String({ minLength: 1 }),
+  objectName: Type.String({ minLength: 1, maxLength: 200 }),
+});
+
+export const BackfillProgressSchema = Type.Object({
+  operationId: Uuid,
+  recordsProcessed: Type.Integer(),
+  recordsEstimatedTotal: Type.Optional(
+    Type.Integer({ description: 'From the provider’s count, when it offers one.' }),
+  ),
+  createTime: DateTime,
+  updateTime: DateTime,
+});

@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from '@jest/globals';
+import { generateSigningSecret } from '../../src/delivery/signing.js';
+import { transaction } from '../../src/db/orm.js';
+import { InstallationConfigSchema, InstallationSchema } from '../../src/db/entities/installation.js';
+import { createIntegration } from '../../src/domain/integrations.js';
+import type { ReadObject } from '../../src/schemas/integration-content.js';
+import type { ReadConfig } from '../../src/schemas/installations.js';
+import { temporalClient } from '../../src/temporal/client.js';
+import type { ReadObjectInput, ReadObjectResult } from '../../workflows/read.js';
+import type { TestStack } from '../support/stack.js';
+import { WebhookReceiver } from '../support/webhook-receiver.js';
+
+/**
+ * An installation reading the sandbox provider, made of rows written directly (the read pipeline
+ * is tested on its own here), and a verifying webhook receiver as its destination.
+ */
+
+export interface ReadFixture {
+  receiver: WebhookReceiver;
+  destinationId: string;
+  destinationName: string;
+  integrationId: string;
+  installationId: string;
+  groupRef: string;
+  projectId: string;
+}
+
+export interface FixtureOptions {
+  objectName?: string;
+  declared?: Partial<ReadObject>;
+  configured?: Partial<ReadConfig>;
+  /** Extra objects in the manifest and config. */
+  more?: { declared: ReadObject; configured?: ReadConfig }[];
+  receiver?: WebhookReceiver;
+}
+
+export async function createReadFixture(
+  stack: TestStack,
+  options: FixtureOptions = {},
+): Promise<ReadFixture> {
+  const objectName = options.objectName ?? 'contacts';
+  const signingSecret = generateSigningSecret();
+  const receiver = options.receiver ?? (await WebhookReceiver.start());
+  receiver.secrets.push(signingSecret);
+  const destinationName = `hook-${randomUUID().slice(0, 8)}`;
+  const created = await stack.api('POST', `/projects/${stack.project.id}/destinations`, {
+    body: {
+      name: destinationName,
+      type: 'webhook',
+      metadata: { url: receiver.url() },
+      secrets: { signingSecret },
+    },
+  });
+  expect(created.status).toBe(201);
+
+  const groupRef = `group-${randomUUID().slice(0, 8)}`;
+  const connection = await stack.api('POST', `/projects/${stack.project.id}/connections:generate`, {
+    body: {
+      provider: 'sandboxApiKey',
+      groupRef,
+      consumerRef: `user-${groupRef}`,
+      apiKey: 'sandbox-demo-key',
+    },
+  });
+  expect(connection.status).toBe(201);
+
+  const declared: ReadObject = {
+    objectName,
+    destination: destinationName,
+    schedule: '*/30 * * * *',
+    requiredFields: [{ fieldName: 'email' }],
+    optionalFields: [{ fieldName: 'firstName' }, { fieldName: 'lastName', mapToName: 'surname' }],
+    ...options.declared,
+  };
+  const configured: ReadConfig = {
+    objectName,
+    schedule: declared.schedule,
+    destination: destinationName,
+    selectedFields: { firstName: true, lastName: true },
+    ...options.configured,
+  };
+  const more = options.more ?? [];
+  // createIntegration checks the content's name against the integration's: build them together.
+  const name = `reads-${randomUUID().slice(0, 8)}`;
+  return transaction(async (em) => {
+    const { integration, revision } = await createIntegration(em, stack.project.id, {
+      name,
+      provider: 'sandboxApiKey',
+      specVersion: '1.0.0',
+      content: {
+        name,
+        provider: 'sandboxApiKey',
+        read: { objects: [declared, ...more.map((object) => object.declared)] },
+      },
+    });
+    const installationId = randomUUID();
+    const configId = randomUUID();
+    const objects: Record<string, ReadConfig> = { [objectName]: configured };
+    for (const object of more) if (object.configured) objects[object.declared.objectName] = object.configured;
+    em.create(InstallationSchema, {
+      id: installationId,
+      projectId: stack.project.id,
+      integrationId: integration.id,
+      groupId: await groupId(em, stack.project.id, groupRef),
+      connectionId: connection.body.id,
+      configId,
+      createdBy: 'consumer:test',
+      healthStatus: 'healthy',
+      // Incremental reads without a watermark start at the installation's creation.
+      createTime: new Date('2000-01-01T00:00:00Z'),
+      updateTime: new Date(),
+    });
+    em.create(InstallationConfigSchema, {
+      id: configId,
+      projectId: stack.project.id,
+      installationId,
+      revisionId: revision.id,
+      content: { provider: 'sandboxApiKey', read: { objects } },
+      createdBy: 'builder:test',
+      createTime: new Date(),
+    });
+    return {
+      receiver,
+      destinationId: created.body.id,
+      destinationName,
+      integrationId: integration.id,
+      installationId,
+      groupRef,
+      projectId: stack.project.id,
+    };
+  });
+}
+
+async function groupId(
+  em: Parameters<Parameters<typeof transaction>[0]>[0],
+  projectId: string,
+  groupRef: string,
+) {
+  const rows = await em.execute<{ id: string }[]>(
+    'select id from groups where project_id = ? and group_ref = ?',
+    [projectId, groupRef],
+  );
+  return rows[0].id;
+}
+
+/** Runs the read child workflow directly, as the installation workflow would. */
+export async function runRead(
+  stack: TestStack,
+  fixture: ReadFixture,
+  input: Partial<ReadObjectInput> & Pick<ReadObjectInput, 'readType'>,
+): Promise<{ operationId: string; result: ReadObjectResult }> {
+  const operationId = input.operationId ?? randomUUID();
+  const client = await temporalClient();
+  const result = await client.workflow.execute('readObjectWorkflow', {
+    taskQueue: stack.taskQueue,
+    workflowId: `read/${operationId}`,
+    args: [
+      {
+        operationId,
+        installationId: fixture.installationId,
+        projectId: fixture.projectId,
+        objectName: 'contacts',
+        ...input,
+      } satisfies ReadObjectInput,
+    ],
+    workflowExecutionTimeout: '2 minutes',
+  });
+  return { operationId, result: result as ReadObjectResult };
+}
