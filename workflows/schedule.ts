@@ -290,6 +290,16 @@ export class ScheduleBook {
     if (object.needsBackfill && !object.paused && !isDue(object, now)) object.nextFireAt = now.toISOString();
   }
 
+  /**
+   * Asks for a (new) backfill of an object: it runs as soon as the object is free and unpaused,
+   * before queued triggered reads; the regular schedule resumes after it.
+   */
+  requestBackfill(objectName: string, now: Date): void {
+    const object = this.#require(objectName);
+    object.needsBackfill = true;
+    if (!object.paused && !isDue(object, now)) object.nextFireAt = now.toISOString();
+  }
+
   /** The reads that may start at `now`, without starting them: at most one per object, earliest first. */
   dueRuns(now: Date): DueRun[] {
     const runs: DueRun[] = [];

@@ -1,0 +1,196 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { config } from '../src/config.js';
+import { encryptSecret } from '../src/crypto/secrets.js';
+import {
+  InstallationSchema,
+  ReadWatermarkSchema,
+  type Installation,
+} from '../src/db/entities/installation.js';
+import { SubscriptionSchema } from '../src/db/entities/subscription.js';
+import { em as newEntityManager, transaction } from '../src/db/orm.js';
+import { connectionTarget } from '../src/domain/credentials.js';
+import { recordEvent } from '../src/domain/events.js';
+import { installationEventFields } from '../src/domain/installations/event-data.js';
+import { connectorFor, type Connector, type RecordChangeType } from '../src/providers/connector.js';
+import { CapabilityNotSupportedError, ProviderError } from '../src/providers/errors.js';
+import type { SubscribeConfig } from '../src/schemas/installations.js';
+import type {
+  SubscriptionAction,
+  SubscriptionChange,
+  SubscriptionChangeResult,
+  SubscriptionUpsert,
+} from '../workflows/installation-messages.js';
+
+/** Thrown while the installation row is not visible (not committed yet, or deleted). */
+const INSTALLATION_NOT_FOUND = 'InstallationNotFound';
+/** The API starts the workflow just before its commit: a new row usually appears within milliseconds. */
+const COMMIT_WAIT_MS = 3000;
+
+async function requireInstallation(installationId: string, waitMs = 0): Promise<Installation> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const installation = await (await newEntityManager()).findOne(InstallationSchema, { id: installationId });
+    if (installation) return installation;
+    if (Date.now() >= deadline) {
+      throw ApplicationFailure.retryable(`Installation ${installationId} is not in the database`, INSTALLATION_NOT_FOUND);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * Which of the named objects still need their backfill: those whose watermark does not say
+ * `backfillDone` (kept in PostgreSQL by the read workflow, so it survives workflow resets).
+ * Also proves the installation exists, which the workflow checks at its first start.
+ */
+export async function objectsNeedingBackfill(input: {
+  installationId: string;
+  objectNames: string[];
+}): Promise<string[]> {
+  await requireInstallation(input.installationId, COMMIT_WAIT_MS);
+  if (!input.objectNames.length) return [];
+  const done = await (
+    await newEntityManager()
+  ).find(ReadWatermarkSchema, {
+    installationId: input.installationId,
+    objectName: { $in: input.objectNames },
+    backfillDone: true,
+  });
+  const doneNames = new Set(done.map((watermark) => watermark.objectName));
+  return input.objectNames.filter((name) => !doneNames.has(name));
+}
+
+/** `read.schedule.paused`: an object stopped itself after repeated authentication failures. */
+export async function recordSchedulePaused(input: {
+  installationId: string;
+  objectName: string;
+  note: string;
+}): Promise<void> {
+  await transaction(async (em) => {
+    const installation = await em.findOne(InstallationSchema, { id: input.installationId });
+    if (!installation) return;
+    recordEvent(em, installation.projectId, 'read.schedule.paused', {
+      ...(await installationEventFields(em, installation)),
+      objectName: input.objectName,
+      reason: input.note,
+    });
+  });
+}
+
+/** The record changes an object's subscription listens to; all three when the config names none. */
+function subscribedEvents(object: SubscribeConfig): RecordChangeType[] {
+  const events: RecordChangeType[] = [];
+  if (object.createEvent) events.push('create');
+  if (object.updateEvent) events.push('update');
+  if (object.deleteEvent) events.push('delete');
+  return events.length ? events : ['create', 'update', 'delete'];
+}
+
+function webhookUrl(provider: string, subscriptionId: string): string {
+  return `${config().publicApiUrl}/v1/webhooks/providers/${encodeURIComponent(provider)}/${subscriptionId}`;
+}
+
+/** Failures that retrying cannot fix end the activity at once; the rest are retried by Temporal. */
+function classify(error: unknown): unknown {
+  if (error instanceof CapabilityNotSupportedError || (error instanceof ProviderError && !error.retryable)) {
+    return ApplicationFailure.nonRetryable(error.message, error.name);
+  }
+  return error;
+}
+
+async function upsertSubscription(
+  connector: Connector,
+  installation: Installation,
+  upsert: SubscriptionUpsert,
+): Promise<string> {
+  const existing = await (
+    await newEntityManager()
+  ).findOne(SubscriptionSchema, {
+    installationId: installation.id,
+    objectName: upsert.objectName,
+  });
+  const subscriptionId = existing?.id ?? upsert.subscriptionId;
+  const request = {
+    objectName: upsert.objectName,
+    events: subscribedEvents(upsert.config),
+    webhookUrl: webhookUrl(connector.provider, subscriptionId),
+  };
+  const made = existing
+    ? await connector.updateSubscription(existing.providerSubscriptionId, request)
+    : await connector.subscribe(request);
+  await transaction(async (em) => {
+    const row =
+      (await em.findOne(SubscriptionSchema, { id: subscriptionId })) ??
+      em.create(SubscriptionSchema, {
+        id: subscriptionId,
+        projectId: installation.projectId,
+        installationId: installation.id,
+        provider: connector.provider,
+        objectName: upsert.objectName,
+        providerSubscriptionId: made.subscriptionId,
+        config: {},
+        createTime: new Date(),
+        updateTime: new Date(),
+      });
+    row.providerSubscriptionId = made.subscriptionId;
+    row.config = upsert.config as Record<string, unknown>;
+    if (made.secret) row.secretEncrypted = encryptSecret(made.secret);
+  });
+  return subscriptionId;
+}
+
+async function removeSubscription(connector: Connector, subscriptionId: string): Promise<void> {
+  const row = await (await newEntityManager()).findOne(SubscriptionSchema, { id: subscriptionId });
+  if (!row) return;
+  await connector.deleteSubscription(row.providerSubscriptionId);
+  await transaction(async (em) => {
+    await em.nativeDelete(SubscriptionSchema, { id: subscriptionId });
+  });
+}
+
+/**
+ * Brings the provider's subscriptions in step with the installation's subscribe config, through the
+ * connector, then records `subscribe.{action}.success`. Each object's step is idempotent (a row
+ * that exists is updated, a row that is gone needs no removal), so a retried attempt resumes where
+ * the last one stopped. The caller records the error event when retries run out.
+ */
+export async function changeSubscriptions(change: SubscriptionChange): Promise<SubscriptionChangeResult> {
+  const installation = await requireInstallation(change.installationId);
+  const subscriptionIds: Record<string, string> = {};
+  try {
+    const connector = connectorFor(await connectionTarget(installation.connectionId));
+    for (const upsert of change.upserts) {
+      subscriptionIds[upsert.objectName] = await upsertSubscription(connector, installation, upsert);
+    }
+    for (const removal of change.removals) await removeSubscription(connector, removal.subscriptionId);
+  } catch (error) {
+    throw classify(error);
+  }
+  await transaction(async (em) => {
+    recordEvent(em, installation.projectId, `subscribe.${change.action}.success`, {
+      ...(await installationEventFields(em, installation)),
+      objects: [
+        ...change.upserts.map((upsert) => upsert.objectName),
+        ...change.removals.map((removal) => removal.objectName),
+      ],
+      subscriptionIds,
+    });
+  });
+  return { subscriptionIds };
+}
+
+/** `subscribe.{action}.error`, once the workflow gave up on a change. */
+export async function recordSubscriptionFailure(input: {
+  installationId: string;
+  action: SubscriptionAction;
+  error: string;
+}): Promise<void> {
+  await transaction(async (em) => {
+    const installation = await em.findOne(InstallationSchema, { id: input.installationId });
+    if (!installation) return;
+    recordEvent(em, installation.projectId, `subscribe.${input.action}.error`, {
+      ...(await installationEventFields(em, installation)),
+      error: input.error,
+    });
+  });
+}

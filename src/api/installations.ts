@@ -1,0 +1,145 @@
+import Type from 'typebox';
+import { defineRoute } from './route.js';
+import { ProjectPathParams } from '../schemas/common.js';
+import {
+  CreateInstallationBody,
+  CreateInstallationQuery,
+  GroupRefQuery,
+  InstallationParams,
+  InstallationSchema,
+  IntegrationInstallationsParams,
+  UpdateInstallationBody,
+} from '../schemas/installations.js';
+import { findIntegration } from '../domain/integrations.js';
+import {
+  changeInstallationConfig,
+  createInstallation,
+  deleteInstallation,
+  findInstallation,
+  getInstallationView,
+  listInstallations,
+} from '../domain/installations/installations.js';
+import { applyInstallationMask } from '../domain/installations/update-mask.js';
+import { configContentRoutes } from './installation-config.js';
+import { installationPauseRoutes } from './installation-pauses.js';
+
+const tags = ['Installations'];
+
+export const installationRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/projects/{projectIdOrName}/integrations/{integrationId}/installations',
+    operationId: 'createInstallation',
+    summary: 'Install an integration for a group',
+    description:
+      'Creates the installation with its first config version and starts its workflow. Without `connectionId` the group’s connection for the integration’s provider is used. The config is validated against the revision (`config.revisionId`, latest by default). One installation per integration and group (409). 503 when Temporal is unreachable; nothing is created then.',
+    tags,
+    auth: ['apiKey', 'bearer'],
+    params: IntegrationInstallationsParams,
+    query: CreateInstallationQuery,
+    body: CreateInstallationBody,
+    responses: { 201: { description: 'The new installation', schema: InstallationSchema } },
+    async handler({ em, project, params, body, principal }) {
+      const integration = await findIntegration(em, project.id, params.integrationId);
+      return { status: 201, body: await createInstallation(em, project, integration, body, principal) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/projects/{projectIdOrName}/installations',
+    operationId: 'listProjectInstallations',
+    summary: 'List the installations of a project',
+    tags,
+    auth: ['apiKey', 'bearer'],
+    params: ProjectPathParams,
+    query: GroupRefQuery,
+    responses: { 200: { description: 'Installations', schema: Type.Array(InstallationSchema) } },
+    async handler({ em, project, query }) {
+      return { status: 200, body: await listInstallations(em, project.id, { groupRef: query.groupRef }) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/projects/{projectIdOrName}/integrations/{integrationId}/installations',
+    operationId: 'listInstallations',
+    summary: 'List the installations of an integration',
+    tags,
+    auth: ['apiKey', 'bearer'],
+    params: IntegrationInstallationsParams,
+    query: GroupRefQuery,
+    responses: { 200: { description: 'Installations', schema: Type.Array(InstallationSchema) } },
+    async handler({ em, project, params, query }) {
+      const integration = await findIntegration(em, project.id, params.integrationId);
+      return {
+        status: 200,
+        body: await listInstallations(em, project.id, {
+          integrationId: integration.id,
+          groupRef: query.groupRef,
+        }),
+      };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/projects/{projectIdOrName}/integrations/{integrationId}/installations/{installationId}',
+    operationId: 'getInstallation',
+    summary: 'Get an installation',
+    tags,
+    auth: ['apiKey', 'bearer'],
+    params: InstallationParams,
+    responses: { 200: { description: 'The installation', schema: InstallationSchema } },
+    async handler({ em, project, params }) {
+      const integration = await findIntegration(em, project.id, params.integrationId);
+      const installation = await findInstallation(em, project.id, params.installationId, integration.id);
+      return { status: 200, body: await getInstallationView(em, installation) };
+    },
+  }),
+  defineRoute({
+    method: 'PATCH',
+    path: '/projects/{projectIdOrName}/integrations/{integrationId}/installations/{installationId}',
+    operationId: 'updateInstallation',
+    summary: 'Update an installation’s config with a field mask',
+    description:
+      '`updateMask` lists dotted paths into the installation, e.g. `config.content.read.objects.contacts.schedule` or `config.content.read.objects.contacts`; each takes the value at the same path of `installation` (absent there: removed). Updatable: `config.revisionId` and paths under `config.content` (except `provider`). The result makes a new config version, validated whole, which the running workflow applies at once (a changed schedule re-plans its timer; a subscribe change runs the provider subscription change in the background). 503 when Temporal is unreachable; nothing changes then.',
+    tags,
+    auth: ['apiKey', 'bearer'],
+    params: InstallationParams,
+    body: UpdateInstallationBody,
+    responses: { 200: { description: 'The updated installation', schema: InstallationSchema } },
+    async handler({ em, project, params, body, principal }) {
+      const integration = await findIntegration(em, project.id, params.integrationId);
+      const installation = body.installation as Record<string, unknown>;
+      const view = await changeInstallationConfig(
+        em,
+        project,
+        integration,
+        params.installationId,
+        principal,
+        {
+          createdBy: body.installation.config?.createdBy,
+          change: async (current) => applyInstallationMask(current, installation, body.updateMask),
+        },
+      );
+      return { status: 200, body: view };
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/projects/{projectIdOrName}/integrations/{integrationId}/installations/{installationId}',
+    operationId: 'deleteInstallation',
+    summary: 'Delete an installation',
+    description:
+      'Ends the installation’s workflow (running reads are cancelled, provider subscriptions removed), then deletes the installation, and its connection when no other installation uses it. 503 when Temporal is unreachable; nothing is deleted then.',
+    tags,
+    auth: ['apiKey', 'bearer'],
+    params: InstallationParams,
+    responses: { 204: { description: 'Deleted' } },
+    async handler({ em, project, params }) {
+      const integration = await findIntegration(em, project.id, params.integrationId);
+      await deleteInstallation(em, project, integration, params.installationId);
+      return { status: 204 };
+    },
+  }),
+  ...configContentRoutes,
+  ...installationPauseRoutes,
+];

@@ -1,0 +1,467 @@
+import { randomUUID } from 'node:crypto';
+import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { isUuid, type Principal } from '../../api/auth.js';
+import { ProblemError, type ProblemIssue } from '../../api/problem.js';
+import {
+  ConnectionSchema,
+  ConsumerSchema,
+  GroupSchema,
+  type Connection,
+  type Group,
+} from '../../db/entities/connection.js';
+import {
+  InstallationConfigSchema,
+  InstallationSchema,
+  type Installation,
+  type InstallationConfig,
+} from '../../db/entities/installation.js';
+import {
+  IntegrationSchema,
+  RevisionSchema,
+  type Integration,
+  type Revision,
+} from '../../db/entities/integration.js';
+import { ProjectSchema, type Project } from '../../db/entities/project.js';
+import { logger } from '../../logger.js';
+import type { InstallationConfigContent } from '../../schemas/installations.js';
+import { connectionView, deleteConnection } from '../connections.js';
+import { recordEvent } from '../events.js';
+import { addIntegrationDeletionGuard, latestRevision } from '../integrations.js';
+import { assertValidConfigContent } from './config-validation.js';
+import { currentConfig, installationEventData } from './event-data.js';
+import { configMessage } from './read-plan.js';
+import { installationView, loadInstallationParts } from './views.js';
+import {
+  WorkflowNotRunningError,
+  applyInstallationConfig,
+  endInstallationWorkflow,
+  startInstallationWorkflow,
+  terminateInstallationWorkflow,
+  type InstallationWorkflowIdentity,
+} from './workflow-client.js';
+import type { InstallationView } from '../../schemas/installations.js';
+import type { ApplyConfigResult } from '../../../workflows/installation-messages.js';
+
+addIntegrationDeletionGuard(async (em, integration) => {
+  const count = await em.count(InstallationSchema, { integrationId: integration.id });
+  if (count > 0) {
+    throw ProblemError.conflict(
+      `Integration "${integration.name}" has ${count} installation${count === 1 ? '' : 's'}; delete ${count === 1 ? 'it' : 'them'} first.`,
+    );
+  }
+});
+
+/** JSON equality regardless of key order (jsonb does not keep it). */
+function sameJson(left: unknown, right: unknown): boolean {
+  const canonical = (value: unknown): string =>
+    JSON.stringify(value, (_key, inner: unknown) =>
+      inner && typeof inner === 'object' && !Array.isArray(inner)
+        ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+        : inner,
+    );
+  return canonical(left) === canonical(right);
+}
+
+function bodyIssue(name: string, value: unknown, detail: string): ProblemIssue {
+  return { in: 'body', name, value, detail: `${name} ${detail}` };
+}
+
+export async function findInstallation(
+  em: EntityManager,
+  projectId: string,
+  installationId: string,
+  integrationId?: string,
+  options: { lock?: boolean } = {},
+): Promise<Installation> {
+  const installation = isUuid(installationId)
+    ? await em.findOne(
+        InstallationSchema,
+        { id: installationId, projectId, ...(integrationId && { integrationId }) },
+        options.lock ? { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } : {},
+      )
+    : null;
+  if (!installation) throw ProblemError.notFound(`Installation "${installationId}" was not found.`);
+  return installation;
+}
+
+export async function listInstallations(
+  em: EntityManager,
+  projectId: string,
+  filter: { integrationId?: string; groupRef?: string },
+): Promise<InstallationView[]> {
+  let groupId: string | undefined;
+  if (filter.groupRef !== undefined) {
+    const group = await em.findOne(GroupSchema, { projectId, groupRef: filter.groupRef });
+    if (!group) return [];
+    groupId = group.id;
+  }
+  const installations = await em.find(
+    InstallationSchema,
+    {
+      projectId,
+      ...(filter.integrationId && { integrationId: filter.integrationId }),
+      ...(groupId && { groupId }),
+    },
+    { orderBy: { createTime: 'asc', id: 'asc' } },
+  );
+  return (await loadInstallationParts(em, installations)).map(installationView);
+}
+
+export async function getInstallationView(
+  em: EntityManager,
+  installation: Installation,
+): Promise<InstallationView> {
+  const [parts] = await loadInstallationParts(em, [installation]);
+  return installationView(parts);
+}
+
+/** `builder:{id}` for API keys and builders, `consumer:{subject}` for a project JWT minted for an end user. */
+export function configAuthor(principal: Principal, requested?: string): string {
+  if (requested) return requested;
+  switch (principal.kind) {
+    case 'apiKey':
+      return `builder:${principal.apiKeyId}`;
+    case 'builder':
+      return `builder:${principal.builderId}`;
+    case 'projectJwt':
+      return principal.subject ? `consumer:${principal.subject}` : `builder:${principal.keyId}`;
+    default:
+      return 'builder:unknown';
+  }
+}
+
+/** The revision a config is for: the integration's latest unless named; another integration's is refused. */
+async function resolveRevision(
+  em: EntityManager,
+  integration: Integration,
+  revisionId: string | undefined,
+  field: string,
+): Promise<Revision> {
+  if (revisionId === undefined) return latestRevision(em, integration);
+  const revision = isUuid(revisionId)
+    ? await em.findOne(RevisionSchema, { id: revisionId, integrationId: integration.id })
+    : null;
+  if (!revision) {
+    throw ProblemError.invalid([
+      bodyIssue(field, revisionId, `is not a revision of integration "${integration.name}"`),
+    ]);
+  }
+  return revision;
+}
+
+/** The named connection, which must be the group's and the integration provider's; else the group's connection. */
+async function resolveConnection(
+  em: EntityManager,
+  integration: Integration,
+  group: Group,
+  connectionId: string | undefined,
+): Promise<Connection> {
+  if (connectionId === undefined) {
+    const connection = await em.findOne(
+      ConnectionSchema,
+      { projectId: integration.projectId, groupId: group.id, provider: integration.provider },
+      { orderBy: { updateTime: 'desc' } },
+    );
+    if (!connection) {
+      throw ProblemError.invalid([
+        bodyIssue(
+          'groupRef',
+          group.groupRef,
+          `names a group with no ${integration.provider} connection; connect it first or pass connectionId`,
+        ),
+      ]);
+    }
+    return connection;
+  }
+  const connection = isUuid(connectionId)
+    ? await em.findOne(ConnectionSchema, { id: connectionId, projectId: integration.projectId })
+    : null;
+  if (!connection)
+    throw ProblemError.invalid([
+      bodyIssue('connectionId', connectionId, 'names no connection of this project'),
+    ]);
+  if (connection.provider !== integration.provider) {
+    throw ProblemError.invalid([
+      bodyIssue(
+        'connectionId',
+        connectionId,
+        `is a ${connection.provider} connection; integration "${integration.name}" needs ${integration.provider}`,
+      ),
+    ]);
+  }
+  if (connection.groupId !== group.id) {
+    throw ProblemError.invalid([
+      bodyIssue('connectionId', connectionId, `belongs to another group than "${group.groupRef}"`),
+    ]);
+  }
+  return connection;
+}
+
+export interface CreateInstallationInput {
+  groupRef: string;
+  connectionId?: string;
+  config: { revisionId?: string; createdBy?: string; content: unknown };
+}
+
+/**
+ * Creates an installation with its first config and starts its workflow, or leaves nothing behind.
+ *
+ * The workflow is started inside the database transaction, after the rows are flushed and before the
+ * commit: if Temporal is unreachable the transaction rolls back and the caller gets a 503; if the
+ * commit fails after the start, the workflow is terminated. The other order (commit, then start, then
+ * delete on failure) would let the `installation.created` event escape through the outbox for an
+ * installation that never ran. Should the terminate fail too, the workflow's first activity finds no
+ * installation and the run ends by itself.
+ */
+export async function createInstallation(
+  em: EntityManager,
+  project: Project,
+  integration: Integration,
+  input: CreateInstallationInput,
+  principal: Principal,
+): Promise<InstallationView> {
+  let startedId: string | undefined;
+  try {
+    const parts = await em.transactional(async (tx) => {
+      const group = await tx.findOne(GroupSchema, { projectId: project.id, groupRef: input.groupRef });
+      if (!group)
+        throw ProblemError.invalid([bodyIssue('groupRef', input.groupRef, 'names no group of this project')]);
+      const connection = await resolveConnection(tx, integration, group, input.connectionId);
+      const revision = await resolveRevision(tx, integration, input.config.revisionId, 'config.revisionId');
+      const content = await assertValidConfigContent(
+        tx,
+        { projectId: project.id, provider: integration.provider, manifest: revision.content },
+        input.config.content,
+      );
+      if (await tx.count(InstallationSchema, { integrationId: integration.id, groupId: group.id })) {
+        throw ProblemError.conflict(
+          `Group "${group.groupRef}" already has an installation of integration "${integration.name}".`,
+        );
+      }
+      const now = new Date();
+      const installationId = randomUUID();
+      const config = tx.create(InstallationConfigSchema, {
+        id: randomUUID(),
+        projectId: project.id,
+        installationId,
+        revisionId: revision.id,
+        content,
+        createdBy: configAuthor(principal, input.config.createdBy),
+        createTime: now,
+      });
+      const consumerRef = (await loadConsumerRef(tx, connection)) ?? connection.consumerId;
+      const created = tx.create(InstallationSchema, {
+        id: installationId,
+        projectId: project.id,
+        integrationId: integration.id,
+        groupId: group.id,
+        connectionId: connection.id,
+        configId: config.id,
+        createdBy: `consumer:${consumerRef}`,
+        healthStatus: 'healthy',
+        createTime: now,
+        updateTime: now,
+      });
+      recordEvent(tx, project.id, 'installation.created', await installationEventData(tx, created, config));
+      await tx.flush();
+      await startInstallationWorkflow(
+        identityOf(project, integration, group, installationId),
+        configMessage(config, revision.content),
+      );
+      startedId = installationId;
+      return { installation: created, config, group, connection };
+    });
+    return installationView({ ...parts, connection: await connectionView(em, parts.connection) });
+  } catch (error) {
+    if (startedId) await terminateInstallationWorkflow(startedId, 'installation was not committed');
+    if (error instanceof UniqueConstraintViolationException) {
+      throw ProblemError.conflict(
+        `Group "${input.groupRef}" already has an installation of integration "${integration.name}".`,
+      );
+    }
+    throw error;
+  }
+}
+
+async function loadConsumerRef(em: EntityManager, connection: Connection): Promise<string | undefined> {
+  return (await em.findOne(ConsumerSchema, { id: connection.consumerId }))?.consumerRef;
+}
+
+export function identityOf(
+  project: Pick<Project, 'id' | 'name'>,
+  integration: Integration,
+  group: Group,
+  installationId: string,
+): InstallationWorkflowIdentity {
+  return {
+    installationId,
+    projectId: project.id,
+    projectName: project.name,
+    integrationId: integration.id,
+    integrationName: integration.name,
+    provider: integration.provider,
+    groupRef: group.groupRef,
+    groupName: group.groupName,
+  };
+}
+
+export interface ConfigChange {
+  /** Builds the new config from the current one; throws a 400 problem for bad input. */
+  change(current: { revisionId: string; content: InstallationConfigContent }): Promise<{
+    revisionId: string;
+    content: unknown;
+  }>;
+  createdBy?: string;
+}
+
+/**
+ * Makes a new config version of an installation and hands it to the running workflow, or changes
+ * nothing. Like creation, the workflow is told inside the transaction (after the flush, before the
+ * commit), with the installation row locked so concurrent changes reach the workflow in commit order:
+ * - Temporal or the worker does not answer: rollback and 503, the old config stays in force everywhere.
+ * - The commit fails after the workflow accepted the update: the previous config is sent back.
+ * - No workflow is running (it was lost): the change commits and the workflow is started afresh from
+ *   PostgreSQL, as `ferry reconcile` would.
+ * An unchanged config makes no new version.
+ */
+export async function changeInstallationConfig(
+  em: EntityManager,
+  project: Project,
+  integration: Integration,
+  installationId: string,
+  principal: Principal,
+  change: ConfigChange,
+): Promise<InstallationView> {
+  let applied: { previous: InstallationConfig; manifest: Revision } | undefined;
+  let restart = false;
+  try {
+    const installation = await em.transactional(async (tx) => {
+      const installation = await findInstallation(tx, project.id, installationId, integration.id, {
+        lock: true,
+      });
+      const previous = await currentConfig(tx, installation);
+      const previousContent = previous.content as InstallationConfigContent;
+      const next = await change.change({ revisionId: previous.revisionId, content: previousContent });
+      const revision = await resolveRevision(
+        tx,
+        integration,
+        next.revisionId,
+        'installation.config.revisionId',
+      );
+      const content = await assertValidConfigContent(
+        tx,
+        { projectId: project.id, provider: integration.provider, manifest: revision.content },
+        next.content,
+      );
+      if (revision.id === previous.revisionId && sameJson(content, previousContent)) return installation;
+      const now = new Date();
+      const config = tx.create(InstallationConfigSchema, {
+        id: randomUUID(),
+        projectId: project.id,
+        installationId: installation.id,
+        revisionId: revision.id,
+        content,
+        createdBy: configAuthor(principal, change.createdBy),
+        createTime: now,
+      });
+      installation.configId = config.id;
+      installation.updateTime = now;
+      recordEvent(
+        tx,
+        project.id,
+        'installation.updated',
+        await installationEventData(tx, installation, config, previous),
+      );
+      await tx.flush();
+      try {
+        await applyInstallationConfig(installation.id, configMessage(config, revision.content));
+        const previousRevision =
+          previous.revisionId === revision.id
+            ? revision
+            : await tx.findOneOrFail(RevisionSchema, { id: previous.revisionId });
+        applied = { previous, manifest: previousRevision };
+      } catch (error) {
+        if (!(error instanceof WorkflowNotRunningError)) throw error;
+        restart = true;
+      }
+      return installation;
+    });
+    if (restart) await ensureInstallationWorkflow(em, installation.id);
+    return getInstallationView(em, installation);
+  } catch (error) {
+    if (applied) {
+      await applyInstallationConfig(
+        installationId,
+        configMessage(applied.previous, applied.manifest.content),
+      ).catch((undoError: unknown) =>
+        logger.error(
+          { err: undoError, installationId },
+          'could not restore the previous config in the workflow',
+        ),
+      );
+    }
+    throw error;
+  }
+}
+
+/**
+ * Starts the installation's workflow from what PostgreSQL holds, unless a run is open. Returns
+ * whether a run was started. Used after a lost workflow is noticed and by `ferry reconcile`.
+ */
+export async function ensureInstallationWorkflow(
+  em: EntityManager,
+  installationId: string,
+): Promise<boolean> {
+  const fork = em.fork();
+  const installation = await fork.findOne(InstallationSchema, { id: installationId });
+  if (!installation) return false;
+  const [integration, group, project, config] = await Promise.all([
+    fork.findOneOrFail(IntegrationSchema, { id: installation.integrationId }),
+    fork.findOneOrFail(GroupSchema, { id: installation.groupId }),
+    fork.findOneOrFail(ProjectSchema, { id: installation.projectId }),
+    currentConfig(fork, installation),
+  ]);
+  const revision = await fork.findOneOrFail(RevisionSchema, { id: config.revisionId });
+  return startInstallationWorkflow(
+    identityOf(project, integration, group, installation.id),
+    configMessage(config, revision.content),
+  );
+}
+
+/**
+ * Deletes an installation. Its workflow ends first (cancelling running reads and removing provider
+ * subscriptions): if Temporal is unreachable the caller gets a 503 and nothing is deleted. Then, in
+ * one transaction, the rows go (configs and watermarks cascade), the connection too when no other
+ * installation uses it, with `installation.deleted` (and `connection.deleted`) events. If that
+ * transaction failed, the installation would be left without a workflow, which reconcile restarts.
+ */
+export async function deleteInstallation(
+  em: EntityManager,
+  project: Project,
+  integration: Integration,
+  installationId: string,
+): Promise<void> {
+  const installation = await findInstallation(em, project.id, installationId, integration.id);
+  await endInstallationWorkflow(installation.id);
+  await em.transactional(async (tx) => {
+    const locked = await findInstallation(tx, project.id, installation.id, integration.id, { lock: true });
+    const config = await currentConfig(tx, locked);
+    recordEvent(tx, project.id, 'installation.deleted', await installationEventData(tx, locked, config));
+    tx.remove(locked);
+    await tx.flush();
+    const connection = await tx.findOne(ConnectionSchema, { id: locked.connectionId });
+    if (connection && !(await tx.count(InstallationSchema, { connectionId: connection.id }))) {
+      await deleteConnection(tx, connection);
+    }
+  });
+}
+
+/** The effective read objects of an installation, for checking the names a pause or trigger gives. */
+export async function plannedReadObjects(em: EntityManager, installation: Installation): Promise<string[]> {
+  const config = await currentConfig(em, installation);
+  const revision = await em.findOneOrFail(RevisionSchema, { id: config.revisionId });
+  return configMessage(config, revision.content).reads.map((read) => read.objectName);
+}
+
+export type { ApplyConfigResult };

@@ -1,0 +1,149 @@
+import { ProblemError, type ProblemIssue } from '../../api/problem.js';
+import {
+  ReadConfigSchema,
+  SubscribeConfigSchema,
+  WriteConfigSchema,
+  type InstallationConfigContent,
+} from '../../schemas/installations.js';
+
+/** Installation fields the server owns; a mask naming them is refused rather than ignored. */
+const readOnlyPaths = [
+  'id',
+  'projectId',
+  'integrationId',
+  'healthStatus',
+  'connection',
+  'createTime',
+  'createdBy',
+  'group',
+  'lastOperationStatus',
+  'updateTime',
+  'config.id',
+  'config.createTime',
+  'config.createdBy',
+  'config.content.provider',
+];
+
+const objectProperties = {
+  read: Object.keys(ReadConfigSchema.properties),
+  write: Object.keys(WriteConfigSchema.properties),
+  subscribe: Object.keys(SubscribeConfigSchema.properties),
+} as const;
+
+/** Returns why `path` (split on dots) cannot be updated, or undefined when it can. */
+function pathProblem(path: string): string | undefined {
+  if (readOnlyPaths.some((readOnly) => path === readOnly || path.startsWith(`${readOnly}.`))) {
+    return 'is read-only';
+  }
+  const segments = path.split('.');
+  if (path === 'config.revisionId' || path === 'config.content') return undefined;
+  if (segments[0] !== 'config' || segments[1] !== 'content' || segments.some((segment) => !segment)) {
+    return 'is not an updatable path; use config.revisionId or paths under config.content';
+  }
+  const [action, objects, objectName, property] = segments.slice(2);
+  if (action === 'proxy') {
+    return objects === undefined || (objects === 'enabled' && segments.length === 4)
+      ? undefined
+      : 'is not a field of config.content.proxy (only enabled)';
+  }
+  if (action !== 'read' && action !== 'write' && action !== 'subscribe') {
+    return 'is not a field of config.content (read, write, subscribe, proxy)';
+  }
+  if (objects === undefined) return undefined;
+  if (objects !== 'objects') return `is not a field of config.content.${action} (only objects)`;
+  if (objectName === undefined || property === undefined) return undefined;
+  const known = objectProperties[action] as readonly string[];
+  return known.includes(property)
+    ? undefined
+    : `is not a field of a ${action} object config (fields: ${known.join(', ')})`;
+}
+
+function valueAt(root: unknown, segments: string[]): unknown {
+  let current = root;
+  for (const segment of segments) {
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, segment)) return undefined;
+    current = (current as Record<string, unknown>)[segment];
+  }
+  return current;
+}
+
+/** Sets (or, for `undefined`, removes) the value at `segments`, creating parents as needed. */
+function setAt(root: Record<string, unknown>, segments: string[], value: unknown): void {
+  let current = root;
+  for (const segment of segments.slice(0, -1)) {
+    const next = current[segment];
+    if (next === null || typeof next !== 'object' || Array.isArray(next)) current[segment] = {};
+    current = current[segment] as Record<string, unknown>;
+  }
+  const last = segments[segments.length - 1];
+  if (value === undefined) delete current[last];
+  else current[last] = structuredClone(value);
+}
+
+export interface MaskedConfig {
+  revisionId: string;
+  content: InstallationConfigContent;
+}
+
+/**
+ * Applies `updateMask` (dotted paths into the installation, e.g.
+ * `config.content.read.objects.contacts.schedule`) to the current config: each named path takes the
+ * value at the same path of `installation`, and a path absent there is removed, as field masks mean.
+ * Unknown and read-only paths are refused together, naming each, before anything changes. The result
+ * is not validated here; the caller validates the whole config.
+ */
+export function applyInstallationMask(
+  current: MaskedConfig,
+  installation: Record<string, unknown>,
+  mask: readonly string[],
+): MaskedConfig {
+  const issues: ProblemIssue[] = mask.flatMap((path) => {
+    const problem = pathProblem(path);
+    return problem
+      ? [{ in: 'body' as const, name: 'updateMask', value: path, detail: `"${path}" ${problem}` }]
+      : [];
+  });
+  if (issues.length)
+    throw ProblemError.invalid(issues, 'The update mask names paths that cannot be updated.');
+
+  const next = { revisionId: current.revisionId, content: structuredClone(current.content) } as {
+    revisionId: string;
+    content: Record<string, unknown>;
+  };
+  for (const path of mask) {
+    const segments = path.split('.');
+    const value = valueAt(installation, segments);
+    if (path === 'config.revisionId') {
+      if (typeof value !== 'string') {
+        throw ProblemError.invalid([
+          {
+            in: 'body',
+            name: 'installation.config.revisionId',
+            value,
+            detail:
+              '"config.revisionId" is in updateMask, so installation.config.revisionId must be a revision id',
+          },
+        ]);
+      }
+      next.revisionId = value;
+    } else if (path === 'config.content') {
+      if (value === null || typeof value !== 'object') {
+        throw ProblemError.invalid([
+          {
+            in: 'body',
+            name: 'installation.config.content',
+            value,
+            detail: '"config.content" is in updateMask, so installation.config.content must be an object',
+          },
+        ]);
+      }
+      next.content = {
+        ...structuredClone(value as Record<string, unknown>),
+        provider: current.content.provider,
+      };
+    } else {
+      setAt(next.content, segments.slice(2), value);
+    }
+  }
+  return next as MaskedConfig;
+}

@@ -1,0 +1,87 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ConnectionSchema, GroupSchema, type Group } from '../../db/entities/connection.js';
+import {
+  InstallationConfigSchema,
+  type Installation,
+  type InstallationConfig,
+} from '../../db/entities/installation.js';
+import type { ConnectionView } from '../../schemas/connections.js';
+import type {
+  InstallationConfigContent,
+  InstallationConfigView,
+  InstallationView,
+} from '../../schemas/installations.js';
+import { connectionViews } from '../connections.js';
+import { groupView } from '../groups.js';
+
+export function configView(config: InstallationConfig): InstallationConfigView {
+  return {
+    id: config.id,
+    revisionId: config.revisionId,
+    createTime: config.createTime.toISOString(),
+    createdBy: config.createdBy,
+    content: config.content as InstallationConfigContent,
+  };
+}
+
+export interface InstallationParts {
+  installation: Installation;
+  config: InstallationConfig;
+  /** The spec's Connection, without credentials: installations never show secrets. */
+  connection: ConnectionView;
+  group: Group;
+}
+
+export function installationView(parts: InstallationParts): InstallationView {
+  const { installation, config, connection, group } = parts;
+  return {
+    id: installation.id,
+    projectId: installation.projectId,
+    integrationId: installation.integrationId,
+    healthStatus: installation.healthStatus,
+    connection,
+    createTime: installation.createTime.toISOString(),
+    createdBy: installation.createdBy,
+    config: configView(config),
+    group: groupView(group),
+    ...(installation.lastOperationStatus && { lastOperationStatus: installation.lastOperationStatus }),
+    updateTime: installation.updateTime.toISOString(),
+  };
+}
+
+function byId<T extends { id: string }>(rows: T[]): Map<string, T> {
+  return new Map(rows.map((row) => [row.id, row]));
+}
+
+/** Loads what the views need for many installations in a fixed number of queries, whatever their number. */
+export async function loadInstallationParts(
+  em: EntityManager,
+  installations: Installation[],
+): Promise<InstallationParts[]> {
+  if (!installations.length) return [];
+  const configs = byId(
+    await em.find(InstallationConfigSchema, { id: { $in: installations.map((row) => row.configId) } }),
+  );
+  const connections = await em.find(ConnectionSchema, {
+    id: { $in: [...new Set(installations.map((row) => row.connectionId))] },
+  });
+  const connectionViewsById = new Map(
+    (await connectionViews(em, connections)).map((view) => [view.id, view] as const),
+  );
+  const groups = byId(
+    await em.find(GroupSchema, { id: { $in: [...new Set(installations.map((row) => row.groupId))] } }),
+  );
+  return installations.map((installation) => ({
+    installation,
+    config: configs.get(installation.configId)!,
+    connection: connectionViewsById.get(installation.connectionId)!,
+    group: groups.get(installation.groupId)!,
+  }));
+}
+
+export async function installationViews(
+  em: EntityManager,
+  installations: Installation[],
+): Promise<InstallationView[]> {
+  return (await loadInstallationParts(em, installations)).map(installationView);
+}

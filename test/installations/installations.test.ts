@@ -1,0 +1,572 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { transaction } from '../../src/db/orm.js';
+import { ConnectionSchema } from '../../src/db/entities/connection.js';
+import { InstallationConfigSchema, InstallationSchema } from '../../src/db/entities/installation.js';
+import { encryptJson } from '../../src/crypto/secrets.js';
+import { createTestProject, request, startTestStack, type TestStack } from '../support/stack.js';
+import {
+  YEARLY,
+  configContent,
+  connectGroup,
+  createDestination,
+  createIntegration,
+  events,
+  install,
+  issueNames,
+  type InstallationFixture,
+} from './support.js';
+
+let stack: TestStack;
+let fixture: InstallationFixture;
+
+beforeAll(async () => {
+  stack = await startTestStack({ worker: true });
+  await createDestination(stack);
+  fixture = await createIntegration(stack);
+}, 60_000);
+
+afterAll(async () => stack.close());
+
+async function expectInvalid(body: unknown, names: string[], base = fixture.base) {
+  const response = await stack.api('POST', base, { body });
+  expect({ status: response.status, names: issueNames(response.body) }).toEqual({
+    status: 400,
+    names: expect.arrayContaining(names),
+  });
+  expect(response.headers.get('content-type')).toMatch(/application\/problem\+json/);
+  return response;
+}
+
+async function installationCount(groupRef: string): Promise<number> {
+  return transaction(async (em) => {
+    const { GroupSchema } = await import('../../src/db/entities/connection.js');
+    const group = await em.findOne(GroupSchema, { projectId: stack.project.id, groupRef });
+    return group ? em.count(InstallationSchema, { groupId: group.id }) : 0;
+  });
+}
+
+describe('creating installations', () => {
+  it('creates an installation with its first config and answers the spec’s shape, without secrets', async () => {
+    const { groupRef, connectionId } = await connectGroup(stack);
+    const created = await install(stack, fixture, groupRef);
+    expect(created).toMatchObject({
+      projectId: stack.project.id,
+      integrationId: fixture.integrationId,
+      healthStatus: 'healthy',
+      createdBy: `consumer:${groupRef}-admin`,
+      connection: {
+        id: connectionId,
+        provider: 'sandboxApiKey',
+        group: { groupRef },
+        consumer: { consumerRef: `${groupRef}-admin` },
+      },
+      group: { groupRef, groupName: `${groupRef} Inc.` },
+      config: {
+        revisionId: fixture.revisionId,
+        createdBy: expect.stringMatching(/^builder:/),
+        content: configContent(),
+      },
+    });
+    expect(JSON.stringify(created)).not.toContain('sandbox-demo-key');
+    expect(created.updateTime).toBeDefined();
+
+    const [event] = (await events(stack.project.id, 'installation.created')).filter(
+      (data) => data.installationId === created.id,
+    );
+    expect(event).toMatchObject({
+      projectId: stack.project.id,
+      provider: 'sandboxApiKey',
+      integrationId: fixture.integrationId,
+      integrationName: fixture.integrationName,
+      connectionId,
+      groupRef,
+      groupName: `${groupRef} Inc.`,
+      consumerRef: `${groupRef}-admin`,
+      consumerName: `${groupRef}-admin`,
+      config: { id: created.config.id, content: configContent() },
+    });
+
+    const got = await stack.api('GET', `${fixture.base}/${created.id}`);
+    expect(got.body).toEqual(created);
+    const byName = await stack.api(
+      'GET',
+      `/projects/${stack.project.name}/integrations/${fixture.integrationName}/installations/${created.id}`,
+    );
+    expect(byName.body.id).toBe(created.id);
+    const perProject = await stack.api(
+      'GET',
+      `/projects/${stack.project.name}/installations?groupRef=${groupRef}`,
+    );
+    expect(perProject.body.map((row: { id: string }) => row.id)).toEqual([created.id]);
+    const perIntegration = await stack.api('GET', `${fixture.base}?groupRef=${groupRef}`);
+    expect(perIntegration.body.map((row: { id: string }) => row.id)).toEqual([created.id]);
+    expect((await stack.api('GET', `${fixture.base}?groupRef=nobody`)).body).toEqual([]);
+    expect(
+      (await stack.api('GET', `/projects/${stack.project.name}/installations`)).body.length,
+    ).toBeGreaterThanOrEqual(1);
+
+    const again = await stack.api('POST', fixture.base, {
+      body: { groupRef, config: { content: configContent() } },
+    });
+    expect(again).toMatchObject({ status: 409, body: { title: 'Conflict' } });
+  });
+
+  it('uses the named connection and revision, and the config author the caller names', async () => {
+    const { groupRef, connectionId } = await connectGroup(stack);
+    const response = await stack.api('POST', fixture.base, {
+      body: {
+        groupRef,
+        connectionId,
+        config: { revisionId: fixture.revisionId, createdBy: 'consumer:alice', content: configContent() },
+      },
+    });
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject({
+      connection: { id: connectionId },
+      config: { createdBy: 'consumer:alice' },
+    });
+  });
+
+  it('refuses an unknown group, a group without a connection, and connections of another provider or project', async () => {
+    await expectInvalid({ groupRef: 'no-such-group', config: { content: configContent() } }, ['groupRef']);
+
+    const { groupRef } = await connectGroup(stack);
+    const foreign = await transaction(async (em) => {
+      const { GroupSchema } = await import('../../src/db/entities/connection.js');
+      const group = await em.findOneOrFail(GroupSchema, { projectId: stack.project.id, groupRef });
+      const connection = em.create(ConnectionSchema, {
+        id: randomUUID(),
+        projectId: stack.project.id,
+        provider: 'sandbox',
+        groupId: group.id,
+        consumerId: (await em.findOneOrFail(ConnectionSchema, { groupId: group.id })).consumerId,
+        authScheme: 'oauth2/authorizationCode',
+        status: 'working',
+        credentialsEncrypted: encryptJson({ accessToken: 'x' }),
+        scopes: [],
+        providerMetadata: {},
+        createTime: new Date(),
+        updateTime: new Date(),
+      });
+      return connection.id;
+    });
+    const otherProvider = await expectInvalid(
+      { groupRef, connectionId: foreign, config: { content: configContent() } },
+      ['connectionId'],
+    );
+    expect(otherProvider.body.issues[0].detail).toMatch(/sandbox connection/);
+
+    const otherProject = await createTestProject();
+    const elsewhere = await request(
+      'POST',
+      `${stack.urls.api}/projects/${otherProject.name}/connections:generate`,
+      {
+        apiKey: otherProject.apiKey,
+        body: { provider: 'sandboxApiKey', groupRef, consumerRef: 'someone', apiKey: 'sandbox-demo-key' },
+      },
+    );
+    expect(elsewhere.status).toBe(201);
+    await expectInvalid({ groupRef, connectionId: elsewhere.body.id, config: { content: configContent() } }, [
+      'connectionId',
+    ]);
+    await expectInvalid({ groupRef, connectionId: 'not-a-uuid', config: { content: configContent() } }, [
+      'connectionId',
+    ]);
+
+    const { connectionId: otherGroupsConnection } = await connectGroup(stack);
+    await expectInvalid(
+      { groupRef, connectionId: otherGroupsConnection, config: { content: configContent() } },
+      ['connectionId'],
+    );
+
+    await transaction(async (em) => {
+      const { GroupSchema } = await import('../../src/db/entities/connection.js');
+      em.create(GroupSchema, {
+        id: randomUUID(),
+        projectId: stack.project.id,
+        groupRef: 'lonely',
+        groupName: 'Lonely',
+        createTime: new Date(),
+        updateTime: new Date(),
+      });
+    });
+    await expectInvalid({ groupRef: 'lonely', config: { content: configContent() } }, ['groupRef']);
+    expect(await installationCount(groupRef)).toBe(0);
+  });
+
+  it('refuses a revision of another integration', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const other = await createIntegration(stack);
+    await expectInvalid({ groupRef, config: { revisionId: other.revisionId, content: configContent() } }, [
+      'config.revisionId',
+    ]);
+    await expectInvalid({ groupRef, config: { revisionId: 'latest', content: configContent() } }, [
+      'config.revisionId',
+    ]);
+  });
+
+  it('rejects a bad config whole, naming every rule it breaks, and writes nothing', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const content = {
+      provider: 'sandbox',
+      read: {
+        objects: {
+          contacts: {
+            objectName: 'contacts',
+            schedule: '* * * * *',
+            destination: 'nowhere',
+            selectedFields: { email: true, shoeSize: true },
+            selectedFieldMappings: { colour: 'x' },
+          },
+          tickets: { objectName: 'tickets', schedule: YEARLY, destination: 'hooks', selectedFields: {} },
+          companies: { objectName: 'firms', schedule: 'not cron', destination: 'hooks', selectedFields: {} },
+        },
+      },
+      write: { objects: { deals: { objectName: 'deals' } } },
+      subscribe: { objects: { contacts: { objectName: 'contacts', destination: 'void' } } },
+    };
+    const response = await expectInvalid({ groupRef, config: { content } }, [
+      'config.content.provider',
+      'config.content.read.objects.contacts.schedule',
+      'config.content.read.objects.contacts.destination',
+      'config.content.read.objects.contacts.selectedFields.shoeSize',
+      'config.content.read.objects.contacts.selectedFieldMappings.colour',
+      'config.content.read.objects.tickets',
+      'config.content.read.objects.companies.objectName',
+      'config.content.read.objects.companies.schedule',
+      'config.content.write.objects.deals',
+      'config.content.subscribe.objects.contacts.destination',
+    ]);
+    const schedule = response.body.issues.find((issue: { name: string }) =>
+      issue.name.endsWith('contacts.schedule'),
+    );
+    expect(schedule.detail).toMatch(/minimum interval is 300 s/);
+    // `companies` offers all fields (optionalFieldsAuto: all), so any selection passes.
+    expect(issueNames(response.body)).not.toContain('config.content.read.objects.companies.selectedFields');
+
+    await expectInvalid(
+      {
+        groupRef,
+        config: {
+          content: { provider: 'sandboxApiKey', read: { objects: { contacts: { objectName: 'contacts' } } } },
+        },
+      },
+      [
+        'config.content.read.objects.contacts.schedule',
+        'config.content.read.objects.contacts.destination',
+        'config.content.read.objects.contacts.selectedFields',
+      ],
+    );
+    await expectInvalid({ groupRef, config: { content: { ...configContent(), extra: true } } }, [
+      'config.content.extra',
+    ]);
+    await expectInvalid({ groupRef }, ['config']);
+    expect(await installationCount(groupRef)).toBe(0);
+    const created = await events(stack.project.id, 'installation.created');
+    expect(created.filter((data) => data.groupRef === groupRef)).toEqual([]);
+  });
+
+  it('answers 404 for unknown integrations and installations, and for another project’s key', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await install(stack, fixture, groupRef);
+    expect((await stack.api('GET', `${fixture.base}/${randomUUID()}`)).status).toBe(404);
+    expect((await stack.api('GET', `${fixture.base}/not-a-uuid`)).status).toBe(404);
+    const other = await createIntegration(stack);
+    expect((await stack.api('GET', `${other.base}/${created.id}`)).status).toBe(404);
+    expect(
+      (
+        await stack.api('POST', `/projects/${stack.project.name}/integrations/nope/installations`, {
+          body: { groupRef, config: { content: configContent() } },
+        })
+      ).status,
+    ).toBe(404);
+    const stranger = await createTestProject();
+    const foreign = await request('GET', `${stack.urls.api}${fixture.base}/${created.id}`, {
+      apiKey: stranger.apiKey,
+    });
+    expect(foreign.status).toBe(404);
+  });
+});
+
+describe('updating installations with a field mask', () => {
+  it('makes a new config version per change, moves updateTime and reports lastConfig', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await install(stack, fixture, groupRef);
+    const path = `${fixture.base}/${created.id}`;
+    const schedule = await stack.api('PATCH', path, {
+      body: {
+        updateMask: ['config.content.read.objects.contacts.schedule'],
+        installation: { config: { content: { read: { objects: { contacts: { schedule: '0 * * * *' } } } } } },
+      },
+    });
+    expect(schedule.status).toBe(200);
+    expect(schedule.body.config.id).not.toBe(created.config.id);
+    expect(schedule.body.config.content.read.objects.contacts).toEqual({
+      ...configContent().read.objects.contacts,
+      schedule: '0 * * * *',
+    });
+    expect(Date.parse(schedule.body.updateTime)).toBeGreaterThan(Date.parse(created.updateTime));
+
+    const [updated] = (await events(stack.project.id, 'installation.updated')).filter(
+      (data) => data.installationId === created.id,
+    );
+    expect(updated).toMatchObject({
+      groupRef,
+      config: { id: schedule.body.config.id },
+      lastConfig: {
+        id: created.config.id,
+        content: { read: { objects: { contacts: { schedule: YEARLY } } } },
+      },
+    });
+
+    const companies = {
+      objectName: 'companies',
+      schedule: YEARLY,
+      destination: 'hooks',
+      selectedFields: { anything: true },
+    };
+    const added = await stack.api('PATCH', path, {
+      body: {
+        updateMask: ['config.content.read.objects.companies', 'config.content.read.objects.contacts'],
+        installation: { config: { content: { read: { objects: { companies } } } } },
+      },
+    });
+    expect(added.status).toBe(200);
+    expect(added.body.config.content.read.objects).toEqual({ companies });
+
+    const unchanged = await stack.api('PATCH', path, {
+      body: {
+        updateMask: ['config.content.read.objects.companies'],
+        installation: { config: { content: { read: { objects: { companies } } } } },
+      },
+    });
+    expect(unchanged.body.config.id).toBe(added.body.config.id);
+
+    const versions = await transaction((em) =>
+      em.count(InstallationConfigSchema, { installationId: created.id }),
+    );
+    expect(versions).toBe(3);
+  });
+
+  it('refuses unknown and read-only paths by name, and invalid results, changing nothing', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await install(stack, fixture, groupRef);
+    const path = `${fixture.base}/${created.id}`;
+    const paths = await stack.api('PATCH', path, {
+      body: {
+        updateMask: [
+          'healthStatus',
+          'id',
+          'config.content.provider',
+          'config.createdBy',
+          'name',
+          'config.content.colour',
+          'config.content.read.objects.contacts.colour',
+          'config.content.read.things',
+          'config.content.read.objects.contacts.schedule',
+        ],
+        installation: {},
+      },
+    });
+    expect(paths.status).toBe(400);
+    const refused = paths.body.issues.map((issue: { value: string }) => issue.value);
+    expect(refused).toEqual([
+      'healthStatus',
+      'id',
+      'config.content.provider',
+      'config.createdBy',
+      'name',
+      'config.content.colour',
+      'config.content.read.objects.contacts.colour',
+      'config.content.read.things',
+    ]);
+    expect(paths.body.issues[0].detail).toMatch(/read-only/);
+
+    const tooOften = await stack.api('PATCH', path, {
+      body: {
+        updateMask: ['config.content.read.objects.contacts.schedule'],
+        installation: {
+          config: { content: { read: { objects: { contacts: { schedule: '*/1 * * * *' } } } } },
+        },
+      },
+    });
+    expect(issueNames(tooOften.body)).toEqual(['config.content.read.objects.contacts.schedule']);
+    const foreignRevision = await stack.api('PATCH', path, {
+      body: {
+        updateMask: ['config.revisionId'],
+        installation: { config: { revisionId: (await createIntegration(stack)).revisionId } },
+      },
+    });
+    expect(issueNames(foreignRevision.body)).toEqual(['installation.config.revisionId']);
+    const emptyMask = await stack.api('PATCH', path, { body: { updateMask: [], installation: {} } });
+    expect(emptyMask.status).toBe(400);
+    expect((await stack.api('GET', path)).body.config.id).toBe(created.config.id);
+  });
+});
+
+describe('patching one object’s config content', () => {
+  const patchPath = (objectName: string) =>
+    `/projects/${stack.project.name}/integrations/${fixture.integrationId}/objects/${objectName}/config-content`;
+
+  it('applies JSON Patch operations atomically', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await install(stack, fixture, groupRef);
+    const patched = await stack.api('PATCH', patchPath('contacts'), {
+      body: {
+        groupRef,
+        action: 'read',
+        changes: [
+          { op: 'replace', path: '/schedule', value: '0 */2 * * *' },
+          { op: 'add', path: '/selectedFields/lastName', value: true },
+          { op: 'remove', path: '/selectedFields/firstName' },
+        ],
+      },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.config.content.read.objects.contacts).toMatchObject({
+      schedule: '0 */2 * * *',
+      selectedFields: { email: true, lastName: true },
+    });
+    expect(patched.body.config.content.read.objects.contacts.selectedFields.firstName).toBeUndefined();
+
+    const failing = await stack.api('PATCH', patchPath('contacts'), {
+      body: {
+        installationId: created.id,
+        action: 'read',
+        changes: [
+          { op: 'replace', path: '/schedule', value: '0 3 * * *' },
+          { op: 'remove', path: '/selectedFields/middleName' },
+          { op: 'test', path: '/destination', value: 'elsewhere' },
+        ],
+      },
+    });
+    expect(failing.status).toBe(400);
+    expect(issueNames(failing.body)).toEqual(['changes[1].path', 'changes[2].path']);
+    const invalidResult = await stack.api('PATCH', patchPath('contacts'), {
+      body: {
+        groupRef,
+        action: 'read',
+        changes: [{ op: 'replace', path: '/schedule', value: '*/2 * * * *' }],
+      },
+    });
+    expect(issueNames(invalidResult.body)).toEqual(['config.content.read.objects.contacts.schedule']);
+    const current = await stack.api('GET', `${fixture.base}/${created.id}`);
+    expect(current.body.config.id).toBe(patched.body.config.id);
+
+    const added = await stack.api('PATCH', patchPath('companies'), {
+      body: {
+        groupRef,
+        action: 'read',
+        changes: [
+          { op: 'add', path: '/schedule', value: YEARLY },
+          { op: 'add', path: '/destination', value: 'hooks' },
+          { op: 'add', path: '/selectedFields', value: { name: true } },
+        ],
+      },
+    });
+    expect(added.status).toBe(200);
+    expect(added.body.config.content.read.objects.companies).toEqual({
+      objectName: 'companies',
+      schedule: YEARLY,
+      destination: 'hooks',
+      selectedFields: { name: true },
+    });
+  });
+
+  it('refuses paths outside the object config, undeclared objects and a missing installation', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await install(stack, fixture, groupRef);
+    const outside = await stack.api('PATCH', patchPath('contacts'), {
+      body: {
+        groupRef,
+        action: 'read',
+        changes: [
+          { op: 'replace', path: 'schedule', value: YEARLY },
+          { op: 'add', path: '/__proto__/polluted', value: true },
+          { op: 'remove', path: '' },
+        ],
+      },
+    });
+    expect(issueNames(outside.body)).toEqual(['changes[0].path', 'changes[1].path', 'changes[2].path']);
+    const unknownField = await stack.api('PATCH', patchPath('contacts'), {
+      body: { groupRef, action: 'read', changes: [{ op: 'add', path: '/colour', value: 'red' }] },
+    });
+    expect(issueNames(unknownField.body)).toEqual(['config.content.read.objects.contacts.colour']);
+    const undeclared = await stack.api('PATCH', patchPath('companies'), {
+      body: { groupRef, action: 'write', changes: [{ op: 'add', path: '/objectName', value: 'companies' }] },
+    });
+    expect(undeclared.body.issues).toEqual([
+      expect.objectContaining({ in: 'path', name: 'objectName', value: 'companies' }),
+    ]);
+    const noTarget = await stack.api('PATCH', patchPath('contacts'), {
+      body: { action: 'read', changes: [{ op: 'replace', path: '/schedule', value: YEARLY }] },
+    });
+    expect(issueNames(noTarget.body)).toEqual(['groupRef']);
+    const noChanges = await stack.api('PATCH', patchPath('contacts'), {
+      body: { groupRef, action: 'read', changes: [] },
+    });
+    expect(issueNames(noChanges.body)).toEqual(['changes']);
+    const unknownGroup = await stack.api('PATCH', patchPath('contacts'), {
+      body: {
+        groupRef: 'nobody',
+        action: 'read',
+        changes: [{ op: 'replace', path: '/schedule', value: YEARLY }],
+      },
+    });
+    expect(unknownGroup.status).toBe(404);
+    const { groupRef: otherGroup } = await connectGroup(stack);
+    await install(stack, fixture, otherGroup);
+    const mismatch = await stack.api('PATCH', patchPath('contacts'), {
+      body: {
+        groupRef: otherGroup,
+        installationId: created.id,
+        action: 'read',
+        changes: [{ op: 'replace', path: '/schedule', value: YEARLY }],
+      },
+    });
+    expect(issueNames(mismatch.body)).toEqual(['installationId']);
+    expect((await stack.api('GET', `${fixture.base}/${created.id}`)).body.config.id).toBe(created.config.id);
+  });
+});
+
+describe('deleting', () => {
+  it('deletes an installation, and its connection once no other installation uses it', async () => {
+    const { groupRef, connectionId } = await connectGroup(stack);
+    const second = await createIntegration(stack);
+    const first = await install(stack, fixture, groupRef);
+    const other = await install(stack, second, groupRef);
+    expect(other.connection.id).toBe(connectionId);
+
+    expect((await stack.api('DELETE', `${fixture.base}/${first.id}`)).status).toBe(204);
+    expect((await stack.api('GET', `${fixture.base}/${first.id}`)).status).toBe(404);
+    expect(
+      (await stack.api('GET', `/projects/${stack.project.name}/connections/${connectionId}`)).status,
+    ).toBe(200);
+
+    const refused = await stack.api(
+      'DELETE',
+      `/projects/${stack.project.name}/integrations/${second.integrationId}`,
+    );
+    expect(refused).toMatchObject({ status: 409, body: { detail: expect.stringMatching(/1 installation/) } });
+
+    expect((await stack.api('DELETE', `${second.base}/${other.id}`)).status).toBe(204);
+    expect(
+      (await stack.api('GET', `/projects/${stack.project.name}/connections/${connectionId}`)).status,
+    ).toBe(404);
+    expect((await stack.api('DELETE', `${second.base}/${other.id}`)).status).toBe(404);
+    expect(
+      (await stack.api('DELETE', `/projects/${stack.project.name}/integrations/${second.integrationId}`))
+        .status,
+    ).toBe(204);
+
+    const deleted = (await events(stack.project.id, 'installation.deleted')).map(
+      (data) => data.installationId,
+    );
+    expect(deleted).toEqual(expect.arrayContaining([first.id, other.id]));
+    const connectionDeleted = await events(stack.project.id, 'connection.deleted');
+    expect(connectionDeleted).toEqual(
+      expect.arrayContaining([expect.objectContaining({ connectionId, groupRef })]),
+    );
+  });
+});

@@ -1,0 +1,270 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';
+import { transaction } from '../../src/db/orm.js';
+import { InstallationSchema } from '../../src/db/entities/installation.js';
+import { OperationSchema } from '../../src/db/entities/operation.js';
+import { SubscriptionSchema } from '../../src/db/entities/subscription.js';
+import { resetConfig } from '../../src/config.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { temporalClient } from '../../src/temporal/client.js';
+import {
+  FerryGroupRef,
+  FerryInstallationId,
+  FerryIntegrationId,
+  FerryProjectId,
+  FerryProvider,
+} from '../../src/temporal/search-attributes.js';
+import { reconcileInstallations } from '../../src/cli/reconcile.js';
+import {
+  describeQuery,
+  pauseSignal,
+  resumeSignal,
+  triggerReadSignal,
+} from '../../workflows/installation-messages.js';
+import { startTestStack, type TestStack } from '../support/stack.js';
+import {
+  configContent,
+  connectGroup,
+  createDestination,
+  createIntegration,
+  events,
+  eventually,
+  install,
+  type InstallationFixture,
+} from './support.js';
+
+let stack: TestStack;
+let sandbox: Sandbox;
+let fixture: InstallationFixture;
+let client: Client;
+
+beforeAll(async () => {
+  // The sandbox provider answers the subscription calls the workflow makes through its connector.
+  sandbox = await startSandbox({ port: 0, contacts: 100, companies: 10, deals: 10 });
+  process.env.FERRY_SANDBOX_URL = sandbox.url;
+  resetConfig();
+  stack = await startTestStack({ worker: true });
+  await createDestination(stack);
+  fixture = await createIntegration(stack);
+  client = await temporalClient();
+}, 60_000);
+
+afterAll(async () => {
+  await stack?.close();
+  await sandbox?.close();
+  delete process.env.FERRY_SANDBOX_URL;
+});
+
+const handleOf = (installationId: string) => client.workflow.getHandle(`installation/${installationId}`);
+/** The workflow's view once it has applied its first config (it answers queries before that, empty). */
+const describeInstallation = (installationId: string) =>
+  eventually(async () => {
+    const view = await handleOf(installationId).query(describeQuery);
+    return view.ready ? view : undefined;
+  });
+const statusOf = async (installationId: string): Promise<WorkflowExecutionStatusName> =>
+  (await handleOf(installationId).describe()).status.name;
+
+describe('the installation workflow, through the API', () => {
+  it('starts with the installation, findable by search attributes and named in its memo', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await install(stack, fixture, groupRef);
+    const description = await handleOf(created.id).describe();
+    expect(description.status.name).toBe('RUNNING');
+    expect(description.type).toBe('installationWorkflow');
+    expect(description.taskQueue).toBe(stack.taskQueue);
+    expect(description.typedSearchAttributes.get(FerryProjectId)).toBe(stack.project.id);
+    expect(description.typedSearchAttributes.get(FerryIntegrationId)).toBe(fixture.integrationId);
+    expect(description.typedSearchAttributes.get(FerryInstallationId)).toBe(created.id);
+    expect(description.typedSearchAttributes.get(FerryProvider)).toBe('sandboxApiKey');
+    expect(description.typedSearchAttributes.get(FerryGroupRef)).toBe(groupRef);
+    expect(await description.memo).toEqual({
+      projectName: stack.project.name,
+      integrationName: fixture.integrationName,
+      groupName: `${groupRef} Inc.`,
+      groupRef,
+      provider: 'sandboxApiKey',
+    });
+    const found = await eventually(async () => {
+      const ids: string[] = [];
+      for await (const execution of client.workflow.list({
+        query: `FerryGroupRef = '${groupRef}' AND FerryProvider = 'sandboxApiKey'`,
+      })) {
+        ids.push(execution.workflowId);
+      }
+      return ids.length ? ids : undefined;
+    });
+    expect(found).toEqual([`installation/${created.id}`]);
+
+    const view = await describeInstallation(created.id);
+    expect(view).toMatchObject({
+      installationId: created.id,
+      projectId: stack.project.id,
+      configId: created.config.id,
+      paused: [],
+      running: [],
+    });
+    // `deals` is `enabled: always` in the manifest: scheduled although the config does not select it.
+    expect(view.objects.map((object) => object.objectName)).toEqual(['contacts', 'deals']);
+    for (const object of view.objects)
+      expect(new Date(object.nextFireAt!).toISOString()).toMatch(/-01-01T00:00:00.000Z$/);
+  });
+
+  it('pauses and unpauses through the read host, and the same by signal', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await install(stack, fixture, groupRef);
+    const path = `/projects/${stack.project.name}/integrations/${fixture.integrationId}/installations/${created.id}`;
+    const paused = await stack.read('POST', `${path}:pause`, {
+      body: { objects: ['contacts'], note: 'customer asked' },
+    });
+    expect(paused.status).toBe(204);
+    await eventually(async () => (await describeInstallation(created.id)).paused.includes('contacts'));
+    const view = await describeInstallation(created.id);
+    expect(view.objects.find((object) => object.objectName === 'contacts')).toMatchObject({
+      paused: true,
+      pauseNote: 'customer asked',
+    });
+    expect(view.objects.find((object) => object.objectName === 'deals')).toMatchObject({ paused: false });
+
+    expect((await stack.read('POST', `${path}:unpause`, { body: {} })).status).toBe(204);
+    await eventually(async () => (await describeInstallation(created.id)).paused.length === 0);
+
+    await handleOf(created.id).signal(pauseSignal, {});
+    await eventually(async () => (await describeInstallation(created.id)).paused.length === 2);
+    await handleOf(created.id).signal(resumeSignal, { objects: ['deals'] });
+    await eventually(async () => (await describeInstallation(created.id)).paused.join() === 'contacts');
+
+    const unknown = await stack.read('POST', `${path}:pause`, { body: { objects: ['tickets'] } });
+    expect(unknown).toMatchObject({
+      status: 400,
+      body: { issues: [expect.objectContaining({ name: 'objects', value: 'tickets' })] },
+    });
+    expect((await stack.api('POST', `${path}:pause`, { body: {} })).status).toBe(405);
+    expect(
+      (await stack.read('POST', `${path.replace(created.id, randomUUID())}:pause`, { body: {} })).status,
+    ).toBe(404);
+    expect((await stack.read('POST', `${path}:pause`, { body: { objects: 'contacts' } })).status).toBe(400);
+  });
+
+  it('re-plans a schedule as soon as PATCH changes it', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await install(stack, fixture, groupRef);
+    const before = await describeInstallation(created.id);
+    expect(Date.parse(before.objects[0].nextFireAt!) - Date.now()).toBeGreaterThan(24 * 3600_000);
+    const patched = await stack.api('PATCH', `${fixture.base}/${created.id}`, {
+      body: {
+        updateMask: ['config.content.read.objects.contacts.schedule'],
+        installation: { config: { content: { read: { objects: { contacts: { schedule: '0 * * * *' } } } } } },
+      },
+    });
+    expect(patched.status).toBe(200);
+    // The update has been applied by the time PATCH answers: no polling.
+    const after = await handleOf(created.id).query(describeQuery);
+    expect(after.configId).toBe(patched.body.config.id);
+    const contacts = after.objects.find((object) => object.objectName === 'contacts')!;
+    expect(contacts.schedule).toBe('0 * * * *');
+    expect(Date.parse(contacts.nextFireAt!) - Date.now()).toBeLessThanOrEqual(3600_000);
+  });
+
+  it('starts a real read operation on a triggerRead signal', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await install(stack, fixture, groupRef);
+    const operationId = randomUUID();
+    await handleOf(created.id).signal(triggerReadSignal, { objectName: 'contacts', operationId });
+    const operation = await eventually(() =>
+      transaction((em) => em.findOne(OperationSchema, { id: operationId })).then((row) => row ?? undefined),
+    );
+    expect(operation).toMatchObject({
+      installationId: created.id,
+      projectId: stack.project.id,
+      actionType: 'read',
+      configId: created.config.id,
+    });
+    expect((await client.workflow.getHandle(`read/${operationId}`).describe()).type).toBe(
+      'readObjectWorkflow',
+    );
+    expect((await stack.api('DELETE', `${fixture.base}/${created.id}`)).status).toBe(204);
+    expect(await statusOf(created.id)).toBe('CANCELLED');
+    expect(['COMPLETED', 'CANCELLED', 'TERMINATED', 'FAILED']).toContain(
+      (await client.workflow.getHandle(`read/${operationId}`).describe()).status.name,
+    );
+  });
+
+  it('creates, changes and removes the provider subscription as the subscribe config changes', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await install(stack, fixture, groupRef, {
+      ...configContent(),
+      subscribe: {
+        objects: {
+          contacts: { objectName: 'contacts', destination: 'hooks', createEvent: { enabled: 'always' } },
+        },
+      },
+    });
+    const row = await eventually(() =>
+      transaction((em) => em.findOne(SubscriptionSchema, { installationId: created.id })).then(
+        (found) => found ?? undefined,
+      ),
+    );
+    expect(row).toMatchObject({
+      objectName: 'contacts',
+      provider: 'sandboxApiKey',
+      projectId: stack.project.id,
+    });
+    const hooks = await fetch(`${sandbox.url}/api/v1/webhooks`, {
+      headers: { 'x-api-key': 'sandbox-demo-key' },
+    }).then(
+      (response) => response.json() as Promise<{ results: { id: string; url: string; events: string[] }[] }>,
+    );
+    const hook = hooks.results.find((candidate) => candidate.id === row.providerSubscriptionId)!;
+    expect(hook.url).toMatch(new RegExp(`/v1/webhooks/providers/sandboxApiKey/${row.id}$`));
+    await eventually(async () =>
+      (await events(stack.project.id, 'subscribe.create.success')).some(
+        (data) => data.installationId === created.id,
+      ),
+    );
+    expect((await describeInstallation(created.id)).subscription.objects).toEqual({ contacts: row.id });
+
+    const removed = await stack.api('PATCH', `${fixture.base}/${created.id}`, {
+      body: { updateMask: ['config.content.subscribe'], installation: { config: { content: {} } } },
+    });
+    expect(removed.status).toBe(200);
+    await eventually(async () =>
+      (await events(stack.project.id, 'subscribe.delete.success')).some(
+        (data) => data.installationId === created.id,
+      ),
+    );
+    expect(await transaction((em) => em.count(SubscriptionSchema, { installationId: created.id }))).toBe(0);
+  });
+
+  it('ends the workflow when the installation is deleted', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await install(stack, fixture, groupRef);
+    expect((await stack.api('DELETE', `${fixture.base}/${created.id}`)).status).toBe(204);
+    expect(await statusOf(created.id)).toBe('CANCELLED');
+  });
+
+  it('reconcile restarts a missing workflow from PostgreSQL, resends a missed config and ends orphans', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await install(stack, fixture, groupRef);
+    await handleOf(created.id).terminate('simulating a lost Temporal server');
+    expect(await statusOf(created.id)).toBe('TERMINATED');
+
+    const { groupRef: orphanGroup } = await connectGroup(stack);
+    const orphan = await install(stack, fixture, orphanGroup);
+    await transaction(async (em) => {
+      await em.nativeDelete(InstallationSchema, { id: orphan.id });
+    });
+
+    const result = await reconcileInstallations({ projectId: stack.project.id });
+    expect(result).toMatchObject({ started: 1, orphansEnded: 1, failed: 0 });
+    expect(await statusOf(created.id)).toBe('RUNNING');
+    expect(await statusOf(orphan.id)).toBe('TERMINATED');
+    const view = await describeInstallation(created.id);
+    expect(view.configId).toBe(created.config.id);
+    expect(view.objects.map((object) => object.objectName)).toEqual(['contacts', 'deals']);
+
+    const again = await reconcileInstallations({ projectId: stack.project.id });
+    expect(again).toMatchObject({ started: 0, configResent: 0, orphansEnded: 0, failed: 0 });
+  });
+});

@@ -1,0 +1,345 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import {
+  applyConfigUpdate,
+  describeQuery,
+  pauseSignal,
+  resumeSignal,
+  triggerReadSignal,
+  backfillSignal,
+} from '../../workflows/installation-messages.js';
+import type { installationWorkflow } from '../../workflows/installation.js';
+import { InstallationHarness, configMessage, type RecordedRead } from './support/installation-harness.js';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+let harness: InstallationHarness;
+let handle: WorkflowHandle<typeof installationWorkflow> | undefined;
+
+beforeAll(async () => {
+  harness = await InstallationHarness.start();
+}, 120_000);
+
+afterEach(async () => {
+  // The time-skipping server stops skipping time for good when a parent is terminated with children
+  // still running (its TERMINATE parent-close policy), so end unfinished reads first.
+  for (const read of harness.reads.filter((candidate) => !candidate.finishedAt)) {
+    await harness.env.client.workflow
+      .getHandle(`read/${read.operationId}`)
+      .terminate('test over')
+      .catch(() => undefined);
+  }
+  await handle?.terminate('test over').catch(() => undefined);
+  handle = undefined;
+  harness.reset();
+});
+
+afterAll(async () => harness?.close());
+
+const ms = (iso: string) => Date.parse(iso);
+
+function expectNoOverlap(reads: RecordedRead[]): void {
+  const sorted = [...reads].sort((a, b) => ms(a.startedAt) - ms(b.startedAt));
+  for (let index = 1; index < sorted.length; index++) {
+    const previous = sorted[index - 1];
+    expect({ previousFinished: previous.finishedAt !== undefined }).toEqual({ previousFinished: true });
+    expect(ms(sorted[index].startedAt)).toBeGreaterThanOrEqual(ms(previous.finishedAt!));
+  }
+}
+
+describe('the installation workflow', () => {
+  it('reads a */30 object 48 times in a simulated day, each read starting at its planned fire', async () => {
+    handle = await harness.startInstallation([
+      { objectName: 'contacts', schedule: '*/30 * * * *', backfill: false },
+    ]);
+    await harness.advance(DAY);
+    const reads = harness.readsOf('contacts');
+    expect(reads).toHaveLength(48);
+    expect(new Set(reads.map((read) => read.readType))).toEqual(new Set(['scheduled']));
+    for (const read of reads) expect(new Date(read.startedAt).getUTCMinutes() % 30).toBe(0);
+    const description = await handle.query(describeQuery);
+    expect(description.recentFires.length).toBeGreaterThan(20);
+    for (const fire of description.recentFires) {
+      expect(ms(fire.startedAt) - ms(fire.plannedAt)).toBeLessThan(1000);
+    }
+    const [object] = description.objects;
+    expect(object).toMatchObject({ objectName: 'contacts', paused: false, needsBackfill: false });
+    expect(ms(object.nextFireAt!) - (await harness.env.currentTimeMs())).toBeLessThanOrEqual(30 * MINUTE);
+  });
+
+  it('runs one backfill first, then incremental scheduled reads', async () => {
+    harness.readBehaviour = (input) =>
+      input.readType === 'backfill'
+        ? { durationMs: 90 * MINUTE, status: 'success' }
+        : { durationMs: 0, status: 'success' };
+    handle = await harness.startInstallation([
+      { objectName: 'deals', schedule: '0 * * * *', backfill: true },
+    ]);
+    await harness.advance(5 * HOUR);
+    const reads = harness.readsOf('deals');
+    expect(reads[0].readType).toBe('backfill');
+    expect(reads.slice(1).map((read) => read.readType)).toEqual(reads.slice(1).map(() => 'scheduled'));
+    // The backfill took 90 minutes; hourly reads follow from the first full hour after it.
+    expect(reads.length).toBeGreaterThanOrEqual(4);
+    expect(ms(reads[1].startedAt)).toBeGreaterThanOrEqual(ms(reads[0].finishedAt!));
+    expect((await handle.query(describeQuery)).objects[0].needsBackfill).toBe(false);
+  });
+
+  it('skips the backfill when the database says it is done (a restarted workflow)', async () => {
+    harness.needsBackfill = () => [];
+    handle = await harness.startInstallation([
+      { objectName: 'deals', schedule: '0 * * * *', backfill: true },
+    ]);
+    await harness.advance(3 * HOUR);
+    expect(harness.readsOf('deals', 'backfill')).toEqual([]);
+    expect(harness.readsOf('deals', 'scheduled')).toHaveLength(3);
+  });
+
+  it('never overlaps two reads of one object: a due read waits for the running one', async () => {
+    harness.readBehaviour = (input) =>
+      input.readType === 'scheduled'
+        ? { durationMs: 2 * HOUR, status: 'success' }
+        : { durationMs: 0, status: 'success' };
+    handle = await harness.startInstallation([
+      { objectName: 'contacts', schedule: '*/30 * * * *', backfill: false },
+      { objectName: 'deals', schedule: '*/30 * * * *', backfill: false },
+    ]);
+    await harness.advance(31 * MINUTE);
+    const [first] = harness.readsOf('contacts');
+    expect(first.finishedAt).toBeUndefined();
+    const operationId = randomUUID();
+    await handle.signal(triggerReadSignal, { objectName: 'contacts', operationId });
+    await harness.advance(5 * HOUR);
+    const reads = harness.readsOf('contacts');
+    expectNoOverlap(reads);
+    const triggered = reads.find((read) => read.operationId === operationId)!;
+    expect(triggered.readType).toBe('triggered');
+    expect(ms(triggered.startedAt) - ms(first.finishedAt!)).toBeLessThan(1000);
+    // Objects do not wait for each other.
+    expect(Math.abs(ms(harness.readsOf('deals')[0].startedAt) - ms(first.startedAt))).toBeLessThan(1000);
+  });
+
+  it('pauses and resumes objects by signal, keeping the note and not replaying missed fires', async () => {
+    handle = await harness.startInstallation([
+      { objectName: 'contacts', schedule: '0 * * * *', backfill: false },
+      { objectName: 'deals', schedule: '0 * * * *', backfill: false },
+    ]);
+    await harness.advance(2 * HOUR);
+    await handle.signal(pauseSignal, { objects: ['contacts'], note: 'maintenance' });
+    const before = { contacts: harness.readsOf('contacts').length, deals: harness.readsOf('deals').length };
+    await harness.advance(5 * HOUR);
+    expect(harness.readsOf('contacts')).toHaveLength(before.contacts);
+    expect(harness.readsOf('deals')).toHaveLength(before.deals + 5);
+    const paused = await handle.query(describeQuery);
+    expect(paused.paused).toEqual(['contacts']);
+    const contacts = paused.objects.find((object) => object.objectName === 'contacts')!;
+    expect(contacts).toMatchObject({ paused: true, pauseNote: 'maintenance' });
+    expect(contacts.nextFireAt).toBeUndefined();
+
+    await handle.signal(pauseSignal, {});
+    await harness.advance(2 * HOUR);
+    expect(harness.readsOf('deals')).toHaveLength(before.deals + 5);
+
+    await handle.signal(resumeSignal, {});
+    await harness.advance(3 * HOUR);
+    expect(harness.readsOf('contacts')).toHaveLength(before.contacts + 3);
+    expect(harness.readsOf('deals')).toHaveLength(before.deals + 8);
+    expect((await handle.query(describeQuery)).paused).toEqual([]);
+  });
+
+  it('pauses an object after three consecutive authentication failures and reports it', async () => {
+    handle = await harness.startInstallation([
+      { objectName: 'contacts', schedule: '0 * * * *', backfill: false },
+      { objectName: 'deals', schedule: '0 * * * *', backfill: false },
+    ]);
+    harness.readBehaviour = (input) =>
+      input.objectName === 'contacts'
+        ? { durationMs: 0, status: 'failure', authFailure: true }
+        : { durationMs: 0, status: 'failure' };
+    await harness.advance(6 * HOUR);
+    expect(harness.readsOf('contacts')).toHaveLength(3);
+    expect(harness.readsOf('deals')).toHaveLength(6);
+    expect(harness.pausedEvents).toEqual([expect.objectContaining({ objectName: 'contacts' })]);
+    const description = await handle.query(describeQuery);
+    expect(description.paused).toEqual(['contacts']);
+    expect(description.objects[0]).toMatchObject({ consecutiveAuthFailures: 3 });
+    expect(description.objects[0].pauseNote).toMatch(/authentication/);
+  });
+
+  it('continues as new with pending triggers and schedules, losing nothing', async () => {
+    harness.readBehaviour = (input) =>
+      input.readType === 'triggered'
+        ? { durationMs: 20 * MINUTE, status: 'success' }
+        : { durationMs: 0, status: 'success' };
+    handle = await harness.startInstallation(
+      [
+        { objectName: 'contacts', schedule: '0 * * * *', backfill: false },
+        { objectName: 'deals', schedule: '*/30 * * * *', backfill: false },
+      ],
+      { maxIterations: 4 },
+    );
+    await harness.advance(MINUTE);
+    const operationIds = Array.from({ length: 6 }, () => randomUUID());
+    for (const operationId of operationIds) {
+      await handle.signal(triggerReadSignal, {
+        objectName: 'contacts',
+        operationId,
+        sinceTimestamp: '2026-01-01T00:00:00Z',
+      });
+    }
+    // A re-delivered trigger runs once.
+    await handle.signal(triggerReadSignal, { objectName: 'contacts', operationId: operationIds[0] });
+    await harness.advance(DAY);
+    const triggered = harness.readsOf('contacts', 'triggered');
+    expect(triggered.map((read) => read.operationId).sort()).toEqual([...operationIds].sort());
+    expect(triggered.every((read) => read.sinceTimestamp === '2026-01-01T00:00:00Z')).toBe(true);
+    expectNoOverlap(harness.readsOf('contacts'));
+    expect(harness.readsOf('deals', 'scheduled').length).toBeGreaterThanOrEqual(47);
+    const description = await handle.query(describeQuery);
+    expect(description.generation).toBeGreaterThan(3);
+    expect(description.objects.map((object) => object.objectName)).toEqual(['contacts', 'deals']);
+  });
+
+  it('applies a config update at once: a changed schedule re-plans its timer', async () => {
+    handle = await harness.startInstallation([
+      { objectName: 'contacts', schedule: '0 0 * * *', backfill: false },
+    ]);
+    await harness.advance(MINUTE);
+    const now = await harness.env.currentTimeMs();
+    const before = await handle.query(describeQuery);
+    expect(new Date(before.objects[0].nextFireAt!).getUTCHours()).toBe(0);
+
+    const result = await handle.executeUpdate(applyConfigUpdate, {
+      args: [
+        configMessage([
+          { objectName: 'contacts', schedule: '*/30 * * * *', backfill: false },
+          { objectName: 'deals', schedule: '0 * * * *', backfill: true },
+        ]),
+      ],
+    });
+    expect(result).toMatchObject({ added: ['deals'], changed: ['contacts'], removed: [] });
+    const after = await handle.query(describeQuery);
+    const untilFire = ms(after.objects[0].nextFireAt!) - now;
+    expect(untilFire).toBeLessThanOrEqual(30 * MINUTE);
+    expect(after.configId).toBe(result.configId);
+    await harness.advance(untilFire + MINUTE);
+    expect(harness.readsOf('contacts', 'scheduled')).toHaveLength(1);
+    expect(harness.readsOf('deals', 'backfill')).toHaveLength(1);
+
+    await expect(
+      handle.executeUpdate(applyConfigUpdate, {
+        args: [configMessage([{ objectName: 'contacts', schedule: 'every day', backfill: false }])],
+      }),
+    ).rejects.toMatchObject({ cause: { message: expect.stringMatching(/not a valid cron expression/) } });
+    expect((await handle.query(describeQuery)).configId).toBe(result.configId);
+
+    const removed = await handle.executeUpdate(applyConfigUpdate, {
+      args: [configMessage([{ objectName: 'deals', schedule: '0 * * * *', backfill: true }])],
+    });
+    expect(removed).toMatchObject({ added: [], changed: [], removed: ['contacts'] });
+  });
+
+  it('runs a requested backfill on signal before the next scheduled read', async () => {
+    handle = await harness.startInstallation([
+      { objectName: 'contacts', schedule: '0 * * * *', backfill: false },
+    ]);
+    await harness.advance(2 * HOUR);
+    await handle.signal(backfillSignal, { objectName: 'contacts' });
+    await harness.advance(MINUTE);
+    expect(harness.readsOf('contacts').at(-1)!.readType).toBe('backfill');
+    await harness.advance(2 * HOUR);
+    expect(harness.readsOf('contacts', 'backfill')).toHaveLength(1);
+  });
+
+  it('creates, updates and deletes provider subscriptions as the subscribe config changes', async () => {
+    const contacts = { objectName: 'contacts', destination: 'hooks' };
+    handle = await harness.startInstallation([], { subscribe: { objects: { contacts } } });
+    await harness.advance(MINUTE);
+    expect(harness.subscriptionChanges).toEqual([
+      expect.objectContaining({
+        action: 'create',
+        upserts: [expect.objectContaining({ objectName: 'contacts' })],
+        removals: [],
+      }),
+    ]);
+    const contactsId = harness.subscriptionChanges[0].upserts[0].subscriptionId;
+
+    const update = await handle.executeUpdate(applyConfigUpdate, {
+      args: [
+        configMessage([], {
+          subscribe: {
+            objects: {
+              contacts,
+              deals: { objectName: 'deals', destination: 'hooks', createEvent: { enabled: 'always' } },
+            },
+          },
+        }),
+      ],
+    });
+    expect(update.subscriptionChange).toBe('update');
+    await harness.advance(MINUTE);
+    expect(harness.subscriptionChanges[1]).toMatchObject({
+      action: 'update',
+      upserts: [expect.objectContaining({ objectName: 'deals' })],
+      removals: [],
+    });
+
+    const removal = await handle.executeUpdate(applyConfigUpdate, { args: [configMessage([])] });
+    expect(removal.subscriptionChange).toBe('delete');
+    await harness.advance(MINUTE);
+    expect(harness.subscriptionChanges[2]).toMatchObject({ action: 'delete', upserts: [] });
+    expect(harness.subscriptionChanges[2].removals).toEqual(
+      expect.arrayContaining([{ objectName: 'contacts', subscriptionId: contactsId }]),
+    );
+    expect((await handle.query(describeQuery)).subscription.objects).toEqual({});
+  });
+
+  it('records a subscription error when the provider refuses for good', async () => {
+    harness.subscriptionOutcome = () => {
+      throw ApplicationFailure.nonRetryable('provider says no', 'ProviderError');
+    };
+    handle = await harness.startInstallation([], {
+      subscribe: { objects: { contacts: { objectName: 'contacts', destination: 'hooks' } } },
+    });
+    await harness.advance(MINUTE);
+    expect(harness.subscriptionFailures).toEqual([
+      expect.objectContaining({ action: 'create', error: 'provider says no' }),
+    ]);
+    const { subscription } = await handle.query(describeQuery);
+    expect(subscription.lastChange).toMatchObject({ action: 'create', succeeded: false });
+  });
+
+  it('on cancellation cancels running reads, removes subscriptions and ends', async () => {
+    harness.readBehaviour = () => ({ durationMs: 3 * HOUR, status: 'success' });
+    handle = await harness.startInstallation(
+      [{ objectName: 'contacts', schedule: '*/30 * * * *', backfill: false }],
+      {
+        subscribe: { objects: { contacts: { objectName: 'contacts', destination: 'hooks' } } },
+      },
+    );
+    await harness.advance(31 * MINUTE);
+    expect(harness.readsOf('contacts')).toHaveLength(1);
+    await handle.cancel();
+    await expect(handle.result()).rejects.toBeInstanceOf(WorkflowFailedError);
+    expect(harness.readsOf('contacts')[0].finishedAt).toBeUndefined();
+    expect(harness.subscriptionChanges.at(-1)).toMatchObject({
+      action: 'delete',
+      removals: [expect.objectContaining({ objectName: 'contacts' })],
+    });
+    handle = undefined;
+  });
+
+  it('ends quietly when its installation never reached the database', async () => {
+    harness.installationMissing = true;
+    handle = await harness.startInstallation([
+      { objectName: 'contacts', schedule: '*/30 * * * *', backfill: false },
+    ]);
+    await expect(handle.result()).resolves.toBeUndefined();
+    expect(harness.reads).toEqual([]);
+    handle = undefined;
+  });
+});

@@ -1,0 +1,192 @@
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { ApplicationFailure } from '@temporalio/common';
+import type { WorkflowHandle } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { temporalTestServerPath } from '../../../src/temporal/cli.js';
+import type { installationWorkflow } from '../../../workflows/installation.js';
+import type {
+  InstallationConfigMessage,
+  InstallationWorkflowInput,
+  ReadObjectPlan,
+  SubscriptionAction,
+  SubscriptionChange,
+  SubscriptionChangeResult,
+} from '../../../workflows/installation-messages.js';
+import type { InstallationConfigContent } from '../../../src/schemas/installations.js';
+import type { FakeReadActivities, FakeReadBehaviour } from './installation-test-workflows.js';
+import type { ReadObjectInput } from '../../../workflows/read.js';
+
+export interface RecordedRead {
+  objectName: string;
+  readType: string;
+  operationId: string;
+  startedAt: string;
+  finishedAt?: string;
+  sinceTimestamp?: string;
+}
+
+const silent = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} };
+
+/**
+ * The installation workflow on Temporal's time-skipping test server, with every activity mocked and
+ * the read child replaced by a fake: simulated days pass in seconds, and the test sees each read
+ * (when it started and ended in workflow time) and each activity call.
+ */
+export class InstallationHarness {
+  readonly reads: RecordedRead[] = [];
+  readonly pausedEvents: { installationId: string; objectName: string; note: string }[] = [];
+  readonly subscriptionChanges: SubscriptionChange[] = [];
+  readonly subscriptionFailures: { installationId: string; action: SubscriptionAction; error: string }[] = [];
+  /** How each read behaves; instant success by default. */
+  readBehaviour: (input: ReadObjectInput) => FakeReadBehaviour = () => ({ durationMs: 0, status: 'success' });
+  /** Which objects the database says still need a backfill; all asked about by default. */
+  needsBackfill: (objectNames: string[]) => string[] = (objectNames) => objectNames;
+  /** Makes `objectsNeedingBackfill` fail for good, as for an installation that was never committed. */
+  installationMissing = false;
+  subscriptionOutcome: (change: SubscriptionChange) => SubscriptionChangeResult = (change) => ({
+    subscriptionIds: Object.fromEntries(
+      change.upserts.map((upsert) => [upsert.objectName, upsert.subscriptionId]),
+    ),
+  });
+
+  private constructor(
+    readonly env: TestWorkflowEnvironment,
+    private readonly worker: Worker,
+    private readonly running: Promise<void>,
+    readonly taskQueue: string,
+  ) {}
+
+  static async start(): Promise<InstallationHarness> {
+    const env = await TestWorkflowEnvironment.createTimeSkipping({
+      server: { executable: { type: 'existing-path', path: temporalTestServerPath() } },
+    });
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: fileURLToPath(new URL('./installation-test-workflows.ts', import.meta.url)),
+      logger: silent,
+    });
+    const taskQueue = `installation-${randomUUID()}`;
+    const holder: { harness?: InstallationHarness } = {};
+    const activities = harnessActivities(() => holder.harness!);
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: { code },
+      activities,
+    });
+    const running = worker.run();
+    holder.harness = new InstallationHarness(env, worker, running, taskQueue);
+    return holder.harness;
+  }
+
+  /** Starts an installation workflow with the given read plan (and subscribe objects). */
+  async startInstallation(
+    reads: ReadObjectPlan[],
+    options: { subscribe?: InstallationConfigContent['subscribe']; maxIterations?: number } = {},
+  ): Promise<WorkflowHandle<typeof installationWorkflow>> {
+    const installationId = randomUUID();
+    const input: InstallationWorkflowInput = {
+      installationId,
+      projectId: randomUUID(),
+      config: configMessage(reads, { subscribe: options.subscribe }),
+      ...(options.maxIterations !== undefined && { maxIterations: options.maxIterations }),
+    };
+    return this.env.client.workflow.start<typeof installationWorkflow>('installationWorkflow', {
+      workflowId: `installation/${installationId}`,
+      taskQueue: this.taskQueue,
+      args: [input],
+    });
+  }
+
+  readsOf(objectName: string, readType?: string): RecordedRead[] {
+    return this.reads.filter(
+      (read) => read.objectName === objectName && (!readType || read.readType === readType),
+    );
+  }
+
+  /** Lets `ms` of simulated time pass. */
+  async advance(ms: number): Promise<void> {
+    await this.env.sleep(ms);
+  }
+
+  reset(): void {
+    this.reads.length = 0;
+    this.pausedEvents.length = 0;
+    this.subscriptionChanges.length = 0;
+    this.subscriptionFailures.length = 0;
+    this.readBehaviour = () => ({ durationMs: 0, status: 'success' });
+    this.needsBackfill = (objectNames) => objectNames;
+    this.installationMissing = false;
+    this.subscriptionOutcome = (change) => ({
+      subscriptionIds: Object.fromEntries(
+        change.upserts.map((upsert) => [upsert.objectName, upsert.subscriptionId]),
+      ),
+    });
+  }
+
+  async close(): Promise<void> {
+    this.worker.shutdown();
+    await this.running;
+    await this.env.teardown();
+  }
+}
+
+let configCounter = 0;
+
+export function configMessage(
+  reads: ReadObjectPlan[],
+  content: Partial<InstallationConfigContent> = {},
+): InstallationConfigMessage {
+  configCounter++;
+  return {
+    configId: `00000000-0000-4000-8000-${String(configCounter).padStart(12, '0')}`,
+    revisionId: '00000000-0000-4000-8000-00000000000f',
+    content: { provider: 'sandboxApiKey', ...content },
+    reads,
+  };
+}
+
+function harnessActivities(
+  harness: () => InstallationHarness,
+): Record<string, (...args: never[]) => Promise<unknown>> {
+  const fake: FakeReadActivities = {
+    async fakeReadStarted(input) {
+      harness().reads.push({
+        objectName: input.objectName,
+        readType: input.readType,
+        operationId: input.operationId,
+        startedAt: input.at,
+        ...(input.sinceTimestamp !== undefined && { sinceTimestamp: input.sinceTimestamp }),
+      });
+      return harness().readBehaviour(input);
+    },
+    async fakeReadFinished(input) {
+      const read = harness().reads.find((candidate) => candidate.operationId === input.operationId);
+      if (read) read.finishedAt = input.at;
+    },
+  };
+  return {
+    ...fake,
+    async objectsNeedingBackfill(input: { installationId: string; objectNames: string[] }) {
+      if (harness().installationMissing) {
+        throw ApplicationFailure.nonRetryable('installation is not in the database', 'InstallationNotFound');
+      }
+      return harness().needsBackfill(input.objectNames);
+    },
+    async recordSchedulePaused(input: { installationId: string; objectName: string; note: string }) {
+      harness().pausedEvents.push(input);
+    },
+    async changeSubscriptions(change: SubscriptionChange) {
+      harness().subscriptionChanges.push(change);
+      return harness().subscriptionOutcome(change);
+    },
+    async recordSubscriptionFailure(input: {
+      installationId: string;
+      action: SubscriptionAction;
+      error: string;
+    }) {
+      harness().subscriptionFailures.push(input);
+    },
+  };
+}

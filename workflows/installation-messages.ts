@@ -1,0 +1,181 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { InstallationConfigContent, SubscribeConfig } from '../src/schemas/installations.js';
+import type { ReadType, ScheduleBookState } from './schedule.js';
+
+/**
+ * The installation workflow's message API. The API, the read host's trigger endpoint and the CLI import
+ * these definitions; an operator sends the same messages from the Temporal UI or `temporal workflow
+ * signal`, with the same effect. Only types and `define*` calls live here, so this file is safe to import
+ * both inside the workflow sandbox and in ordinary Node code.
+ */
+
+export const INSTALLATION_WORKFLOW_TYPE = 'installationWorkflow';
+
+/** One object to read on a schedule, as resolved from the config and the integration's manifest. */
+export interface ReadObjectPlan {
+  objectName: string;
+  /** Five-field cron expression (UTC). */
+  schedule: string;
+  /** The object is configured with a backfill period (days > 0 or full history). */
+  backfill: boolean;
+}
+
+/** One config version, as the workflow applies it. */
+export interface InstallationConfigMessage {
+  configId: string;
+  revisionId: string;
+  content: InstallationConfigContent;
+  /** Selected, not disabled objects plus the manifest's `enabled: always` ones. */
+  reads: ReadObjectPlan[];
+}
+
+export type SubscriptionAction = 'create' | 'update' | 'delete';
+
+export interface ApplyConfigResult {
+  configId: string;
+  added: string[];
+  changed: string[];
+  removed: string[];
+  /** The provider subscription change this config started, which completes in the background. */
+  subscriptionChange?: SubscriptionAction;
+}
+
+export interface TriggerReadRequest {
+  /** The operation the caller already created (status `in_progress`); generated when absent. */
+  operationId?: string;
+  objectName: string;
+  sinceTimestamp?: string;
+  untilTimestamp?: string;
+}
+
+export interface BackfillRequest {
+  objectName: string;
+}
+
+export interface PauseRequest {
+  /** All objects when absent or empty. */
+  objects?: string[];
+  note?: string;
+}
+
+export interface ResumeRequest {
+  objects?: string[];
+}
+
+/** Signals: fire-and-forget, so an operator can send them from the UI and the API answers at once. */
+export const triggerReadSignal = defineSignal<[TriggerReadRequest]>('triggerRead');
+export const backfillSignal = defineSignal<[BackfillRequest]>('backfill');
+export const pauseSignal = defineSignal<[PauseRequest]>('pause');
+export const resumeSignal = defineSignal<[ResumeRequest]>('resume');
+
+/**
+ * An Update, not a Signal, because the API waits for the workflow to accept the new config (its
+ * validator refuses malformed input before it enters history) and answers with what changed.
+ */
+export const applyConfigUpdate = defineUpdate<ApplyConfigResult, [InstallationConfigMessage]>('applyConfig');
+
+export interface RunningRead {
+  objectName: string;
+  operationId: string;
+  readType: ReadType;
+  /** When the read became due: the cron fire, or when a trigger was received (ISO 8601). */
+  plannedAt: string;
+  /** Workflow time when the child was started (ISO 8601). */
+  startedAt: string;
+}
+
+export interface ObjectDescription {
+  objectName: string;
+  schedule: string;
+  paused: boolean;
+  pauseNote?: string;
+  /** The next scheduled fire (ISO 8601); absent while paused. */
+  nextFireAt?: string;
+  needsBackfill: boolean;
+  queuedTriggers: number;
+  running?: RunningRead;
+  lastRun?: { readType: ReadType; startedAt: string; finishedAt: string; succeeded: boolean };
+  consecutiveAuthFailures: number;
+}
+
+export interface SubscriptionDescription {
+  /** Subscribed object to Ferry's subscription id (the webhook URL's last segment). */
+  objects: Record<string, string>;
+  changing?: SubscriptionAction;
+  lastChange?: { action: SubscriptionAction; succeeded: boolean; at: string; error?: string };
+}
+
+export interface InstallationDescription {
+  /** False until the first config is applied (the workflow checks the database for backfills first). */
+  ready: boolean;
+  installationId: string;
+  projectId: string;
+  configId: string;
+  revisionId: string;
+  objects: ObjectDescription[];
+  running: RunningRead[];
+  paused: string[];
+  subscription: SubscriptionDescription;
+  /** The latest read starts, newest last: planned versus actual start shows schedule lateness. */
+  recentFires: RunningRead[];
+  /** How many times this installation's workflow has continued as new. */
+  generation: number;
+}
+
+/** A Query: read-only and answered from memory, so the UI and the bench can ask often. */
+export const describeQuery = defineQuery<InstallationDescription>('describe');
+
+/** What the provider subscriptions currently reflect; carried across continue-as-new. */
+export interface SubscriptionState {
+  /** One provider subscription per subscribed object: Ferry's id and the config it was made from. */
+  objects: Record<string, { subscriptionId: string; fingerprint: string }>;
+  /** A change that failed for good is not retried until the wanted objects change again. */
+  failedFingerprint?: string;
+  lastChange?: SubscriptionDescription['lastChange'];
+}
+
+export interface SubscriptionUpsert {
+  objectName: string;
+  subscriptionId: string;
+  config: SubscribeConfig;
+}
+
+/** One subscription change, as the `changeSubscriptions` activity carries it out. */
+export interface SubscriptionChange {
+  installationId: string;
+  action: SubscriptionAction;
+  upserts: SubscriptionUpsert[];
+  removals: { objectName: string; subscriptionId: string }[];
+}
+
+export interface SubscriptionChangeResult {
+  /** The subscription id of every upserted object (an existing row's id wins over a proposed one). */
+  subscriptionIds: Record<string, string>;
+}
+
+/** Everything a run hands to the next one on continue-as-new. Plain JSON. */
+export interface InstallationStateSnapshot {
+  schedules: ScheduleBookState;
+  pauseNotes: Record<string, string>;
+  authFailures: Record<string, number>;
+  subscription: SubscriptionState;
+  recentFires: RunningRead[];
+  /** Trigger operation ids already taken, so a re-delivered trigger never runs twice. */
+  seenOperationIds: string[];
+  generation: number;
+}
+
+export interface InstallationWorkflowInput {
+  installationId: string;
+  projectId: string;
+  config: InstallationConfigMessage;
+  /** The previous run's state, when continued as new. */
+  carried?: InstallationStateSnapshot;
+  /** Safety net beside `continueAsNewSuggested`: continue as new after this many loop turns. */
+  maxIterations?: number;
+}
+
+/** Matches `readWorkflowId` in src/temporal/client.ts (which the workflow sandbox cannot import). */
+export function readWorkflowIdFor(operationId: string): string {
+  return `read/${operationId}`;
+}
