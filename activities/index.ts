@@ -1,2 +1,5 @@
 /** Activities the worker runs, thin over src/domain and src/providers. */
-export {};
+export * from './read.js';
+export * from './notifications.js';
+export * from './installation.js';
+export * from './write.js';

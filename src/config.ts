@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseRetrySchedule } from './delivery/retry-schedule.js';
 
 /** The repository root: `.data/` and `.tools/` live here in development. */
 export const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -24,7 +25,22 @@ export interface Config {
   corsOrigins: string[];
   logLevel: string;
   allowPrivateDestinations: boolean;
+  delivery: {
+    /** Delays before each attempt of a failed delivery, the first included (FERRY_DELIVERY_RETRY_SCHEDULE). */
+    retryScheduleMs: readonly number[];
+    timeoutMs: number;
+    /** A destination failing without a success for this long is disabled. */
+    disableAfterMs: number;
+    /** How long a rotated-out signing secret keeps signing deliveries. */
+    secretRotationGraceMs: number;
+    /** Messages of one read on their way to its destination at once (FERRY_DELIVERY_CONCURRENCY). */
+    concurrency: number;
+  };
+  /** Provider pages one read activity reads before handing back to its workflow (each page is checkpointed). */
+  readPagesPerActivity: number;
   minScheduleIntervalSeconds: number;
+  /** How long an org invite stays pending before it expires. */
+  inviteTtlSeconds: number;
   dataDir: string;
 }
 
@@ -45,6 +61,14 @@ function boolVar(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boole
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
   if (['0', 'false', 'no', 'off'].includes(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+function retrySchedule(env: NodeJS.ProcessEnv): readonly number[] {
+  try {
+    return parseRetrySchedule(env.FERRY_DELIVERY_RETRY_SCHEDULE);
+  } catch (error) {
+    throw new ConfigError(`FERRY_DELIVERY_RETRY_SCHEDULE: ${(error as Error).message}`);
+  }
 }
 
 /** Parses sizes such as `10mb`, `512kb` or a plain byte count. */
@@ -114,7 +138,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .filter(Boolean),
     logLevel: env.LOG_LEVEL ?? (mode === 'test' ? 'silent' : 'info'),
     allowPrivateDestinations: boolVar(env, 'FERRY_ALLOW_PRIVATE_DESTINATIONS', false),
+    delivery: {
+      retryScheduleMs: retrySchedule(env),
+      timeoutMs: intVar(env, 'FERRY_DELIVERY_TIMEOUT_SECONDS', 15) * 1000,
+      disableAfterMs: intVar(env, 'FERRY_DESTINATION_DISABLE_AFTER_SECONDS', 5 * 24 * 3600) * 1000,
+      secretRotationGraceMs: intVar(env, 'FERRY_SECRET_ROTATION_GRACE_SECONDS', 24 * 3600) * 1000,
+      concurrency: Math.max(1, intVar(env, 'FERRY_DELIVERY_CONCURRENCY', 1)),
+    },
+    readPagesPerActivity: Math.max(1, intVar(env, 'FERRY_READ_PAGES_PER_ACTIVITY', 50)),
     minScheduleIntervalSeconds: intVar(env, 'FERRY_MIN_SCHEDULE_INTERVAL_SECONDS', 300),
+    inviteTtlSeconds: intVar(env, 'FERRY_INVITE_TTL_SECONDS', 7 * 24 * 3600),
     dataDir,
   };
 }

@@ -1,2 +1,5 @@
 /** Workflows the worker runs; each lives in its own file. */
-export {};
+export { readObjectWorkflow } from './read.js';
+export { deliverNotificationWorkflow } from './notification.js';
+export { installationWorkflow } from './installation.js';
+export { writeRecordsWorkflow } from './write.js';

@@ -27,6 +27,18 @@ const commands: Record<string, { summary: string; run: (args: string[]) => Promi
     summary: 'Print a bearer token for a builder: --email <email>',
     run: async (a) => (await import('./admin.js')).builderTokenCommand(a),
   },
+  reconcile: {
+    summary: 'Restart missing installation workflows from PostgreSQL: [--project <idOrName>]',
+    run: async (a) => (await import('./reconcile.js')).reconcileCommand(a),
+  },
+  'bench installations': {
+    summary: 'Benchmark installation workflows: [--count 1000] [--idle-seconds 60]',
+    run: async (a) => (await import('../../bench/installations.js')).benchInstallations(a),
+  },
+  'bench read': {
+    summary: 'Benchmark a backfill through Ferry against a plain loop: [--records 200000] [--page-size 500]',
+    run: async (a) => (await import('../../bench/read.js')).benchRead(a),
+  },
   sandbox: {
     summary: 'Serve the sandbox provider (default port 8090)',
     run: async (a) => (await import('./sandbox.js')).sandboxCommand(a),

@@ -4,6 +4,8 @@ import { closeOrm, migrate } from '../db/orm.js';
 import { startServers } from '../api/server.js';
 import { createWorker } from '../temporal/worker.js';
 import { closeTemporalClient } from '../temporal/client.js';
+import { startOutboxRelay } from '../notifications/outbox-relay.js';
+import { reconcileInBackground } from './reconcile.js';
 
 /** Stops cleanly on SIGINT/SIGTERM: listeners close, in-flight work finishes, connections drop. */
 export function onShutdown(stop: () => Promise<void>): void {
@@ -36,7 +38,14 @@ export async function server(): Promise<void> {
 
 export async function worker(): Promise<void> {
   const running = await createWorker();
-  onShutdown(async () => running.shutdown());
-  await running.run();
+  const relay = startOutboxRelay();
+  onShutdown(async () => {
+    await relay.stop();
+    running.shutdown();
+  });
+  const run = running.run();
+  // Restarts installation workflows missing from Temporal (e.g. after it lost its data).
+  reconcileInBackground();
+  await run;
   await closeOrm();
 }

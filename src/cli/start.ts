@@ -132,6 +132,10 @@ export async function start(args: string[]): Promise<void> {
     worker.shutdown();
     await workerRun;
   });
+  (await import('./reconcile.js')).reconcileInBackground();
+  const { startOutboxRelay } = await import('../notifications/outbox-relay.js');
+  const relay = startOutboxRelay();
+  stops.unshift(() => relay.stop());
   stops.push(closeOrm);
 
   const project = await developmentProject();

@@ -1,5 +1,12 @@
 import { fileURLToPath } from 'node:url';
-import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type LogLevel,
+  type WorkerOptions,
+} from '@temporalio/worker';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
 import * as activities from '../../activities/index.js';
@@ -28,7 +35,9 @@ function installRuntime(): void {
   };
   try {
     Runtime.install({
-      logger: new DefaultLogger('WARN', (entry) => logger[levels[entry.level]]({ temporal: entry.meta }, entry.message)),
+      logger: new DefaultLogger('WARN', (entry) =>
+        logger[levels[entry.level]]({ temporal: entry.meta }, entry.message),
+      ),
     });
   } catch {
     // Already installed by an earlier worker in this process; keep that one.

@@ -50,10 +50,14 @@ export async function request<T = any>(
   return { status: response.status, body: parsed as T, headers: response.headers };
 }
 
+/** Projects made by this test process; its outbox relay handles only their events. */
+const ownProjects = new Set<string>();
+
 export async function createTestProject(name = `p-${randomUUID().slice(0, 8)}`): Promise<TestProject> {
   return transaction(async (em) => {
     const org = await createOrg(em, `${name} org`);
     const project = await createProject(em, { name, orgId: org.id });
+    ownProjects.add(project.id);
     const { key } = createApiKey(em, project.id, { label: 'test' });
     return { id: project.id, name: project.name, orgId: org.id, apiKey: key };
   });
@@ -93,10 +97,13 @@ export async function startTestStack(options: { worker?: boolean } = {}): Promis
   const servers = await startServers({ api: 0, read: 0, write: 0 }, '127.0.0.1');
   let worker: Worker | undefined;
   let workerRun: Promise<void> | undefined;
+  let relay: { stop(): Promise<void> } | undefined;
   if (options.worker) {
     const { createWorker } = await import('../../src/temporal/worker.js');
     worker = await createWorker({ taskQueue, workflowBundlePath: process.env.FERRY_TEST_WORKFLOW_BUNDLE });
     workerRun = worker.run();
+    const { startOutboxRelay } = await import('../../src/notifications/outbox-relay.js');
+    relay = startOutboxRelay({ taskQueue, onlyProjects: () => ownProjects });
   }
   const project = await createTestProject();
   const on =
@@ -111,6 +118,7 @@ export async function startTestStack(options: { worker?: boolean } = {}): Promis
     write: on(servers.urls.write),
     taskQueue,
     async close() {
+      await relay?.stop();
       worker?.shutdown();
       await workerRun;
       await servers.close();

@@ -1,6 +1,10 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261121000000_foundation } from './Migration20261121000000_foundation.js';
 import { Migration20261121000100_runtime } from './Migration20261121000100_runtime.js';
+import { Migration20261121002000_oauth } from './Migration20261121002000_oauth.js';
+import { Migration20261121001000_notifications } from './Migration20261121001000_notifications.js';
+import { Migration20261121004000_installations } from './Migration20261121004000_installations.js';
+import { Migration20261121005000_reads } from './Migration20261121005000_reads.js';
 
 /**
  * Migrations are listed explicitly rather than discovered from disk, so they run the same under
@@ -9,4 +13,8 @@ import { Migration20261121000100_runtime } from './Migration20261121000100_runti
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000000_foundation', class: Migration20261121000000_foundation },
   { name: 'Migration20261121000100_runtime', class: Migration20261121000100_runtime },
+  { name: 'Migration20261121001000_notifications', class: Migration20261121001000_notifications },
+  { name: 'Migration20261121002000_oauth', class: Migration20261121002000_oauth },
+  { name: 'Migration20261121004000_installations', class: Migration20261121004000_installations },
+  { name: 'Migration20261121005000_reads', class: Migration20261121005000_reads },
 ];

@@ -1,0 +1,110 @@
+import { describe, expect, it } from '@jest/globals';
+import { buildOpenApiDocument } from '../../src/api/openapi.js';
+import { allRoutes } from '../../src/api/routes.js';
+import type { Host } from '../../src/api/route.js';
+
+/** Every endpoint of the spec and of COMPAT.md, by host. Path parameter names do not matter. */
+const expected: Record<Host, string[]> = {
+  api: [
+    'GET /providers',
+    'GET /providers/{}',
+    'GET /projects',
+    'POST /projects',
+    'GET /projects/{}',
+    'PATCH /projects/{}',
+    'GET /projects/{}/api-keys',
+    'POST /projects/{}/api-keys',
+    'GET /projects/{}/api-keys/{}',
+    'PATCH /projects/{}/api-keys/{}',
+    'DELETE /projects/{}/api-keys/{}',
+    'POST /projects/{}/integrations',
+    'GET /projects/{}/integrations',
+    'GET /projects/{}/integrations/{}',
+    'DELETE /projects/{}/integrations/{}',
+    'PUT /projects/{}/integrations:batch',
+    'GET /projects/{}/integrations/{}/revisions',
+    'POST /projects/{}/integrations/{}/revisions',
+    'GET /projects/{}/integrations/{}/revisions/{}:hydrate',
+    'GET /projects/{}/installations',
+    'POST /projects/{}/integrations/{}/installations',
+    'GET /projects/{}/integrations/{}/installations',
+    'GET /projects/{}/integrations/{}/installations/{}',
+    'PATCH /projects/{}/integrations/{}/installations/{}',
+    'DELETE /projects/{}/integrations/{}/installations/{}',
+    'PATCH /projects/{}/integrations/{}/objects/{}/config-content',
+    'GET /projects/{}/integrations/{}/installations/{}/operations',
+    'GET /projects/{}/integrations/{}/installations/{}/objects/{}/backfill-progress',
+    'GET /projects/{}/operations/{}',
+    'GET /projects/{}/operations/{}/logs',
+    'POST /oauth-connect',
+    'PATCH /projects/{}/connections/{}:oauth-update',
+    'GET /projects/{}/provider-apps',
+    'POST /projects/{}/provider-apps',
+    'PATCH /projects/{}/provider-apps/{}',
+    'DELETE /projects/{}/provider-apps/{}',
+    'PUT /projects/{}/providers/{}/object-metadata',
+    'GET /projects/{}/providers/{}/objects/{}/metadata',
+    'GET /projects/{}/integrations/{}/objects/{}/metadata',
+    'PUT /projects/{}/integrations/{}/object-metadata',
+    'GET /projects/{}/connections',
+    'POST /projects/{}/connections:generate',
+    'GET /projects/{}/connections/{}',
+    'PATCH /projects/{}/connections/{}',
+    'DELETE /projects/{}/connections/{}',
+    'POST /projects/{}/destinations',
+    'GET /projects/{}/destinations',
+    'GET /projects/{}/destinations/{}',
+    'PATCH /projects/{}/destinations/{}',
+    'DELETE /projects/{}/destinations/{}',
+    'POST /projects/{}/topics',
+    'GET /projects/{}/topics',
+    'PATCH /projects/{}/topics/{}',
+    'DELETE /projects/{}/topics/{}',
+    'POST /projects/{}/topic-destination-routes',
+    'GET /projects/{}/topic-destination-routes',
+    'DELETE /projects/{}/topic-destination-routes/{}',
+    'POST /projects/{}/notification-event-topic-routes',
+    'GET /projects/{}/notification-event-topic-routes',
+    'DELETE /projects/{}/notification-event-topic-routes/{}',
+    'GET /projects/{}/jwt-keys',
+    'POST /projects/{}/jwt-keys',
+    'GET /projects/{}/jwt-keys/{}',
+    'PATCH /projects/{}/jwt-keys/{}',
+    'DELETE /projects/{}/jwt-keys/{}',
+    'POST /orgs/{}/invites',
+    'GET /orgs/{}/invites',
+    'GET /orgs/{}/invites/{}',
+    'DELETE /orgs/{}/invites/{}',
+    'POST /invites:accept',
+  ],
+  read: [
+    'POST /projects/{}/integrations/{}/objects/{}',
+    'POST /projects/{}/integrations/{}/installations/{}:pause',
+    'POST /projects/{}/integrations/{}/installations/{}:unpause',
+    'POST /projects/{}/integrations/{}/objects/{}:deliverResults',
+  ],
+  write: ['POST /projects/{}/integrations/{}/objects/{}'],
+};
+
+function operations(host: Host): string[] {
+  const document = buildOpenApiDocument(
+    host,
+    allRoutes().filter((route) => (route.hosts ?? ['api']).includes(host)),
+  );
+  return Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) =>
+    Object.keys(item).map(
+      (method) => `${method.toUpperCase()} ${path.replace(/^\/v1/, '').replace(/\{\w+\}/g, '{}')}`,
+    ),
+  );
+}
+
+describe('the OpenAPI documents', () => {
+  it.each(['api', 'read', 'write'] as const)(
+    'list every endpoint of the spec and COMPAT.md on the %s host',
+    (host) => {
+      const documented = operations(host);
+      const missing = expected[host].filter((endpoint) => !documented.includes(endpoint));
+      expect(missing).toEqual([]);
+    },
+  );
+});
