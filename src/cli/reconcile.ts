@@ -63,6 +63,9 @@ async function resendConfigIfBehind(installationId: string): Promise<boolean> {
 }
 
 /** Terminates running installation workflows whose installation is gone from PostgreSQL. */
+/** Workflows younger than this are never ended as orphans. */
+const ORPHAN_GRACE_MS = 60_000;
+
 async function endOrphans(known: Set<string>, projectId: string | undefined): Promise<number> {
   const client = await temporalClient();
   const query = [
@@ -71,10 +74,16 @@ async function endOrphans(known: Set<string>, projectId: string | undefined): Pr
     ...(projectId ? [`FerryProjectId = '${projectId}'`] : []),
   ].join(' AND ');
   let ended = 0;
+  const em = await newEntityManager();
+  // `known` was read before the listing: an installation created since then is not an orphan, and
+  // one still being created (its workflow starts before its row commits) is not visible yet.
+  const settled = Date.now() - ORPHAN_GRACE_MS;
   for await (const execution of client.workflow.list({ query })) {
     const installationId = execution.workflowId.replace(/^installation\//, '');
     if (known.has(installationId) || execution.workflowId !== installationWorkflowId(installationId))
       continue;
+    if (execution.startTime.getTime() > settled) continue;
+    if (await em.count(InstallationSchema, { id: installationId })) continue;
     try {
       await client.workflow.getHandle(execution.workflowId).terminate('installation no longer exists');
       ended++;
