@@ -21,6 +21,8 @@ export interface ReconcileOptions {
   /** Only this project's installations (tests; operators narrowing a repair). */
   projectId?: string;
   concurrency?: number;
+  /** Workflows younger than this are never ended as orphans (default one minute). */
+  orphanGraceMs?: number;
 }
 
 export interface ReconcileResult {
@@ -63,10 +65,11 @@ async function resendConfigIfBehind(installationId: string): Promise<boolean> {
 }
 
 /** Terminates running installation workflows whose installation is gone from PostgreSQL. */
-/** Workflows younger than this are never ended as orphans. */
-const ORPHAN_GRACE_MS = 60_000;
-
-async function endOrphans(known: Set<string>, projectId: string | undefined): Promise<number> {
+async function endOrphans(
+  known: Set<string>,
+  projectId: string | undefined,
+  graceMs: number,
+): Promise<number> {
   const client = await temporalClient();
   const query = [
     `WorkflowType = '${INSTALLATION_WORKFLOW_TYPE}'`,
@@ -77,7 +80,7 @@ async function endOrphans(known: Set<string>, projectId: string | undefined): Pr
   const em = await newEntityManager();
   // `known` was read before the listing: an installation created since then is not an orphan, and
   // one still being created (its workflow starts before its row commits) is not visible yet.
-  const settled = Date.now() - ORPHAN_GRACE_MS;
+  const settled = Date.now() - graceMs;
   for await (const execution of client.workflow.list({ query })) {
     const installationId = execution.workflowId.replace(/^installation\//, '');
     if (known.has(installationId) || execution.workflowId !== installationWorkflowId(installationId))
@@ -136,7 +139,11 @@ export async function reconcileInstallations(
       }
     });
   }
-  result.orphansEnded = await endOrphans(known, reconcileOptions.projectId);
+  result.orphansEnded = await endOrphans(
+    known,
+    reconcileOptions.projectId,
+    reconcileOptions.orphanGraceMs ?? 60_000,
+  );
   return result;
 }
 

@@ -256,8 +256,11 @@ describe('the installation workflow, through the API', () => {
       await em.nativeDelete(InstallationSchema, { id: orphan.id });
     });
 
-    const result = await reconcileInstallations({ projectId: stack.project.id });
-    expect(result).toMatchObject({ started: 1, orphansEnded: 1, failed: 0 });
+    const young = await reconcileInstallations({ projectId: stack.project.id });
+    expect(young).toMatchObject({ started: 1, orphansEnded: 0, failed: 0 });
+    expect(await statusOf(orphan.id)).toBe('RUNNING');
+    const result = await reconcileInstallations({ projectId: stack.project.id, orphanGraceMs: 0 });
+    expect(result).toMatchObject({ started: 0, orphansEnded: 1, failed: 0 });
     expect(await statusOf(created.id)).toBe('RUNNING');
     expect(await statusOf(orphan.id)).toBe('TERMINATED');
     const view = await describeInstallation(created.id);
