@@ -7,6 +7,7 @@ import {
   type Installation,
 } from '../src/db/entities/installation.js';
 import { SubscriptionSchema } from '../src/db/entities/subscription.js';
+import { OperationSchema } from '../src/db/entities/operation.js';
 import { em as newEntityManager, transaction } from '../src/db/orm.js';
 import { connectionTarget } from '../src/domain/credentials.js';
 import { recordEvent } from '../src/domain/events.js';
@@ -32,7 +33,10 @@ async function requireInstallation(installationId: string, waitMs = 0): Promise<
     const installation = await (await newEntityManager()).findOne(InstallationSchema, { id: installationId });
     if (installation) return installation;
     if (Date.now() >= deadline) {
-      throw ApplicationFailure.retryable(`Installation ${installationId} is not in the database`, INSTALLATION_NOT_FOUND);
+      throw ApplicationFailure.retryable(
+        `Installation ${installationId} is not in the database`,
+        INSTALLATION_NOT_FOUND,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -58,6 +62,20 @@ export async function objectsNeedingBackfill(input: {
   });
   const doneNames = new Set(done.map((watermark) => watermark.objectName));
   return input.objectNames.filter((name) => !doneNames.has(name));
+}
+
+/** Fails triggered reads that will never run, so their operations do not stay `in_progress`. */
+export async function abandonTriggeredReads(input: {
+  operationIds: string[];
+  reason: string;
+}): Promise<void> {
+  await transaction(async (em) => {
+    await em.nativeUpdate(
+      OperationSchema,
+      { id: { $in: input.operationIds }, status: 'in_progress' },
+      { status: 'failure', result: input.reason, updateTime: new Date() },
+    );
+  });
 }
 
 /** `read.schedule.paused`: an object stopped itself after repeated authentication failures. */

@@ -162,6 +162,8 @@ export interface InstallationStateSnapshot {
   recentFires: RunningRead[];
   /** Trigger operation ids already taken, so a re-delivered trigger never runs twice. */
   seenOperationIds: string[];
+  /** Triggered reads given up but not yet marked failed. */
+  abandonedOperationIds?: string[];
   generation: number;
 }
 

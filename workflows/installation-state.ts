@@ -82,6 +82,7 @@ export class InstallationState {
   readonly #authFailures: Map<string, number>;
   readonly #recentFires: RunningRead[];
   readonly #seenOperationIds: string[];
+  readonly #abandoned: string[];
   #subscription: SubscriptionState;
   #subscriptionChanging?: SubscriptionAction;
   readonly generation: number;
@@ -98,6 +99,7 @@ export class InstallationState {
     this.#authFailures = new Map(Object.entries(carried?.authFailures ?? {}));
     this.#recentFires = [...(carried?.recentFires ?? [])];
     this.#seenOperationIds = [...(carried?.seenOperationIds ?? [])];
+    this.#abandoned = [...(carried?.abandonedOperationIds ?? [])];
     this.#subscription = carried?.subscription ?? { objects: {} };
     this.generation = carried ? carried.generation + 1 : 0;
     this.ready = Boolean(carried);
@@ -132,6 +134,11 @@ export class InstallationState {
     now: Date,
   ): ApplyConfigResult {
     const pending = new Set(needsBackfill);
+    const kept = new Set(config.reads.map((read) => read.objectName));
+    for (const object of this.#book.objects()) {
+      if (kept.has(object.objectName)) continue;
+      for (const run of object.triggered) if (run.operationId) this.#abandoned.push(run.operationId);
+    }
     const result = this.#book.configure(
       config.reads.map((read) => ({
         objectName: read.objectName,
@@ -176,11 +183,14 @@ export class InstallationState {
   }
 
   /** Queues a triggered read; a re-delivered trigger (same operation id) and unknown objects are ignored. */
-  trigger(request: TriggerReadRequest, now: Date): boolean {
-    if (!this.#book.get(request.objectName)) return false;
-    if (request.operationId) {
-      if (this.#seenOperationIds.includes(request.operationId)) return false;
-      this.#remember(request.operationId);
+  trigger(request: TriggerReadRequest, now: Date): 'queued' | 'duplicate' | 'unknown' {
+    if (request.operationId && this.#seenOperationIds.includes(request.operationId)) return 'duplicate';
+    if (request.operationId) this.#remember(request.operationId);
+    if (!this.#book.get(request.objectName)) {
+      // The caller already created the operation; it must not stay in progress for ever.
+      if (request.operationId) this.#abandoned.push(request.operationId);
+      this.wake();
+      return 'unknown';
     }
     this.#book.trigger(
       request.objectName,
@@ -192,7 +202,19 @@ export class InstallationState {
       now,
     );
     this.wake();
-    return true;
+    return 'queued';
+  }
+
+  /** Operation ids of triggered reads that will never run (object gone, installation deleted), once each. */
+  takeAbandonedTriggers(): string[] {
+    return this.#abandoned.splice(0);
+  }
+
+  /** Gives up every queued triggered read (the installation is being deleted). */
+  abandonQueuedTriggers(): void {
+    for (const object of this.#book.objects()) {
+      for (const run of object.triggered) if (run.operationId) this.#abandoned.push(run.operationId);
+    }
   }
 
   requestBackfill(objectName: string, now: Date): boolean {
@@ -253,8 +275,9 @@ export class InstallationState {
     return [...this.#running.values()];
   }
 
-  msUntilNextWake(now: Date): number | undefined {
-    return this.#book.msUntilNextWake(now);
+  /** When the earliest read becomes due; undefined when nothing is planned (all paused or running). */
+  nextWakeAt(now: Date): Date | undefined {
+    return this.#book.nextWakeAt(now);
   }
 
   #wantedSubscriptions(): Record<string, SubscribeConfig> {
@@ -400,6 +423,7 @@ export class InstallationState {
       subscription: this.#subscription,
       recentFires: [...this.#recentFires],
       seenOperationIds: [...this.#seenOperationIds],
+      abandonedOperationIds: [...this.#abandoned],
       generation: this.generation,
     };
   }

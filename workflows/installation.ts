@@ -10,6 +10,7 @@ import {
   log,
   proxyActivities,
   setHandler,
+  sleep,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -45,7 +46,9 @@ const { objectsNeedingBackfill } = proxyActivities<typeof activities>({
   scheduleToCloseTimeout: '2 minutes',
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '5 seconds' },
 });
-const { recordSchedulePaused, recordSubscriptionFailure } = proxyActivities<typeof activities>({
+const { recordSchedulePaused, recordSubscriptionFailure, abandonTriggeredReads } = proxyActivities<
+  typeof activities
+>({
   startToCloseTimeout: '30 seconds',
   retry: { maximumInterval: '1 minute' },
 });
@@ -62,6 +65,36 @@ const { changeSubscriptions: removeSubscriptionsNow } = proxyActivities<typeof a
   retry: { initialInterval: '1 second', maximumInterval: '5 seconds' },
 });
 
+/**
+ * The one timer to the earliest due read. It is re-armed only when that time changes, so a read
+ * finishing or a message arriving does not cancel and restart an identical timer (two history
+ * events and a server timer task each time, for every installation).
+ */
+class WakeTimer {
+  fired = false;
+  #at?: number;
+  #scope?: CancellationScope;
+
+  arm(at: number | undefined, now: number): void {
+    if (at === this.#at && !this.fired) return;
+    this.#scope?.cancel();
+    this.#scope = undefined;
+    this.#at = at;
+    this.fired = false;
+    if (at === undefined) return;
+    const scope = new CancellationScope();
+    this.#scope = scope;
+    scope
+      .run(() => sleep(Math.max(at - now, 1)))
+      .then(
+        () => {
+          if (this.#scope === scope) this.fired = true;
+        },
+        () => undefined, // cancelled: re-armed, or the workflow is ending
+      );
+  }
+}
+
 /** The sandbox's Date is workflow time: deterministic, and the same on replay. */
 function workflowNow(): Date {
   return new Date();
@@ -74,7 +107,8 @@ function workflowNow(): Date {
  */
 export async function installationWorkflow(input: InstallationWorkflowInput): Promise<void> {
   const state = new InstallationState(input);
-  const reads = new Set<Promise<void>>();
+  /** Reads and other background work that must finish before continue-as-new. */
+  const inFlight = new Set<Promise<void>>();
   let subscriptionChanges: Promise<void> | undefined;
   let configQueue: Promise<unknown> = Promise.resolve();
 
@@ -105,7 +139,8 @@ export async function installationWorkflow(input: InstallationWorkflowInput): Pr
   });
   setHandler(triggerReadSignal, async (request) => {
     await whenReady();
-    if (!state.trigger(request, workflowNow())) log.warn('trigger ignored', { ...request });
+    const outcome = state.trigger(request, workflowNow());
+    if (outcome !== 'queued') log.warn(`trigger ignored: ${outcome}`, { ...request });
   });
   setHandler(backfillSignal, async ({ objectName }) => {
     await whenReady();
@@ -158,9 +193,25 @@ export async function installationWorkflow(input: InstallationWorkflowInput): Pr
     }
   }
 
-  function startRead(read: StartedRead): void {
-    const running = runRead(read).finally(() => reads.delete(running));
-    reads.add(running);
+  function track(work: Promise<void>): void {
+    const running = work.finally(() => inFlight.delete(running));
+    inFlight.add(running);
+  }
+
+  /** Starts what became due: reads, a pending subscription change, failing triggers that cannot run. */
+  function startDueWork(): void {
+    if (!subscriptionChanges && state.hasPendingSubscriptionChange()) {
+      subscriptionChanges = changeSubscriptionsUntilInStep().finally(() => {
+        subscriptionChanges = undefined;
+        state.wake();
+      });
+    }
+    const abandoned = state.takeAbandonedTriggers();
+    if (abandoned.length) {
+      const reason = 'The object is not read by this installation (any more).';
+      track(abandonTriggeredReads({ operationIds: abandoned, reason }));
+    }
+    for (const read of state.takeDueReads(workflowNow(), uuid4)) track(runRead(read));
   }
 
   async function changeSubscriptionsUntilInStep(): Promise<void> {
@@ -200,26 +251,21 @@ export async function installationWorkflow(input: InstallationWorkflowInput): Pr
       }
     }
     const maxIterations = input.maxIterations ?? DEFAULT_MAX_ITERATIONS;
+    const wakeTimer = new WakeTimer();
     for (let iteration = 1; ; iteration++) {
       state.takeWoken();
-      if (!subscriptionChanges && state.hasPendingSubscriptionChange()) {
-        subscriptionChanges = changeSubscriptionsUntilInStep().finally(() => {
-          subscriptionChanges = undefined;
-          state.wake();
-        });
-      }
-      for (const read of state.takeDueReads(workflowNow(), uuid4)) startRead(read);
+      startDueWork();
       if (iteration >= maxIterations || workflowInfo().continueAsNewSuggested) break;
-      const waitMs = state.msUntilNextWake(workflowNow());
-      if (waitMs === undefined) await condition(() => state.woken);
-      else await condition(() => state.woken, Math.max(waitMs, 1));
+      const now = workflowNow();
+      wakeTimer.arm(state.nextWakeAt(now)?.getTime(), now.getTime());
+      await condition(() => state.woken || wakeTimer.fired);
     }
     // Nothing may be lost: running reads and subscription changes finish, and handlers complete, first.
-    await condition(() => reads.size === 0 && !subscriptionChanges && allHandlersFinished());
+    await condition(() => inFlight.size === 0 && !subscriptionChanges && allHandlersFinished());
   } catch (error) {
     if (!isCancellation(error)) throw error;
     await CancellationScope.nonCancellable(() =>
-      cleanUp(state, reads, subscriptionChanges, input.installationId),
+      cleanUp(state, inFlight, subscriptionChanges, input.installationId),
     );
     throw error;
   }
@@ -230,14 +276,24 @@ export async function installationWorkflow(input: InstallationWorkflowInput): Pr
   });
 }
 
-/** On deletion: reads were cancelled with the workflow; wait for them, then remove provider subscriptions. */
+/**
+ * On deletion: reads were cancelled with the workflow; wait for them, fail the triggered reads still
+ * queued (their operations exist), then remove the provider subscriptions.
+ */
 async function cleanUp(
   state: InstallationState,
-  reads: Set<Promise<void>>,
+  inFlight: Set<Promise<void>>,
   subscriptionChanges: Promise<void> | undefined,
   installationId: string,
 ): Promise<void> {
-  await Promise.allSettled([...reads, ...(subscriptionChanges ? [subscriptionChanges] : [])]);
+  await Promise.allSettled([...inFlight, ...(subscriptionChanges ? [subscriptionChanges] : [])]);
+  state.abandonQueuedTriggers();
+  const operationIds = state.takeAbandonedTriggers();
+  if (operationIds.length) {
+    await abandonTriggeredReads({ operationIds, reason: 'The installation was deleted.' }).catch(
+      () => undefined,
+    );
+  }
   const removal = state.removalOfAllSubscriptions();
   if (!removal) return;
   try {

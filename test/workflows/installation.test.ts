@@ -243,6 +243,29 @@ describe('the installation workflow', () => {
     expect(removed).toMatchObject({ added: [], changed: [], removed: ['contacts'] });
   });
 
+  it('fails triggered reads that can never run: unknown object, object removed, installation deleted', async () => {
+    harness.readBehaviour = () => ({ durationMs: 2 * HOUR, status: 'success' });
+    handle = await harness.startInstallation([
+      { objectName: 'contacts', schedule: '*/30 * * * *', backfill: false },
+      { objectName: 'deals', schedule: '*/30 * * * *', backfill: false },
+    ]);
+    await harness.advance(31 * MINUTE);
+    const [unknown, removed, deleted] = [randomUUID(), randomUUID(), randomUUID()];
+    await handle.signal(triggerReadSignal, { objectName: 'tickets', operationId: unknown });
+    await handle.signal(triggerReadSignal, { objectName: 'deals', operationId: removed });
+    await handle.signal(triggerReadSignal, { objectName: 'contacts', operationId: deleted });
+    await handle.executeUpdate(applyConfigUpdate, {
+      args: [configMessage([{ objectName: 'contacts', schedule: '*/30 * * * *', backfill: false }])],
+    });
+    await harness.advance(MINUTE);
+    expect(harness.abandoned.map((entry) => entry.operationId).sort()).toEqual([unknown, removed].sort());
+    await handle.cancel();
+    await expect(handle.result()).rejects.toBeInstanceOf(WorkflowFailedError);
+    expect(harness.abandoned.map((entry) => entry.operationId)).toContain(deleted);
+    expect(harness.readsOf('contacts').map((read) => read.operationId)).not.toContain(deleted);
+    handle = undefined;
+  });
+
   it('runs a requested backfill on signal before the next scheduled read', async () => {
     handle = await harness.startInstallation([
       { objectName: 'contacts', schedule: '0 * * * *', backfill: false },

@@ -39,6 +39,8 @@ export class InstallationHarness {
   readonly pausedEvents: { installationId: string; objectName: string; note: string }[] = [];
   readonly subscriptionChanges: SubscriptionChange[] = [];
   readonly subscriptionFailures: { installationId: string; action: SubscriptionAction; error: string }[] = [];
+  /** Operation ids of triggered reads the workflow gave up (failed), with the reason. */
+  readonly abandoned: { operationId: string; reason: string }[] = [];
   /** How each read behaves; instant success by default. */
   readBehaviour: (input: ReadObjectInput) => FakeReadBehaviour = () => ({ durationMs: 0, status: 'success' });
   /** Which objects the database says still need a backfill; all asked about by default. */
@@ -115,6 +117,7 @@ export class InstallationHarness {
     this.pausedEvents.length = 0;
     this.subscriptionChanges.length = 0;
     this.subscriptionFailures.length = 0;
+    this.abandoned.length = 0;
     this.readBehaviour = () => ({ durationMs: 0, status: 'success' });
     this.needsBackfill = (objectNames) => objectNames;
     this.installationMissing = false;
@@ -180,6 +183,11 @@ function harnessActivities(
     async changeSubscriptions(change: SubscriptionChange) {
       harness().subscriptionChanges.push(change);
       return harness().subscriptionOutcome(change);
+    },
+    async abandonTriggeredReads(input: { operationIds: string[]; reason: string }) {
+      harness().abandoned.push(
+        ...input.operationIds.map((operationId) => ({ operationId, reason: input.reason })),
+      );
     },
     async recordSubscriptionFailure(input: {
       installationId: string;
