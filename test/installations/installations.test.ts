@@ -281,6 +281,14 @@ describe('creating installations', () => {
         })
       ).status,
     ).toBe(404);
+    expect(
+      (await stack.api('GET', `/projects/${stack.project.name}/integrations/nope/installations`)).status,
+    ).toBe(404);
+    const anonymous = await request('GET', `${stack.urls.api}/projects/${stack.project.name}/installations`);
+    expect(anonymous).toMatchObject({ status: 401, body: { title: 'Unauthorized' } });
+    expect((await stack.api('GET', `/projects/${stack.project.name}/installations?groupRef=`)).status).toBe(
+      400,
+    );
     const stranger = await createTestProject();
     const foreign = await request('GET', `${stack.urls.api}${fixture.base}/${created.id}`, {
       apiKey: stranger.apiKey,

@@ -394,6 +394,7 @@ export async function changeInstallationConfig(
       await applyInstallationConfig(
         installationId,
         configMessage(applied.previous, applied.manifest.content),
+        `restore/${applied.previous.id}/${randomUUID()}`,
       ).catch((undoError: unknown) =>
         logger.error(
           { err: undoError, installationId },

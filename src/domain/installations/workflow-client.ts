@@ -146,19 +146,22 @@ export async function terminateInstallationWorkflow(installationId: string, reas
 
 /**
  * Delivers a config version as the `applyConfig` Update and returns what the workflow changed.
- * The update id is the config id, so a retried call is applied once. Throws WorkflowNotRunningError
- * when no run is open, and a 503 problem when Temporal (or a worker) does not answer in time.
+ * The update id is the config id, so a retried call is applied once; a restore of an earlier
+ * version passes an id of its own, since Temporal would answer a reused id from its first result
+ * without applying anything. Throws WorkflowNotRunningError when no run is open, and a 503 problem
+ * when Temporal (or a worker) does not answer in time.
  */
 export async function applyInstallationConfig(
   installationId: string,
   message: InstallationConfigMessage,
+  updateId = `config/${message.configId}`,
 ): Promise<ApplyConfigResult> {
   const temporal = await client('updated');
   try {
     return await withDeadline(temporal, CALL_DEADLINE_MS, () =>
       handleFor(temporal, installationId).executeUpdate(applyConfigUpdate, {
         args: [message],
-        updateId: `config/${message.configId}`,
+        updateId,
       }),
     );
   } catch (error) {
