@@ -337,7 +337,9 @@ describe('the installation workflow', () => {
   });
 
   it('on cancellation cancels running reads, removes subscriptions and ends', async () => {
-    harness.readBehaviour = () => ({ durationMs: 3 * HOUR, status: 'success' });
+    // Far longer than the test: waiting for the result lets the server skip time, and a read that
+    // could finish in the skipped time would hide whether cancellation reached it.
+    harness.readBehaviour = () => ({ durationMs: 365 * 24 * HOUR, status: 'success' });
     handle = await harness.startInstallation(
       [{ objectName: 'contacts', schedule: '*/30 * * * *', backfill: false }],
       {
