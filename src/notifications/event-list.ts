@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { isUuid } from '../api/auth.js';
 import { ProblemError } from '../api/problem.js';
 import type { NotificationEventView } from '../schemas/notifications.js';
 
@@ -28,17 +29,11 @@ function encodeCursor(cursor: Cursor): string {
 }
 
 const timestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function decodeCursor(token: string): Cursor {
   try {
     const [time, id] = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown[];
-    if (
-      typeof time === 'string' &&
-      timestampPattern.test(time) &&
-      typeof id === 'string' &&
-      uuidPattern.test(id)
-    )
+    if (typeof time === 'string' && timestampPattern.test(time) && typeof id === 'string' && isUuid(id))
       return { time, id };
   } catch {
     // fall through to the problem below
