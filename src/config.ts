@@ -39,6 +39,8 @@ export interface Config {
   /** Provider pages one read activity reads before handing back to its workflow (each page is checkpointed). */
   readPagesPerActivity: number;
   minScheduleIntervalSeconds: number;
+  /** Installations' fires spread over this window after each cron time (see ScheduleSpread). */
+  scheduleSpreadSeconds: number;
   /** How long an org invite stays pending before it expires. */
   inviteTtlSeconds: number;
   dataDir: string;
@@ -147,6 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     readPagesPerActivity: Math.max(1, intVar(env, 'FERRY_READ_PAGES_PER_ACTIVITY', 50)),
     minScheduleIntervalSeconds: intVar(env, 'FERRY_MIN_SCHEDULE_INTERVAL_SECONDS', 300),
+    scheduleSpreadSeconds: intVar(env, 'FERRY_SCHEDULE_SPREAD_SECONDS', 300),
     inviteTtlSeconds: intVar(env, 'FERRY_INVITE_TTL_SECONDS', 7 * 24 * 3600),
     dataDir,
   };

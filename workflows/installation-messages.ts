@@ -120,6 +120,8 @@ export interface InstallationDescription {
   recentFires: RunningRead[];
   /** How many times this installation's workflow has continued as new. */
   generation: number;
+  /** Each fire comes `fraction` of the spread window after its cron time (the window is at most `maxSeconds`). */
+  spread: { maxSeconds: number; fraction: number };
 }
 
 /** A Query: read-only and answered from memory, so the UI and the bench can ask often. */
@@ -175,6 +177,11 @@ export interface InstallationWorkflowInput {
   carried?: InstallationStateSnapshot;
   /** Safety net beside `continueAsNewSuggested`: continue as new after this many loop turns. */
   maxIterations?: number;
+  /**
+   * The window after each cron time over which installations' fires are spread
+   * (FERRY_SCHEDULE_SPREAD_SECONDS; see ScheduleSpread). Absent in workflows started before it existed: no spread.
+   */
+  scheduleSpreadSeconds?: number;
 }
 
 /** Matches `readWorkflowId` in src/temporal/client.ts (which the workflow sandbox cannot import). */

@@ -1,5 +1,11 @@
 import type { SubscribeConfig } from '../src/schemas/installations.js';
-import { ScheduleBook, nextFireTime, type ReadType } from './schedule.js';
+import {
+  ScheduleBook,
+  nextFireTime,
+  spreadFraction,
+  type ReadType,
+  type ScheduleSpread,
+} from './schedule.js';
 import type {
   ApplyConfigResult,
   InstallationConfigMessage,
@@ -77,6 +83,7 @@ export class InstallationState {
   /** The first config has been applied; messages that arrive earlier wait for it. */
   ready = false;
   readonly #book: ScheduleBook;
+  readonly #spread: ScheduleSpread;
   readonly #running = new Map<string, RunningRead>();
   readonly #pauseNotes: Map<string, string>;
   readonly #authFailures: Map<string, number>;
@@ -94,7 +101,13 @@ export class InstallationState {
     this.installationId = input.installationId;
     this.projectId = input.projectId;
     this.config = input.config;
-    this.#book = carried ? ScheduleBook.fromJSON(carried.schedules) : new ScheduleBook();
+    this.#spread = {
+      maxMs: (input.scheduleSpreadSeconds ?? 0) * 1000,
+      fraction: spreadFraction(input.installationId),
+    };
+    this.#book = carried
+      ? ScheduleBook.fromJSON(carried.schedules, this.#spread)
+      : new ScheduleBook(undefined, this.#spread);
     this.#pauseNotes = new Map(Object.entries(carried?.pauseNotes ?? {}));
     this.#authFailures = new Map(Object.entries(carried?.authFailures ?? {}));
     this.#recentFires = [...(carried?.recentFires ?? [])];
@@ -412,6 +425,7 @@ export class InstallationState {
       },
       recentFires: [...this.#recentFires],
       generation: this.generation,
+      spread: { maxSeconds: this.#spread.maxMs / 1000, fraction: this.#spread.fraction },
     };
   }
 

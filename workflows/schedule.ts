@@ -15,6 +15,8 @@ import { Cron } from 'croner';
  *   fire, and a triggered read on an object still needing its backfill runs after the backfill.
  * - A paused object starts nothing (triggered reads wait in its queue); resuming plans the next fire
  *   from the resume time rather than replaying the fires missed while paused.
+ * - With a spread, every fire of the installation comes a fixed offset after its cron time (see
+ *   ScheduleSpread), so that a thousand installations on one schedule do not all fire in one second.
  */
 
 export type ReadType = 'backfill' | 'scheduled' | 'triggered';
@@ -122,6 +124,64 @@ export function validateCron(cron: string, options: CronValidationOptions): Cron
   return { ok: true };
 }
 
+/**
+ * Spreads an installation's fires over a window after each cron time, the way Temporal Schedules'
+ * jitter does, but fixed rather than random: the offset is `fraction` of the window, and `fraction`
+ * comes from the installation's id, so each installation keeps its own second within the window
+ * from one fire to the next and the load of many installations on one schedule is even. The window
+ * is `maxMs`, but never more than half the time to the following cron fire, so fires stay in order
+ * and closer to their own cron time than to the next.
+ */
+export interface ScheduleSpread {
+  maxMs: number;
+  /** In [0, 1). */
+  fraction: number;
+}
+
+export const NO_SPREAD: ScheduleSpread = { maxMs: 0, fraction: 0 };
+
+/** A stable, evenly distributed fraction in [0, 1) for a key: the same in every run and on replay. */
+export function spreadFraction(key: string): number {
+  // 32-bit FNV-1a, then MurmurHash3's finalizer so that keys differing in one character spread apart.
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < key.length; index++) {
+    hash ^= key.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x85ebca6b);
+  hash ^= hash >>> 13;
+  hash = Math.imul(hash, 0xc2b2ae35);
+  hash ^= hash >>> 16;
+  return (hash >>> 0) / 2 ** 32;
+}
+
+/**
+ * The first planned fire strictly after `after`: a cron time plus its spread offset. Undefined when
+ * the expression never fires again.
+ */
+export function nextSpreadFireTime(
+  cron: string,
+  after: Date,
+  spread: ScheduleSpread,
+  timezone = DEFAULT_TIMEZONE,
+): Date | undefined {
+  const compiled = compileCron(cron, timezone);
+  if (spread.maxMs <= 0) return compiled.nextRun(after) ?? undefined;
+  // A cron time up to maxMs before `after` may still have its offset fire ahead.
+  let tick = compiled.nextRun(new Date(after.getTime() - spread.maxMs));
+  while (tick) {
+    const following = compiled.nextRun(tick);
+    const windowMs = following
+      ? Math.min(spread.maxMs, (following.getTime() - tick.getTime()) / 2)
+      : spread.maxMs;
+    const fire = tick.getTime() + Math.floor(spread.fraction * windowMs);
+    if (fire > after.getTime()) return new Date(fire);
+    tick = following;
+  }
+  return undefined;
+}
+
 /** A read the caller asked for (the read host's trigger endpoint); its operation id is already known to the client. */
 export interface TriggeredRun {
   operationId?: string;
@@ -193,14 +253,17 @@ export interface ConfigureResult {
 /** The per-object schedules of one installation. */
 export class ScheduleBook {
   readonly #objects = new Map<string, ObjectSchedule>();
+  readonly #spread: ScheduleSpread;
 
-  constructor(state?: ScheduleBookState) {
+  /** The spread is not part of the state: it comes with every run (changing it replans at the next fire). */
+  constructor(state?: ScheduleBookState, spread: ScheduleSpread = NO_SPREAD) {
+    this.#spread = spread;
     for (const object of state?.objects ?? []) this.#objects.set(object.objectName, structuredCopy(object));
   }
 
-  static fromJSON(state: ScheduleBookState): ScheduleBook {
+  static fromJSON(state: ScheduleBookState, spread: ScheduleSpread = NO_SPREAD): ScheduleBook {
     if (state.version !== 1) throw new Error(`unknown schedule state version ${String(state.version)}`);
-    return new ScheduleBook(state);
+    return new ScheduleBook(state, spread);
   }
 
   toJSON(): ScheduleBookState {
@@ -245,14 +308,14 @@ export class ScheduleBook {
           needsBackfill: config.backfill,
           triggered: [],
         };
-        object.nextFireAt = config.backfill ? now.toISOString() : planFrom(object, now);
+        object.nextFireAt = config.backfill ? now.toISOString() : this.#planFrom(object, now);
         this.#objects.set(config.objectName, object);
         result.added.push(config.objectName);
       } else if (existing.cron !== config.cron || existing.timezone !== timezone) {
         existing.cron = config.cron;
         existing.timezone = timezone;
         // A fire already due stays due (it may be waiting for a running read); otherwise replan.
-        if (!isDue(existing, now)) existing.nextFireAt = planFrom(existing, now);
+        if (!isDue(existing, now)) existing.nextFireAt = this.#planFrom(existing, now);
         result.changed.push(config.objectName);
       }
     }
@@ -277,7 +340,7 @@ export class ScheduleBook {
     for (const object of this.#select(objectNames)) {
       if (!object.paused) continue;
       object.paused = false;
-      object.nextFireAt = object.needsBackfill ? now.toISOString() : planFrom(object, now);
+      object.nextFireAt = object.needsBackfill ? now.toISOString() : this.#planFrom(object, now);
       changed.push(object.objectName);
     }
     return changed;
@@ -330,7 +393,7 @@ export class ScheduleBook {
     delete object.running;
     object.lastRun = { ...run, finishedAt: now.toISOString(), succeeded: outcome.succeeded };
     if (run.kind === 'backfill' && outcome.succeeded) object.needsBackfill = false;
-    if (run.kind !== 'triggered') object.nextFireAt = planFrom(object, now);
+    if (run.kind !== 'triggered') object.nextFireAt = this.#planFrom(object, now);
   }
 
   /** The earliest time something becomes due, for the workflow's single timer; undefined when nothing is planned. */
@@ -369,8 +432,14 @@ export class ScheduleBook {
       object.triggered.shift();
     } else {
       // The fire is consumed; the tentative next one shows in queries and is replanned at finish.
-      object.nextFireAt = planFrom(object, now);
+      object.nextFireAt = this.#planFrom(object, now);
     }
+  }
+
+  /** The next planned fire after `after` for an unpaused object; undefined when paused or when it never fires again. */
+  #planFrom(object: ObjectSchedule, after: Date): string | undefined {
+    if (object.paused) return undefined;
+    return nextSpreadFireTime(object.cron, after, this.#spread, object.timezone)?.toISOString();
   }
 
   #select(objectNames: readonly string[] | undefined): ObjectSchedule[] {
@@ -391,12 +460,6 @@ function structuredCopy<T>(value: T): T {
 
 function isDue(object: ObjectSchedule, now: Date): boolean {
   return object.nextFireAt !== undefined && Date.parse(object.nextFireAt) <= now.getTime();
-}
-
-/** The next fire after `after` for an unpaused object; undefined when paused or when it never fires again. */
-function planFrom(object: ObjectSchedule, after: Date): string | undefined {
-  if (object.paused) return undefined;
-  return compileCron(object.cron, object.timezone).nextRun(after)?.toISOString();
 }
 
 /** Backfill before anything else when one is due, then triggered reads in order, then the scheduled fire. */

@@ -16,6 +16,7 @@ import {
   FerryProvider,
 } from '../../src/temporal/search-attributes.js';
 import { reconcileInstallations } from '../../src/cli/reconcile.js';
+import { spreadFraction } from '../../workflows/schedule.js';
 import {
   describeQuery,
   pauseSignal,
@@ -107,8 +108,15 @@ describe('the installation workflow, through the API', () => {
     });
     // `deals` is `enabled: always` in the manifest: scheduled although the config does not select it.
     expect(view.objects.map((object) => object.objectName)).toEqual(['contacts', 'deals']);
-    for (const object of view.objects)
-      expect(new Date(object.nextFireAt!).toISOString()).toMatch(/-01-01T00:00:00.000Z$/);
+    // A yearly schedule: each fire comes the installation's offset into the spread window
+    // (FERRY_SCHEDULE_SPREAD_SECONDS, 300 s by default) after midnight on January 1st.
+    expect(view.spread).toEqual({ maxSeconds: 300, fraction: spreadFraction(created.id) });
+    for (const object of view.objects) {
+      const fire = new Date(object.nextFireAt!);
+      expect(fire.getTime() - Date.UTC(fire.getUTCFullYear(), 0, 1)).toBe(
+        Math.floor(view.spread.fraction * 300_000),
+      );
+    }
   });
 
   it('pauses and unpauses through the read host, and the same by signal', async () => {
@@ -164,7 +172,8 @@ describe('the installation workflow, through the API', () => {
     expect(after.configId).toBe(patched.body.config.id);
     const contacts = after.objects.find((object) => object.objectName === 'contacts')!;
     expect(contacts.schedule).toBe('0 * * * *');
-    expect(Date.parse(contacts.nextFireAt!) - Date.now()).toBeLessThanOrEqual(3600_000);
+    // Within the hour, plus at most the 5-minute spread.
+    expect(Date.parse(contacts.nextFireAt!) - Date.now()).toBeLessThanOrEqual(3600_000 + 300_000);
   });
 
   it('starts a real read operation on a triggerRead signal', async () => {

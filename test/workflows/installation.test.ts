@@ -11,6 +11,7 @@ import {
   backfillSignal,
 } from '../../workflows/installation-messages.js';
 import type { installationWorkflow } from '../../workflows/installation.js';
+import { spreadFraction } from '../../workflows/schedule.js';
 import { InstallationHarness, configMessage, type RecordedRead } from './support/installation-harness.js';
 
 const MINUTE = 60_000;
@@ -69,6 +70,37 @@ describe('the installation workflow', () => {
     const [object] = description.objects;
     expect(object).toMatchObject({ objectName: 'contacts', paused: false, needsBackfill: false });
     expect(ms(object.nextFireAt!) - (await harness.env.currentTimeMs())).toBeLessThanOrEqual(30 * MINUTE);
+  });
+
+  it("spreads an installation's fires: each one its own fixed offset after the cron time", async () => {
+    const installationId = randomUUID();
+    const fraction = spreadFraction(installationId);
+    // Hourly with a 10-minute spread: every read starts fraction × 10 minutes past the hour.
+    const offsetMs = Math.floor(fraction * 10 * MINUTE);
+    handle = await harness.startInstallation(
+      [
+        { objectName: 'contacts', schedule: '0 * * * *', backfill: false },
+        { objectName: 'deals', schedule: '0 * * * *', backfill: false },
+      ],
+      { installationId, scheduleSpreadSeconds: 600 },
+    );
+    await harness.advance(6 * HOUR);
+    for (const objectName of ['contacts', 'deals']) {
+      const reads = harness.readsOf(objectName);
+      expect(reads.length).toBeGreaterThanOrEqual(5);
+      for (const read of reads) {
+        const pastTheHour = ms(read.startedAt) % HOUR;
+        expect(pastTheHour).toBeGreaterThanOrEqual(offsetMs);
+        expect(pastTheHour).toBeLessThan(offsetMs + 1000);
+      }
+    }
+    const description = await handle.query(describeQuery);
+    expect(description.spread).toEqual({ maxSeconds: 600, fraction });
+    for (const fire of description.recentFires) {
+      expect(ms(fire.plannedAt) % HOUR).toBe(offsetMs);
+      expect(ms(fire.startedAt) - ms(fire.plannedAt)).toBeLessThan(1000);
+    }
+    for (const object of description.objects) expect(ms(object.nextFireAt!) % HOUR).toBe(offsetMs);
   });
 
   it('runs one backfill first, then incremental scheduled reads', async () => {

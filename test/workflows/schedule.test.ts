@@ -1,7 +1,10 @@
 import {
   CronError,
   nextFireTime,
+  nextSpreadFireTime,
+  NO_SPREAD,
   ScheduleBook,
+  spreadFraction,
   upcomingFireTimes,
   validateCron,
   type DueRun,
@@ -430,5 +433,94 @@ describe('ScheduleBook', () => {
     expect(schedules.running()).toEqual(['contact']);
     // A running object wakes nobody: its finish does.
     expect(schedules.msUntilNextWake(at(6 * MINUTE))).toBeUndefined();
+  });
+});
+
+describe('spread fires', () => {
+  const SECOND = 1000;
+  const spread = (fraction: number, maxMs = 5 * MINUTE) => ({ maxMs, fraction });
+
+  it('fires each cron time plus the same fraction of the window, never more than half the gap', () => {
+    // Every 5 minutes: the window is capped at 2.5 minutes, so 0.5 of it is 75 s.
+    expect(nextSpreadFireTime('*/5 * * * *', t0, spread(0.5))?.toISOString()).toBe(
+      '2026-03-02T00:01:15.000Z',
+    );
+    // Hourly: the full 5-minute window applies.
+    expect(nextSpreadFireTime('0 * * * *', t0, spread(0.5))?.toISOString()).toBe('2026-03-02T00:02:30.000Z');
+    // No spread: exactly the cron time, as nextFireTime gives it.
+    expect(nextSpreadFireTime('0 * * * *', t0, NO_SPREAD)).toEqual(nextFireTime('0 * * * *', t0));
+    expect(nextSpreadFireTime('0 * * * *', t0, spread(0.99, 0))).toEqual(nextFireTime('0 * * * *', t0));
+  });
+
+  it("plans the current cron time's fire when its offset is still ahead", () => {
+    const half = spread(0.5);
+    // 00:01:00 is after the cron time 00:00 but before its fire at 00:01:15.
+    expect(nextSpreadFireTime('*/5 * * * *', at(MINUTE), half)?.toISOString()).toBe(
+      '2026-03-02T00:01:15.000Z',
+    );
+    // Strictly after: at the fire itself, the next is the following cron time's.
+    expect(nextSpreadFireTime('*/5 * * * *', at(75 * SECOND), half)?.toISOString()).toBe(
+      '2026-03-02T00:06:15.000Z',
+    );
+  });
+
+  it('keeps fires in cron order when gaps differ (9:00 and 9:10, then the next day)', () => {
+    const late = spread(0.9, HOUR);
+    const fires: string[] = [];
+    let after = t0;
+    for (let index = 0; index < 3; index++) {
+      const fire = nextSpreadFireTime('0,10 9 * * *', after, late)!;
+      fires.push(fire.toISOString());
+      after = fire;
+    }
+    // 9:00 + 0.9 × 5 min; 9:10 + 0.9 × 1 h (the gap to tomorrow is long); tomorrow 9:00 again.
+    expect(fires).toEqual([
+      '2026-03-02T09:04:30.000Z',
+      '2026-03-02T10:04:00.000Z',
+      '2026-03-03T09:04:30.000Z',
+    ]);
+  });
+
+  it('gives each installation a stable fraction, evenly spread over many installations', () => {
+    expect(spreadFraction('0b6f1f0e-7f7c-4c55-9b1b-0c2f7d4f6a10')).toBe(
+      spreadFraction('0b6f1f0e-7f7c-4c55-9b1b-0c2f7d4f6a10'),
+    );
+    const fractions = Array.from({ length: 1000 }, (_, index) => spreadFraction(`installation-${index}`));
+    expect(Math.min(...fractions)).toBeGreaterThanOrEqual(0);
+    expect(Math.max(...fractions)).toBeLessThan(1);
+    // Ten equal buckets each hold roughly a tenth.
+    const buckets = Array.from({ length: 10 }, () => 0);
+    for (const fraction of fractions) buckets[Math.floor(fraction * 10)]++;
+    for (const count of buckets) expect(count).toBeGreaterThan(60);
+  });
+
+  it('runs a spread book on its offsets: schedules, replans after a finish, and resumes', () => {
+    const schedules = new ScheduleBook(undefined, spread(0.2));
+    schedules.configure([{ objectName: 'contact', cron: '0 * * * *', backfill: false }], t0);
+    // 0.2 × 5 min = 60 s after each hour; a run of 90 s replans from its finish.
+    const runs = simulate(schedules, at(3 * HOUR), {
+      duration: () => 90 * SECOND,
+      actions: [
+        [at(HOUR + 30 * MINUTE), () => schedules.pause()],
+        [at(2 * HOUR + 30 * SECOND), (now) => schedules.resume(undefined, now)],
+      ],
+    });
+    expect(runs.map((run) => run.startedAt.toISOString())).toEqual([
+      '2026-03-02T00:01:00.000Z',
+      '2026-03-02T01:01:00.000Z',
+      // Paused at 01:30; resumed at 02:00:30, before 02:00's fire at 02:01:00: that fire still happens.
+      '2026-03-02T02:01:00.000Z',
+    ]);
+    expect(runs.every((run) => run.dueAt === run.startedAt.toISOString())).toBe(true);
+    expect(schedules.get('contact')?.nextFireAt).toBe('2026-03-02T03:01:00.000Z');
+  });
+
+  it('replans from the spread after a cron change, and carries no spread in its state', () => {
+    const schedules = new ScheduleBook(undefined, spread(0.5));
+    schedules.configure([{ objectName: 'contact', cron: '0 * * * *', backfill: false }], t0);
+    expect(schedules.get('contact')?.nextFireAt).toBe('2026-03-02T00:02:30.000Z');
+    schedules.configure([{ objectName: 'contact', cron: '30 * * * *', backfill: false }], at(MINUTE));
+    expect(schedules.get('contact')?.nextFireAt).toBe('2026-03-02T00:32:30.000Z');
+    expect(JSON.stringify(schedules.toJSON())).not.toContain('fraction');
   });
 });

@@ -81,6 +81,7 @@ export function installationStartOptions(
     installationId: identity.installationId,
     projectId: identity.projectId,
     config: message,
+    scheduleSpreadSeconds: config().scheduleSpreadSeconds,
   };
   return {
     workflowId: installationWorkflowId(identity.installationId),

@@ -85,14 +85,22 @@ export class InstallationHarness {
   /** Starts an installation workflow with the given read plan (and subscribe objects). */
   async startInstallation(
     reads: ReadObjectPlan[],
-    options: { subscribe?: InstallationConfigContent['subscribe']; maxIterations?: number } = {},
+    options: {
+      subscribe?: InstallationConfigContent['subscribe'];
+      maxIterations?: number;
+      scheduleSpreadSeconds?: number;
+      installationId?: string;
+    } = {},
   ): Promise<WorkflowHandle<typeof installationWorkflow>> {
-    const installationId = randomUUID();
+    const installationId = options.installationId ?? randomUUID();
     const input: InstallationWorkflowInput = {
       installationId,
       projectId: randomUUID(),
       config: configMessage(reads, { subscribe: options.subscribe }),
       ...(options.maxIterations !== undefined && { maxIterations: options.maxIterations }),
+      ...(options.scheduleSpreadSeconds !== undefined && {
+        scheduleSpreadSeconds: options.scheduleSpreadSeconds,
+      }),
     };
     return this.env.client.workflow.start<typeof installationWorkflow>('installationWorkflow', {
       workflowId: `installation/${installationId}`,
