@@ -2,13 +2,16 @@
  * `npm run bench:installations -- --count N`: how installation workflows scale.
  *
  * Starts its own stack (a fresh PostgreSQL database, a Temporal dev server, the API in this process,
- * the worker as a child process), creates N installations through the real API with bounded
- * concurrency, each reading three objects every minute, then measures:
+ * the worker as a child process with the production worker settings), creates N installations through
+ * the real API with bounded concurrency, each reading three objects on `--schedule` (by default every
+ * five minutes, the most frequent schedule the default config allows), then measures:
  * - creation throughput and p50/p99 latency of `POST .../installations`;
- * - schedule lateness: for every scheduled read in the observation window, workflow time at which the
- *   read started minus its planned cron fire (from the workflow's `describe` query);
- * - CPU (percent of one core) of worker, Temporal and API while reads fire every minute ("busy"), and
- *   once every installation is paused ("idle": N workflows waiting, nothing due);
+ * - schedule lateness: for every scheduled read of the cron times in the observation window, workflow
+ *   time at which the read started minus its planned fire (from the workflow's `describe` query), the
+ *   same against the read's operation row, and the start minus the plain cron time (the spread
+ *   included);
+ * - CPU (percent of one core) of worker, Temporal and API while reads fire ("busy"), and once every
+ *   installation is paused ("idle": N workflows waiting, nothing due);
  * - resident memory (VmRSS) of the worker and the Temporal server.
  * The read child is a stand-in that records its operation row and reads nothing (see
  * installation-workflows.ts). The last line printed is one JSON object with every figure.
@@ -23,7 +26,6 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 
 const MINUTE = 60_000;
-const EVERY_MINUTE = '* * * * *';
 const OBJECTS = ['contacts', 'companies', 'deals'];
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -104,9 +106,6 @@ async function runWorker(): Promise<void> {
     overrides: {
       workflowsPath: fileURLToPath(new URL('./installation-workflows.ts', import.meta.url)),
       activities,
-      // Enough slots for a minute boundary where every installation wakes at once.
-      maxConcurrentWorkflowTaskExecutions: 200,
-      maxConcurrentActivityTaskExecutions: 200,
     },
   });
   process.once('SIGTERM', () => worker.shutdown());
@@ -152,6 +151,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
       concurrency: { type: 'string', default: '16' },
       'idle-seconds': { type: 'string', default: '60' },
       'observe-minutes': { type: 'string', default: '3' },
+      schedule: { type: 'string', default: '*/5 * * * *' },
       role: { type: 'string' },
     },
     strict: true,
@@ -161,6 +161,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
   const concurrency = Number(values.concurrency);
   const idleSeconds = Number(values['idle-seconds']);
   const observeMinutes = Number(values['observe-minutes']);
+  const schedule = values.schedule;
   if (![count, concurrency, idleSeconds, observeMinutes].every((n) => Number.isInteger(n) && n > 0)) {
     throw new Error('--count, --concurrency, --idle-seconds and --observe-minutes take positive integers');
   }
@@ -177,6 +178,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
     DATABASE_URL: databaseUrl.toString(),
     TEMPORAL_ADDRESS: temporal.address,
     FERRY_TASK_QUEUE: `bench-${randomUUID().slice(0, 8)}`,
+    // The default schedule is the most frequent the default config allows; this admits `--schedule '* * * * *'`.
     FERRY_MIN_SCHEDULE_INTERVAL_SECONDS: '60',
     FERRY_ALLOW_PRIVATE_DESTINATIONS: 'true',
     FERRY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
@@ -235,7 +237,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
             objects: OBJECTS.map((objectName) => ({
               objectName,
               destination: 'hooks',
-              schedule: EVERY_MINUTE,
+              schedule,
             })),
           },
         },
@@ -249,7 +251,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
         objects: Object.fromEntries(
           OBJECTS.map((objectName) => [
             objectName,
-            { objectName, schedule: EVERY_MINUTE, destination: 'hooks', selectedFields: {} },
+            { objectName, schedule, destination: 'hooks', selectedFields: {} },
           ]),
         ),
       },
@@ -293,21 +295,45 @@ export async function benchInstallations(args: string[]): Promise<void> {
       `created ${installationIds.length} in ${createSeconds.toFixed(1)} s${failures.length ? `; failures: ${failures.slice(0, 3).join(' | ')}` : ''}`,
     );
 
-    // Observe whole minutes of every-minute fires, starting at the next minute boundary.
-    const observeFrom = Math.ceil(Date.now() / MINUTE) * MINUTE;
+    // Observe the fires of the cron times in a window that starts at the schedule's next cron time.
+    // Each fire comes its installation's spread offset after its cron time (FERRY_SCHEDULE_SPREAD_SECONDS).
+    const { nextFireTime, upcomingFireTimes } = await import('../workflows/schedule.js');
+    const { config } = await import('../src/config.js');
+    const spreadMs = config().scheduleSpreadSeconds * 1000;
+    const observeFrom = nextFireTime(schedule, new Date(Date.now() + 5000)).getTime();
     const observeUntil = observeFrom + observeMinutes * MINUTE;
-    say(`observing ${observeMinutes} minute(s) of fires from ${new Date(observeFrom).toISOString()}`);
+    const cronTimes = upcomingFireTimes(schedule, new Date(observeFrom - 1), 10_000)
+      .map((time) => time.getTime())
+      .filter((time) => time < observeUntil);
+    /** The cron time a planned fire belongs to: the latest one at or before it, within the spread. */
+    const cronTimeOf = (plannedAt: number) =>
+      cronTimes.findLast((time) => time <= plannedAt && plannedAt - time <= spreadMs);
+    say(
+      `observing ${cronTimes.length} cron time(s) per object from ${new Date(observeFrom).toISOString()}, each installation's fires up to ${spreadMs / 1000} s after them`,
+    );
     await sleep(observeFrom - Date.now() + 1000);
     const busyFrom = sampleCpu(workerPid, temporalPid);
-    await sleep(observeUntil - Date.now() + 15_000);
+    const lastCronTime = cronTimes.at(-1)!;
+    await sleep(Math.max(observeUntil, lastCronTime + spreadMs) - Date.now() + 10_000);
     const busy = cpuPercent(busyFrom, sampleCpu(workerPid, temporalPid));
     const busyWorkerRssMb = rssMb(workerPid);
+
+    // Pause before asking the workflows, so that the questions do not queue behind the next fires.
+    say('pausing every installation');
+    await eachLimited(installationIds, concurrency, async (id) => {
+      const response = await call(
+        'read',
+        'POST',
+        `${base}/integrations/${integration.body!.id}/installations/${id}:pause`,
+        {},
+      );
+      if (response.status !== 204) throw new Error(`pausing ${id} failed: ${response.status}`);
+    });
 
     const { temporalClient } = await import('../src/temporal/client.js');
     const { describeQuery } = await import('../workflows/installation-messages.js');
     const client = await temporalClient();
-    const lateness: number[] = [];
-    let missingFires = 0;
+    const fires: { operationId: string; cronTime: number; plannedAt: number; startedAt: number }[] = [];
     let unanswered = 0;
     await eachLimited(installationIds, 16, async (id) => {
       let view;
@@ -319,29 +345,43 @@ export async function benchInstallations(args: string[]): Promise<void> {
         if (!unanswered++) say(`describe of ${id} failed: ${(error as Error).message}`);
         return;
       }
-      const fires = view.recentFires.filter(
-        (fire) =>
-          fire.readType === 'scheduled' &&
-          Date.parse(fire.plannedAt) >= observeFrom &&
-          Date.parse(fire.plannedAt) < observeUntil,
-      );
-      missingFires += Math.max(0, observeMinutes * OBJECTS.length - fires.length);
-      for (const fire of fires) lateness.push(Date.parse(fire.startedAt) - Date.parse(fire.plannedAt));
+      for (const fire of view.recentFires) {
+        const plannedAt = Date.parse(fire.plannedAt);
+        const cronTime = cronTimeOf(plannedAt);
+        if (fire.readType !== 'scheduled' || cronTime === undefined) continue;
+        fires.push({
+          operationId: fire.operationId,
+          cronTime,
+          plannedAt,
+          startedAt: Date.parse(fire.startedAt),
+        });
+      }
     });
+    const missingFires = Math.max(
+      0,
+      (installationIds.length - unanswered) * OBJECTS.length * cronTimes.length - fires.length,
+    );
+    const lateness = fires.map((fire) => fire.startedAt - fire.plannedAt);
+    const afterCronTime = fires.map((fire) => fire.startedAt - fire.cronTime);
+    // The stricter figure: when the read itself began (its operation row), not when it was decided.
     const { OperationSchema } = await import('../src/db/entities/operation.js');
+    const readStarts = new Map(
+      (
+        await transaction((em) =>
+          em.find(
+            OperationSchema,
+            { id: { $in: fires.map((fire) => fire.operationId) } },
+            { fields: ['id', 'createTime'] },
+          ),
+        )
+      ).map((operation) => [operation.id, operation.createTime.getTime()]),
+    );
+    const readStartLateness = fires
+      .filter((fire) => readStarts.has(fire.operationId))
+      .map((fire) => readStarts.get(fire.operationId)! - fire.plannedAt);
     const operations = await transaction((em) => em.count(OperationSchema, { actionType: 'read' }));
 
-    say(`pausing every installation, then measuring ${idleSeconds} s of idle`);
-    await eachLimited(installationIds, concurrency, async (id) => {
-      const response = await call(
-        'read',
-        'POST',
-        `${base}/integrations/${integration.body!.id}/installations/${id}:pause`,
-        {},
-      );
-      if (response.status !== 204) throw new Error(`pausing ${id} failed: ${response.status}`);
-    });
-    await sleep(Math.max(0, Math.ceil(Date.now() / MINUTE) * MINUTE + 5000 - Date.now()));
+    say(`measuring ${idleSeconds} s of idle`);
     const idleFrom = sampleCpu(workerPid, temporalPid);
     await sleep(idleSeconds * 1000);
     const idle = cpuPercent(idleFrom, sampleCpu(workerPid, temporalPid));
@@ -354,8 +394,10 @@ export async function benchInstallations(args: string[]): Promise<void> {
       createP50Ms: Math.round(percentile(latencies, 50)),
       createP99Ms: Math.round(percentile(latencies, 99)),
       objectsPerInstallation: OBJECTS.length,
-      schedule: EVERY_MINUTE,
+      schedule,
       observedMinutes: observeMinutes,
+      firesPerObject: cronTimes.length,
+      scheduleSpreadSeconds: spreadMs / 1000,
       scheduledFires: lateness.length,
       missingFires,
       unansweredQueries: unanswered,
@@ -363,6 +405,10 @@ export async function benchInstallations(args: string[]): Promise<void> {
       scheduleLatenessP50Ms: Math.round(percentile(lateness, 50)),
       scheduleLatenessP99Ms: Math.round(percentile(lateness, 99)),
       scheduleLatenessMaxMs: Math.round(Math.max(0, ...lateness)),
+      startAfterCronTimeP50Ms: Math.round(percentile(afterCronTime, 50)),
+      startAfterCronTimeP99Ms: Math.round(percentile(afterCronTime, 99)),
+      readStartLatenessP50Ms: Math.round(percentile(readStartLateness, 50)),
+      readStartLatenessP99Ms: Math.round(percentile(readStartLateness, 99)),
       workerRssMb: rssMb(workerPid),
       workerRssBusyMb: busyWorkerRssMb,
       temporalRssMb: rssMb(temporalPid),
