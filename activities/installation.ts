@@ -7,10 +7,10 @@ import {
   type Installation,
 } from '../src/db/entities/installation.js';
 import { SubscriptionSchema } from '../src/db/entities/subscription.js';
-import { OperationSchema } from '../src/db/entities/operation.js';
 import { em as newEntityManager, transaction } from '../src/db/orm.js';
 import { connectionTarget } from '../src/domain/credentials.js';
 import { recordEvent } from '../src/domain/events.js';
+import { failTriggeredReads } from '../src/domain/reads/finish.js';
 import { installationEventFields } from '../src/domain/installations/event-data.js';
 import { connectorFor, type Connector, type RecordChangeType } from '../src/providers/connector.js';
 import { CapabilityNotSupportedError, ProviderError } from '../src/providers/errors.js';
@@ -64,18 +64,12 @@ export async function objectsNeedingBackfill(input: {
   return input.objectNames.filter((name) => !doneNames.has(name));
 }
 
-/** Fails triggered reads that will never run, so their operations do not stay `in_progress`. */
+/** Fails triggered reads that will never run (`read.triggered.error`), so their operations do not stay `in_progress`. */
 export async function abandonTriggeredReads(input: {
   operationIds: string[];
   reason: string;
 }): Promise<void> {
-  await transaction(async (em) => {
-    await em.nativeUpdate(
-      OperationSchema,
-      { id: { $in: input.operationIds }, status: 'in_progress' },
-      { status: 'failure', result: input.reason, updateTime: new Date() },
-    );
-  });
+  await failTriggeredReads(input.operationIds, input.reason);
 }
 
 /** `read.schedule.paused`: an object stopped itself after repeated authentication failures. */

@@ -200,6 +200,56 @@ describe('the installation workflow, through the API', () => {
     );
   });
 
+  it('fails a queued triggered read whose object leaves the config, with read.triggered.error', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await install(stack, fixture, groupRef);
+    const integrationPath = `/projects/${stack.project.name}/integrations/${fixture.integrationId}`;
+    // While the object is paused, its triggered read waits in the workflow's queue.
+    const paused = await stack.read('POST', `${integrationPath}/installations/${created.id}:pause`, {
+      body: { objects: ['contacts'] },
+    });
+    expect(paused.status).toBe(204);
+    const triggered = await stack.read('POST', `${integrationPath}/objects/contacts`, {
+      body: { groupRef, mode: 'async', sinceTimestamp: '2026-01-01T00:00:00.000Z' },
+    });
+    expect(triggered.status).toBe(201);
+    const { operationId } = triggered.body as { operationId: string };
+    await eventually(async () => {
+      const view = await handleOf(created.id).query(describeQuery);
+      return view.objects.find((object) => object.objectName === 'contacts')?.queuedTriggers === 1;
+    });
+
+    const patched = await stack.api('PATCH', `${fixture.base}/${created.id}`, {
+      body: {
+        updateMask: ['config.content.read.objects'],
+        installation: { config: { content: { read: { objects: {} } } } },
+      },
+    });
+    expect(patched.status).toBe(200);
+    const reason = 'The object is not read by this installation (any more).';
+    const operation = await eventually(() =>
+      transaction((em) => em.findOne(OperationSchema, { id: operationId, status: 'failure' })).then(
+        (row) => row ?? undefined,
+      ),
+    );
+    expect(operation.result).toBe(reason);
+    const [event] = (await events(stack.project.id, 'read.triggered.error')).filter(
+      (data) => data.operationId === operationId,
+    );
+    expect(event).toMatchObject({
+      operationId,
+      installationId: created.id,
+      objectName: 'contacts',
+      groupRef,
+      fromTimestamp: '2026-01-01T00:00:00.000Z',
+      untilTimestamp: null,
+      error: reason,
+    });
+    const logs = await stack.api('GET', `/projects/${stack.project.name}/operations/${operationId}/logs`);
+    expect(logs.status).toBe(200);
+    expect(JSON.stringify(logs.body)).toContain(reason);
+  });
+
   it('creates, changes and removes the provider subscription as the subscribe config changes', async () => {
     const { groupRef } = await connectGroup(stack);
     const created = await install(stack, fixture, groupRef, {

@@ -151,3 +151,40 @@ export async function finishRead(input: FinishReadInput): Promise<FinishedRead> 
     return { status: input.status, recordsProcessed: records, result };
   });
 }
+
+/**
+ * Ends triggered reads that will never run (their object left the installation's config): each
+ * operation fails with the reason, logs it and emits `read.triggered.error`, as a read that ran and
+ * failed would. Operations that already ended are left alone, so a retried call changes nothing.
+ */
+export async function failTriggeredReads(operationIds: readonly string[], reason: string): Promise<void> {
+  if (!operationIds.length) return;
+  const em = await newEntityManager();
+  await em.transactional(async (tx) => {
+    const operations = await tx.find(OperationSchema, {
+      id: { $in: [...operationIds] },
+      status: 'in_progress',
+    });
+    for (const operation of operations) {
+      Object.assign(operation, { status: 'failure', result: reason, updateTime: new Date() });
+      const installation =
+        operation.installationId && (await tx.findOne(InstallationSchema, { id: operation.installationId }));
+      if (!installation) continue;
+      const [objectName] = (operation.metadata.objects as string[] | undefined) ?? [];
+      const requested = (operation.metadata.requested ?? {}) as {
+        sinceTimestamp?: string;
+        untilTimestamp?: string;
+      };
+      recordEvent(tx, installation.projectId, 'read.triggered.error', {
+        ...(await eventBase(tx, installation, undefined, objectName)),
+        operationId: operation.id,
+        fromTimestamp: requested.sinceTimestamp ?? null,
+        untilTimestamp: requested.untilTimestamp ?? null,
+        error: reason,
+      });
+      appendLogs(tx, installation.projectId, operation.id, [
+        { severity: 'ERROR', msg: reason, error: reason },
+      ]);
+    }
+  });
+}
