@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import Type from 'typebox';
 import { ProblemError } from './problem.js';
 import { defineRoute } from './route.js';
-import { ProjectPathParams } from '../schemas/common.js';
+import { ProjectIdOrName, ProjectPathParams } from '../schemas/common.js';
 import {
   ApiKeySchema,
   CreateApiKeyBody,
@@ -15,7 +15,7 @@ import { applyUpdateMask } from '../domain/update-mask.js';
 import { isUuid } from './auth.js';
 
 const ApiKeyParams = Type.Object({
-  projectIdOrName: Type.String({ minLength: 1 }),
+  projectIdOrName: ProjectIdOrName,
   apiKeyId: Type.String({ minLength: 1 }),
 });
 

@@ -4,9 +4,10 @@ export const Uuid = Type.String({ format: 'uuid', description: 'A UUID.' });
 export const DateTime = Type.String({ format: 'date-time', description: 'An ISO 8601 timestamp.' });
 export const NonEmptyString = Type.String({ minLength: 1 });
 
-export const ProjectPathParams = Type.Object({
-  projectIdOrName: Type.String({ minLength: 1, description: 'The project ID or name.' }),
-});
+/** The `{projectIdOrName}` segment every project-scoped path starts with. */
+export const ProjectIdOrName = Type.String({ minLength: 1, description: 'The project ID or name.' });
+
+export const ProjectPathParams = Type.Object({ projectIdOrName: ProjectIdOrName });
 
 /** `updateMask` names the fields a PATCH changes; nothing else is touched. */
 export const UpdateMask = Type.Array(Type.String({ minLength: 1 }), {

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, UpdateMask, Uuid } from './common.js';
+import { DateTime, ProjectIdOrName, UpdateMask, Uuid } from './common.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -80,7 +80,7 @@ export const UpdateDestinationBody = Type.Object(
 );
 
 export const DestinationParams = Type.Object({
-  projectIdOrName: Type.String({ minLength: 1 }),
+  projectIdOrName: ProjectIdOrName,
   destinationNameOrId: Type.String({ minLength: 1, description: 'The destination’s name or ID.' }),
 });
 

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, Uuid } from './common.js';
+import { DateTime, ProjectIdOrName, Uuid } from './common.js';
 import { IntegrationContentSchema, ReadObjectSchema, WriteObjectSchema } from './integration-content.js';
 import { FieldMetadataSchema } from './object-metadata.js';
 
@@ -49,7 +49,7 @@ export const HydratedRevisionSchema = Type.Object(
 export type HydratedRevisionView = Static<typeof HydratedRevisionSchema>;
 
 export const HydrateParams = Type.Object({
-  projectIdOrName: Type.String({ minLength: 1 }),
+  projectIdOrName: ProjectIdOrName,
   integrationIdOrName: Type.String({ minLength: 1, description: 'The integration ID or name.' }),
   revisionId: Type.String({ minLength: 1 }),
 });

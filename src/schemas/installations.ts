@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { BackfillSchema } from './integration-content.js';
-import { DateTime, UpdateMask, Uuid } from './common.js';
+import { DateTime, ProjectIdOrName, UpdateMask, Uuid } from './common.js';
 import { ConnectionSchema, GroupSchema } from './connections.js';
 
 const strict = { additionalProperties: false } as const;
@@ -151,12 +151,12 @@ export const GroupRefQuery = Type.Object({
 });
 
 export const IntegrationInstallationsParams = Type.Object({
-  projectIdOrName: Type.String({ minLength: 1 }),
+  projectIdOrName: ProjectIdOrName,
   integrationId: Type.String({ minLength: 1, description: 'The integration ID or name.' }),
 });
 
 export const InstallationParams = Type.Object({
-  projectIdOrName: Type.String({ minLength: 1 }),
+  projectIdOrName: ProjectIdOrName,
   integrationId: Type.String({ minLength: 1, description: 'The integration ID or name.' }),
   installationId: Type.String({ minLength: 1 }),
 });
@@ -184,7 +184,7 @@ export const UpdateInstallationBody = Type.Object(
 );
 
 export const ConfigContentParams = Type.Object({
-  projectIdOrName: Type.String({ minLength: 1 }),
+  projectIdOrName: ProjectIdOrName,
   integrationId: Type.String({ minLength: 1, description: 'The integration ID or name.' }),
   objectName: ObjectName,
 });

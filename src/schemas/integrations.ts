@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, Uuid } from './common.js';
+import { DateTime, ProjectIdOrName, Uuid } from './common.js';
 import { IntegrationContentSchema, IntegrationName } from './integration-content.js';
 
 export const RevisionSchema = Type.Object({
@@ -55,6 +55,6 @@ export const BatchResultSchema = Type.Object({
 });
 
 export const IntegrationParams = Type.Object({
-  projectIdOrName: Type.String({ minLength: 1 }),
+  projectIdOrName: ProjectIdOrName,
   integrationIdOrName: Type.String({ minLength: 1, description: 'The integration ID or name.' }),
 });

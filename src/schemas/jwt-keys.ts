@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, UpdateMask, Uuid } from './common.js';
+import { DateTime, ProjectIdOrName, UpdateMask, Uuid } from './common.js';
 
 const Label = Type.String({ minLength: 1, maxLength: 200, description: 'A human-readable name.' });
 
@@ -47,6 +47,6 @@ export const JwtKeyListQuery = Type.Object({
 });
 
 export const JwtKeyParams = Type.Object({
-  projectIdOrName: Type.String({ minLength: 1 }),
+  projectIdOrName: ProjectIdOrName,
   keyId: Type.String({ minLength: 1, description: 'The JWT key ID.' }),
 });

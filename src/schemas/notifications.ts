@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { eventTypes } from '../domain/events.js';
-import { DateTime, PaginationQuery, Uuid } from './common.js';
+import { DateTime, PaginationQuery, ProjectIdOrName, Uuid } from './common.js';
 
 export const EventTypeSchema = Type.Enum([...eventTypes], {
   description: 'A notification event type (spec: Events).',
@@ -28,7 +28,7 @@ export const EventTopicRouteQuery = Type.Object({
 });
 
 export const EventTopicRouteParams = Type.Object({
-  projectIdOrName: Type.String({ minLength: 1 }),
+  projectIdOrName: ProjectIdOrName,
   routeId: Type.String({ minLength: 1, description: 'The route ID.' }),
 });
 

@@ -1,11 +1,12 @@
 import Type, { type Static } from 'typebox';
+import { ProjectIdOrName } from './common.js';
 import { ConsumerRef, GroupRef, ProviderMetadataInput, ProviderWorkspaceRef } from './connections.js';
 
 const DisplayName = Type.String({ minLength: 1, maxLength: 255 });
 
 export const OAuthConnectBody = Type.Object(
   {
-    projectIdOrName: Type.String({ minLength: 1 }),
+    projectIdOrName: ProjectIdOrName,
     provider: Type.String({ minLength: 1 }),
     groupRef: GroupRef,
     consumerRef: ConsumerRef,

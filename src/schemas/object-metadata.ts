@@ -1,4 +1,5 @@
 import Type, { type Static } from 'typebox';
+import { ProjectIdOrName } from './common.js';
 import { valueTypes } from '../providers/connector.js';
 
 /** One field of a provider object: the spec's `allFieldsMetadata` entry. */
@@ -47,7 +48,7 @@ export const ObjectMetadataQuery = Type.Object({
 });
 
 export const ProviderObjectParams = Type.Object({
-  projectIdOrName: Type.String({ minLength: 1 }),
+  projectIdOrName: ProjectIdOrName,
   provider: Type.String({ minLength: 1, description: 'A provider name from the catalog.' }),
   objectName: Type.String({
     minLength: 1,
@@ -56,7 +57,7 @@ export const ProviderObjectParams = Type.Object({
 });
 
 export const IntegrationObjectParams = Type.Object({
-  projectIdOrName: Type.String({ minLength: 1 }),
+  projectIdOrName: ProjectIdOrName,
   integrationIdOrName: Type.String({ minLength: 1, description: 'The integration ID or name.' }),
   objectName: Type.String({
     minLength: 1,
@@ -65,12 +66,12 @@ export const IntegrationObjectParams = Type.Object({
 });
 
 export const ProviderParams = Type.Object({
-  projectIdOrName: Type.String({ minLength: 1 }),
+  projectIdOrName: ProjectIdOrName,
   provider: Type.String({ minLength: 1, description: 'A provider name from the catalog.' }),
 });
 
 export const IntegrationParams = Type.Object({
-  projectIdOrName: Type.String({ minLength: 1 }),
+  projectIdOrName: ProjectIdOrName,
   integrationIdOrName: Type.String({ minLength: 1, description: 'The integration ID or name.' }),
 });
 

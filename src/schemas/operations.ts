@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, Paginated, PaginationQuery, Uuid } from './common.js';
+import { DateTime, Paginated, PaginationQuery, ProjectIdOrName, Uuid } from './common.js';
 
 export const OperationProgressSchema = Type.Object({
   installationId: Uuid,
@@ -43,13 +43,13 @@ export const OperationLogSchema = Type.Object({
 export type OperationLogView = Static<typeof OperationLogSchema>;
 
 export const InstallationOperationsParams = Type.Object({
-  projectIdOrName: Type.String({ minLength: 1 }),
+  projectIdOrName: ProjectIdOrName,
   integrationId: Type.String({ minLength: 1, description: 'The integration’s ID or name.' }),
   installationId: Type.String({ minLength: 1 }),
 });
 
 export const OperationParams = Type.Object({
-  projectIdOrName: Type.String({ minLength: 1 }),
+  projectIdOrName: ProjectIdOrName,
   operationId: Type.String({ minLength: 1 }),
 });
 

@@ -1,10 +1,10 @@
 import Type from 'typebox';
-import { DateTime, Uuid } from './common.js';
+import { DateTime, ProjectIdOrName, Uuid } from './common.js';
 
 const strict = { additionalProperties: false } as const;
 
 export const ReadObjectParams = Type.Object({
-  projectIdOrName: Type.String({ minLength: 1 }),
+  projectIdOrName: ProjectIdOrName,
   integrationId: Type.String({ minLength: 1, description: 'The integration’s ID or name.' }),
   objectName: Type.String({ minLength: 1, maxLength: 200 }),
 });
@@ -49,7 +49,7 @@ export const DeliverResultsBody = Type.Object(
 );
 
 export const BackfillProgressParams = Type.Object({
-  projectIdOrName: Type.String({ minLength: 1 }),
+  projectIdOrName: ProjectIdOrName,
   integrationId: Type.String({ minLength: 1, description: 'The integration’s ID or name.' }),
   installationId: Type.String({ minLength: 1 }),
   objectName: Type.String({ minLength: 1, maxLength: 200 }),

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, UpdateMask, Uuid } from './common.js';
+import { DateTime, ProjectIdOrName, UpdateMask, Uuid } from './common.js';
 
 const TopicName = Type.String({
   minLength: 1,
@@ -28,6 +28,6 @@ export const UpdateTopicBody = Type.Object(
 );
 
 export const TopicParams = Type.Object({
-  projectIdOrName: Type.String({ minLength: 1 }),
+  projectIdOrName: ProjectIdOrName,
   topicId: Type.String({ minLength: 1, description: 'The topic ID.' }),
 });

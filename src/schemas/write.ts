@@ -1,10 +1,10 @@
 import Type, { type Static } from 'typebox';
-import { Uuid } from './common.js';
+import { ProjectIdOrName, Uuid } from './common.js';
 
 const strict = { additionalProperties: false } as const;
 
 export const WriteParams = Type.Object({
-  projectIdOrName: Type.String({ minLength: 1 }),
+  projectIdOrName: ProjectIdOrName,
   integrationId: Type.String({ minLength: 1, description: 'The integration’s ID or name.' }),
   objectName: Type.String({
     minLength: 1,
