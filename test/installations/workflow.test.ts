@@ -17,6 +17,7 @@ import {
 } from '../../src/temporal/search-attributes.js';
 import { reconcileInstallations } from '../../src/cli/reconcile.js';
 import { spreadFraction } from '../../workflows/schedule.js';
+import { failTriggeredReads } from '../../src/domain/reads/finish.js';
 import {
   describeQuery,
   pauseSignal,
@@ -248,6 +249,12 @@ describe('the installation workflow, through the API', () => {
     const logs = await stack.api('GET', `/projects/${stack.project.name}/operations/${operationId}/logs`);
     expect(logs.status).toBe(200);
     expect(JSON.stringify(logs.body)).toContain(reason);
+    // A retried activity finds the operation ended and records nothing twice.
+    await failTriggeredReads([operationId], reason);
+    const again = (await events(stack.project.id, 'read.triggered.error')).filter(
+      (data) => data.operationId === operationId,
+    );
+    expect(again).toHaveLength(1);
   });
 
   it('creates, changes and removes the provider subscription as the subscribe config changes', async () => {
