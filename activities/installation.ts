@@ -2,11 +2,11 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { config } from '../src/config.js';
 import { encryptSecret } from '../src/crypto/secrets.js';
 import {
-  InstallationSchema,
-  ReadWatermarkSchema,
+  InstallationEntity,
+  ReadWatermarkEntity,
   type Installation,
 } from '../src/db/entities/installation.js';
-import { SubscriptionSchema } from '../src/db/entities/subscription.js';
+import { SubscriptionEntity } from '../src/db/entities/subscription.js';
 import { em as newEntityManager, transaction } from '../src/db/orm.js';
 import { connectionTarget } from '../src/domain/credentials.js';
 import { recordEvent } from '../src/domain/events.js';
@@ -30,7 +30,7 @@ const COMMIT_WAIT_MS = 3000;
 async function requireInstallation(installationId: string, waitMs = 0): Promise<Installation> {
   const deadline = Date.now() + waitMs;
   for (;;) {
-    const installation = await (await newEntityManager()).findOne(InstallationSchema, { id: installationId });
+    const installation = await (await newEntityManager()).findOne(InstallationEntity, { id: installationId });
     if (installation) return installation;
     if (Date.now() >= deadline) {
       throw ApplicationFailure.retryable(
@@ -55,7 +55,7 @@ export async function objectsNeedingBackfill(input: {
   if (!input.objectNames.length) return [];
   const done = await (
     await newEntityManager()
-  ).find(ReadWatermarkSchema, {
+  ).find(ReadWatermarkEntity, {
     installationId: input.installationId,
     objectName: { $in: input.objectNames },
     backfillDone: true,
@@ -79,7 +79,7 @@ export async function recordSchedulePaused(input: {
   note: string;
 }): Promise<void> {
   await transaction(async (em) => {
-    const installation = await em.findOne(InstallationSchema, { id: input.installationId });
+    const installation = await em.findOne(InstallationEntity, { id: input.installationId });
     if (!installation) return;
     recordEvent(em, installation.projectId, 'read.schedule.paused', {
       ...(await installationEventFields(em, installation)),
@@ -117,7 +117,7 @@ async function upsertSubscription(
 ): Promise<string> {
   const existing = await (
     await newEntityManager()
-  ).findOne(SubscriptionSchema, {
+  ).findOne(SubscriptionEntity, {
     installationId: installation.id,
     objectName: upsert.objectName,
   });
@@ -132,8 +132,8 @@ async function upsertSubscription(
     : await connector.subscribe(request);
   await transaction(async (em) => {
     const row =
-      (await em.findOne(SubscriptionSchema, { id: subscriptionId })) ??
-      em.create(SubscriptionSchema, {
+      (await em.findOne(SubscriptionEntity, { id: subscriptionId })) ??
+      em.create(SubscriptionEntity, {
         id: subscriptionId,
         projectId: installation.projectId,
         installationId: installation.id,
@@ -152,11 +152,11 @@ async function upsertSubscription(
 }
 
 async function removeSubscription(connector: Connector, subscriptionId: string): Promise<void> {
-  const row = await (await newEntityManager()).findOne(SubscriptionSchema, { id: subscriptionId });
+  const row = await (await newEntityManager()).findOne(SubscriptionEntity, { id: subscriptionId });
   if (!row) return;
   await connector.deleteSubscription(row.providerSubscriptionId);
   await transaction(async (em) => {
-    await em.nativeDelete(SubscriptionSchema, { id: subscriptionId });
+    await em.nativeDelete(SubscriptionEntity, { id: subscriptionId });
   });
 }
 
@@ -198,7 +198,7 @@ export async function recordSubscriptionFailure(input: {
   error: string;
 }): Promise<void> {
   await transaction(async (em) => {
-    const installation = await em.findOne(InstallationSchema, { id: input.installationId });
+    const installation = await em.findOne(InstallationEntity, { id: input.installationId });
     if (!installation) return;
     recordEvent(em, installation.projectId, `subscribe.${input.action}.error`, {
       ...(await installationEventFields(em, installation)),

@@ -1,6 +1,6 @@
 import { config } from '../src/config.js';
 import { em } from '../src/db/orm.js';
-import { NotificationEventSchema } from '../src/db/entities/event.js';
+import { NotificationEventEntity } from '../src/db/entities/event.js';
 import { attemptDelivery, type DeliveryAttemptResult } from '../src/domain/destination-delivery.js';
 import { nextAttemptDelay } from '../src/delivery/retry-schedule.js';
 import { notificationBody, notificationDeliveryMessageId } from '../src/notifications/message.js';
@@ -27,7 +27,7 @@ export async function deliverNotificationAttempt(
 ): Promise<NotificationAttemptOutcome> {
   const event = await (
     await em()
-  ).findOne(NotificationEventSchema, { id: input.eventId, projectId: input.projectId });
+  ).findOne(NotificationEventEntity, { id: input.eventId, projectId: input.projectId });
   if (!event)
     return { delivered: false, retryable: false, disabled: false, error: 'the event no longer exists' };
   const result = await attemptDelivery({

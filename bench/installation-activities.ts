@@ -1,6 +1,6 @@
 import { transaction } from '../src/db/orm.js';
-import { InstallationSchema } from '../src/db/entities/installation.js';
-import { OperationSchema } from '../src/db/entities/operation.js';
+import { InstallationEntity } from '../src/db/entities/installation.js';
+import { OperationEntity } from '../src/db/entities/operation.js';
 import type { ReadObjectInput } from '../workflows/read.js';
 
 /** The installation workflow's real activities, plus the bench read's one. */
@@ -9,10 +9,10 @@ export * from '../activities/installation.js';
 /** Records the read as a finished operation, as a real read would, without calling a provider. */
 export async function recordBenchRead(input: ReadObjectInput): Promise<void> {
   await transaction(async (em) => {
-    const installation = await em.findOneOrFail(InstallationSchema, { id: input.installationId });
-    if (await em.count(OperationSchema, { id: input.operationId })) return;
+    const installation = await em.findOneOrFail(InstallationEntity, { id: input.installationId });
+    if (await em.count(OperationEntity, { id: input.operationId })) return;
     const now = new Date();
-    em.create(OperationSchema, {
+    em.create(OperationEntity, {
       id: input.operationId,
       projectId: installation.projectId,
       integrationId: installation.integrationId,

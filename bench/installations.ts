@@ -364,12 +364,12 @@ export async function benchInstallations(args: string[]): Promise<void> {
     const lateness = fires.map((fire) => fire.startedAt - fire.plannedAt);
     const afterCronTime = fires.map((fire) => fire.startedAt - fire.cronTime);
     // The stricter figure: when the read itself began (its operation row), not when it was decided.
-    const { OperationSchema } = await import('../src/db/entities/operation.js');
+    const { OperationEntity } = await import('../src/db/entities/operation.js');
     const readStarts = new Map(
       (
         await transaction((em) =>
           em.find(
-            OperationSchema,
+            OperationEntity,
             { id: { $in: fires.map((fire) => fire.operationId) } },
             { fields: ['id', 'createTime'] },
           ),
@@ -379,7 +379,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
     const readStartLateness = fires
       .filter((fire) => readStarts.has(fire.operationId))
       .map((fire) => readStarts.get(fire.operationId)! - fire.plannedAt);
-    const operations = await transaction((em) => em.count(OperationSchema, { actionType: 'read' }));
+    const operations = await transaction((em) => em.count(OperationEntity, { actionType: 'read' }));
 
     say(`measuring ${idleSeconds} s of idle`);
     const idleFrom = sampleCpu(workerPid, temporalPid);

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import Type from 'typebox';
-import { ProblemError } from './problem.js';
+import { ProblemError } from '../core/problem.js';
 import { defineRoute } from './route.js';
 import { ProjectIdOrName, ProjectPathParams } from '../schemas/common.js';
 import {
@@ -9,10 +9,10 @@ import {
   CreatedApiKeySchema,
   UpdateApiKeyBody,
 } from '../schemas/projects.js';
-import { ApiKeySchema as ApiKeyEntity } from '../db/entities/project.js';
+import { ApiKeyEntity } from '../db/entities/project.js';
 import { apiKeyView, createApiKey } from '../domain/projects.js';
 import { applyUpdateMask } from '../domain/update-mask.js';
-import { isUuid } from './auth.js';
+import { isUuid } from '../core/ids.js';
 
 const ApiKeyParams = Type.Object({
   projectIdOrName: ProjectIdOrName,

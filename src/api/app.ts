@@ -4,15 +4,16 @@ import { bodyParser } from '@koa/bodyparser';
 import cors from '@koa/cors';
 import { config } from '../config.js';
 import { em as newEntityManager } from '../db/orm.js';
-import { authenticate, registerBearerVerifier, resolveProject } from './auth.js';
+import { authenticate, registerBearerVerifier } from './auth.js';
+import { resolveProject } from '../domain/project-access.js';
 import { verifyBuilderToken } from '../domain/builder-tokens.js';
 import { verifyProjectJwt } from '../domain/project-jwt.js';
 import { accessLog, problems, requestId, requireJsonBody } from './middleware.js';
 import { buildOpenApiDocument, referencePage } from './openapi.js';
-import { ProblemError } from './problem.js';
+import { ProblemError } from '../core/problem.js';
 import { toKoaPath, type HandlerContext, type Host, type RouteDefinition } from './route.js';
 import { allRoutes } from './routes.js';
-import { parseStringParams, parseWith } from './validation.js';
+import { parseStringParams, parseWith } from '../core/validation.js';
 import type { Project } from '../db/entities/project.js';
 
 function hostsOf(route: RouteDefinition): Host[] {

@@ -1,17 +1,10 @@
 import type { Context } from 'koa';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ApiKeySchema, ProjectSchema, type Project } from '../db/entities/project.js';
-import { OrgMembershipSchema } from '../db/entities/org.js';
+import { ApiKeyEntity } from '../db/entities/project.js';
+import type { Principal } from '../core/principal.js';
 import { hashToken } from '../crypto/secrets.js';
-import { ProblemError } from './problem.js';
+import { ProblemError } from '../core/problem.js';
 import type { AuthScheme } from './route.js';
-
-export type Principal =
-  | { kind: 'apiKey'; projectId: string; apiKeyId: string }
-  | { kind: 'builder'; builderId: string; email: string }
-  /** A token minted by the builder's backend and signed with one of the project's JWT keys. */
-  | { kind: 'projectJwt'; projectId: string; keyId: string; subject?: string }
-  | { kind: 'anonymous' };
 
 /**
  * Bearer tokens are checked by verifiers registered at start-up (builder tokens, project JWT keys);
@@ -26,12 +19,12 @@ export function registerBearerVerifier(verifier: BearerVerifier): void {
 }
 
 async function authenticateApiKey(key: string, em: EntityManager): Promise<Principal> {
-  const apiKey = await em.findOne(ApiKeySchema, { keyHash: hashToken(key), active: true });
+  const apiKey = await em.findOne(ApiKeyEntity, { keyHash: hashToken(key), active: true });
   if (!apiKey) throw ProblemError.unauthorized('The API key is not valid.');
   // Once a minute at most, so busy keys do not turn every request into a write.
   const now = Date.now();
   if (!apiKey.lastUsedTime || now - apiKey.lastUsedTime.getTime() > 60_000) {
-    await em.nativeUpdate(ApiKeySchema, { id: apiKey.id }, { lastUsedTime: new Date(now) });
+    await em.nativeUpdate(ApiKeyEntity, { id: apiKey.id }, { lastUsedTime: new Date(now) });
   }
   return { kind: 'apiKey', projectId: apiKey.projectId, apiKeyId: apiKey.id };
 }
@@ -85,49 +78,4 @@ export async function authenticate(
       ? 'Send an API key in the X-Api-Key header.'
       : 'Send a bearer token in the Authorization header.',
   );
-}
-
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(value: string): boolean {
-  return uuidPattern.test(value);
-}
-
-export async function findProject(em: EntityManager, idOrName: string): Promise<Project | null> {
-  return em.findOne(
-    ProjectSchema,
-    isUuid(idOrName) ? { $or: [{ id: idOrName }, { name: idOrName }] } : { name: idOrName },
-  );
-}
-
-/** Whether the caller may act on the project; the answer for "no" is a 404, never a 403. */
-export async function canAccessProject(
-  principal: Principal,
-  project: Project,
-  em: EntityManager,
-): Promise<boolean> {
-  switch (principal.kind) {
-    case 'apiKey':
-    case 'projectJwt':
-      return principal.projectId === project.id;
-    case 'builder':
-      return (
-        (await em.count(OrgMembershipSchema, { orgId: project.orgId, builderId: principal.builderId })) > 0
-      );
-    default:
-      return false;
-  }
-}
-
-/** Loads `{projectIdOrName}` and hides projects the caller cannot see behind the same 404 as missing ones. */
-export async function resolveProject(
-  principal: Principal,
-  idOrName: string,
-  em: EntityManager,
-): Promise<Project> {
-  const project = await findProject(em, idOrName);
-  if (!project || !(await canAccessProject(principal, project, em))) {
-    throw ProblemError.notFound(`Project "${idOrName}" was not found.`);
-  }
-  return project;
 }

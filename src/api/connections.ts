@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { defineRoute } from './route.js';
-import { ProblemError } from './problem.js';
+import { ProblemError } from '../core/problem.js';
 import { ProjectPathParams } from '../schemas/common.js';
 import {
   ConnectionParams,

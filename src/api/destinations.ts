@@ -8,7 +8,7 @@ import {
   GetDestinationQuery,
   UpdateDestinationBody,
 } from '../schemas/destinations.js';
-import { DestinationSchema as DestinationEntity } from '../db/entities/operation.js';
+import { DestinationEntity } from '../db/entities/operation.js';
 import {
   createDestination,
   destinationView,

@@ -1,10 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { defineRoute } from './route.js';
-import { ProblemError } from './problem.js';
+import { ProblemError } from '../core/problem.js';
 import { ConfigContentParams, ConfigContentPatchBody, InstallationSchema } from '../schemas/installations.js';
-import { GroupSchema } from '../db/entities/connection.js';
-import { InstallationSchema as InstallationEntity, type Installation } from '../db/entities/installation.js';
-import { RevisionSchema, type Integration } from '../db/entities/integration.js';
+import { GroupEntity } from '../db/entities/connection.js';
+import { InstallationEntity, type Installation } from '../db/entities/installation.js';
+import { RevisionEntity, type Integration } from '../db/entities/integration.js';
 import { findIntegration } from '../domain/integrations.js';
 import { changeInstallationConfig, findInstallation } from '../domain/installations/installations.js';
 import { manifestObjectNames } from '../domain/installations/config-validation.js';
@@ -32,7 +32,7 @@ async function targetInstallation(
     installation = await findInstallation(em, projectId, body.installationId, integration.id);
   }
   if (body.groupRef !== undefined) {
-    const group = await em.findOne(GroupSchema, { projectId, groupRef: body.groupRef });
+    const group = await em.findOne(GroupEntity, { projectId, groupRef: body.groupRef });
     const byGroup =
       group && (await em.findOne(InstallationEntity, { integrationId: integration.id, groupId: group.id }));
     if (!byGroup) {
@@ -72,7 +72,7 @@ export const configContentRoutes = [
       const integration = await findIntegration(em, project.id, params.integrationId);
       const installation = await targetInstallation(em, project.id, integration, body);
       const config = await currentConfig(em, installation);
-      const revision = await em.findOneOrFail(RevisionSchema, { id: config.revisionId });
+      const revision = await em.findOneOrFail(RevisionEntity, { id: config.revisionId });
       const declared = manifestObjectNames(revision.content, body.action);
       if (!declared.includes(params.objectName)) {
         throw ProblemError.invalid([

@@ -1,5 +1,5 @@
 import { defineRoute, type RouteDefinition } from './route.js';
-import { ProblemError } from './problem.js';
+import { ProblemError } from '../core/problem.js';
 import { InstallationParams, PauseBody } from '../schemas/installations.js';
 import { findIntegration } from '../domain/integrations.js';
 import { findInstallation, plannedReadObjects } from '../domain/installations/installations.js';

@@ -10,10 +10,7 @@ import {
   RevisionSchema,
   SourceYamlBody,
 } from '../schemas/integrations.js';
-import {
-  IntegrationSchema as IntegrationEntity,
-  RevisionSchema as RevisionEntity,
-} from '../db/entities/integration.js';
+import { IntegrationEntity, RevisionEntity } from '../db/entities/integration.js';
 import {
   addRevision,
   applyManifest,
@@ -25,7 +22,7 @@ import {
   revisionView,
 } from '../domain/integrations.js';
 import { parseManifest } from '../domain/manifest.js';
-import { ProblemError } from './problem.js';
+import { ProblemError } from '../core/problem.js';
 
 export const integrationRoutes = [
   defineRoute({

@@ -8,7 +8,7 @@ import {
   JwtKeySchema,
   UpdateJwtKeyBody,
 } from '../schemas/jwt-keys.js';
-import { JwtKeySchema as JwtKeyEntity } from '../db/entities/jwt-key.js';
+import { JwtKeyEntity } from '../db/entities/jwt-key.js';
 import { createJwtKey, findJwtKey, jwtKeyView } from '../domain/jwt-keys.js';
 import { applyUpdateMask } from '../domain/update-mask.js';
 

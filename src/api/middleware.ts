@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { logger } from '../logger.js';
-import { ProblemError, problemBody } from './problem.js';
+import { problemBody } from './problem.js';
+import { ProblemError } from '../core/problem.js';
 
 const requestIdPattern = /^[\w.-]{8,128}$/;
 

@@ -7,7 +7,7 @@ import {
   EventTopicRouteQuery,
   EventTopicRouteSchema,
 } from '../schemas/notifications.js';
-import { EventTopicRouteSchema as EventTopicRouteEntity } from '../db/entities/notification.js';
+import { EventTopicRouteEntity } from '../db/entities/notification.js';
 import { createEventTopicRoute, eventTopicRouteView, findEventTopicRoute } from '../notifications/routes.js';
 
 export const notificationRouteRoutes = [

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { defineRoute, type HandlerResult } from './route.js';
-import { resolveProject } from './auth.js';
+import { resolveProject } from '../domain/project-access.js';
 import { logger } from '../logger.js';
 import { getProvider } from '../providers/catalog/index.js';
 import { ConnectionParams } from '../schemas/connections.js';

@@ -1,5 +1,5 @@
 import { defineRoute } from './route.js';
-import { ProblemError } from './problem.js';
+import { ProblemError } from '../core/problem.js';
 import { ProblemSchema } from '../schemas/common.js';
 import {
   IntegrationObjectParams,

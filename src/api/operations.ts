@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import { ProblemError } from './problem.js';
+import { ProblemError } from '../core/problem.js';
 import { defineRoute } from './route.js';
 import {
   InstallationOperationsParams,

@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import { defineRoute } from './route.js';
 import { CreateOrgBody, OrgParams, OrgSchema } from '../schemas/orgs.js';
-import { OrgMembershipSchema, OrgSchema as OrgEntity } from '../db/entities/org.js';
+import { OrgMembershipEntity, OrgEntity } from '../db/entities/org.js';
 import { createOrgWithOwner, findMemberOrg, orgView, requireBuilder } from '../domain/orgs.js';
 
 /** Orgs own projects; a builder sees only the orgs they belong to. */
@@ -31,7 +31,7 @@ export const orgRoutes = [
     responses: { 200: { description: 'Orgs', schema: Type.Array(OrgSchema) } },
     async handler({ em, principal }) {
       const builder = requireBuilder(principal);
-      const memberships = await em.find(OrgMembershipSchema, { builderId: builder.builderId });
+      const memberships = await em.find(OrgMembershipEntity, { builderId: builder.builderId });
       const orgs = await em.find(
         OrgEntity,
         { id: { $in: memberships.map((membership) => membership.orgId) } },

@@ -1,10 +1,10 @@
 import Type from 'typebox';
-import { ProblemError } from './problem.js';
+import { ProblemError } from '../core/problem.js';
 import { defineRoute } from './route.js';
 import { ProjectPathParams } from '../schemas/common.js';
 import { CreateProjectBody, ProjectSchema, UpdateProjectBody } from '../schemas/projects.js';
-import { ProjectSchema as ProjectEntity } from '../db/entities/project.js';
-import { OrgMembershipSchema } from '../db/entities/org.js';
+import { ProjectEntity } from '../db/entities/project.js';
+import { OrgMembershipEntity } from '../db/entities/org.js';
 import { assertProjectNameFree, createProject, projectView } from '../domain/projects.js';
 import { applyUpdateMask } from '../domain/update-mask.js';
 
@@ -19,7 +19,7 @@ export const projectRoutes = [
     responses: { 200: { description: 'Projects', schema: Type.Array(ProjectSchema) } },
     async handler({ em, principal }) {
       if (principal.kind === 'builder') {
-        const memberships = await em.find(OrgMembershipSchema, { builderId: principal.builderId });
+        const memberships = await em.find(OrgMembershipEntity, { builderId: principal.builderId });
         const projects = await em.find(
           ProjectEntity,
           { orgId: { $in: memberships.map((m) => m.orgId) } },
@@ -45,7 +45,7 @@ export const projectRoutes = [
     async handler({ em, principal, body }) {
       if (principal.kind !== 'builder')
         throw ProblemError.unauthorized('Creating projects needs a builder’s bearer token.');
-      const member = await em.count(OrgMembershipSchema, {
+      const member = await em.count(OrgMembershipEntity, {
         orgId: body.orgId,
         builderId: principal.builderId,
       });

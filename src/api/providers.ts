@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { defineRoute } from './route.js';
-import { ProblemError } from './problem.js';
+import { ProblemError } from '../core/problem.js';
 import { getProvider, listProviders } from '../providers/catalog/index.js';
 import { ProviderMapSchema, ProviderSchema } from '../schemas/provider.js';
 

@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Static, TSchema } from 'typebox';
 import type { Project } from '../db/entities/project.js';
-import type { Principal } from './auth.js';
+import type { Principal } from '../core/principal.js';
 
 export type Host = 'api' | 'read' | 'write';
 /**

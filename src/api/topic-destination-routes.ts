@@ -7,7 +7,7 @@ import {
   TopicDestinationRouteQuery,
   TopicDestinationRouteSchema,
 } from '../schemas/notifications.js';
-import { TopicDestinationRouteSchema as TopicDestinationRouteEntity } from '../db/entities/notification.js';
+import { TopicDestinationRouteEntity } from '../db/entities/notification.js';
 import {
   createTopicDestinationRoute,
   findTopicDestinationRoute,

@@ -2,7 +2,7 @@ import Type from 'typebox';
 import { defineRoute } from './route.js';
 import { ProjectPathParams } from '../schemas/common.js';
 import { CreateTopicBody, TopicParams, TopicSchema, UpdateTopicBody } from '../schemas/topics.js';
-import { TopicSchema as TopicEntity } from '../db/entities/notification.js';
+import { TopicEntity } from '../db/entities/notification.js';
 import { createTopic, findTopic, topicView, updateTopic } from '../domain/topics.js';
 
 export const topicRoutes = [

@@ -1,10 +1,10 @@
 import { options } from './main.js';
 import { config } from '../config.js';
 import { closeOrm, migrate, transaction } from '../db/orm.js';
-import { findProject } from '../api/auth.js';
+import { findProject } from '../domain/project-access.js';
 import { createApiKey, createOrg, createProject, apiKeyView } from '../domain/projects.js';
 import { findOrCreateBuilder, issueBuilderToken } from '../domain/builder-tokens.js';
-import { ProblemError } from '../api/problem.js';
+import { ProblemError } from '../core/problem.js';
 
 function print(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);

@@ -1,15 +1,15 @@
 import { parseArgs } from 'node:util';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { closeOrm, em as newEntityManager } from '../db/orm.js';
-import { InstallationSchema } from '../db/entities/installation.js';
-import { ProjectSchema } from '../db/entities/project.js';
-import { isUuid } from '../api/auth.js';
+import { InstallationEntity } from '../db/entities/installation.js';
+import { ProjectEntity } from '../db/entities/project.js';
+import { isUuid } from '../core/ids.js';
 import { logger } from '../logger.js';
 import { closeTemporalClient, installationWorkflowId, temporalClient } from '../temporal/client.js';
 import { ensureInstallationWorkflow } from '../domain/installations/installations.js';
 import { currentConfig } from '../domain/installations/event-data.js';
 import { configMessage } from '../domain/installations/read-plan.js';
-import { RevisionSchema } from '../db/entities/integration.js';
+import { RevisionEntity } from '../db/entities/integration.js';
 import {
   WorkflowNotRunningError,
   applyInstallationConfig,
@@ -54,12 +54,12 @@ async function eachLimited<T>(
 /** A running workflow whose config id differs from the database's missed an update: send it again. */
 async function resendConfigIfBehind(installationId: string): Promise<boolean> {
   const em = await newEntityManager();
-  const installation = await em.findOne(InstallationSchema, { id: installationId });
+  const installation = await em.findOne(InstallationEntity, { id: installationId });
   if (!installation) return false;
   const description = await describeInstallationWorkflow(installationId);
   if (description.configId === installation.configId) return false;
   const config = await currentConfig(em, installation);
-  const revision = await em.findOneOrFail(RevisionSchema, { id: config.revisionId });
+  const revision = await em.findOneOrFail(RevisionEntity, { id: config.revisionId });
   await applyInstallationConfig(installationId, configMessage(config, revision.content));
   return true;
 }
@@ -86,7 +86,7 @@ async function endOrphans(
     if (known.has(installationId) || execution.workflowId !== installationWorkflowId(installationId))
       continue;
     if (execution.startTime.getTime() > settled) continue;
-    if (await em.count(InstallationSchema, { id: installationId })) continue;
+    if (await em.count(InstallationEntity, { id: installationId })) continue;
     try {
       await client.workflow.getHandle(execution.workflowId).terminate('installation no longer exists');
       ended++;
@@ -117,7 +117,7 @@ export async function reconcileInstallations(
   const em = await newEntityManager();
   for (let lastId: string | undefined; ;) {
     const page = await em.fork().find(
-      InstallationSchema,
+      InstallationEntity,
       {
         ...(reconcileOptions.projectId && { projectId: reconcileOptions.projectId }),
         ...(lastId && { id: { $gt: lastId } }),
@@ -162,7 +162,7 @@ export async function reconcileCommand(args: string[]): Promise<void> {
     if (values.project) {
       const em = await newEntityManager();
       const project = await em.findOne(
-        ProjectSchema,
+        ProjectEntity,
         isUuid(values.project)
           ? { $or: [{ id: values.project }, { name: values.project }] }
           : { name: values.project },

@@ -54,15 +54,15 @@ interface DevProject {
 async function developmentProject(): Promise<DevProject> {
   const file = join(dataDir, 'dev-project.json');
   const { transaction } = await import('../db/orm.js');
-  const { ProjectSchema } = await import('../db/entities/project.js');
+  const { ProjectEntity } = await import('../db/entities/project.js');
   const { createApiKey, createOrg, createProject } = await import('../domain/projects.js');
   if (existsSync(file)) {
     const saved = JSON.parse(readFileSync(file, 'utf8')) as DevProject;
-    const exists = await transaction(async (em) => em.count(ProjectSchema, { id: saved.id }));
+    const exists = await transaction(async (em) => em.count(ProjectEntity, { id: saved.id }));
     if (exists) return saved;
   }
   const created = await transaction(async (em) => {
-    const existing = await em.findOne(ProjectSchema, { name: 'development' });
+    const existing = await em.findOne(ProjectEntity, { name: 'development' });
     const project =
       existing ??
       (await createProject(em, { name: 'development', orgId: (await createOrg(em, 'Development')).id }));

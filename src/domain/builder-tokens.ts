@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { SignJWT, errors, jwtVerify } from 'jose';
 import { config } from '../config.js';
-import { ProblemError } from '../api/problem.js';
-import type { Principal } from '../api/auth.js';
-import { BuilderSchema, type Builder } from '../db/entities/org.js';
+import { ProblemError } from '../core/problem.js';
+import type { Principal } from '../core/principal.js';
+import { BuilderEntity, type Builder } from '../db/entities/org.js';
 
 const ISSUER = 'ferry';
 const AUDIENCE = 'ferry:builder';
@@ -12,9 +12,9 @@ const AUDIENCE = 'ferry:builder';
 /** Finds the builder with this email, creating them on first sign-in. */
 export async function findOrCreateBuilder(em: EntityManager, email: string): Promise<Builder> {
   const normalized = email.trim().toLowerCase();
-  const existing = await em.findOne(BuilderSchema, { email: normalized });
+  const existing = await em.findOne(BuilderEntity, { email: normalized });
   if (existing) return existing;
-  const builder = em.create(BuilderSchema, {
+  const builder = em.create(BuilderEntity, {
     id: randomUUID(),
     email: normalized,
     createTime: new Date(),
@@ -54,7 +54,7 @@ export async function verifyBuilderToken(token: string, em: EntityManager): Prom
       algorithms: ['HS256'],
       clockTolerance: 60,
     });
-    const builder = await em.findOne(BuilderSchema, { id: payload.sub as string });
+    const builder = await em.findOne(BuilderEntity, { id: payload.sub as string });
     if (!builder) throw ProblemError.unauthorized('The bearer token names a builder that no longer exists.');
     return { kind: 'builder', builderId: builder.id, email: builder.email };
   } catch (error) {

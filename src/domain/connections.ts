@@ -1,19 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isUuid } from '../api/auth.js';
-import { ProblemError, type ProblemIssue } from '../api/problem.js';
+import { isUuid } from '../core/ids.js';
+import { ProblemError, type ProblemIssue } from '../core/problem.js';
 import { config } from '../config.js';
 import { decryptJson, encryptJson } from '../crypto/secrets.js';
 import {
-  ConnectionSchema,
-  ConsumerSchema,
-  GroupSchema,
-  ProviderAppSchema,
+  ConnectionEntity,
+  ConsumerEntity,
+  GroupEntity,
+  ProviderAppEntity,
   type Connection,
   type Consumer,
   type Group,
 } from '../db/entities/connection.js';
-import { InstallationSchema } from '../db/entities/installation.js';
+import { InstallationEntity } from '../db/entities/installation.js';
 import {
   getProvider,
   renderProviderTemplate,
@@ -247,7 +247,7 @@ export function tokenFacts(
 // Lookups, views and events
 
 export async function findConnection(em: EntityManager, projectId: string, id: string): Promise<Connection> {
-  const connection = isUuid(id) ? await em.findOne(ConnectionSchema, { id, projectId }) : null;
+  const connection = isUuid(id) ? await em.findOne(ConnectionEntity, { id, projectId }) : null;
   if (!connection) {
     throw ProblemError.notFound(
       `Connection "${id}" was not found.`,
@@ -271,24 +271,24 @@ export async function listConnections(
   const where: Record<string, unknown> = { projectId };
   if (filters.provider) where.provider = filters.provider;
   if (filters.groupRef) {
-    const group = await em.findOne(GroupSchema, { projectId, groupRef: filters.groupRef });
+    const group = await em.findOne(GroupEntity, { projectId, groupRef: filters.groupRef });
     if (!group) return [];
     where.groupId = group.id;
   }
   if (filters.consumerRef) {
-    const consumer = await em.findOne(ConsumerSchema, { projectId, consumerRef: filters.consumerRef });
+    const consumer = await em.findOne(ConsumerEntity, { projectId, consumerRef: filters.consumerRef });
     if (!consumer) return [];
     where.consumerId = consumer.id;
   }
-  return em.find(ConnectionSchema, where, { orderBy: { createTime: 'asc', id: 'asc' } });
+  return em.find(ConnectionEntity, where, { orderBy: { createTime: 'asc', id: 'asc' } });
 }
 
 async function partiesOf(
   em: EntityManager,
   connection: Connection,
 ): Promise<{ group: Group; consumer: Consumer }> {
-  const group = await em.findOneOrFail(GroupSchema, { id: connection.groupId });
-  const consumer = await em.findOneOrFail(ConsumerSchema, { id: connection.consumerId });
+  const group = await em.findOneOrFail(GroupEntity, { id: connection.groupId });
+  const consumer = await em.findOneOrFail(ConsumerEntity, { id: connection.consumerId });
   return { group, consumer };
 }
 
@@ -386,9 +386,9 @@ export async function connectionViews(
     ...new Set(connections.map((connection) => connection[key]).filter(Boolean) as string[]),
   ];
   const [groups, consumers, apps] = [
-    await em.find(GroupSchema, { id: { $in: ids('groupId') } }),
-    await em.find(ConsumerSchema, { id: { $in: ids('consumerId') } }),
-    await em.find(ProviderAppSchema, { id: { $in: ids('providerAppId') } }),
+    await em.find(GroupEntity, { id: { $in: ids('groupId') } }),
+    await em.find(ConsumerEntity, { id: { $in: ids('consumerId') } }),
+    await em.find(ProviderAppEntity, { id: { $in: ids('providerAppId') } }),
   ];
   const byId = <T extends { id: string }>(rows: T[]) => new Map(rows.map((row) => [row.id, row]));
   const [groupById, consumerById, appById] = [byId(groups), byId(consumers), byId(apps)];
@@ -466,8 +466,8 @@ export async function saveConnection(
   connectionId?: string,
 ): Promise<{ connection: Connection; created: boolean }> {
   const existing = connectionId
-    ? await em.findOne(ConnectionSchema, { id: connectionId, projectId, provider: write.provider })
-    : await em.findOne(ConnectionSchema, { projectId, groupId: write.group.id, provider: write.provider });
+    ? await em.findOne(ConnectionEntity, { id: connectionId, projectId, provider: write.provider })
+    : await em.findOne(ConnectionEntity, { projectId, groupId: write.group.id, provider: write.provider });
   if (connectionId && !existing) {
     throw ProblemError.notFound(`Connection "${connectionId}" no longer exists.`);
   }
@@ -494,7 +494,7 @@ export async function saveConnection(
     return { connection: existing, created: false };
   }
   const now = new Date();
-  const connection = em.create(ConnectionSchema, {
+  const connection = em.create(ConnectionEntity, {
     id: randomUUID(),
     projectId,
     provider: write.provider,
@@ -535,7 +535,7 @@ export async function updateConnection(
 
 /** Refused while an installation uses the connection: it would be left without credentials. */
 export async function deleteConnection(em: EntityManager, connection: Connection): Promise<void> {
-  const installations = await em.count(InstallationSchema, { connectionId: connection.id });
+  const installations = await em.count(InstallationEntity, { connectionId: connection.id });
   if (installations > 0) {
     throw ProblemError.conflict(
       `Connection "${connection.id}" is used by ${installations} installation${installations === 1 ? '' : 's'}; delete ${installations === 1 ? 'it' : 'them'} first.`,

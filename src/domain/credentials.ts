@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ProblemError } from '../api/problem.js';
-import { ConnectionSchema, ProviderAppSchema, type Connection } from '../db/entities/connection.js';
+import { ProblemError } from '../core/problem.js';
+import { ConnectionEntity, ProviderAppEntity, type Connection } from '../db/entities/connection.js';
 import { em as newEntityManager } from '../db/orm.js';
 import type { AuthMaterial, ConnectionTarget } from '../providers/auth-material.js';
 import { getProvider, type Provider } from '../providers/catalog/index.js';
@@ -45,7 +45,7 @@ export async function findGroupConnection(
 ): Promise<Connection> {
   const group = await findGroupByRef(em, projectId, groupRef);
   const connection =
-    group && (await em.findOne(ConnectionSchema, { projectId, groupId: group.id, provider }));
+    group && (await em.findOne(ConnectionEntity, { projectId, groupId: group.id, provider }));
   if (!connection) {
     throw ProblemError.notFound(
       `Group "${groupRef}" has no ${provider} connection.`,
@@ -119,7 +119,7 @@ async function fetchNewToken(
     );
   }
   const app = connection.providerAppId
-    ? await em.findOne(ProviderAppSchema, { id: connection.providerAppId, projectId: connection.projectId })
+    ? await em.findOne(ProviderAppEntity, { id: connection.providerAppId, projectId: connection.projectId })
     : null;
   if (!app) {
     throw new TokenEndpointError(
@@ -181,7 +181,7 @@ export async function refreshConnectionCredentials(
   const outcome = await em.transactional(async (tx): Promise<RefreshOutcome | undefined> => {
     await tx.execute('select pg_advisory_xact_lock(?, hashtext(?))', [LOCK_NAMESPACE, connectionId]);
     // A fresh entity manager: this read happens after the lock, so it sees the last holder's commit.
-    const connection = await tx.findOne(ConnectionSchema, { id: connectionId });
+    const connection = await tx.findOne(ConnectionEntity, { id: connectionId });
     if (!connection) return undefined;
     if (!isOAuth2Connection(connection)) return { kind: 'ok', connection };
     const changedMeanwhile =
@@ -277,7 +277,7 @@ function authMaterial(provider: Provider | undefined, credentials: StoredCredent
  */
 export async function connectionTarget(connectionId: string): Promise<ConnectionTarget> {
   const em = await newEntityManager();
-  let connection = await em.findOne(ConnectionSchema, { id: connectionId });
+  let connection = await em.findOne(ConnectionEntity, { id: connectionId });
   if (!connection) throw ProblemError.notFound(`Connection "${connectionId}" was not found.`);
   const provider = getProvider(connection.provider);
   const templateValues = templateVars(provider, connection);

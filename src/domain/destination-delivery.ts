@@ -1,7 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { config } from '../config.js';
-import { DestinationSchema, type Destination } from '../db/entities/operation.js';
+import { DestinationEntity, type Destination } from '../db/entities/operation.js';
 import { em as newEntityManager } from '../db/orm.js';
 import { deliverMessage, type DeliveryResult } from '../delivery/deliver.js';
 import { shouldDisable } from '../delivery/retry-schedule.js';
@@ -92,7 +92,7 @@ export async function openDestination(
   now = new Date(),
 ): Promise<OpenDestination | DeliveryAttemptResult> {
   const em = await newEntityManager();
-  const destination = await em.findOne(DestinationSchema, { id: destinationId, projectId });
+  const destination = await em.findOne(DestinationEntity, { id: destinationId, projectId });
   if (!destination) {
     return { delivered: false, retryable: false, disabled: false, error: 'the destination no longer exists' };
   }
@@ -187,7 +187,7 @@ export async function recordFailedAttempt(attempt: AttemptRecord): Promise<Deliv
   const disabled = await em.transactional(async (tx) => {
     await insertAttempts(tx, [attempt]);
     const destination = await tx.findOne(
-      DestinationSchema,
+      DestinationEntity,
       { id: input.destinationId },
       { lockMode: LockMode.PESSIMISTIC_WRITE },
     );

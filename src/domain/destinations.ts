@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ProblemError, type ProblemIssue } from '../api/problem.js';
-import { isUuid } from '../api/auth.js';
+import { ProblemError, type ProblemIssue } from '../core/problem.js';
+import { isUuid } from '../core/ids.js';
 import { config } from '../config.js';
 import { decryptJson, encryptJson } from '../crypto/secrets.js';
-import { DestinationSchema, type Destination } from '../db/entities/operation.js';
+import { DestinationEntity, type Destination } from '../db/entities/operation.js';
 import { isReservedHeader } from '../delivery/deliver.js';
 import { generateSigningSecret } from '../delivery/signing.js';
 import { assertDeliverableUrl, DestinationUrlError, type DestinationPolicy } from '../delivery/url-guard.js';
@@ -179,7 +179,7 @@ export async function findDestination(
   nameOrId: string,
 ): Promise<Destination> {
   const destination = await em.findOne(
-    DestinationSchema,
+    DestinationEntity,
     isUuid(nameOrId)
       ? { projectId, $or: [{ id: nameOrId }, { name: nameOrId }] }
       : { projectId, name: nameOrId },
@@ -189,7 +189,7 @@ export async function findDestination(
 }
 
 async function assertNameFree(em: EntityManager, projectId: string, name: string, exceptId?: string) {
-  const taken = await em.findOne(DestinationSchema, { projectId, name });
+  const taken = await em.findOne(DestinationEntity, { projectId, name });
   if (taken && taken.id !== exceptId) {
     throw ProblemError.conflict(`A destination named "${name}" already exists in this project.`);
   }
@@ -222,7 +222,7 @@ export async function createDestination(
     ],
     headers: { ...input.metadata.headers },
   };
-  const destination = em.create(DestinationSchema, {
+  const destination = em.create(DestinationEntity, {
     id: randomUUID(),
     projectId,
     name: input.name,

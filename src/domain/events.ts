@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { NotificationEventSchema, type NotificationEvent } from '../db/entities/event.js';
+import { NotificationEventEntity, type NotificationEvent } from '../db/entities/event.js';
 
 /** Every notification event type of the spec's Events table. */
 export const eventTypes = [
@@ -39,7 +39,7 @@ export function recordEvent(
   type: EventType,
   data: Record<string, unknown>,
 ): NotificationEvent {
-  const event = em.create(NotificationEventSchema, {
+  const event = em.create(NotificationEventEntity, {
     id: randomUUID(),
     projectId,
     type,

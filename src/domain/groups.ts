@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ConsumerSchema, GroupSchema, type Consumer, type Group } from '../db/entities/connection.js';
+import { ConsumerEntity, GroupEntity, type Consumer, type Group } from '../db/entities/connection.js';
 import type { ConsumerView, GroupView } from '../schemas/connections.js';
 
 /**
@@ -33,7 +33,7 @@ export function findGroupByRef(
   projectId: string,
   groupRef: string,
 ): Promise<Group | null> {
-  return em.findOne(GroupSchema, { projectId, groupRef });
+  return em.findOne(GroupEntity, { projectId, groupRef });
 }
 
 export function findConsumerByRef(
@@ -41,7 +41,7 @@ export function findConsumerByRef(
   projectId: string,
   consumerRef: string,
 ): Promise<Consumer | null> {
-  return em.findOne(ConsumerSchema, { projectId, consumerRef });
+  return em.findOne(ConsumerEntity, { projectId, consumerRef });
 }
 
 /**
@@ -62,7 +62,7 @@ export async function ensureGroup(
   }
   const now = new Date();
   return em.upsert(
-    GroupSchema,
+    GroupEntity,
     {
       id: randomUUID(),
       projectId,
@@ -94,7 +94,7 @@ export async function ensureConsumer(
   }
   const now = new Date();
   return em.upsert(
-    ConsumerSchema,
+    ConsumerEntity,
     {
       id: randomUUID(),
       projectId,

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ProblemError } from '../api/problem.js';
+import { ProblemError } from '../core/problem.js';
 import type { Integration, Revision } from '../db/entities/integration.js';
 import { logger } from '../logger.js';
 import { connectorFor, type Connector, type ObjectMetadata } from '../providers/connector.js';

@@ -1,5 +1,5 @@
 import { Cron } from 'croner';
-import type { ProblemIssue } from '../api/problem.js';
+import type { ProblemIssue } from '../core/problem.js';
 import { isKnownProvider } from '../providers/catalog/index.js';
 import type { IntegrationContent } from '../schemas/integration-content.js';
 

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ProblemError } from '../api/problem.js';
-import { isUuid } from '../api/auth.js';
+import { ProblemError } from '../core/problem.js';
+import { isUuid } from '../core/ids.js';
 import {
-  IntegrationSchema,
-  RevisionSchema,
+  IntegrationEntity,
+  RevisionEntity,
   type Integration,
   type Revision,
 } from '../db/entities/integration.js';
@@ -40,7 +40,7 @@ export async function findIntegration(
   idOrName: string,
 ): Promise<Integration> {
   const integration = await em.findOne(
-    IntegrationSchema,
+    IntegrationEntity,
     isUuid(idOrName)
       ? { projectId, $or: [{ id: idOrName }, { name: idOrName }] }
       : { projectId, name: idOrName },
@@ -50,7 +50,7 @@ export async function findIntegration(
 }
 
 export async function latestRevision(em: EntityManager, integration: Integration): Promise<Revision> {
-  return em.findOneOrFail(RevisionSchema, { id: integration.latestRevisionId });
+  return em.findOneOrFail(RevisionEntity, { id: integration.latestRevisionId });
 }
 
 export async function findRevision(
@@ -59,7 +59,7 @@ export async function findRevision(
   revisionId: string,
 ): Promise<Revision> {
   const revision = isUuid(revisionId)
-    ? await em.findOne(RevisionSchema, { id: revisionId, integrationId: integration.id })
+    ? await em.findOne(RevisionEntity, { id: revisionId, integrationId: integration.id })
     : null;
   if (!revision)
     throw ProblemError.notFound(
@@ -112,11 +112,11 @@ export async function createIntegration(
   prefix = 'latestRevision.content',
 ): Promise<{ integration: Integration; revision: Revision }> {
   assertContent(input.content, input, prefix);
-  if (await em.count(IntegrationSchema, { projectId, name: input.name })) {
+  if (await em.count(IntegrationEntity, { projectId, name: input.name })) {
     throw ProblemError.conflict(`An integration named "${input.name}" already exists in this project.`);
   }
   const now = new Date();
-  const integration = em.create(IntegrationSchema, {
+  const integration = em.create(IntegrationEntity, {
     id: randomUUID(),
     projectId,
     name: input.name,
@@ -125,7 +125,7 @@ export async function createIntegration(
     createTime: now,
     updateTime: now,
   });
-  const revision = em.create(RevisionSchema, {
+  const revision = em.create(RevisionEntity, {
     ...newRevision(integration, input.specVersion, input.content),
     id: integration.latestRevisionId,
   });
@@ -142,7 +142,7 @@ export async function addRevision(
   prefix: string,
 ): Promise<Revision> {
   assertContent(content, integration, prefix);
-  const revision = em.create(RevisionSchema, newRevision(integration, specVersion, content));
+  const revision = em.create(RevisionEntity, newRevision(integration, specVersion, content));
   integration.latestRevisionId = revision.id;
   integration.updateTime = new Date();
   em.persist(revision);
@@ -160,7 +160,7 @@ export async function applyManifest(
   manifest: Manifest,
   destructive: boolean,
 ): Promise<{ integrations: { integration: Integration; revision: Revision }[]; deleted: string[] }> {
-  const existing = await em.find(IntegrationSchema, { projectId });
+  const existing = await em.find(IntegrationEntity, { projectId });
   const results: { integration: Integration; revision: Revision }[] = [];
   for (const [index, content] of manifest.integrations.entries()) {
     const prefix = `sourceYaml:integrations[${index}]`;
@@ -215,6 +215,6 @@ export function addIntegrationDeletionGuard(
 
 export async function deleteIntegration(em: EntityManager, integration: Integration): Promise<void> {
   for (const guard of deletionGuards) await guard(em, integration);
-  await em.nativeDelete(RevisionSchema, { integrationId: integration.id });
+  await em.nativeDelete(RevisionEntity, { integrationId: integration.id });
   em.remove(integration);
 }

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { config } from '../config.js';
-import { ProblemError } from '../api/problem.js';
-import { isUuid } from '../api/auth.js';
-import { InviteSchema, type Invite } from '../db/entities/invite.js';
-import { BuilderSchema, OrgMembershipSchema } from '../db/entities/org.js';
+import { ProblemError } from '../core/problem.js';
+import { isUuid } from '../core/ids.js';
+import { InviteEntity, type Invite } from '../db/entities/invite.js';
+import { BuilderEntity, OrgMembershipEntity } from '../db/entities/org.js';
 import type { InviteView } from '../schemas/orgs.js';
 import { addMember, type BuilderPrincipal } from './orgs.js';
 
@@ -39,21 +39,21 @@ export async function settleExpiredInvites(
   now = new Date(),
 ): Promise<void> {
   await em.nativeUpdate(
-    InviteSchema,
+    InviteEntity,
     { ...scope, status: 'pending', expireTime: { $lte: now } },
     { status: 'expired', updateTime: now },
   );
 }
 
 export async function findInvite(em: EntityManager, orgId: string, inviteId: string): Promise<Invite> {
-  const invite = isUuid(inviteId) ? await em.findOne(InviteSchema, { id: inviteId, orgId }) : null;
+  const invite = isUuid(inviteId) ? await em.findOne(InviteEntity, { id: inviteId, orgId }) : null;
   if (!invite) throw ProblemError.notFound(`Invite "${inviteId}" was not found in org "${orgId}".`);
   return invite;
 }
 
 export async function listInvites(em: EntityManager, orgId: string): Promise<Invite[]> {
   await settleExpiredInvites(em, { orgId });
-  return em.find(InviteSchema, { orgId }, { orderBy: { createTime: 'desc', id: 'desc' } });
+  return em.find(InviteEntity, { orgId }, { orderBy: { createTime: 'desc', id: 'desc' } });
 }
 
 export async function getInvite(em: EntityManager, orgId: string, inviteId: string): Promise<Invite> {
@@ -69,17 +69,17 @@ export async function createInvite(
 ): Promise<Invite> {
   const invitedEmail = normalizeEmail(email);
   await settleExpiredInvites(em, { orgId });
-  const builder = await em.findOne(BuilderSchema, { email: invitedEmail });
-  if (builder && (await em.count(OrgMembershipSchema, { orgId, builderId: builder.id }))) {
+  const builder = await em.findOne(BuilderEntity, { email: invitedEmail });
+  if (builder && (await em.count(OrgMembershipEntity, { orgId, builderId: builder.id }))) {
     throw ProblemError.conflict(`${invitedEmail} is already a member of this org.`);
   }
   const conflict = () =>
     ProblemError.conflict(
       `A pending invite to ${invitedEmail} already exists; revoke it first to send a new one.`,
     );
-  if (await em.count(InviteSchema, { orgId, invitedEmail, status: 'pending' })) throw conflict();
+  if (await em.count(InviteEntity, { orgId, invitedEmail, status: 'pending' })) throw conflict();
   const now = new Date();
-  const invite = em.create(InviteSchema, {
+  const invite = em.create(InviteEntity, {
     id: randomUUID(),
     orgId,
     invitedEmail,
@@ -131,12 +131,12 @@ export async function acceptInvite(
   }
   await settleExpiredInvites(em, { invitedEmail });
   const candidate = input.inviteId
-    ? await em.findOne(InviteSchema, { id: input.inviteId, invitedEmail })
+    ? await em.findOne(InviteEntity, { id: input.inviteId, invitedEmail })
     : ((await em.findOne(
-        InviteSchema,
+        InviteEntity,
         { invitedEmail, status: 'pending' },
         { orderBy: { createTime: 'desc' } },
-      )) ?? (await em.findOne(InviteSchema, { invitedEmail }, { orderBy: { createTime: 'desc' } })));
+      )) ?? (await em.findOne(InviteEntity, { invitedEmail }, { orderBy: { createTime: 'desc' } })));
   if (!candidate) {
     throw ProblemError.notFound(
       input.inviteId
@@ -146,7 +146,7 @@ export async function acceptInvite(
   }
   // Read it again under a row lock, so two concurrent accepts cannot both add the membership.
   const invite = await em.findOneOrFail(
-    InviteSchema,
+    InviteEntity,
     { id: candidate.id },
     { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
   );
@@ -158,7 +158,7 @@ export async function acceptInvite(
     }[invite.status];
     throw ProblemError.conflict(`The invite to ${invitedEmail} ${reason}.`);
   }
-  if (!(await em.count(OrgMembershipSchema, { orgId: invite.orgId, builderId: builder.builderId }))) {
+  if (!(await em.count(OrgMembershipEntity, { orgId: invite.orgId, builderId: builder.builderId }))) {
     addMember(em, invite.orgId, builder.builderId, 'member');
   }
   invite.status = 'accepted';

@@ -1,8 +1,8 @@
 import { createPublicKey, randomUUID, type KeyObject } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ProblemError } from '../api/problem.js';
-import { isUuid } from '../api/auth.js';
-import { JwtKeySchema, type JwtKey } from '../db/entities/jwt-key.js';
+import { ProblemError } from '../core/problem.js';
+import { isUuid } from '../core/ids.js';
+import { JwtKeyEntity, type JwtKey } from '../db/entities/jwt-key.js';
 import type { JwtKeyView } from '../schemas/jwt-keys.js';
 
 /** Shorter RSA keys are breakable; NIST has disallowed them for signatures since 2013. */
@@ -63,7 +63,7 @@ export function createJwtKey(
   input: { label: string; algorithm: 'RSA'; publicKeyPem: string; active?: boolean },
 ): JwtKey {
   parseRsaPublicKey(input.publicKeyPem);
-  return em.create(JwtKeySchema, {
+  return em.create(JwtKeyEntity, {
     id: randomUUID(),
     projectId,
     label: input.label,
@@ -77,7 +77,7 @@ export function createJwtKey(
 
 /** The spec's 404 for a key that is missing or belongs to another project, with its remedy. */
 export async function findJwtKey(em: EntityManager, projectId: string, keyId: string): Promise<JwtKey> {
-  const key = isUuid(keyId) ? await em.findOne(JwtKeySchema, { id: keyId, projectId }) : null;
+  const key = isUuid(keyId) ? await em.findOne(JwtKeyEntity, { id: keyId, projectId }) : null;
   if (!key) {
     throw ProblemError.notFound(
       `JWT key "${keyId}" was not found in this project.`,

@@ -1,6 +1,6 @@
 import { isMap, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
-import { ProblemError, type ProblemIssue } from '../api/problem.js';
-import { schemaIssues } from '../api/validation.js';
+import { ProblemError, type ProblemIssue } from '../core/problem.js';
+import { schemaIssues } from '../core/validation.js';
 import { ManifestSchema, type Manifest } from '../schemas/integration-content.js';
 import { integrationContentIssues } from './integration-content.js';
 

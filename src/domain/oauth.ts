@@ -1,16 +1,16 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ProblemError } from '../api/problem.js';
+import { ProblemError } from '../core/problem.js';
 import { config } from '../config.js';
 import { decryptSecret, encryptSecret, hashToken } from '../crypto/secrets.js';
 import {
-  ConsumerSchema,
-  GroupSchema,
-  ProviderAppSchema,
+  ConsumerEntity,
+  GroupEntity,
+  ProviderAppEntity,
   type Connection,
   type ProviderApp,
 } from '../db/entities/connection.js';
-import { OAuthStateSchema, type OAuthState } from '../db/entities/oauth-state.js';
+import { OAuthStateEntity, type OAuthState } from '../db/entities/oauth-state.js';
 import type { Project } from '../db/entities/project.js';
 import { logger } from '../logger.js';
 import {
@@ -106,7 +106,7 @@ function pkcePair(): { verifier: string; challenge: string } {
 
 /** Forgets states that can no longer be used or explained; cheap thanks to the expire_time index. */
 async function sweepStates(em: EntityManager): Promise<void> {
-  await em.nativeDelete(OAuthStateSchema, { expireTime: { $lt: new Date(Date.now() - STATE_RETENTION_MS) } });
+  await em.nativeDelete(OAuthStateEntity, { expireTime: { $lt: new Date(Date.now() - STATE_RETENTION_MS) } });
 }
 
 async function authorizationUrl(em: EntityManager, request: AuthorizationRequest): Promise<string> {
@@ -127,7 +127,7 @@ async function authorizationUrl(em: EntityManager, request: AuthorizationRequest
   const redirectUri = oauthCallbackUrl();
   await sweepStates(em);
   em.persist(
-    em.create(OAuthStateSchema, {
+    em.create(OAuthStateEntity, {
       id: randomUUID(),
       stateHash: hashToken(state),
       projectId: request.projectId,
@@ -241,15 +241,15 @@ export async function startOAuthUpdate(
   requireAuthorizationCodeGrant(provider, 'provider');
   const app =
     (connection.providerAppId &&
-      (await em.findOne(ProviderAppSchema, { id: connection.providerAppId, projectId: project.id }))) ||
+      (await em.findOne(ProviderAppEntity, { id: connection.providerAppId, projectId: project.id }))) ||
     (await defaultProviderApp(em, project.id, provider.name));
   if (!app) {
     throw ProblemError.badRequest(
       `Project "${project.name}" has no provider app for ${provider.name}; create one with POST /projects/${project.name}/provider-apps.`,
     );
   }
-  const group = await em.findOneOrFail(GroupSchema, { id: connection.groupId });
-  const consumer = await em.findOneOrFail(ConsumerSchema, { id: connection.consumerId });
+  const group = await em.findOneOrFail(GroupEntity, { id: connection.groupId });
+  const consumer = await em.findOneOrFail(ConsumerEntity, { id: connection.consumerId });
   return authorizationUrl(em, {
     projectId: project.id,
     provider,
@@ -271,14 +271,14 @@ async function consumeState(
   em: EntityManager,
   state: string,
 ): Promise<{ row: OAuthState } | { error: string; row?: OAuthState }> {
-  const row = await em.findOne(OAuthStateSchema, { stateHash: hashToken(state) });
+  const row = await em.findOne(OAuthStateEntity, { stateHash: hashToken(state) });
   if (!row) {
     return {
       error: 'This authorization is unknown to Ferry: the link is not one Ferry issued. Start again.',
     };
   }
   const taken = await em.nativeUpdate(
-    OAuthStateSchema,
+    OAuthStateEntity,
     { id: row.id, consumeTime: null },
     { consumeTime: new Date() },
   );
@@ -333,7 +333,7 @@ export async function completeOAuthCallback(
   if (query.error) return fail(providerError(row.provider, query.error, query.error_description));
   if (!query.code) return fail(`${row.provider} sent no authorization code. Nothing was connected.`);
 
-  const app = await em.findOne(ProviderAppSchema, { id: row.providerAppId, projectId: row.projectId });
+  const app = await em.findOne(ProviderAppEntity, { id: row.providerAppId, projectId: row.projectId });
   if (!app) return fail('The provider app of this authorization was deleted. Nothing was connected.');
   let provider: OAuth2Provider;
   try {

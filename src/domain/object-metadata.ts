@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ProblemError, type ProblemIssue } from '../api/problem.js';
-import { ConnectionSchema, type Connection } from '../db/entities/connection.js';
-import { InstallationSchema } from '../db/entities/installation.js';
-import { IntegrationSchema, RevisionSchema, type Integration } from '../db/entities/integration.js';
+import { ProblemError, type ProblemIssue } from '../core/problem.js';
+import { ConnectionEntity, type Connection } from '../db/entities/connection.js';
+import { InstallationEntity } from '../db/entities/installation.js';
+import { IntegrationEntity, RevisionEntity, type Integration } from '../db/entities/integration.js';
 import {
   connectorFor,
   type Capability,
@@ -58,14 +58,14 @@ export async function integrationConnection(
   const group = await findGroupByRef(em, integration.projectId, groupRef);
   const installation =
     group &&
-    (await em.findOne(InstallationSchema, {
+    (await em.findOne(InstallationEntity, {
       projectId: integration.projectId,
       integrationId: integration.id,
       groupId: group.id,
     }));
   const connection =
     installation &&
-    (await em.findOne(ConnectionSchema, { id: installation.connectionId, projectId: integration.projectId }));
+    (await em.findOne(ConnectionEntity, { id: installation.connectionId, projectId: integration.projectId }));
   return connection ?? findGroupConnection(em, integration.projectId, groupRef, integration.provider);
 }
 
@@ -107,9 +107,9 @@ export async function providerIntegrationContents(
   projectId: string,
   provider: string,
 ): Promise<IntegrationContent[]> {
-  const integrations = await em.find(IntegrationSchema, { projectId, provider });
+  const integrations = await em.find(IntegrationEntity, { projectId, provider });
   if (integrations.length === 0) return [];
-  const revisions = await em.find(RevisionSchema, {
+  const revisions = await em.find(RevisionEntity, {
     id: { $in: integrations.map((i) => i.latestRevisionId) },
   });
   return revisions.map((revision) => revision.content as IntegrationContent);

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { OperationLogSchema, type OperationLog } from '../db/entities/operation.js';
+import { OperationLogEntity, type OperationLog } from '../db/entities/operation.js';
 import type { OperationLogView } from '../schemas/operations.js';
 
 /**
@@ -32,7 +32,7 @@ export function appendLogs(
   const now = new Date();
   for (const entry of entries) {
     em.persist(
-      em.create(OperationLogSchema, {
+      em.create(OperationLogEntity, {
         projectId,
         operationId,
         timestamp: entry.timestamp ?? now,
@@ -75,7 +75,7 @@ export async function listLogs(
   operationId: string,
 ): Promise<OperationLogView[]> {
   const logs = await em.find(
-    OperationLogSchema,
+    OperationLogEntity,
     { projectId, operationId },
     { orderBy: { id: 'asc' }, limit: MAX_LOG_ENTRIES },
   );

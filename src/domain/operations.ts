@@ -1,10 +1,10 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ProblemError } from '../api/problem.js';
-import { isUuid } from '../api/auth.js';
+import { ProblemError } from '../core/problem.js';
+import { isUuid } from '../core/ids.js';
 import { config } from '../config.js';
 import { constantTimeEqual } from '../crypto/secrets.js';
-import { OperationSchema, type Operation } from '../db/entities/operation.js';
+import { OperationEntity, type Operation } from '../db/entities/operation.js';
 import type { OperationView } from '../schemas/operations.js';
 
 /**
@@ -43,7 +43,7 @@ export async function findOperation(
   operationId: string,
 ): Promise<Operation> {
   const operation = isUuid(operationId)
-    ? await em.findOne(OperationSchema, { id: operationId, projectId })
+    ? await em.findOne(OperationEntity, { id: operationId, projectId })
     : null;
   if (!operation) throw ProblemError.notFound(`Operation "${operationId}" was not found.`);
   return operation;
@@ -62,7 +62,7 @@ export interface NewOperation {
 /** Persists an `in_progress` operation in the caller's unit of work. */
 export function createOperation(em: EntityManager, input: NewOperation): Operation {
   const now = new Date();
-  return em.create(OperationSchema, {
+  return em.create(OperationEntity, {
     id: input.id ?? randomUUID(),
     projectId: input.projectId,
     integrationId: input.integrationId,
@@ -126,7 +126,7 @@ export async function listInstallationOperations(
   const scope = `${projectId}/${installationId}`;
   const before = options.pageToken === undefined ? undefined : decodePageToken(scope, options.pageToken);
   const operations = await em.find(
-    OperationSchema,
+    OperationEntity,
     { projectId, installationId, ...(before !== undefined && { seq: { $lt: before as never } }) },
     { orderBy: { seq: 'desc' } as never, limit: options.pageSize + 1 },
   );

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ProblemError } from '../api/problem.js';
-import { isUuid, type Principal } from '../api/auth.js';
-import { OrgMembershipSchema, OrgSchema, type Org, type OrgMembership } from '../db/entities/org.js';
+import { ProblemError } from '../core/problem.js';
+import { type Principal } from '../core/principal.js';
+import { isUuid } from '../core/ids.js';
+import { OrgMembershipEntity, OrgEntity, type Org, type OrgMembership } from '../db/entities/org.js';
 import type { OrgView } from '../schemas/orgs.js';
 import { createOrg } from './projects.js';
 
@@ -33,7 +34,7 @@ export function addMember(
   builderId: string,
   role: OrgMembership['role'],
 ): OrgMembership {
-  return em.create(OrgMembershipSchema, {
+  return em.create(OrgMembershipEntity, {
     id: randomUUID(),
     orgId,
     builderId,
@@ -52,8 +53,8 @@ export async function createOrgWithOwner(em: EntityManager, name: string, ownerI
 
 /** The org, if the builder belongs to it; others get the same 404 as for a missing org. */
 export async function findMemberOrg(em: EntityManager, orgId: string, builderId: string): Promise<Org> {
-  const member = isUuid(orgId) && (await em.count(OrgMembershipSchema, { orgId, builderId })) > 0;
-  const org = member ? await em.findOne(OrgSchema, { id: orgId }) : null;
+  const member = isUuid(orgId) && (await em.count(OrgMembershipEntity, { orgId, builderId })) > 0;
+  const org = member ? await em.findOne(OrgEntity, { id: orgId }) : null;
   if (!org) throw ProblemError.notFound(`Org "${orgId}" was not found.`);
   return org;
 }

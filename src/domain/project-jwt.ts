@@ -1,9 +1,10 @@
 import { createPublicKey } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { decodeProtectedHeader, errors, jwtVerify } from 'jose';
-import { ProblemError } from '../api/problem.js';
-import { isUuid, type Principal } from '../api/auth.js';
-import { JwtKeySchema } from '../db/entities/jwt-key.js';
+import { ProblemError } from '../core/problem.js';
+import { type Principal } from '../core/principal.js';
+import { isUuid } from '../core/ids.js';
+import { JwtKeyEntity } from '../db/entities/jwt-key.js';
 
 /** Tokens minted by different machines disagree a little about the time. */
 export const CLOCK_TOLERANCE_SECONDS = 60;
@@ -25,7 +26,7 @@ export async function verifyProjectJwt(token: string, em: EntityManager): Promis
   if (header.alg !== 'RS256') return undefined;
   if (!header.kid)
     throw reject('The token has no "kid" header; set it to the ID of the project JWT key that signed it.');
-  const key = isUuid(header.kid) ? await em.findOne(JwtKeySchema, { id: header.kid }) : null;
+  const key = isUuid(header.kid) ? await em.findOne(JwtKeyEntity, { id: header.kid }) : null;
   if (!key) throw reject(`The token's "kid" names no JWT key ("${header.kid}").`);
   if (!key.active) throw reject(`JWT key "${key.id}" is inactive; activate it or sign with an active key.`);
   try {

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ProblemError } from '../api/problem.js';
-import { findProject } from '../api/auth.js';
+import { ProblemError } from '../core/problem.js';
+import { findProject } from './project-access.js';
 import { hashToken, randomToken } from '../crypto/secrets.js';
-import { OrgSchema, type Org } from '../db/entities/org.js';
-import { ApiKeySchema, ProjectSchema, type ApiKey, type Project } from '../db/entities/project.js';
+import { OrgEntity, type Org } from '../db/entities/org.js';
+import { ApiKeyEntity, ProjectEntity, type ApiKey, type Project } from '../db/entities/project.js';
 import type { ApiKeyView, ProjectView } from '../schemas/projects.js';
 
 /** Keys are recognisable at a glance (and by secret scanners) from their prefix. */
@@ -40,7 +40,7 @@ export async function assertProjectNameFree(em: EntityManager, name: string): Pr
 }
 
 export async function createOrg(em: EntityManager, name: string): Promise<Org> {
-  const org = em.create(OrgSchema, {
+  const org = em.create(OrgEntity, {
     id: randomUUID(),
     name,
     createTime: new Date(),
@@ -55,9 +55,9 @@ export async function createProject(
   input: { name: string; appName?: string; orgId: string },
 ): Promise<Project> {
   await assertProjectNameFree(em, input.name);
-  if (!(await em.findOne(OrgSchema, { id: input.orgId })))
+  if (!(await em.findOne(OrgEntity, { id: input.orgId })))
     throw ProblemError.notFound(`Org "${input.orgId}" was not found.`);
-  const project = em.create(ProjectSchema, {
+  const project = em.create(ProjectEntity, {
     id: randomUUID(),
     orgId: input.orgId,
     name: input.name,
@@ -76,7 +76,7 @@ export function createApiKey(
   input: { label: string; scopes?: string[] },
 ): { apiKey: ApiKey; key: string } {
   const key = randomToken(API_KEY_PREFIX);
-  const apiKey = em.create(ApiKeySchema, {
+  const apiKey = em.create(ApiKeyEntity, {
     id: randomUUID(),
     projectId,
     label: input.label,

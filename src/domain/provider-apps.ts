@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isUuid } from '../api/auth.js';
-import { ProblemError } from '../api/problem.js';
+import { isUuid } from '../core/ids.js';
+import { ProblemError } from '../core/problem.js';
 import { decryptSecret, encryptSecret } from '../crypto/secrets.js';
-import { ConnectionSchema, ProviderAppSchema, type ProviderApp } from '../db/entities/connection.js';
+import { ConnectionEntity, ProviderAppEntity, type ProviderApp } from '../db/entities/connection.js';
 import { getProvider, type Provider } from '../providers/catalog/index.js';
 import type { ProviderOAuth2Opts } from '../schemas/provider.js';
 import type {
@@ -71,7 +71,7 @@ export async function createProviderApp(
 ): Promise<ProviderApp> {
   requireOAuth2Provider(input.provider);
   const now = new Date();
-  const app = em.create(ProviderAppSchema, {
+  const app = em.create(ProviderAppEntity, {
     id: randomUUID(),
     projectId,
     provider: input.provider,
@@ -92,7 +92,7 @@ export async function findProviderApp(
   projectId: string,
   id: string,
 ): Promise<ProviderApp> {
-  const app = isUuid(id) ? await em.findOne(ProviderAppSchema, { id, projectId }) : null;
+  const app = isUuid(id) ? await em.findOne(ProviderAppEntity, { id, projectId }) : null;
   if (!app)
     throw ProblemError.notFound(
       `Provider app "${id}" was not found.`,
@@ -102,7 +102,7 @@ export async function findProviderApp(
 }
 
 export function listProviderApps(em: EntityManager, projectId: string): Promise<ProviderApp[]> {
-  return em.find(ProviderAppSchema, { projectId }, { orderBy: { createTime: 'asc', id: 'asc' } });
+  return em.find(ProviderAppEntity, { projectId }, { orderBy: { createTime: 'asc', id: 'asc' } });
 }
 
 /** The project's default app for a provider: the first one created for it. */
@@ -112,7 +112,7 @@ export function defaultProviderApp(
   provider: string,
 ): Promise<ProviderApp | null> {
   return em.findOne(
-    ProviderAppSchema,
+    ProviderAppEntity,
     { projectId, provider },
     { orderBy: { createTime: 'asc', id: 'asc' } },
   );
@@ -133,7 +133,7 @@ export function updateProviderApp(app: ProviderApp, input: UpdateProviderAppInpu
 
 /** Refused while a connection refreshes its tokens with this app: deleting it would break them. */
 export async function deleteProviderApp(em: EntityManager, app: ProviderApp): Promise<void> {
-  const users = await em.count(ConnectionSchema, { providerAppId: app.id });
+  const users = await em.count(ConnectionEntity, { providerAppId: app.id });
   if (users > 0) {
     throw ProblemError.conflict(
       `Provider app "${app.id}" is used by ${users} connection${users === 1 ? '' : 's'}; delete ${users === 1 ? 'it' : 'them'} first.`,

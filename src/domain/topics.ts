@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ProblemError } from '../api/problem.js';
-import { isUuid } from '../api/auth.js';
-import { TopicSchema, type Topic } from '../db/entities/notification.js';
+import { ProblemError } from '../core/problem.js';
+import { isUuid } from '../core/ids.js';
+import { TopicEntity, type Topic } from '../db/entities/notification.js';
 import type { TopicView } from '../schemas/topics.js';
 import { applyUpdateMask } from './update-mask.js';
 
@@ -18,7 +18,7 @@ export function topicView(topic: Topic): TopicView {
 }
 
 export async function findTopic(em: EntityManager, projectId: string, topicId: string): Promise<Topic> {
-  const topic = isUuid(topicId) ? await em.findOne(TopicSchema, { id: topicId, projectId }) : null;
+  const topic = isUuid(topicId) ? await em.findOne(TopicEntity, { id: topicId, projectId }) : null;
   if (!topic) throw ProblemError.notFound(`Topic "${topicId}" was not found in this project.`);
   return topic;
 }
@@ -26,7 +26,7 @@ export async function findTopic(em: EntityManager, projectId: string, topicId: s
 const duplicateName = (name: string) => ProblemError.conflict(`A topic named "${name}" already exists.`);
 
 async function assertNameFree(em: EntityManager, projectId: string, name: string, exceptId?: string) {
-  const existing = await em.findOne(TopicSchema, { projectId, name });
+  const existing = await em.findOne(TopicEntity, { projectId, name });
   if (existing && existing.id !== exceptId) throw duplicateName(name);
 }
 
@@ -42,7 +42,7 @@ async function flushTopic(em: EntityManager, name: string): Promise<void> {
 
 export async function createTopic(em: EntityManager, projectId: string, name: string): Promise<Topic> {
   await assertNameFree(em, projectId, name);
-  const topic = em.create(TopicSchema, {
+  const topic = em.create(TopicEntity, {
     id: randomUUID(),
     projectId,
     name,

@@ -1,4 +1,4 @@
-import { ProblemError } from '../api/problem.js';
+import { ProblemError } from '../core/problem.js';
 
 /**
  * Applies a flat `updateMask` (field names of `patch`) to `target`. Unknown or read-only names are

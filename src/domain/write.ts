@@ -1,11 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ProblemError } from '../api/problem.js';
+import { ProblemError } from '../core/problem.js';
 import {
-  InstallationConfigSchema,
-  InstallationSchema,
+  InstallationConfigEntity,
+  InstallationEntity,
   type Installation,
 } from '../db/entities/installation.js';
-import { OperationSchema, type Operation } from '../db/entities/operation.js';
+import { OperationEntity, type Operation } from '../db/entities/operation.js';
 import { em as newEntityManager, transaction } from '../db/orm.js';
 import { logger } from '../logger.js';
 import { connectorFor, type RecordChangeType, type WriteResult } from '../providers/connector.js';
@@ -144,7 +144,7 @@ export async function prepareWrite(
 ): Promise<PreparedWrite> {
   const items = requestItems(body);
   const { installation } = await findInstallationForGroup(em, projectId, integrationIdOrName, body.groupRef);
-  const installationConfig = await em.findOneOrFail(InstallationConfigSchema, { id: installation.configId });
+  const installationConfig = await em.findOneOrFail(InstallationConfigEntity, { id: installation.configId });
   const content = installationConfig.content as unknown as InstallationConfigContent;
   const writeConfig = content.write?.objects?.[objectName];
   if (!writeConfig) {
@@ -228,7 +228,7 @@ async function newWriteOperation(em: EntityManager, write: PreparedWrite): Promi
     },
   });
   await em.nativeUpdate(
-    InstallationSchema,
+    InstallationEntity,
     { id: write.installation.id },
     { lastOperationStatus: 'in_progress' },
   );
@@ -247,9 +247,9 @@ export async function finishWrite(input: {
   notify: boolean;
 }): Promise<void> {
   await transaction(async (em) => {
-    const operation = await em.findOneOrFail(OperationSchema, { id: input.operationId });
+    const operation = await em.findOneOrFail(OperationEntity, { id: input.operationId });
     if (operation.status !== 'in_progress') return;
-    const installation = await em.findOneOrFail(InstallationSchema, { id: operation.installationId });
+    const installation = await em.findOneOrFail(InstallationEntity, { id: operation.installationId });
     const objectName = (operation.metadata.objects as string[])[0];
     const type = operation.metadata.writeType as RecordChangeType;
     const succeeded = input.outcomes.filter((outcome) => outcome.success);
@@ -393,9 +393,9 @@ export async function startAsyncWrite(
     });
   } catch (error) {
     const cleanup = await newEntityManager();
-    await cleanup.nativeDelete(OperationSchema, { id: operation.id });
+    await cleanup.nativeDelete(OperationEntity, { id: operation.id });
     await cleanup.nativeUpdate(
-      InstallationSchema,
+      InstallationEntity,
       { id: write.installation.id },
       { lastOperationStatus: previousStatus as Installation['lastOperationStatus'] },
     );

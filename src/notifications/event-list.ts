@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isUuid } from '../api/auth.js';
-import { ProblemError } from '../api/problem.js';
+import { isUuid } from '../core/ids.js';
+import { ProblemError } from '../core/problem.js';
 import type { NotificationEventView } from '../schemas/notifications.js';
 
 /**

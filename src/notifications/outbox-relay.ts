@@ -4,7 +4,7 @@ import pg from 'pg';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
 import { transaction } from '../db/orm.js';
-import { NotificationEventSchema } from '../db/entities/event.js';
+import { NotificationEventEntity } from '../db/entities/event.js';
 import { temporalClient } from '../temporal/client.js';
 import { FerryProjectId } from '../temporal/search-attributes.js';
 import type { deliverNotificationWorkflow } from '../../workflows/notification.js';
@@ -96,7 +96,7 @@ export async function relayBatch(
       await Promise.all(destinations.map((destinationId) => startDelivery(event, destinationId, taskQueue)));
     }
     await em.nativeUpdate(
-      NotificationEventSchema,
+      NotificationEventEntity,
       { id: { $in: rows.map((row) => row.id) } },
       { routedTime: new Date() },
     );

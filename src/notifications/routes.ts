@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ProblemError } from '../api/problem.js';
-import { isUuid } from '../api/auth.js';
-import { DestinationSchema } from '../db/entities/operation.js';
+import { ProblemError } from '../core/problem.js';
+import { isUuid } from '../core/ids.js';
+import { DestinationEntity } from '../db/entities/operation.js';
 import {
-  EventTopicRouteSchema,
-  TopicDestinationRouteSchema,
+  EventTopicRouteEntity,
+  TopicDestinationRouteEntity,
   type EventTopicRoute,
   type TopicDestinationRoute,
 } from '../db/entities/notification.js';
@@ -60,8 +60,8 @@ export async function createEventTopicRoute(
     ProblemError.conflict(
       `Events of type "${input.eventType}" are already routed to topic "${input.topicId}".`,
     );
-  if (await em.count(EventTopicRouteSchema, { projectId, ...input })) throw conflict();
-  const route = em.create(EventTopicRouteSchema, {
+  if (await em.count(EventTopicRouteEntity, { projectId, ...input })) throw conflict();
+  const route = em.create(EventTopicRouteEntity, {
     id: randomUUID(),
     projectId,
     eventType: input.eventType,
@@ -78,7 +78,7 @@ export async function findEventTopicRoute(
   projectId: string,
   routeId: string,
 ): Promise<EventTopicRoute> {
-  const route = isUuid(routeId) ? await em.findOne(EventTopicRouteSchema, { id: routeId, projectId }) : null;
+  const route = isUuid(routeId) ? await em.findOne(EventTopicRouteEntity, { id: routeId, projectId }) : null;
   if (!route) throw ProblemError.notFound(`Notification event-topic route "${routeId}" was not found.`);
   return route;
 }
@@ -89,15 +89,15 @@ export async function createTopicDestinationRoute(
   input: { topicId: string; destinationId: string },
 ): Promise<TopicDestinationRoute> {
   await findTopic(em, projectId, input.topicId);
-  if (!(await em.count(DestinationSchema, { id: input.destinationId, projectId }))) {
+  if (!(await em.count(DestinationEntity, { id: input.destinationId, projectId }))) {
     throw ProblemError.notFound(`Destination "${input.destinationId}" was not found in this project.`);
   }
   const conflict = () =>
     ProblemError.conflict(
       `Destination "${input.destinationId}" is already subscribed to topic "${input.topicId}".`,
     );
-  if (await em.count(TopicDestinationRouteSchema, { projectId, ...input })) throw conflict();
-  const route = em.create(TopicDestinationRouteSchema, {
+  if (await em.count(TopicDestinationRouteEntity, { projectId, ...input })) throw conflict();
+  const route = em.create(TopicDestinationRouteEntity, {
     id: randomUUID(),
     projectId,
     topicId: input.topicId,
@@ -115,7 +115,7 @@ export async function findTopicDestinationRoute(
   routeId: string,
 ): Promise<TopicDestinationRoute> {
   const route = isUuid(routeId)
-    ? await em.findOne(TopicDestinationRouteSchema, { id: routeId, projectId })
+    ? await em.findOne(TopicDestinationRouteEntity, { id: routeId, projectId })
     : null;
   if (!route) throw ProblemError.notFound(`Topic-destination route "${routeId}" was not found.`);
   return route;

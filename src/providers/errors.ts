@@ -1,4 +1,4 @@
-import { ProblemError } from '../api/problem.js';
+import { ProblemError } from '../core/problem.js';
 import type { Capability } from './connector.js';
 import { ProviderTemplateError } from './catalog/index.js';
 

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { request, startTestStack, type TestStack } from '../support/stack.js';
 import { transaction } from '../../src/db/orm.js';
 import { findOrCreateBuilder, issueBuilderToken } from '../../src/domain/builder-tokens.js';
-import { OrgMembershipSchema } from '../../src/db/entities/org.js';
+import { OrgMembershipEntity } from '../../src/db/entities/org.js';
 import { createOrg } from '../../src/domain/projects.js';
 import { randomUUID } from 'node:crypto';
 
@@ -99,7 +99,7 @@ describe('projects', () => {
     const { token, orgId } = await transaction(async (em) => {
       const builder = await findOrCreateBuilder(em, `b-${randomUUID().slice(0, 6)}@example.com`);
       const org = await createOrg(em, 'Builder org');
-      em.create(OrgMembershipSchema, {
+      em.create(OrgMembershipEntity, {
         id: randomUUID(),
         orgId: org.id,
         builderId: builder.id,

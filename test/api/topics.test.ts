@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestProject, request, startTestStack, type TestStack } from '../support/stack.js';
 import { transaction } from '../../src/db/orm.js';
 import { recordEvent } from '../../src/domain/events.js';
-import { OrgMembershipSchema } from '../../src/db/entities/org.js';
+import { OrgMembershipEntity } from '../../src/db/entities/org.js';
 import { findOrCreateBuilder, issueBuilderToken } from '../../src/domain/builder-tokens.js';
 
 let stack: TestStack;
@@ -185,7 +185,7 @@ describe('notification event-topic routes', () => {
   it('accepts a builder’s bearer token, as the spec lists both schemes', async () => {
     const token = await transaction(async (em) => {
       const builder = await findOrCreateBuilder(em, `${unique('b')}@example.com`);
-      em.create(OrgMembershipSchema, {
+      em.create(OrgMembershipEntity, {
         id: randomUUID(),
         orgId: stack.project.orgId,
         builderId: builder.id,

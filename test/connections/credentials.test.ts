@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { ProblemError } from '../../src/api/problem.js';
+import { ProblemError } from '../../src/core/problem.js';
 import { em } from '../../src/db/orm.js';
 import { connectionTarget, findGroupConnection } from '../../src/domain/credentials.js';
 import { createTestProject, request } from '../support/stack.js';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { em as newEntityManager } from '../../src/db/orm.js';
-import { NotificationEventSchema } from '../../src/db/entities/event.js';
-import { DestinationSchema } from '../../src/db/entities/operation.js';
-import { DeliveryAttemptSchema } from '../../src/db/entities/delivery.js';
+import { NotificationEventEntity } from '../../src/db/entities/event.js';
+import { DestinationEntity } from '../../src/db/entities/operation.js';
+import { DeliveryAttemptEntity } from '../../src/db/entities/delivery.js';
 import { generateSigningSecret } from '../../src/delivery/signing.js';
 import { attemptDelivery } from '../../src/domain/destination-delivery.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
@@ -52,7 +52,7 @@ function deliver(destinationId: string, messageId = `msg_${randomUUID()}`, optio
 
 async function attempts(destinationId: string) {
   return (await newEntityManager()).find(
-    DeliveryAttemptSchema,
+    DeliveryAttemptEntity,
     { destinationId },
     { orderBy: { id: 'asc' } },
   );
@@ -61,7 +61,7 @@ async function attempts(destinationId: string) {
 async function events(destinationId: string, type: string) {
   const all = await (
     await newEntityManager()
-  ).find(NotificationEventSchema, { projectId: stack.project.id, type });
+  ).find(NotificationEventEntity, { projectId: stack.project.id, type });
   return all.filter((event) => event.data.destinationId === destinationId);
 }
 
@@ -132,12 +132,12 @@ describe('attemptDelivery', () => {
       status: 503,
       error: expect.stringContaining('503'),
     });
-    const row = await (await newEntityManager()).findOneOrFail(DestinationSchema, { id });
+    const row = await (await newEntityManager()).findOneOrFail(DestinationEntity, { id });
     expect(row.firstFailureTime).toBeInstanceOf(Date);
 
     receiver.respond(() => ({ status: 200 }));
     expect((await deliver(id, 'msg_retry')).delivered).toBe(true);
-    const healed = await (await newEntityManager()).findOneOrFail(DestinationSchema, { id });
+    const healed = await (await newEntityManager()).findOneOrFail(DestinationEntity, { id });
     expect(healed.firstFailureTime).toBeNull();
   });
 

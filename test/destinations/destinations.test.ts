@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { resetConfig } from '../../src/config.js';
 import { em as newEntityManager } from '../../src/db/orm.js';
-import { DestinationSchema } from '../../src/db/entities/operation.js';
+import { DestinationEntity } from '../../src/db/entities/operation.js';
 import { generateSigningSecret } from '../../src/delivery/signing.js';
 import { createTestProject, request, startTestStack, type TestStack } from '../support/stack.js';
 
@@ -57,7 +57,7 @@ describe('POST /projects/{p}/destinations', () => {
       secrets: { signingSecret },
     });
     expect(created.status).toBe(201);
-    const row = await (await newEntityManager()).findOneOrFail(DestinationSchema, { id: created.body.id });
+    const row = await (await newEntityManager()).findOneOrFail(DestinationEntity, { id: created.body.id });
     const stored = JSON.stringify(row);
     expect(stored).not.toContain(signingSecret.slice(6));
     expect(stored).not.toContain('header-value-1234');
@@ -215,7 +215,7 @@ describe('rotating the signing secret', () => {
     expect(after.body.secrets.signingSecret).toBe(rotated.body.secrets.signingSecret);
 
     const { openSecrets, validSigningSecrets } = await import('../../src/domain/destinations.js');
-    const row = await (await newEntityManager()).findOneOrFail(DestinationSchema, { id: created.body.id });
+    const row = await (await newEntityManager()).findOneOrFail(DestinationEntity, { id: created.body.id });
     const secrets = openSecrets(row);
     expect(validSigningSecrets(secrets, new Date())).toEqual([
       rotated.body.secrets.signingSecret,
@@ -250,7 +250,7 @@ describe('PATCH /projects/{p}/destinations/{nameOrId}', () => {
   it('re-enables a disabled destination and forgets its failures', async () => {
     const created = await create(webhook());
     const em = await newEntityManager();
-    const row = await em.findOneOrFail(DestinationSchema, { id: created.body.id });
+    const row = await em.findOneOrFail(DestinationEntity, { id: created.body.id });
     row.disabledTime = new Date();
     row.firstFailureTime = new Date(Date.now() - 1000);
     await em.flush();
@@ -260,7 +260,7 @@ describe('PATCH /projects/{p}/destinations/{nameOrId}', () => {
     });
     expect(response.status).toBe(200);
     expect(response.body.disabled).toBe(false);
-    const after = await (await newEntityManager()).findOneOrFail(DestinationSchema, { id: created.body.id });
+    const after = await (await newEntityManager()).findOneOrFail(DestinationEntity, { id: created.body.id });
     expect(after.firstFailureTime).toBeNull();
   });
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { transaction } from '../../src/db/orm.js';
-import { ConnectionSchema } from '../../src/db/entities/connection.js';
-import { InstallationConfigSchema, InstallationSchema } from '../../src/db/entities/installation.js';
+import { ConnectionEntity } from '../../src/db/entities/connection.js';
+import { InstallationConfigEntity, InstallationEntity } from '../../src/db/entities/installation.js';
 import { encryptJson } from '../../src/crypto/secrets.js';
 import { createTestProject, request, startTestStack, type TestStack } from '../support/stack.js';
 import {
@@ -40,9 +40,9 @@ async function expectInvalid(body: unknown, names: string[], base = fixture.base
 
 async function installationCount(groupRef: string): Promise<number> {
   return transaction(async (em) => {
-    const { GroupSchema } = await import('../../src/db/entities/connection.js');
-    const group = await em.findOne(GroupSchema, { projectId: stack.project.id, groupRef });
-    return group ? em.count(InstallationSchema, { groupId: group.id }) : 0;
+    const { GroupEntity } = await import('../../src/db/entities/connection.js');
+    const group = await em.findOne(GroupEntity, { projectId: stack.project.id, groupRef });
+    return group ? em.count(InstallationEntity, { groupId: group.id }) : 0;
   });
 }
 
@@ -133,14 +133,14 @@ describe('creating installations', () => {
 
     const { groupRef } = await connectGroup(stack);
     const foreign = await transaction(async (em) => {
-      const { GroupSchema } = await import('../../src/db/entities/connection.js');
-      const group = await em.findOneOrFail(GroupSchema, { projectId: stack.project.id, groupRef });
-      const connection = em.create(ConnectionSchema, {
+      const { GroupEntity } = await import('../../src/db/entities/connection.js');
+      const group = await em.findOneOrFail(GroupEntity, { projectId: stack.project.id, groupRef });
+      const connection = em.create(ConnectionEntity, {
         id: randomUUID(),
         projectId: stack.project.id,
         provider: 'sandbox',
         groupId: group.id,
-        consumerId: (await em.findOneOrFail(ConnectionSchema, { groupId: group.id })).consumerId,
+        consumerId: (await em.findOneOrFail(ConnectionEntity, { groupId: group.id })).consumerId,
         authScheme: 'oauth2/authorizationCode',
         status: 'working',
         credentialsEncrypted: encryptJson({ accessToken: 'x' }),
@@ -181,8 +181,8 @@ describe('creating installations', () => {
     );
 
     await transaction(async (em) => {
-      const { GroupSchema } = await import('../../src/db/entities/connection.js');
-      em.create(GroupSchema, {
+      const { GroupEntity } = await import('../../src/db/entities/connection.js');
+      em.create(GroupEntity, {
         id: randomUUID(),
         projectId: stack.project.id,
         groupRef: 'lonely',
@@ -352,7 +352,7 @@ describe('updating installations with a field mask', () => {
     expect(unchanged.body.config.id).toBe(added.body.config.id);
 
     const versions = await transaction((em) =>
-      em.count(InstallationConfigSchema, { installationId: created.id }),
+      em.count(InstallationConfigEntity, { installationId: created.id }),
     );
     expect(versions).toBe(3);
   });

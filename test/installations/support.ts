@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { expect } from '@jest/globals';
 import { transaction } from '../../src/db/orm.js';
-import { NotificationEventSchema } from '../../src/db/entities/event.js';
+import { NotificationEventEntity } from '../../src/db/entities/event.js';
 import type { TestStack } from '../support/stack.js';
 
 /** A schedule that never fires during a test run, so no real read starts unless a test asks for one. */
@@ -130,7 +130,7 @@ export async function install(
 
 export async function events(projectId: string, type: string): Promise<Record<string, unknown>[]> {
   return transaction(async (em) =>
-    (await em.find(NotificationEventSchema, { projectId, type }, { orderBy: { createTime: 'asc' } })).map(
+    (await em.find(NotificationEventEntity, { projectId, type }, { orderBy: { createTime: 'asc' } })).map(
       (event) => event.data,
     ),
   );

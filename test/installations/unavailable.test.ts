@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { transaction } from '../../src/db/orm.js';
-import { GroupSchema } from '../../src/db/entities/connection.js';
-import { InstallationConfigSchema, InstallationSchema } from '../../src/db/entities/installation.js';
+import { GroupEntity } from '../../src/db/entities/connection.js';
+import { InstallationConfigEntity, InstallationEntity } from '../../src/db/entities/installation.js';
 import { resetConfig } from '../../src/config.js';
 import { closeTemporalClient, temporalClient } from '../../src/temporal/client.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
@@ -58,8 +58,8 @@ describe('when Temporal is unreachable', () => {
     });
     expectUnavailable(response);
     const written = await transaction(async (em) => {
-      const group = await em.findOneOrFail(GroupSchema, { projectId: stack.project.id, groupRef });
-      return em.count(InstallationSchema, { groupId: group.id });
+      const group = await em.findOneOrFail(GroupEntity, { projectId: stack.project.id, groupRef });
+      return em.count(InstallationEntity, { groupId: group.id });
     });
     expect(written).toBe(0);
     expect(
@@ -84,7 +84,7 @@ describe('when Temporal is unreachable', () => {
     const current = await stack.api('GET', path);
     expect(current.body.config.id).toBe(existing.config.id);
     expect(
-      await transaction((em) => em.count(InstallationConfigSchema, { installationId: existing.id })),
+      await transaction((em) => em.count(InstallationConfigEntity, { installationId: existing.id })),
     ).toBe(1);
     expect((await events(stack.project.id, 'installation.updated')).length).toBe(0);
   }, 60_000);

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';
 import { transaction } from '../../src/db/orm.js';
-import { InstallationSchema } from '../../src/db/entities/installation.js';
-import { OperationSchema } from '../../src/db/entities/operation.js';
-import { SubscriptionSchema } from '../../src/db/entities/subscription.js';
+import { InstallationEntity } from '../../src/db/entities/installation.js';
+import { OperationEntity } from '../../src/db/entities/operation.js';
+import { SubscriptionEntity } from '../../src/db/entities/subscription.js';
 import { resetConfig } from '../../src/config.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { temporalClient } from '../../src/temporal/client.js';
@@ -183,7 +183,7 @@ describe('the installation workflow, through the API', () => {
     const operationId = randomUUID();
     await handleOf(created.id).signal(triggerReadSignal, { objectName: 'contacts', operationId });
     const operation = await eventually(() =>
-      transaction((em) => em.findOne(OperationSchema, { id: operationId })).then((row) => row ?? undefined),
+      transaction((em) => em.findOne(OperationEntity, { id: operationId })).then((row) => row ?? undefined),
     );
     expect(operation).toMatchObject({
       installationId: created.id,
@@ -229,7 +229,7 @@ describe('the installation workflow, through the API', () => {
     expect(patched.status).toBe(200);
     const reason = 'The object is not read by this installation (any more).';
     const operation = await eventually(() =>
-      transaction((em) => em.findOne(OperationSchema, { id: operationId, status: 'failure' })).then(
+      transaction((em) => em.findOne(OperationEntity, { id: operationId, status: 'failure' })).then(
         (row) => row ?? undefined,
       ),
     );
@@ -268,7 +268,7 @@ describe('the installation workflow, through the API', () => {
       },
     });
     const row = await eventually(() =>
-      transaction((em) => em.findOne(SubscriptionSchema, { installationId: created.id })).then(
+      transaction((em) => em.findOne(SubscriptionEntity, { installationId: created.id })).then(
         (found) => found ?? undefined,
       ),
     );
@@ -300,7 +300,7 @@ describe('the installation workflow, through the API', () => {
         (data) => data.installationId === created.id,
       ),
     );
-    expect(await transaction((em) => em.count(SubscriptionSchema, { installationId: created.id }))).toBe(0);
+    expect(await transaction((em) => em.count(SubscriptionEntity, { installationId: created.id }))).toBe(0);
   });
 
   it('ends the workflow when the installation is deleted', async () => {
@@ -319,7 +319,7 @@ describe('the installation workflow, through the API', () => {
     const { groupRef: orphanGroup } = await connectGroup(stack);
     const orphan = await install(stack, fixture, orphanGroup);
     await transaction(async (em) => {
-      await em.nativeDelete(InstallationSchema, { id: orphan.id });
+      await em.nativeDelete(InstallationEntity, { id: orphan.id });
     });
 
     const young = await reconcileInstallations({ projectId: stack.project.id });

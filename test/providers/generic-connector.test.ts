@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connectorFor, hasDeepConnector } from '../../src/providers/connector.js';
 import { CapabilityNotSupportedError, toProblem } from '../../src/providers/errors.js';
-import { ProblemError } from '../../src/api/problem.js';
+import { ProblemError } from '../../src/core/problem.js';
 import { startEchoServer } from './support.js';
 
 let echo: Awaited<ReturnType<typeof startEchoServer>>;

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { em as newEntityManager, transaction } from '../../src/db/orm.js';
-import { GroupSchema } from '../../src/db/entities/connection.js';
-import { NotificationEventSchema } from '../../src/db/entities/event.js';
-import { InstallationConfigSchema, InstallationSchema } from '../../src/db/entities/installation.js';
+import { GroupEntity } from '../../src/db/entities/connection.js';
+import { NotificationEventEntity } from '../../src/db/entities/event.js';
+import { InstallationConfigEntity, InstallationEntity } from '../../src/db/entities/installation.js';
 import { createIntegration } from '../../src/domain/integrations.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import type { TestStack } from '../support/stack.js';
@@ -34,10 +34,10 @@ async function createWriteInstallation(): Promise<void> {
         write: { objects: [{ objectName: 'deals' }, { objectName: 'contacts' }] },
       },
     });
-    const group = await em.findOneOrFail(GroupSchema, { projectId: stack.project.id, groupRef });
+    const group = await em.findOneOrFail(GroupEntity, { projectId: stack.project.id, groupRef });
     const installationId = randomUUID();
     const configId = randomUUID();
-    em.create(InstallationSchema, {
+    em.create(InstallationEntity, {
       id: installationId,
       projectId: stack.project.id,
       integrationId: integration.id,
@@ -49,7 +49,7 @@ async function createWriteInstallation(): Promise<void> {
       createTime: new Date(),
       updateTime: new Date(),
     });
-    em.create(InstallationConfigSchema, {
+    em.create(InstallationConfigEntity, {
       id: configId,
       projectId: stack.project.id,
       installationId,
@@ -105,7 +105,7 @@ async function waitForOperation(operationId: string, timeoutMs = 30_000) {
 
 async function asyncDoneEvent(operationId: string) {
   const em = await newEntityManager();
-  const events = await em.find(NotificationEventSchema, {
+  const events = await em.find(NotificationEventEntity, {
     projectId: stack.project.id,
     type: 'write.async.done',
   });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { em as newEntityManager } from '../../src/db/orm.js';
-import { NotificationEventSchema } from '../../src/db/entities/event.js';
-import { OperationSchema } from '../../src/db/entities/operation.js';
+import { NotificationEventEntity } from '../../src/db/entities/event.js';
+import { OperationEntity } from '../../src/db/entities/operation.js';
 import { generateSigningSecret } from '../../src/delivery/signing.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
@@ -177,7 +177,7 @@ describe('an installation created through the API', () => {
     ).toBe(true);
     const events = await (
       await newEntityManager()
-    ).find(NotificationEventSchema, {
+    ).find(NotificationEventEntity, {
       projectId: stack.project.id,
       type: 'read.triggered.done',
     });
@@ -217,11 +217,11 @@ describe('triggering a read: bad input', () => {
     });
 
   it('answers 400 for an object the installation does not read, and creates nothing', async () => {
-    const before = await (await newEntityManager()).count(OperationSchema, { installationId });
+    const before = await (await newEntityManager()).count(OperationEntity, { installationId });
     const response = await trigger({ groupRef, mode: 'async' }, 'deals');
     expect(response.status).toBe(400);
     expect(response.body.issues[0]).toMatchObject({ in: 'path', name: 'objectName', value: 'deals' });
-    expect(await (await newEntityManager()).count(OperationSchema, { installationId })).toBe(before);
+    expect(await (await newEntityManager()).count(OperationEntity, { installationId })).toBe(before);
     expect((await trigger({ groupRef, mode: 'async' }, 'widgets')).status).toBe(400);
   });
 
@@ -281,7 +281,7 @@ describe('triggering a read: bad input', () => {
     expect(response.status).toBe(409);
     expect(response.body.detail).toContain('no running workflow');
     expect(
-      await (await newEntityManager()).count(OperationSchema, { installationId: fixture.installationId }),
+      await (await newEntityManager()).count(OperationEntity, { installationId: fixture.installationId }),
     ).toBe(0);
     await fixture.receiver.stop();
   });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from '@jest/globals';
 import { generateSigningSecret } from '../../src/delivery/signing.js';
 import { transaction } from '../../src/db/orm.js';
-import { InstallationConfigSchema, InstallationSchema } from '../../src/db/entities/installation.js';
+import { InstallationConfigEntity, InstallationEntity } from '../../src/db/entities/installation.js';
 import { createIntegration } from '../../src/domain/integrations.js';
 import type { ReadObject } from '../../src/schemas/integration-content.js';
 import type { ReadConfig } from '../../src/schemas/installations.js';
@@ -98,7 +98,7 @@ export async function createReadFixture(
     const configId = randomUUID();
     const objects: Record<string, ReadConfig> = { [objectName]: configured };
     for (const object of more) if (object.configured) objects[object.declared.objectName] = object.configured;
-    em.create(InstallationSchema, {
+    em.create(InstallationEntity, {
       id: installationId,
       projectId: stack.project.id,
       integrationId: integration.id,
@@ -111,7 +111,7 @@ export async function createReadFixture(
       createTime: new Date('2000-01-01T00:00:00Z'),
       updateTime: new Date(),
     });
-    em.create(InstallationConfigSchema, {
+    em.create(InstallationConfigEntity, {
       id: configId,
       projectId: stack.project.id,
       installationId,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { em as newEntityManager } from '../../src/db/orm.js';
-import { ReadWatermarkSchema } from '../../src/db/entities/installation.js';
-import { NotificationEventSchema } from '../../src/db/entities/event.js';
+import { ReadWatermarkEntity } from '../../src/db/entities/installation.js';
+import { NotificationEventEntity } from '../../src/db/entities/event.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { createReadFixture, runRead, type ReadFixture } from './fixtures.js';
@@ -25,7 +25,7 @@ afterAll(async () => {
 
 async function events(projectId: string, type: string) {
   const em = await newEntityManager();
-  return em.find(NotificationEventSchema, { projectId, type }, { orderBy: { createTime: 'asc' } });
+  return em.find(NotificationEventEntity, { projectId, type }, { orderBy: { createTime: 'asc' } });
 }
 
 describe('a backfill read', () => {
@@ -125,7 +125,7 @@ describe('a backfill read', () => {
   it('moves the watermark to the end of the window and marks the backfill done', async () => {
     const watermark = await (
       await newEntityManager()
-    ).findOneOrFail(ReadWatermarkSchema, {
+    ).findOneOrFail(ReadWatermarkEntity, {
       installationId: fixture.installationId,
       objectName: 'contacts',
     });

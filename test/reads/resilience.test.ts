@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { em as newEntityManager } from '../../src/db/orm.js';
-import { NotificationEventSchema } from '../../src/db/entities/event.js';
+import { NotificationEventEntity } from '../../src/db/entities/event.js';
 import { messageIdFor } from '../../src/delivery/messages.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { request, startTestStack, type TestStack } from '../support/stack.js';
@@ -57,7 +57,7 @@ describe('a destination that is down for a while', () => {
     expect(warnings[0].message.details).toMatchObject({ messageId: first.messageId, status: 503 });
 
     const em = await newEntityManager();
-    const errors = await em.find(NotificationEventSchema, {
+    const errors = await em.find(NotificationEventEntity, {
       projectId: stack.project.id,
       type: 'destination.delivery.error',
     });
@@ -133,7 +133,7 @@ describe('a destination that is down for a while', () => {
     );
     expect(destination.body.disabled).toBe(true);
     const em = await newEntityManager();
-    const disabled = await em.find(NotificationEventSchema, {
+    const disabled = await em.find(NotificationEventEntity, {
       projectId: stack.project.id,
       type: 'destination.webhook.disabled',
     });

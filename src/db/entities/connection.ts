@@ -11,7 +11,7 @@ export interface Group {
   updateTime: Date;
 }
 
-export const GroupSchema = new EntitySchema<Group>({
+export const GroupEntity = new EntitySchema<Group>({
   name: 'Group',
   tableName: 'groups',
   properties: {
@@ -33,7 +33,7 @@ export interface Consumer {
   updateTime: Date;
 }
 
-export const ConsumerSchema = new EntitySchema<Consumer>({
+export const ConsumerEntity = new EntitySchema<Consumer>({
   name: 'Consumer',
   tableName: 'consumers',
   properties: {
@@ -59,7 +59,7 @@ export interface ProviderApp {
   updateTime: Date;
 }
 
-export const ProviderAppSchema = new EntitySchema<ProviderApp>({
+export const ProviderAppEntity = new EntitySchema<ProviderApp>({
   name: 'ProviderApp',
   tableName: 'provider_apps',
   properties: {
@@ -104,7 +104,7 @@ export interface Connection {
   updateTime: Date;
 }
 
-export const ConnectionSchema = new EntitySchema<Connection>({
+export const ConnectionEntity = new EntitySchema<Connection>({
   name: 'Connection',
   tableName: 'connections',
   properties: {

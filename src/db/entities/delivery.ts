@@ -21,7 +21,7 @@ export interface DeliveryAttempt {
   createTime: Date;
 }
 
-export const DeliveryAttemptSchema = new EntitySchema<DeliveryAttempt>({
+export const DeliveryAttemptEntity = new EntitySchema<DeliveryAttempt>({
   name: 'DeliveryAttempt',
   tableName: 'delivery_attempts',
   properties: {

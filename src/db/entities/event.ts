@@ -15,7 +15,7 @@ export interface NotificationEvent {
   routedTime?: Date;
 }
 
-export const NotificationEventSchema = new EntitySchema<NotificationEvent>({
+export const NotificationEventEntity = new EntitySchema<NotificationEvent>({
   name: 'NotificationEvent',
   tableName: 'events',
   properties: {

@@ -1,49 +1,49 @@
-import { ConnectionSchema, ConsumerSchema, GroupSchema, ProviderAppSchema } from './connection.js';
-import { NotificationEventSchema } from './event.js';
-import { OAuthStateSchema } from './oauth-state.js';
-import { InstallationConfigSchema, InstallationSchema, ReadWatermarkSchema } from './installation.js';
-import { DestinationSchema, OperationLogSchema, OperationSchema } from './operation.js';
-import { IntegrationSchema, RevisionSchema } from './integration.js';
-import { BuilderSchema, OrgMembershipSchema, OrgSchema } from './org.js';
-import { ApiKeySchema, ProjectSchema } from './project.js';
-import { EventTopicRouteSchema, TopicDestinationRouteSchema, TopicSchema } from './notification.js';
-import { JwtKeySchema } from './jwt-key.js';
-import { InviteSchema } from './invite.js';
-import { SubscriptionSchema } from './subscription.js';
+import { ConnectionEntity, ConsumerEntity, GroupEntity, ProviderAppEntity } from './connection.js';
+import { NotificationEventEntity } from './event.js';
+import { OAuthStateEntity } from './oauth-state.js';
+import { InstallationConfigEntity, InstallationEntity, ReadWatermarkEntity } from './installation.js';
+import { DestinationEntity, OperationLogEntity, OperationEntity } from './operation.js';
+import { IntegrationEntity, RevisionEntity } from './integration.js';
+import { BuilderEntity, OrgMembershipEntity, OrgEntity } from './org.js';
+import { ApiKeyEntity, ProjectEntity } from './project.js';
+import { EventTopicRouteEntity, TopicDestinationRouteEntity, TopicEntity } from './notification.js';
+import { JwtKeyEntity } from './jwt-key.js';
+import { InviteEntity } from './invite.js';
+import { SubscriptionEntity } from './subscription.js';
 
-import { DeliveryAttemptSchema } from './delivery.js';
-import { ReadCheckpointSchema } from './read-checkpoint.js';
-import { DeliveryCreditSchema, StoredPageSchema } from './stored-page.js';
+import { DeliveryAttemptEntity } from './delivery.js';
+import { ReadCheckpointEntity } from './read-checkpoint.js';
+import { DeliveryCreditEntity, StoredPageEntity } from './stored-page.js';
 
 /** Every entity MikroORM knows; add new ones here. */
 export const entities = [
-  OrgSchema,
-  BuilderSchema,
-  OrgMembershipSchema,
-  ProjectSchema,
-  ApiKeySchema,
-  IntegrationSchema,
-  RevisionSchema,
-  NotificationEventSchema,
-  GroupSchema,
-  ConsumerSchema,
-  ProviderAppSchema,
-  ConnectionSchema,
-  InstallationSchema,
-  InstallationConfigSchema,
-  ReadWatermarkSchema,
-  DestinationSchema,
-  OperationSchema,
-  OperationLogSchema,
-  TopicSchema,
-  EventTopicRouteSchema,
-  TopicDestinationRouteSchema,
-  JwtKeySchema,
-  InviteSchema,
-  DeliveryAttemptSchema,
-  ReadCheckpointSchema,
-  StoredPageSchema,
-  DeliveryCreditSchema,
-  SubscriptionSchema,
-  OAuthStateSchema,
+  OrgEntity,
+  BuilderEntity,
+  OrgMembershipEntity,
+  ProjectEntity,
+  ApiKeyEntity,
+  IntegrationEntity,
+  RevisionEntity,
+  NotificationEventEntity,
+  GroupEntity,
+  ConsumerEntity,
+  ProviderAppEntity,
+  ConnectionEntity,
+  InstallationEntity,
+  InstallationConfigEntity,
+  ReadWatermarkEntity,
+  DestinationEntity,
+  OperationEntity,
+  OperationLogEntity,
+  TopicEntity,
+  EventTopicRouteEntity,
+  TopicDestinationRouteEntity,
+  JwtKeyEntity,
+  InviteEntity,
+  DeliveryAttemptEntity,
+  ReadCheckpointEntity,
+  StoredPageEntity,
+  DeliveryCreditEntity,
+  SubscriptionEntity,
+  OAuthStateEntity,
 ];

@@ -16,7 +16,7 @@ export interface Installation {
   updateTime: Date;
 }
 
-export const InstallationSchema = new EntitySchema<Installation>({
+export const InstallationEntity = new EntitySchema<Installation>({
   name: 'Installation',
   tableName: 'installations',
   properties: {
@@ -44,7 +44,7 @@ export interface InstallationConfig {
   createTime: Date;
 }
 
-export const InstallationConfigSchema = new EntitySchema<InstallationConfig>({
+export const InstallationConfigEntity = new EntitySchema<InstallationConfig>({
   name: 'InstallationConfig',
   tableName: 'installation_configs',
   properties: {
@@ -68,7 +68,7 @@ export interface ReadWatermark {
   updateTime: Date;
 }
 
-export const ReadWatermarkSchema = new EntitySchema<ReadWatermark>({
+export const ReadWatermarkEntity = new EntitySchema<ReadWatermark>({
   name: 'ReadWatermark',
   tableName: 'read_watermarks',
   properties: {

@@ -12,7 +12,7 @@ export interface Integration {
   updateTime: Date;
 }
 
-export const IntegrationSchema = new EntitySchema<Integration>({
+export const IntegrationEntity = new EntitySchema<Integration>({
   name: 'Integration',
   tableName: 'integrations',
   properties: {
@@ -35,7 +35,7 @@ export interface Revision {
   createTime: Date;
 }
 
-export const RevisionSchema = new EntitySchema<Revision>({
+export const RevisionEntity = new EntitySchema<Revision>({
   name: 'Revision',
   tableName: 'revisions',
   properties: {

@@ -19,7 +19,7 @@ export interface Invite {
   updateTime: Date;
 }
 
-export const InviteSchema = new EntitySchema<Invite>({
+export const InviteEntity = new EntitySchema<Invite>({
   name: 'Invite',
   tableName: 'invites',
   properties: {

@@ -16,7 +16,7 @@ export interface JwtKey {
   updateTime: Date;
 }
 
-export const JwtKeySchema = new EntitySchema<JwtKey>({
+export const JwtKeyEntity = new EntitySchema<JwtKey>({
   name: 'JwtKey',
   tableName: 'jwt_keys',
   properties: {

@@ -10,7 +10,7 @@ export interface Topic {
   updateTime: Date;
 }
 
-export const TopicSchema = new EntitySchema<Topic>({
+export const TopicEntity = new EntitySchema<Topic>({
   name: 'Topic',
   tableName: 'topics',
   properties: {
@@ -31,7 +31,7 @@ export interface EventTopicRoute {
   updateTime: Date;
 }
 
-export const EventTopicRouteSchema = new EntitySchema<EventTopicRoute>({
+export const EventTopicRouteEntity = new EntitySchema<EventTopicRoute>({
   name: 'EventTopicRoute',
   tableName: 'event_topic_routes',
   properties: {
@@ -53,7 +53,7 @@ export interface TopicDestinationRoute {
   updateTime: Date;
 }
 
-export const TopicDestinationRouteSchema = new EntitySchema<TopicDestinationRoute>({
+export const TopicDestinationRouteEntity = new EntitySchema<TopicDestinationRoute>({
   name: 'TopicDestinationRoute',
   tableName: 'topic_destination_routes',
   properties: {

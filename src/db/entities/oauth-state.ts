@@ -33,7 +33,7 @@ export interface OAuthState {
   createTime: Date;
 }
 
-export const OAuthStateSchema = new EntitySchema<OAuthState>({
+export const OAuthStateEntity = new EntitySchema<OAuthState>({
   name: 'OAuthState',
   tableName: 'oauth_states',
   properties: {

@@ -18,7 +18,7 @@ export interface Operation {
   updateTime: Date;
 }
 
-export const OperationSchema = new EntitySchema<Operation>({
+export const OperationEntity = new EntitySchema<Operation>({
   name: 'Operation',
   tableName: 'operations',
   properties: {
@@ -47,7 +47,7 @@ export interface OperationLog {
   details: Record<string, unknown>;
 }
 
-export const OperationLogSchema = new EntitySchema<OperationLog>({
+export const OperationLogEntity = new EntitySchema<OperationLog>({
   name: 'OperationLog',
   tableName: 'operation_logs',
   properties: {
@@ -77,7 +77,7 @@ export interface Destination {
   updateTime: Date;
 }
 
-export const DestinationSchema = new EntitySchema<Destination>({
+export const DestinationEntity = new EntitySchema<Destination>({
   name: 'Destination',
   tableName: 'destinations',
   properties: {

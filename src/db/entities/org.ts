@@ -8,7 +8,7 @@ export interface Org {
   updateTime: Date;
 }
 
-export const OrgSchema = new EntitySchema<Org>({
+export const OrgEntity = new EntitySchema<Org>({
   name: 'Org',
   tableName: 'orgs',
   properties: { id: uuidPrimaryKey, name: { type: 'string' }, ...timestamps },
@@ -23,7 +23,7 @@ export interface Builder {
   updateTime: Date;
 }
 
-export const BuilderSchema = new EntitySchema<Builder>({
+export const BuilderEntity = new EntitySchema<Builder>({
   name: 'Builder',
   tableName: 'builders',
   properties: {
@@ -43,7 +43,7 @@ export interface OrgMembership {
   updateTime: Date;
 }
 
-export const OrgMembershipSchema = new EntitySchema<OrgMembership>({
+export const OrgMembershipEntity = new EntitySchema<OrgMembership>({
   name: 'OrgMembership',
   tableName: 'org_memberships',
   properties: {

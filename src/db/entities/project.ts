@@ -10,7 +10,7 @@ export interface Project {
   updateTime: Date;
 }
 
-export const ProjectSchema = new EntitySchema<Project>({
+export const ProjectEntity = new EntitySchema<Project>({
   name: 'Project',
   tableName: 'projects',
   properties: {
@@ -36,7 +36,7 @@ export interface ApiKey {
   updateTime: Date;
 }
 
-export const ApiKeySchema = new EntitySchema<ApiKey>({
+export const ApiKeyEntity = new EntitySchema<ApiKey>({
   name: 'ApiKey',
   tableName: 'api_keys',
   properties: {

@@ -26,7 +26,7 @@ export interface ReadCheckpoint {
   updateTime: Date;
 }
 
-export const ReadCheckpointSchema = new EntitySchema<ReadCheckpoint>({
+export const ReadCheckpointEntity = new EntitySchema<ReadCheckpoint>({
   name: 'ReadCheckpoint',
   tableName: 'read_checkpoints',
   properties: {

@@ -17,7 +17,7 @@ export interface StoredPage {
   createTime: Date;
 }
 
-export const StoredPageSchema = new EntitySchema<StoredPage>({
+export const StoredPageEntity = new EntitySchema<StoredPage>({
   name: 'StoredPage',
   tableName: 'stored_pages',
   properties: {
@@ -44,7 +44,7 @@ export interface DeliveryCredit {
   updateTime: Date;
 }
 
-export const DeliveryCreditSchema = new EntitySchema<DeliveryCredit>({
+export const DeliveryCreditEntity = new EntitySchema<DeliveryCredit>({
   name: 'DeliveryCredit',
   tableName: 'delivery_credits',
   properties: {

@@ -20,7 +20,7 @@ export interface Subscription {
   updateTime: Date;
 }
 
-export const SubscriptionSchema = new EntitySchema<Subscription>({
+export const SubscriptionEntity = new EntitySchema<Subscription>({
   name: 'Subscription',
   tableName: 'subscriptions',
   properties: {

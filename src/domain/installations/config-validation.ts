@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ProblemError, type ProblemIssue } from '../../api/problem.js';
-import { schemaIssues } from '../../api/validation.js';
+import { ProblemError, type ProblemIssue } from '../../core/problem.js';
+import { schemaIssues } from '../../core/validation.js';
 import { config } from '../../config.js';
-import { DestinationSchema } from '../../db/entities/operation.js';
+import { DestinationEntity } from '../../db/entities/operation.js';
 import type { IntegrationContent, ReadObject } from '../../schemas/integration-content.js';
 import {
   InstallationConfigContentSchema,
@@ -178,7 +178,7 @@ async function destinationIssues(
   ];
   if (!uses.length) return [];
   const found = await em.find(
-    DestinationSchema,
+    DestinationEntity,
     { projectId, name: { $in: [...new Set(uses.map((use) => use.destination))] } },
     { fields: ['name'] },
   );

@@ -1,11 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ConnectionSchema, ConsumerSchema, GroupSchema } from '../../db/entities/connection.js';
+import { ConnectionEntity, ConsumerEntity, GroupEntity } from '../../db/entities/connection.js';
 import {
-  InstallationConfigSchema,
+  InstallationConfigEntity,
   type Installation,
   type InstallationConfig,
 } from '../../db/entities/installation.js';
-import { IntegrationSchema } from '../../db/entities/integration.js';
+import { IntegrationEntity } from '../../db/entities/integration.js';
 import { configView } from './views.js';
 
 /**
@@ -30,11 +30,11 @@ export async function installationEventFields(
   installation: Installation,
 ): Promise<InstallationEventFields> {
   const [integration, connection, group] = await Promise.all([
-    em.findOneOrFail(IntegrationSchema, { id: installation.integrationId }),
-    em.findOneOrFail(ConnectionSchema, { id: installation.connectionId }),
-    em.findOneOrFail(GroupSchema, { id: installation.groupId }),
+    em.findOneOrFail(IntegrationEntity, { id: installation.integrationId }),
+    em.findOneOrFail(ConnectionEntity, { id: installation.connectionId }),
+    em.findOneOrFail(GroupEntity, { id: installation.groupId }),
   ]);
-  const consumer = await em.findOneOrFail(ConsumerSchema, { id: connection.consumerId });
+  const consumer = await em.findOneOrFail(ConsumerEntity, { id: connection.consumerId });
   return {
     projectId: installation.projectId,
     provider: integration.provider,
@@ -67,5 +67,5 @@ export async function currentConfig(
   em: EntityManager,
   installation: Installation,
 ): Promise<InstallationConfig> {
-  return em.findOneOrFail(InstallationConfigSchema, { id: installation.configId });
+  return em.findOneOrFail(InstallationConfigEntity, { id: installation.configId });
 }

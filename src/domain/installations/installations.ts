@@ -1,28 +1,29 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isUuid, type Principal } from '../../api/auth.js';
-import { ProblemError, type ProblemIssue } from '../../api/problem.js';
+import { type Principal } from '../../core/principal.js';
+import { isUuid } from '../../core/ids.js';
+import { ProblemError, type ProblemIssue } from '../../core/problem.js';
 import {
-  ConnectionSchema,
-  ConsumerSchema,
-  GroupSchema,
+  ConnectionEntity,
+  ConsumerEntity,
+  GroupEntity,
   type Connection,
   type Group,
 } from '../../db/entities/connection.js';
 import {
-  InstallationConfigSchema,
-  InstallationSchema,
+  InstallationConfigEntity,
+  InstallationEntity,
   type Installation,
   type InstallationConfig,
 } from '../../db/entities/installation.js';
 import {
-  IntegrationSchema,
-  RevisionSchema,
+  IntegrationEntity,
+  RevisionEntity,
   type Integration,
   type Revision,
 } from '../../db/entities/integration.js';
-import { ProjectSchema, type Project } from '../../db/entities/project.js';
+import { ProjectEntity, type Project } from '../../db/entities/project.js';
 import { logger } from '../../logger.js';
 import type { InstallationConfigContent } from '../../schemas/installations.js';
 import { connectionView, deleteConnection } from '../connections.js';
@@ -44,7 +45,7 @@ import type { InstallationView } from '../../schemas/installations.js';
 import type { ApplyConfigResult } from '../../../workflows/installation-messages.js';
 
 addIntegrationDeletionGuard(async (em, integration) => {
-  const count = await em.count(InstallationSchema, { integrationId: integration.id });
+  const count = await em.count(InstallationEntity, { integrationId: integration.id });
   if (count > 0) {
     throw ProblemError.conflict(
       `Integration "${integration.name}" has ${count} installation${count === 1 ? '' : 's'}; delete ${count === 1 ? 'it' : 'them'} first.`,
@@ -76,7 +77,7 @@ export async function findInstallation(
 ): Promise<Installation> {
   const installation = isUuid(installationId)
     ? await em.findOne(
-        InstallationSchema,
+        InstallationEntity,
         { id: installationId, projectId, ...(integrationId && { integrationId }) },
         options.lock ? { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } : {},
       )
@@ -92,12 +93,12 @@ export async function listInstallations(
 ): Promise<InstallationView[]> {
   let groupId: string | undefined;
   if (filter.groupRef !== undefined) {
-    const group = await em.findOne(GroupSchema, { projectId, groupRef: filter.groupRef });
+    const group = await em.findOne(GroupEntity, { projectId, groupRef: filter.groupRef });
     if (!group) return [];
     groupId = group.id;
   }
   const installations = await em.find(
-    InstallationSchema,
+    InstallationEntity,
     {
       projectId,
       ...(filter.integrationId && { integrationId: filter.integrationId }),
@@ -140,7 +141,7 @@ async function resolveRevision(
 ): Promise<Revision> {
   if (revisionId === undefined) return latestRevision(em, integration);
   const revision = isUuid(revisionId)
-    ? await em.findOne(RevisionSchema, { id: revisionId, integrationId: integration.id })
+    ? await em.findOne(RevisionEntity, { id: revisionId, integrationId: integration.id })
     : null;
   if (!revision) {
     throw ProblemError.invalid([
@@ -159,7 +160,7 @@ async function resolveConnection(
 ): Promise<Connection> {
   if (connectionId === undefined) {
     const connection = await em.findOne(
-      ConnectionSchema,
+      ConnectionEntity,
       { projectId: integration.projectId, groupId: group.id, provider: integration.provider },
       { orderBy: { updateTime: 'desc' } },
     );
@@ -175,7 +176,7 @@ async function resolveConnection(
     return connection;
   }
   const connection = isUuid(connectionId)
-    ? await em.findOne(ConnectionSchema, { id: connectionId, projectId: integration.projectId })
+    ? await em.findOne(ConnectionEntity, { id: connectionId, projectId: integration.projectId })
     : null;
   if (!connection)
     throw ProblemError.invalid([
@@ -224,7 +225,7 @@ export async function createInstallation(
   let startedId: string | undefined;
   try {
     const parts = await em.transactional(async (tx) => {
-      const group = await tx.findOne(GroupSchema, { projectId: project.id, groupRef: input.groupRef });
+      const group = await tx.findOne(GroupEntity, { projectId: project.id, groupRef: input.groupRef });
       if (!group)
         throw ProblemError.invalid([bodyIssue('groupRef', input.groupRef, 'names no group of this project')]);
       const connection = await resolveConnection(tx, integration, group, input.connectionId);
@@ -234,14 +235,14 @@ export async function createInstallation(
         { projectId: project.id, provider: integration.provider, manifest: revision.content },
         input.config.content,
       );
-      if (await tx.count(InstallationSchema, { integrationId: integration.id, groupId: group.id })) {
+      if (await tx.count(InstallationEntity, { integrationId: integration.id, groupId: group.id })) {
         throw ProblemError.conflict(
           `Group "${group.groupRef}" already has an installation of integration "${integration.name}".`,
         );
       }
       const now = new Date();
       const installationId = randomUUID();
-      const config = tx.create(InstallationConfigSchema, {
+      const config = tx.create(InstallationConfigEntity, {
         id: randomUUID(),
         projectId: project.id,
         installationId,
@@ -251,7 +252,7 @@ export async function createInstallation(
         createTime: now,
       });
       const consumerRef = (await loadConsumerRef(tx, connection)) ?? connection.consumerId;
-      const created = tx.create(InstallationSchema, {
+      const created = tx.create(InstallationEntity, {
         id: installationId,
         projectId: project.id,
         integrationId: integration.id,
@@ -285,7 +286,7 @@ export async function createInstallation(
 }
 
 async function loadConsumerRef(em: EntityManager, connection: Connection): Promise<string | undefined> {
-  return (await em.findOne(ConsumerSchema, { id: connection.consumerId }))?.consumerRef;
+  return (await em.findOne(ConsumerEntity, { id: connection.consumerId }))?.consumerRef;
 }
 
 export function identityOf(
@@ -356,7 +357,7 @@ export async function changeInstallationConfig(
       );
       if (revision.id === previous.revisionId && sameJson(content, previousContent)) return installation;
       const now = new Date();
-      const config = tx.create(InstallationConfigSchema, {
+      const config = tx.create(InstallationConfigEntity, {
         id: randomUUID(),
         projectId: project.id,
         installationId: installation.id,
@@ -379,7 +380,7 @@ export async function changeInstallationConfig(
         const previousRevision =
           previous.revisionId === revision.id
             ? revision
-            : await tx.findOneOrFail(RevisionSchema, { id: previous.revisionId });
+            : await tx.findOneOrFail(RevisionEntity, { id: previous.revisionId });
         applied = { previous, manifest: previousRevision };
       } catch (error) {
         if (!(error instanceof WorkflowNotRunningError)) throw error;
@@ -415,15 +416,15 @@ export async function ensureInstallationWorkflow(
   installationId: string,
 ): Promise<boolean> {
   const fork = em.fork();
-  const installation = await fork.findOne(InstallationSchema, { id: installationId });
+  const installation = await fork.findOne(InstallationEntity, { id: installationId });
   if (!installation) return false;
   const [integration, group, project, config] = await Promise.all([
-    fork.findOneOrFail(IntegrationSchema, { id: installation.integrationId }),
-    fork.findOneOrFail(GroupSchema, { id: installation.groupId }),
-    fork.findOneOrFail(ProjectSchema, { id: installation.projectId }),
+    fork.findOneOrFail(IntegrationEntity, { id: installation.integrationId }),
+    fork.findOneOrFail(GroupEntity, { id: installation.groupId }),
+    fork.findOneOrFail(ProjectEntity, { id: installation.projectId }),
     currentConfig(fork, installation),
   ]);
-  const revision = await fork.findOneOrFail(RevisionSchema, { id: config.revisionId });
+  const revision = await fork.findOneOrFail(RevisionEntity, { id: config.revisionId });
   return startInstallationWorkflow(
     identityOf(project, integration, group, installation.id),
     configMessage(config, revision.content),
@@ -451,8 +452,8 @@ export async function deleteInstallation(
     recordEvent(tx, project.id, 'installation.deleted', await installationEventData(tx, locked, config));
     tx.remove(locked);
     await tx.flush();
-    const connection = await tx.findOne(ConnectionSchema, { id: locked.connectionId });
-    if (connection && !(await tx.count(InstallationSchema, { connectionId: connection.id }))) {
+    const connection = await tx.findOne(ConnectionEntity, { id: locked.connectionId });
+    if (connection && !(await tx.count(InstallationEntity, { connectionId: connection.id }))) {
       await deleteConnection(tx, connection);
     }
   });
@@ -461,7 +462,7 @@ export async function deleteInstallation(
 /** The effective read objects of an installation, for checking the names a pause or trigger gives. */
 export async function plannedReadObjects(em: EntityManager, installation: Installation): Promise<string[]> {
   const config = await currentConfig(em, installation);
-  const revision = await em.findOneOrFail(RevisionSchema, { id: config.revisionId });
+  const revision = await em.findOneOrFail(RevisionEntity, { id: config.revisionId });
   return configMessage(config, revision.content).reads.map((read) => read.objectName);
 }
 

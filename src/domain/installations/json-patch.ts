@@ -1,5 +1,5 @@
 import { applyPatch, type Operation } from 'rfc6902';
-import { ProblemError, type ProblemIssue } from '../../api/problem.js';
+import { ProblemError, type ProblemIssue } from '../../core/problem.js';
 
 export type JsonPatchOperation = {
   op: 'add' | 'remove' | 'replace' | 'move' | 'copy' | 'test';

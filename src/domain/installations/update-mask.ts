@@ -1,4 +1,4 @@
-import { ProblemError, type ProblemIssue } from '../../api/problem.js';
+import { ProblemError, type ProblemIssue } from '../../core/problem.js';
 import {
   ReadConfigSchema,
   SubscribeConfigSchema,

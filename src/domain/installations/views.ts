@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ConnectionSchema, GroupSchema, type Group } from '../../db/entities/connection.js';
+import { ConnectionEntity, GroupEntity, type Group } from '../../db/entities/connection.js';
 import {
-  InstallationConfigSchema,
+  InstallationConfigEntity,
   type Installation,
   type InstallationConfig,
 } from '../../db/entities/installation.js';
@@ -60,16 +60,16 @@ export async function loadInstallationParts(
 ): Promise<InstallationParts[]> {
   if (!installations.length) return [];
   const configs = byId(
-    await em.find(InstallationConfigSchema, { id: { $in: installations.map((row) => row.configId) } }),
+    await em.find(InstallationConfigEntity, { id: { $in: installations.map((row) => row.configId) } }),
   );
-  const connections = await em.find(ConnectionSchema, {
+  const connections = await em.find(ConnectionEntity, {
     id: { $in: [...new Set(installations.map((row) => row.connectionId))] },
   });
   const connectionViewsById = new Map(
     (await connectionViews(em, connections)).map((view) => [view.id, view] as const),
   );
   const groups = byId(
-    await em.find(GroupSchema, { id: { $in: [...new Set(installations.map((row) => row.groupId))] } }),
+    await em.find(GroupEntity, { id: { $in: [...new Set(installations.map((row) => row.groupId))] } }),
   );
   return installations.map((installation) => ({
     installation,

@@ -9,7 +9,7 @@ import {
   type WorkflowStartOptions,
 } from '@temporalio/client';
 import type { SignalDefinition } from '@temporalio/common';
-import { ProblemError } from '../../api/problem.js';
+import { ProblemError } from '../../core/problem.js';
 import { config } from '../../config.js';
 import { logger } from '../../logger.js';
 import { installationWorkflowId, temporalClient } from '../../temporal/client.js';

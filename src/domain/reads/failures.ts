@@ -1,4 +1,4 @@
-import { ProblemError } from '../../api/problem.js';
+import { ProblemError } from '../../core/problem.js';
 import { MessageTooLargeError } from '../../delivery/messages.js';
 import { ProviderTemplateError } from '../../providers/catalog/index.js';
 import { ConnectorError, ProviderError, describeError } from '../../providers/errors.js';

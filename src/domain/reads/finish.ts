@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { InstallationSchema, type Installation } from '../../db/entities/installation.js';
-import { OperationSchema } from '../../db/entities/operation.js';
-import { ReadCheckpointSchema } from '../../db/entities/read-checkpoint.js';
+import { InstallationEntity, type Installation } from '../../db/entities/installation.js';
+import { OperationEntity } from '../../db/entities/operation.js';
+import { ReadCheckpointEntity } from '../../db/entities/read-checkpoint.js';
 import { em as newEntityManager } from '../../db/orm.js';
 import type { ReadObjectInput } from '../../../workflows/read.js';
 import { recordEvent } from '../events.js';
@@ -57,16 +57,16 @@ async function eventBase(
 export async function finishRead(input: FinishReadInput): Promise<FinishedRead> {
   const em = await newEntityManager();
   return em.transactional(async (tx) => {
-    const checkpoint = await tx.findOne(ReadCheckpointSchema, { operationId: input.operationId });
+    const checkpoint = await tx.findOne(ReadCheckpointEntity, { operationId: input.operationId });
     const plan = checkpoint?.plan as unknown as ReadPlan | undefined;
     const records = checkpoint?.recordsProcessed ?? 0;
     const pages = checkpoint?.pageIndex ?? 0;
-    let operation = await tx.findOne(OperationSchema, { id: input.operationId });
+    let operation = await tx.findOne(OperationEntity, { id: input.operationId });
     if (operation && operation.status !== 'in_progress') {
       return { status: operation.status, recordsProcessed: records, result: operation.result ?? '' };
     }
     const result = readSummary(input.objectName, records, pages, input.status, input.error);
-    const installation = await tx.findOne(InstallationSchema, { id: input.installationId });
+    const installation = await tx.findOne(InstallationEntity, { id: input.installationId });
     if (!installation) {
       // Deleted meanwhile (its operations went with it): nothing is left to record.
       if (operation) Object.assign(operation, { status: input.status, result });
@@ -161,14 +161,14 @@ export async function failTriggeredReads(operationIds: readonly string[], reason
   if (!operationIds.length) return;
   const em = await newEntityManager();
   await em.transactional(async (tx) => {
-    const operations = await tx.find(OperationSchema, {
+    const operations = await tx.find(OperationEntity, {
       id: { $in: [...operationIds] },
       status: 'in_progress',
     });
     for (const operation of operations) {
       Object.assign(operation, { status: 'failure', result: reason, updateTime: new Date() });
       const installation =
-        operation.installationId && (await tx.findOne(InstallationSchema, { id: operation.installationId }));
+        operation.installationId && (await tx.findOne(InstallationEntity, { id: operation.installationId }));
       if (!installation) continue;
       const [objectName] = (operation.metadata.objects as string[] | undefined) ?? [];
       const requested = (operation.metadata.requested ?? {}) as {

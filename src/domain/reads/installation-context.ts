@@ -1,21 +1,21 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ProblemError } from '../../api/problem.js';
-import { isUuid } from '../../api/auth.js';
+import { ProblemError } from '../../core/problem.js';
+import { isUuid } from '../../core/ids.js';
 import {
-  ConnectionSchema,
-  ConsumerSchema,
-  GroupSchema,
+  ConnectionEntity,
+  ConsumerEntity,
+  GroupEntity,
   type Connection,
   type Group,
   type Consumer,
 } from '../../db/entities/connection.js';
 import {
-  InstallationConfigSchema,
-  InstallationSchema,
+  InstallationConfigEntity,
+  InstallationEntity,
   type Installation,
   type InstallationConfig,
 } from '../../db/entities/installation.js';
-import { RevisionSchema, type Integration } from '../../db/entities/integration.js';
+import { RevisionEntity, type Integration } from '../../db/entities/integration.js';
 import type { ReadObject } from '../../schemas/integration-content.js';
 import type { InstallationConfigContent, ReadConfig } from '../../schemas/installations.js';
 import { findIntegration } from '../integrations.js';
@@ -34,7 +34,7 @@ export async function findInstallationOfIntegration(
 ): Promise<Installation> {
   const integration = await findIntegration(em, projectId, integrationIdOrName);
   const installation = isUuid(installationId)
-    ? await em.findOne(InstallationSchema, { id: installationId, projectId, integrationId: integration.id })
+    ? await em.findOne(InstallationEntity, { id: installationId, projectId, integrationId: integration.id })
     : null;
   if (!installation) throw ProblemError.notFound(`Installation "${installationId}" was not found.`);
   return installation;
@@ -48,10 +48,10 @@ export async function findInstallationForGroup(
   groupRef: string,
 ): Promise<{ integration: Integration; installation: Installation; group: Group }> {
   const integration = await findIntegration(em, projectId, integrationIdOrName);
-  const group = await em.findOne(GroupSchema, { projectId, groupRef });
+  const group = await em.findOne(GroupEntity, { projectId, groupRef });
   const installation =
     group &&
-    (await em.findOne(InstallationSchema, { projectId, integrationId: integration.id, groupId: group.id }));
+    (await em.findOne(InstallationEntity, { projectId, integrationId: integration.id, groupId: group.id }));
   if (!group || !installation) {
     throw ProblemError.notFound(
       `Group "${groupRef}" has no installation of integration "${integration.name}".`,
@@ -78,8 +78,8 @@ export async function readObjectSetup(
   installation: Installation,
   objectName: string,
 ): Promise<ReadObjectSetup | undefined> {
-  const config = await em.findOneOrFail(InstallationConfigSchema, { id: installation.configId });
-  const revision = await em.findOneOrFail(RevisionSchema, { id: config.revisionId });
+  const config = await em.findOneOrFail(InstallationConfigEntity, { id: installation.configId });
+  const revision = await em.findOneOrFail(RevisionEntity, { id: config.revisionId });
   const content = config.content as unknown as InstallationConfigContent;
   const declared = revision.content.read?.objects.find((object) => object.objectName === objectName);
   if (!declared || !readPlan(content, revision.content).some((plan) => plan.objectName === objectName)) {
@@ -102,9 +102,9 @@ export async function installationParties(
 ): Promise<InstallationParties> {
   // One after the other: inside a transaction the entity manager has a single connection.
   const integration = await findIntegration(em, installation.projectId, installation.integrationId);
-  const connection = await em.findOneOrFail(ConnectionSchema, { id: installation.connectionId });
-  const group = await em.findOneOrFail(GroupSchema, { id: installation.groupId });
-  const consumer = await em.findOneOrFail(ConsumerSchema, { id: connection.consumerId });
+  const connection = await em.findOneOrFail(ConnectionEntity, { id: installation.connectionId });
+  const group = await em.findOneOrFail(GroupEntity, { id: installation.groupId });
+  const consumer = await em.findOneOrFail(ConsumerEntity, { id: connection.consumerId });
   return { integration, connection, group, consumer };
 }
 

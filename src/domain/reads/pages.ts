@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { config } from '../../config.js';
-import { ReadCheckpointSchema, type ReadCheckpoint } from '../../db/entities/read-checkpoint.js';
+import { ReadCheckpointEntity, type ReadCheckpoint } from '../../db/entities/read-checkpoint.js';
 import { em as newEntityManager } from '../../db/orm.js';
 import type { DeliveryResult } from '../../delivery/deliver.js';
 import { messageIdFor } from '../../delivery/messages.js';
@@ -67,7 +67,7 @@ export interface ReadPagesOptions {
 }
 
 export async function loadCheckpoint(em: EntityManager, operationId: string): Promise<ReadCheckpoint> {
-  const checkpoint = await em.findOne(ReadCheckpointSchema, { operationId });
+  const checkpoint = await em.findOne(ReadCheckpointEntity, { operationId });
   if (!checkpoint) throw new ReadSetupError(`read ${operationId} has no checkpoint: it was never prepared`);
   return checkpoint;
 }

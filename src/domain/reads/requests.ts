@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { ProblemError } from '../../api/problem.js';
-import { DestinationSchema, OperationSchema, type Operation } from '../../db/entities/operation.js';
+import { ProblemError } from '../../core/problem.js';
+import { DestinationEntity, OperationEntity, type Operation } from '../../db/entities/operation.js';
 import { em as newEntityManager } from '../../db/orm.js';
 import { installationWorkflowId, temporalClient } from '../../temporal/client.js';
 import { triggerReadSignal } from '../../../workflows/installation-messages.js';
@@ -110,7 +110,7 @@ export async function triggerRead(
     });
   } catch (error) {
     const cleanup = await newEntityManager();
-    await cleanup.nativeDelete(OperationSchema, { id: operationId });
+    await cleanup.nativeDelete(OperationEntity, { id: operationId });
     if (error instanceof WorkflowNotFoundError) {
       throw ProblemError.conflict(
         `Installation ${installation.id} has no running workflow to run the read; recreate or update the installation to restart it.`,
@@ -152,7 +152,7 @@ export async function deliverResults(
       `Object "${objectName}" is not delivered on request.`,
     );
   }
-  const destination = await em.findOne(DestinationSchema, { projectId, name: setup.destinationName });
+  const destination = await em.findOne(DestinationEntity, { projectId, name: setup.destinationName });
   if (!destination) {
     throw ProblemError.conflict(
       `Destination "${setup.destinationName}" of object "${objectName}" does not exist.`,
@@ -183,7 +183,7 @@ export async function latestBackfill(
      order by seq desc limit 1`,
     [installation.projectId, installation.id, objectName],
   );
-  const operation = rows.length ? await em.findOne(OperationSchema, { id: rows[0].id }) : null;
+  const operation = rows.length ? await em.findOne(OperationEntity, { id: rows[0].id }) : null;
   if (!operation) throw ProblemError.notFound(`Object "${objectName}" of this installation has no backfill.`);
   return operation;
 }

@@ -1,12 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { config } from '../../config.js';
 import {
-  InstallationSchema,
-  ReadWatermarkSchema,
+  InstallationEntity,
+  ReadWatermarkEntity,
   type Installation,
 } from '../../db/entities/installation.js';
-import { DestinationSchema, OperationSchema } from '../../db/entities/operation.js';
-import { ReadCheckpointSchema } from '../../db/entities/read-checkpoint.js';
+import { DestinationEntity, OperationEntity } from '../../db/entities/operation.js';
+import { ReadCheckpointEntity } from '../../db/entities/read-checkpoint.js';
 import { em as newEntityManager } from '../../db/orm.js';
 import type { ReadMessageContext } from '../../delivery/messages.js';
 import type { ReadObjectInput } from '../../../workflows/read.js';
@@ -66,10 +66,10 @@ async function requireSetup(
 }
 
 async function buildPlan(em: EntityManager, input: ReadObjectInput, now: Date): Promise<ReadPlan> {
-  const installation = await em.findOne(InstallationSchema, { id: input.installationId });
+  const installation = await em.findOne(InstallationEntity, { id: input.installationId });
   if (!installation) throw new ReadSetupError(`Installation ${input.installationId} no longer exists.`);
   const setup = await requireSetup(em, installation, input.objectName);
-  const destination = await em.findOne(DestinationSchema, {
+  const destination = await em.findOne(DestinationEntity, {
     projectId: installation.projectId,
     name: setup.destinationName,
   });
@@ -79,11 +79,11 @@ async function buildPlan(em: EntityManager, input: ReadObjectInput, now: Date): 
     );
   }
   const parties = await installationParties(em, installation);
-  const watermark = await em.findOne(ReadWatermarkSchema, {
+  const watermark = await em.findOne(ReadWatermarkEntity, {
     installationId: installation.id,
     objectName: input.objectName,
   });
-  const operation = await em.findOne(OperationSchema, { id: input.operationId });
+  const operation = await em.findOne(OperationEntity, { id: input.operationId });
   const window = readWindow({
     readType: input.readType,
     now,
@@ -166,10 +166,10 @@ function describeWindow(plan: ReadPlan): string {
 
 export async function startRead(input: ReadObjectInput): Promise<StartedRead> {
   const em = await newEntityManager();
-  const existing = await em.findOne(ReadCheckpointSchema, { operationId: input.operationId });
+  const existing = await em.findOne(ReadCheckpointEntity, { operationId: input.operationId });
   if (existing) {
     const plan = existing.plan as unknown as ReadPlan;
-    const operation = await em.findOne(OperationSchema, { id: input.operationId });
+    const operation = await em.findOne(OperationEntity, { id: input.operationId });
     const progress = operation?.metadata.progress as OperationProgress | undefined;
     return started(plan, true, progress?.recordsEstimatedTotal);
   }
@@ -194,8 +194,8 @@ export async function startRead(input: ReadObjectInput): Promise<StartedRead> {
     progress,
   };
   await em.transactional(async (tx) => {
-    const installation = await tx.findOneOrFail(InstallationSchema, { id: plan.installationId });
-    const operation = await tx.findOne(OperationSchema, { id: input.operationId });
+    const installation = await tx.findOneOrFail(InstallationEntity, { id: plan.installationId });
+    const operation = await tx.findOne(OperationEntity, { id: input.operationId });
     if (operation) {
       operation.metadata = { ...operation.metadata, ...metadata };
     } else {
@@ -212,7 +212,7 @@ export async function startRead(input: ReadObjectInput): Promise<StartedRead> {
       );
     }
     tx.persist(
-      tx.create(ReadCheckpointSchema, {
+      tx.create(ReadCheckpointEntity, {
         operationId: input.operationId,
         projectId: plan.projectId,
         installationId: plan.installationId,

@@ -1,0 +1,7 @@
+/** Who is calling: every authenticated request, command and job acts as one of these. */
+export type Principal =
+  | { kind: 'apiKey'; projectId: string; apiKeyId: string }
+  | { kind: 'builder'; builderId: string; email: string }
+  /** A token minted by the builder's backend and signed with one of the project's JWT keys. */
+  | { kind: 'projectJwt'; projectId: string; keyId: string; subject?: string }
+  | { kind: 'anonymous' };
