@@ -12,7 +12,9 @@ import { connectionTarget } from '../src/domain/credentials.js';
 import { recordEvent } from '../src/domain/events.js';
 import { failTriggeredReads } from '../src/domain/reads/finish.js';
 import { installationEventFields } from '../src/domain/installations/event-data.js';
-import { connectorFor, type Connector, type RecordChangeType } from '../src/providers/connector.js';
+import { type Connector } from '../src/providers/connector.js';
+import { connectorFor } from '../src/providers/connectors/index.js';
+import { type RecordChangeType } from '../src/schemas/write.js';
 import { CapabilityNotSupportedError, ProviderError } from '../src/providers/errors.js';
 import type { SubscribeConfig } from '../src/schemas/installations.js';
 import type {
@@ -20,7 +22,7 @@ import type {
   SubscriptionChange,
   SubscriptionChangeResult,
   SubscriptionUpsert,
-} from '../workflows/installation-messages.js';
+} from '../src/temporal/contracts/installation.js';
 
 /** Thrown while the installation row is not visible (not committed yet, or deleted). */
 const INSTALLATION_NOT_FOUND = 'InstallationNotFound';

@@ -2,7 +2,7 @@ import { config } from '../src/config.js';
 import { em } from '../src/db/orm.js';
 import { NotificationEventEntity } from '../src/db/entities/event.js';
 import { attemptDelivery, type DeliveryAttemptResult } from '../src/domain/destination-delivery.js';
-import { nextAttemptDelay } from '../src/delivery/retry-schedule.js';
+import { nextAttemptDelay } from '../src/core/retry-schedule.js';
 import { notificationBody, notificationDeliveryMessageId } from '../src/notifications/message.js';
 
 export interface NotificationAttemptInput {

@@ -3,7 +3,7 @@ import { classifyReadError } from '../src/domain/reads/failures.js';
 import { finishRead, type FinishReadInput, type FinishedRead } from '../src/domain/reads/finish.js';
 import { readPages as readPagesOfRead, type PageOutcome } from '../src/domain/reads/pages.js';
 import { startRead, type StartedRead } from '../src/domain/reads/start.js';
-import type { ReadObjectInput } from '../workflows/read.js';
+import type { ReadObjectInput } from '../src/temporal/contracts/read.js';
 
 /**
  * The read's activities, thin over src/domain/reads. Failures leave here as ApplicationFailures

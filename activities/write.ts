@@ -1,11 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import {
-  RetryableWriteError,
-  finishWrite,
-  writeOneRecord as writeRecord,
-  type AsyncWriteInput,
-  type WriteOutcome,
-} from '../src/domain/write.js';
+import { RetryableWriteError, finishWrite, writeOneRecord as writeRecord } from '../src/domain/write.js';
+import { type AsyncWriteInput, type WriteOutcome } from '../src/temporal/contracts/write.js';
 
 /** The asynchronous write's activities, thin over src/domain/write. */
 

@@ -1,7 +1,7 @@
 import { transaction } from '../src/db/orm.js';
 import { InstallationEntity } from '../src/db/entities/installation.js';
 import { OperationEntity } from '../src/db/entities/operation.js';
-import type { ReadObjectInput } from '../workflows/read.js';
+import type { ReadObjectInput } from '../src/temporal/contracts/read.js';
 
 /** The installation workflow's real activities, plus the bench read's one. */
 export * from '../activities/installation.js';

@@ -1,5 +1,5 @@
 import { proxyLocalActivities } from '@temporalio/workflow';
-import type { ReadObjectInput, ReadObjectResult } from '../workflows/read.js';
+import type { ReadObjectInput, ReadObjectResult } from '../src/temporal/contracts/read.js';
 import type * as activities from './installation-activities.js';
 
 /**

@@ -100,7 +100,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The bench's worker process: the real installation workflow with the stand-in read, real activities. */
 async function runWorker(): Promise<void> {
-  const { createWorker } = await import('../src/temporal/worker.js');
+  const { createWorker } = await import('../src/cli/worker.js');
   const activities = await import('./installation-activities.js');
   const worker = await createWorker({
     overrides: {
@@ -297,7 +297,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
 
     // Observe the fires of the cron times in a window that starts at the schedule's next cron time.
     // Each fire comes its installation's spread offset after its cron time (FERRY_SCHEDULE_SPREAD_SECONDS).
-    const { nextFireTime, upcomingFireTimes } = await import('../workflows/schedule.js');
+    const { nextFireTime, upcomingFireTimes } = await import('../src/core/cron.js');
     const { config } = await import('../src/config.js');
     const spreadMs = config().scheduleSpreadSeconds * 1000;
     const observeFrom = nextFireTime(schedule, new Date(Date.now() + 5000)).getTime();
@@ -330,17 +330,13 @@ export async function benchInstallations(args: string[]): Promise<void> {
       if (response.status !== 204) throw new Error(`pausing ${id} failed: ${response.status}`);
     });
 
-    const { temporalClient } = await import('../src/temporal/client.js');
-    const { describeQuery } = await import('../workflows/installation-messages.js');
-    const client = await temporalClient();
+    const { describeInstallation } = await import('../src/temporal/gateway.js');
     const fires: { operationId: string; cronTime: number; plannedAt: number; startedAt: number }[] = [];
     let unanswered = 0;
     await eachLimited(installationIds, 16, async (id) => {
       let view;
       try {
-        view = await client.withDeadline(Date.now() + 60_000, () =>
-          client.workflow.getHandle(`installation/${id}`).query(describeQuery),
-        );
+        view = await describeInstallation(id, { deadlineMs: 60_000 });
       } catch (error) {
         if (!unanswered++) say(`describe of ${id} failed: ${(error as Error).message}`);
         return;

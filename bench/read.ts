@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import pg from 'pg';
-import { options } from '../src/cli/main.js';
+import { options } from '../src/cli/options.js';
 import { projectRoot } from '../src/config.js';
 
 /**

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseRetrySchedule } from './delivery/retry-schedule.js';
+import { parseRetrySchedule } from './core/retry-schedule.js';
 
 /** The repository root: `.data/` and `.tools/` live here in development. */
 export const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -44,6 +44,11 @@ export interface Config {
   /** How long an org invite stays pending before it expires. */
   inviteTtlSeconds: number;
   dataDir: string;
+  /**
+   * Check every handler's answer against the route's declared response schema, failing the request
+   * (500) on a mismatch: on in tests, so a view that drifts from the OpenAPI document fails a test.
+   */
+  checkResponses: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -152,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     scheduleSpreadSeconds: intVar(env, 'FERRY_SCHEDULE_SPREAD_SECONDS', 300),
     inviteTtlSeconds: intVar(env, 'FERRY_INVITE_TTL_SECONDS', 7 * 24 * 3600),
     dataDir,
+    checkResponses: boolVar(env, 'FERRY_CHECK_RESPONSES', mode === 'test'),
   };
 }
 

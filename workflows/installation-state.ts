@@ -1,25 +1,23 @@
 import type { SubscribeConfig } from '../src/schemas/installations.js';
-import {
-  ScheduleBook,
-  nextFireTime,
-  spreadFraction,
-  type ReadType,
-  type ScheduleSpread,
-} from './schedule.js';
+import type { ReadType } from '../src/schemas/reads.js';
+import { ScheduleBook, spreadFraction, type ScheduleSpread } from './schedule.js';
+import { nextFireTime } from '../src/core/cron.js';
 import type {
   ApplyConfigResult,
   InstallationConfigMessage,
   InstallationDescription,
-  InstallationStateSnapshot,
-  InstallationWorkflowInput,
   PauseRequest,
   RunningRead,
   SubscriptionAction,
   SubscriptionChange,
   SubscriptionChangeResult,
-  SubscriptionState,
   TriggerReadRequest,
-} from './installation-messages.js';
+} from '../src/temporal/contracts/installation.js';
+import type {
+  InstallationRunInput,
+  InstallationStateSnapshot,
+  SubscriptionState,
+} from './installation-snapshot.js';
 
 /** Consecutive authentication failures after which an object's schedule pauses itself. */
 export const AUTH_FAILURES_BEFORE_PAUSE = 3;
@@ -96,7 +94,7 @@ export class InstallationState {
   /** Something changed that the main loop should look at. */
   #woken = false;
 
-  constructor(input: InstallationWorkflowInput) {
+  constructor(input: InstallationRunInput) {
     const carried = input.carried;
     this.installationId = input.installationId;
     this.projectId = input.projectId;

@@ -21,13 +21,13 @@ import {
   backfillSignal,
   describeQuery,
   pauseSignal,
-  readWorkflowIdFor,
   resumeSignal,
   triggerReadSignal,
   type ApplyConfigResult,
   type InstallationConfigMessage,
-  type InstallationWorkflowInput,
-} from './installation-messages.js';
+} from '../src/temporal/contracts/installation.js';
+import { readWorkflowId } from '../src/temporal/contracts/workflow-ids.js';
+import type { InstallationRunInput } from './installation-snapshot.js';
 import {
   InstallationState,
   configMessageProblem,
@@ -105,7 +105,7 @@ function workflowNow(): Date {
  * child workflows, repeat; continue as new when history grows. Ends (cancelling its reads and
  * removing its provider subscriptions) when cancelled, which is how the API deletes an installation.
  */
-export async function installationWorkflow(input: InstallationWorkflowInput): Promise<void> {
+export async function installationWorkflow(input: InstallationRunInput): Promise<void> {
   const state = new InstallationState(input);
   /** Reads and other background work that must finish before continue-as-new. */
   const inFlight = new Set<Promise<void>>();
@@ -160,7 +160,7 @@ export async function installationWorkflow(input: InstallationWorkflowInput): Pr
     let outcome = { succeeded: false, authFailure: false };
     try {
       const result = await executeChild<typeof readObjectWorkflow>('readObjectWorkflow', {
-        workflowId: readWorkflowIdFor(read.operationId),
+        workflowId: readWorkflowId(read.operationId),
         args: [
           {
             operationId: read.operationId,

@@ -1,17 +1,9 @@
 import { log, proxyActivities, sleep } from '@temporalio/workflow';
 import type * as activities from '../activities/notifications.js';
-
-export interface NotificationDeliveryInput {
-  eventId: string;
-  destinationId: string;
-  projectId: string;
-}
-
-export interface NotificationDeliveryResult {
-  outcome: 'delivered' | 'failed' | 'destination-disabled' | 'retries-exhausted';
-  attempts: number;
-  error?: string;
-}
+import type {
+  NotificationDeliveryInput,
+  NotificationDeliveryResult,
+} from '../src/temporal/contracts/notification.js';
 
 // HTTP failures come back as results; these retries only cover the activity itself failing (database down, worker lost).
 const { deliverNotificationAttempt } = proxyActivities<typeof activities>({

@@ -10,29 +10,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type * as activities from '../activities/read.js';
-import { nextAttemptDelay } from '../src/delivery/retry-schedule.js';
-
-export type ReadType = 'backfill' | 'scheduled' | 'triggered';
-
-/** What the installation workflow asks of one read; the child's workflow id is `read/<operationId>`. */
-export interface ReadObjectInput {
-  operationId: string;
-  installationId: string;
-  projectId: string;
-  objectName: string;
-  readType: ReadType;
-  /** Triggered reads: the window asked for; absent `sinceTimestamp` means full history. */
-  sinceTimestamp?: string;
-  untilTimestamp?: string;
-}
-
-export interface ReadObjectResult {
-  status: 'success' | 'failure';
-  recordsProcessed: number;
-  /** The provider refused the credentials; repeated auth failures pause the object. */
-  authFailure?: boolean;
-  result: string;
-}
+import { nextAttemptDelay } from '../src/core/retry-schedule.js';
+import type { ReadObjectInput, ReadObjectResult } from '../src/temporal/contracts/read.js';
 
 const lifecycle = proxyActivities<typeof activities>({
   startToCloseTimeout: '2 minutes',

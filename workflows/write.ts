@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type * as activities from '../activities/write.js';
-import type { AsyncWriteInput, WriteOutcome } from '../src/domain/write.js';
+import type { AsyncWriteInput, WriteOutcome } from '../src/temporal/contracts/write.js';
 
 /**
  * An asynchronous write (workflow id `write/<operationId>`): the records one at a time, in order,

@@ -35,10 +35,9 @@ export const apiKeyRoutes = [
     auth: ['apiKey', 'bearer'],
     params: ProjectPathParams,
     responses: { 200: { description: 'API keys', schema: Type.Array(ApiKeySchema) } },
-    async handler({ em, project }) {
-      const keys = await em.find(ApiKeyEntity, { projectId: project.id }, { orderBy: { createTime: 'asc' } });
-      return { status: 200, body: keys.map(apiKeyView) };
-    },
+  }).handle(async ({ em, project }) => {
+    const keys = await em.find(ApiKeyEntity, { projectId: project.id }, { orderBy: { createTime: 'asc' } });
+    return { status: 200, body: keys.map(apiKeyView) };
   }),
   defineRoute({
     method: 'POST',
@@ -50,11 +49,10 @@ export const apiKeyRoutes = [
     params: ProjectPathParams,
     body: CreateApiKeyBody,
     responses: { 201: { description: 'Created', schema: CreatedApiKeySchema } },
-    async handler({ em, project, body }) {
-      const { apiKey, key } = createApiKey(em, project.id, body);
-      await em.flush();
-      return { status: 201, body: { ...apiKeyView(apiKey), key } };
-    },
+  }).handle(async ({ em, project, body }) => {
+    const { apiKey, key } = createApiKey(em, project.id, body);
+    await em.flush();
+    return { status: 201, body: { ...apiKeyView(apiKey), key } };
   }),
   defineRoute({
     method: 'GET',
@@ -65,9 +63,8 @@ export const apiKeyRoutes = [
     auth: ['apiKey', 'bearer'],
     params: ApiKeyParams,
     responses: { 200: { description: 'The API key', schema: ApiKeySchema } },
-    async handler({ em, project, params }) {
-      return { status: 200, body: apiKeyView(await findApiKey(em, project.id, params.apiKeyId)) };
-    },
+  }).handle(async ({ em, project, params }) => {
+    return { status: 200, body: apiKeyView(await findApiKey(em, project.id, params.apiKeyId)) };
   }),
   defineRoute({
     method: 'PATCH',
@@ -79,12 +76,11 @@ export const apiKeyRoutes = [
     params: ApiKeyParams,
     body: UpdateApiKeyBody,
     responses: { 200: { description: 'The updated API key', schema: ApiKeySchema } },
-    async handler({ em, project, params, body }) {
-      const apiKey = await findApiKey(em, project.id, params.apiKeyId);
-      applyUpdateMask(apiKey, body.apiKey, body.updateMask, ['label', 'active'], 'apiKey');
-      await em.flush();
-      return { status: 200, body: apiKeyView(apiKey) };
-    },
+  }).handle(async ({ em, project, params, body }) => {
+    const apiKey = await findApiKey(em, project.id, params.apiKeyId);
+    applyUpdateMask(apiKey, body.apiKey, body.updateMask, ['label', 'active'], 'apiKey');
+    await em.flush();
+    return { status: 200, body: apiKeyView(apiKey) };
   }),
   defineRoute({
     method: 'DELETE',
@@ -95,9 +91,8 @@ export const apiKeyRoutes = [
     auth: ['apiKey', 'bearer'],
     params: ApiKeyParams,
     responses: { 204: { description: 'Deleted' } },
-    async handler({ em, project, params }) {
-      await em.remove(await findApiKey(em, project.id, params.apiKeyId)).flush();
-      return { status: 204 };
-    },
+  }).handle(async ({ em, project, params }) => {
+    await em.remove(await findApiKey(em, project.id, params.apiKeyId)).flush();
+    return { status: 204 };
   }),
 ];

@@ -11,16 +11,16 @@ import { verifyProjectJwt } from '../domain/project-jwt.js';
 import { accessLog, problems, requestId, requireJsonBody } from './middleware.js';
 import { buildOpenApiDocument, referencePage } from './openapi.js';
 import { ProblemError } from '../core/problem.js';
-import { toKoaPath, type HandlerContext, type Host, type RouteDefinition } from './route.js';
+import { toKoaPath, type AnyRoute, type HandlerContext, type HandlerResult, type Host } from './route.js';
 import { allRoutes } from './routes.js';
-import { parseStringParams, parseWith } from '../core/validation.js';
+import { parseStringParams, parseWith, schemaIssues } from '../core/validation.js';
 import type { Project } from '../db/entities/project.js';
 
-function hostsOf(route: RouteDefinition): Host[] {
+function hostsOf(route: AnyRoute): Host[] {
   return route.hosts ?? ['api'];
 }
 
-function mount(router: Router, route: RouteDefinition): void {
+function mount(router: Router, route: AnyRoute): void {
   const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
   router[method](toKoaPath(route.path), async (ctx) => {
     const em = await newEntityManager();
@@ -46,17 +46,39 @@ function mount(router: Router, route: RouteDefinition): void {
       koa: ctx,
     };
     const result = await route.handler(handlerContext as never);
+    const declared = route.responses[result.status];
+    if (config().checkResponses) assertDeclaredAnswer(route, result);
     ctx.status = result.status;
     for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
     if (result.body !== undefined) {
-      ctx.body = result.body;
-      if (result.contentType) ctx.type = result.contentType;
+      const type = result.contentType ?? declared?.contentType ?? 'application/json';
+      // A JSON string answer (an authorization URL) is sent as JSON, not as plain text.
+      ctx.body =
+        typeof result.body === 'string' && /json/.test(type) ? JSON.stringify(result.body) : result.body;
+      ctx.type = type;
     }
   });
 }
 
+/** In tests: an answer the route does not declare, or of another shape than declared, fails the request. */
+function assertDeclaredAnswer(route: AnyRoute, result: HandlerResult): void {
+  const declared = route.responses[result.status];
+  if (!declared) {
+    throw new Error(`${route.operationId} answered ${result.status}, which its declaration does not list`);
+  }
+  if (!declared.schema) return;
+  const issues = schemaIssues(declared.schema, result.body, 'body');
+  if (issues.length) {
+    throw new Error(
+      `${route.operationId} answered ${result.status} with a body its schema refuses: ${issues
+        .map((issue) => issue.detail)
+        .join('; ')}`,
+    );
+  }
+}
+
 /** Builds the Koa application for one host (api, read or write) from the route declarations. */
-export function createApp(host: Host, routes: RouteDefinition[] = allRoutes()): Koa {
+export function createApp(host: Host, routes: AnyRoute[] = allRoutes()): Koa {
   // Bearer tokens are either a builder's (issued by Ferry) or signed with a project JWT key.
   registerBearerVerifier(verifyBuilderToken);
   registerBearerVerifier(verifyProjectJwt);

@@ -50,10 +50,9 @@ export const connectionRoutes = [
     responses: {
       200: { description: 'Connections, without credentials', schema: Type.Array(ConnectionSchema) },
     },
-    async handler({ em, project, query }) {
-      const connections = await listConnections(em, project.id, query);
-      return { status: 200, body: await connectionViews(em, connections) };
-    },
+  }).handle(async ({ em, project, query }) => {
+    const connections = await listConnections(em, project.id, query);
+    return { status: 200, body: await connectionViews(em, connections) };
   }),
   defineRoute({
     method: 'POST',
@@ -73,10 +72,9 @@ export const connectionRoutes = [
         schema: ConnectionSchema,
       },
     },
-    async handler({ em, project, body }) {
-      const { connection, created } = await conflictOnRace(() => generateConnection(em, project.id, body));
-      return { status: created ? 201 : 200, body: await connectionView(em, connection) };
-    },
+  }).handle(async ({ em, project, body }) => {
+    const { connection, created } = await conflictOnRace(() => generateConnection(em, project.id, body));
+    return { status: created ? 201 : 200, body: await connectionView(em, connection) };
   }),
   defineRoute({
     method: 'GET',
@@ -90,19 +88,18 @@ export const connectionRoutes = [
     params: ConnectionParams,
     query: GetConnectionQuery,
     responses: { 200: { description: 'The connection', schema: ConnectionSchema } },
-    async handler({ em, project, params, query }) {
-      let connection = await findConnection(em, project.id, params.connectionId);
-      if (query.refresh && isOAuth2Connection(connection)) {
-        connection = await refreshConnectionCredentials(connection.id, { force: query.refresh === 'force' });
-      }
-      return {
-        status: 200,
-        body: await connectionView(em, connection, {
-          includeCreds: query.includeCreds,
-          includeRefreshToken: query.includeRefreshToken,
-        }),
-      };
-    },
+  }).handle(async ({ em, project, params, query }) => {
+    let connection = await findConnection(em, project.id, params.connectionId);
+    if (query.refresh && isOAuth2Connection(connection)) {
+      connection = await refreshConnectionCredentials(connection.id, { force: query.refresh === 'force' });
+    }
+    return {
+      status: 200,
+      body: await connectionView(em, connection, {
+        includeCreds: query.includeCreds,
+        includeRefreshToken: query.includeRefreshToken,
+      }),
+    };
   }),
   defineRoute({
     method: 'PATCH',
@@ -115,14 +112,13 @@ export const connectionRoutes = [
     params: ConnectionParams,
     body: UpdateConnectionBody,
     responses: { 200: { description: 'The updated connection', schema: ConnectionSchema } },
-    async handler({ em, project, params, body }) {
-      const connection = await em.transactional(async (tx) => {
-        const found = await findConnection(tx, project.id, params.connectionId);
-        await updateConnection(tx, found, body);
-        return found;
-      });
-      return { status: 200, body: await connectionView(em, connection) };
-    },
+  }).handle(async ({ em, project, params, body }) => {
+    const connection = await em.transactional(async (tx) => {
+      const found = await findConnection(tx, project.id, params.connectionId);
+      await updateConnection(tx, found, body);
+      return found;
+    });
+    return { status: 200, body: await connectionView(em, connection) };
   }),
   defineRoute({
     method: 'DELETE',
@@ -133,11 +129,10 @@ export const connectionRoutes = [
     auth: ['apiKey', 'bearer'],
     params: ConnectionParams,
     responses: { 204: { description: 'Deleted' } },
-    async handler({ em, project, params }) {
-      await em.transactional(async (tx) =>
-        deleteConnection(tx, await findConnection(tx, project.id, params.connectionId)),
-      );
-      return { status: 204 };
-    },
+  }).handle(async ({ em, project, params }) => {
+    await em.transactional(async (tx) =>
+      deleteConnection(tx, await findConnection(tx, project.id, params.connectionId)),
+    );
+    return { status: 204 };
   }),
 ];

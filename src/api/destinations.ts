@@ -31,12 +31,11 @@ export const destinationRoutes = [
     params: ProjectPathParams,
     body: CreateDestinationBody,
     responses: { 201: { description: 'Created', schema: DestinationSchema } },
-    async handler({ em, project, body }) {
-      const destination = await em.transactional(
-        async (tx) => (await createDestination(tx, project.id, body)).destination,
-      );
-      return { status: 201, body: destinationView(destination) };
-    },
+  }).handle(async ({ em, project, body }) => {
+    const destination = await em.transactional(
+      async (tx) => (await createDestination(tx, project.id, body)).destination,
+    );
+    return { status: 201, body: destinationView(destination) };
   }),
   defineRoute({
     method: 'GET',
@@ -47,14 +46,13 @@ export const destinationRoutes = [
     auth: ['apiKey', 'bearer'],
     params: ProjectPathParams,
     responses: { 200: { description: 'Destinations', schema: Type.Array(DestinationSchema) } },
-    async handler({ em, project }) {
-      const destinations = await em.find(
-        DestinationEntity,
-        { projectId: project.id },
-        { orderBy: { createTime: 'asc', name: 'asc' } },
-      );
-      return { status: 200, body: destinations.map((destination) => destinationView(destination)) };
-    },
+  }).handle(async ({ em, project }) => {
+    const destinations = await em.find(
+      DestinationEntity,
+      { projectId: project.id },
+      { orderBy: { createTime: 'asc', name: 'asc' } },
+    );
+    return { status: 200, body: destinations.map((destination) => destinationView(destination)) };
   }),
   defineRoute({
     method: 'GET',
@@ -66,18 +64,17 @@ export const destinationRoutes = [
     params: DestinationParams,
     query: GetDestinationQuery,
     responses: { 200: { description: 'The destination', schema: DestinationSchema } },
-    async handler({ em, project, params, query }) {
-      if (query.rotate) {
-        const { destination, secrets } = await em.transactional(async (tx) => {
-          const found = await findDestination(tx, project.id, params.destinationNameOrId);
-          return { destination: found, secrets: rotateDestinationSecret(found) };
-        });
-        return { status: 200, body: destinationView(destination, secrets) };
-      }
-      const destination = await findDestination(em, project.id, params.destinationNameOrId);
-      const secrets = query.includeSecrets ? openSecrets(destination) : undefined;
+  }).handle(async ({ em, project, params, query }) => {
+    if (query.rotate) {
+      const { destination, secrets } = await em.transactional(async (tx) => {
+        const found = await findDestination(tx, project.id, params.destinationNameOrId);
+        return { destination: found, secrets: rotateDestinationSecret(found) };
+      });
       return { status: 200, body: destinationView(destination, secrets) };
-    },
+    }
+    const destination = await findDestination(em, project.id, params.destinationNameOrId);
+    const secrets = query.includeSecrets ? openSecrets(destination) : undefined;
+    return { status: 200, body: destinationView(destination, secrets) };
   }),
   defineRoute({
     method: 'PATCH',
@@ -89,14 +86,13 @@ export const destinationRoutes = [
     params: DestinationParams,
     body: UpdateDestinationBody,
     responses: { 200: { description: 'The updated destination', schema: DestinationSchema } },
-    async handler({ em, project, params, body }) {
-      const destination = await em.transactional(async (tx) => {
-        const found = await findDestination(tx, project.id, params.destinationNameOrId);
-        await updateDestination(tx, found, body.updateMask, body.destination);
-        return found;
-      });
-      return { status: 200, body: destinationView(destination) };
-    },
+  }).handle(async ({ em, project, params, body }) => {
+    const destination = await em.transactional(async (tx) => {
+      const found = await findDestination(tx, project.id, params.destinationNameOrId);
+      await updateDestination(tx, found, body.updateMask, body.destination);
+      return found;
+    });
+    return { status: 200, body: destinationView(destination) };
   }),
   defineRoute({
     method: 'DELETE',
@@ -107,11 +103,10 @@ export const destinationRoutes = [
     auth: ['apiKey', 'bearer'],
     params: DestinationParams,
     responses: { 204: { description: 'Deleted' } },
-    async handler({ em, project, params }) {
-      await em.transactional(async (tx) =>
-        tx.remove(await findDestination(tx, project.id, params.destinationNameOrId)),
-      );
-      return { status: 204 };
-    },
+  }).handle(async ({ em, project, params }) => {
+    await em.transactional(async (tx) =>
+      tx.remove(await findDestination(tx, project.id, params.destinationNameOrId)),
+    );
+    return { status: 204 };
   }),
 ];

@@ -16,13 +16,12 @@ export const eventRoutes = [
     params: ProjectPathParams,
     query: EventListQuery,
     responses: { 200: { description: 'A page of events', schema: Paginated(NotificationEventSchema) } },
-    async handler({ em, project, query }) {
-      const page = await listEvents(em, project.id, {
-        eventType: query.eventType,
-        pageSize: query.pageSize ?? 200,
-        pageToken: query.pageToken,
-      });
-      return { status: 200, body: page };
-    },
+  }).handle(async ({ em, project, query }) => {
+    const page = await listEvents(em, project.id, {
+      eventType: query.eventType,
+      pageSize: query.pageSize ?? 200,
+      pageToken: query.pageToken,
+    });
+    return { status: 200, body: page };
   }),
 ];

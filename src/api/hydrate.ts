@@ -22,11 +22,10 @@ export const hydrateRoutes = [
       404: { description: 'Unknown integration, revision or connection', schema: ProblemSchema },
       502: { description: 'The connection’s credentials failed (see `retryable`)', schema: ProblemSchema },
     },
-    async handler({ em, project, params, query }) {
-      const integration = await findIntegration(em, project.id, params.integrationIdOrName);
-      const revision = await findRevision(em, integration, params.revisionId);
-      const connector = await hydrationConnector(em, integration, query.connectionId);
-      return { status: 200, body: await hydrateRevision(revision, connector) };
-    },
+  }).handle(async ({ em, project, params, query }) => {
+    const integration = await findIntegration(em, project.id, params.integrationIdOrName);
+    const revision = await findRevision(em, integration, params.revisionId);
+    const connector = await hydrationConnector(em, integration, query.connectionId);
+    return { status: 200, body: await hydrateRevision(revision, connector) };
   }),
 ];

@@ -68,45 +68,44 @@ export const configContentRoutes = [
     params: ConfigContentParams,
     body: ConfigContentPatchBody,
     responses: { 200: { description: 'The updated installation', schema: InstallationSchema } },
-    async handler({ em, project, params, body, principal }) {
-      const integration = await findIntegration(em, project.id, params.integrationId);
-      const installation = await targetInstallation(em, project.id, integration, body);
-      const config = await currentConfig(em, installation);
-      const revision = await em.findOneOrFail(RevisionEntity, { id: config.revisionId });
-      const declared = manifestObjectNames(revision.content, body.action);
-      if (!declared.includes(params.objectName)) {
-        throw ProblemError.invalid([
-          {
-            in: 'path',
-            name: 'objectName',
-            value: params.objectName,
-            detail: `objectName "${params.objectName}" is not declared for ${body.action} in the integration's manifest${declared.length ? ` (declared: ${declared.join(', ')})` : ''}`,
-          },
-        ]);
-      }
-      const view = await changeInstallationConfig(em, project, integration, installation.id, principal, {
-        change: async (current) => {
-          const objects = (current.content[body.action]?.objects ?? {}) as Record<
-            string,
-            Record<string, unknown>
-          >;
-          const patched = patchObjectConfig(
-            objects[params.objectName] ?? { objectName: params.objectName },
-            body.changes,
-          );
-          return {
-            revisionId: current.revisionId,
-            content: {
-              ...current.content,
-              [body.action]: {
-                ...current.content[body.action],
-                objects: { ...objects, [params.objectName]: patched },
-              },
-            },
-          };
+  }).handle(async ({ em, project, params, body, principal }) => {
+    const integration = await findIntegration(em, project.id, params.integrationId);
+    const installation = await targetInstallation(em, project.id, integration, body);
+    const config = await currentConfig(em, installation);
+    const revision = await em.findOneOrFail(RevisionEntity, { id: config.revisionId });
+    const declared = manifestObjectNames(revision.content, body.action);
+    if (!declared.includes(params.objectName)) {
+      throw ProblemError.invalid([
+        {
+          in: 'path',
+          name: 'objectName',
+          value: params.objectName,
+          detail: `objectName "${params.objectName}" is not declared for ${body.action} in the integration's manifest${declared.length ? ` (declared: ${declared.join(', ')})` : ''}`,
         },
-      });
-      return { status: 200, body: view };
-    },
+      ]);
+    }
+    const view = await changeInstallationConfig(em, project, integration, installation.id, principal, {
+      change: async (current) => {
+        const objects = (current.content[body.action]?.objects ?? {}) as Record<
+          string,
+          Record<string, unknown>
+        >;
+        const patched = patchObjectConfig(
+          objects[params.objectName] ?? { objectName: params.objectName },
+          body.changes,
+        );
+        return {
+          revisionId: current.revisionId,
+          content: {
+            ...current.content,
+            [body.action]: {
+              ...current.content[body.action],
+              objects: { ...objects, [params.objectName]: patched },
+            },
+          },
+        };
+      },
+    });
+    return { status: 200, body: view };
   }),
 ];

@@ -39,10 +39,9 @@ export const installationRoutes = [
     query: CreateInstallationQuery,
     body: CreateInstallationBody,
     responses: { 201: { description: 'The new installation', schema: InstallationSchema } },
-    async handler({ em, project, params, body, principal }) {
-      const integration = await findIntegration(em, project.id, params.integrationId);
-      return { status: 201, body: await createInstallation(em, project, integration, body, principal) };
-    },
+  }).handle(async ({ em, project, params, body, principal }) => {
+    const integration = await findIntegration(em, project.id, params.integrationId);
+    return { status: 201, body: await createInstallation(em, project, integration, body, principal) };
   }),
   defineRoute({
     method: 'GET',
@@ -54,9 +53,8 @@ export const installationRoutes = [
     params: ProjectPathParams,
     query: GroupRefQuery,
     responses: { 200: { description: 'Installations', schema: Type.Array(InstallationSchema) } },
-    async handler({ em, project, query }) {
-      return { status: 200, body: await listInstallations(em, project.id, { groupRef: query.groupRef }) };
-    },
+  }).handle(async ({ em, project, query }) => {
+    return { status: 200, body: await listInstallations(em, project.id, { groupRef: query.groupRef }) };
   }),
   defineRoute({
     method: 'GET',
@@ -68,16 +66,15 @@ export const installationRoutes = [
     params: IntegrationInstallationsParams,
     query: GroupRefQuery,
     responses: { 200: { description: 'Installations', schema: Type.Array(InstallationSchema) } },
-    async handler({ em, project, params, query }) {
-      const integration = await findIntegration(em, project.id, params.integrationId);
-      return {
-        status: 200,
-        body: await listInstallations(em, project.id, {
-          integrationId: integration.id,
-          groupRef: query.groupRef,
-        }),
-      };
-    },
+  }).handle(async ({ em, project, params, query }) => {
+    const integration = await findIntegration(em, project.id, params.integrationId);
+    return {
+      status: 200,
+      body: await listInstallations(em, project.id, {
+        integrationId: integration.id,
+        groupRef: query.groupRef,
+      }),
+    };
   }),
   defineRoute({
     method: 'GET',
@@ -88,11 +85,10 @@ export const installationRoutes = [
     auth: ['apiKey', 'bearer'],
     params: InstallationParams,
     responses: { 200: { description: 'The installation', schema: InstallationSchema } },
-    async handler({ em, project, params }) {
-      const integration = await findIntegration(em, project.id, params.integrationId);
-      const installation = await findInstallation(em, project.id, params.installationId, integration.id);
-      return { status: 200, body: await getInstallationView(em, installation) };
-    },
+  }).handle(async ({ em, project, params }) => {
+    const integration = await findIntegration(em, project.id, params.integrationId);
+    const installation = await findInstallation(em, project.id, params.installationId, integration.id);
+    return { status: 200, body: await getInstallationView(em, installation) };
   }),
   defineRoute({
     method: 'PATCH',
@@ -106,22 +102,14 @@ export const installationRoutes = [
     params: InstallationParams,
     body: UpdateInstallationBody,
     responses: { 200: { description: 'The updated installation', schema: InstallationSchema } },
-    async handler({ em, project, params, body, principal }) {
-      const integration = await findIntegration(em, project.id, params.integrationId);
-      const installation = body.installation as Record<string, unknown>;
-      const view = await changeInstallationConfig(
-        em,
-        project,
-        integration,
-        params.installationId,
-        principal,
-        {
-          createdBy: body.installation.config?.createdBy,
-          change: async (current) => applyInstallationMask(current, installation, body.updateMask),
-        },
-      );
-      return { status: 200, body: view };
-    },
+  }).handle(async ({ em, project, params, body, principal }) => {
+    const integration = await findIntegration(em, project.id, params.integrationId);
+    const installation = body.installation as Record<string, unknown>;
+    const view = await changeInstallationConfig(em, project, integration, params.installationId, principal, {
+      createdBy: body.installation.config?.createdBy,
+      change: async (current) => applyInstallationMask(current, installation, body.updateMask),
+    });
+    return { status: 200, body: view };
   }),
   defineRoute({
     method: 'DELETE',
@@ -134,11 +122,10 @@ export const installationRoutes = [
     auth: ['apiKey', 'bearer'],
     params: InstallationParams,
     responses: { 204: { description: 'Deleted' } },
-    async handler({ em, project, params }) {
-      const integration = await findIntegration(em, project.id, params.integrationId);
-      await deleteInstallation(em, project, integration, params.installationId);
-      return { status: 204 };
-    },
+  }).handle(async ({ em, project, params }) => {
+    const integration = await findIntegration(em, project.id, params.integrationId);
+    await deleteInstallation(em, project, integration, params.installationId);
+    return { status: 204 };
   }),
   ...configContentRoutes,
   ...installationPauseRoutes,

@@ -35,17 +35,16 @@ export const integrationRoutes = [
     params: ProjectPathParams,
     body: CreateIntegrationBody,
     responses: { 201: { description: 'Created', schema: IntegrationSchema } },
-    async handler({ em, project, body }) {
-      const { integration, revision } = await em.transactional((tx) =>
-        createIntegration(tx, project.id, {
-          name: body.name,
-          provider: body.provider,
-          specVersion: body.latestRevision.specVersion,
-          content: body.latestRevision.content,
-        }),
-      );
-      return { status: 201, body: integrationView(integration, revision) };
-    },
+  }).handle(async ({ em, project, body }) => {
+    const { integration, revision } = await em.transactional((tx) =>
+      createIntegration(tx, project.id, {
+        name: body.name,
+        provider: body.provider,
+        specVersion: body.latestRevision.specVersion,
+        content: body.latestRevision.content,
+      }),
+    );
+    return { status: 201, body: integrationView(integration, revision) };
   }),
   defineRoute({
     method: 'GET',
@@ -56,23 +55,22 @@ export const integrationRoutes = [
     auth: ['apiKey', 'bearer', 'projectJwt'],
     params: ProjectPathParams,
     responses: { 200: { description: 'Integrations', schema: Type.Array(IntegrationSchema) } },
-    async handler({ em, project }) {
-      const integrations = await em.find(
-        IntegrationEntity,
-        { projectId: project.id },
-        { orderBy: { createTime: 'asc', name: 'asc' } },
-      );
-      const revisions = await em.find(RevisionEntity, {
-        id: { $in: integrations.map((integration) => integration.latestRevisionId) },
-      });
-      const byId = new Map(revisions.map((revision) => [revision.id, revision]));
-      return {
-        status: 200,
-        body: integrations.map((integration) =>
-          integrationView(integration, byId.get(integration.latestRevisionId)!),
-        ),
-      };
-    },
+  }).handle(async ({ em, project }) => {
+    const integrations = await em.find(
+      IntegrationEntity,
+      { projectId: project.id },
+      { orderBy: { createTime: 'asc', name: 'asc' } },
+    );
+    const revisions = await em.find(RevisionEntity, {
+      id: { $in: integrations.map((integration) => integration.latestRevisionId) },
+    });
+    const byId = new Map(revisions.map((revision) => [revision.id, revision]));
+    return {
+      status: 200,
+      body: integrations.map((integration) =>
+        integrationView(integration, byId.get(integration.latestRevisionId)!),
+      ),
+    };
   }),
   defineRoute({
     method: 'PUT',
@@ -87,21 +85,20 @@ export const integrationRoutes = [
     query: BatchQuery,
     body: SourceYamlBody,
     responses: { 200: { description: 'The integrations of the manifest', schema: BatchResultSchema } },
-    async handler({ em, project, query, body }) {
-      const manifest = parseManifest(body.sourceYaml);
-      const result = await em.transactional((tx) =>
-        applyManifest(tx, project.id, manifest, query.destructive ?? false),
-      );
-      return {
-        status: 200,
-        body: {
-          integrations: result.integrations.map(({ integration, revision }) =>
-            integrationView(integration, revision),
-          ),
-          deleted: result.deleted,
-        },
-      };
-    },
+  }).handle(async ({ em, project, query, body }) => {
+    const manifest = parseManifest(body.sourceYaml);
+    const result = await em.transactional((tx) =>
+      applyManifest(tx, project.id, manifest, query.destructive ?? false),
+    );
+    return {
+      status: 200,
+      body: {
+        integrations: result.integrations.map(({ integration, revision }) =>
+          integrationView(integration, revision),
+        ),
+        deleted: result.deleted,
+      },
+    };
   }),
   defineRoute({
     method: 'GET',
@@ -112,10 +109,9 @@ export const integrationRoutes = [
     auth: ['apiKey', 'bearer'],
     params: IntegrationParams,
     responses: { 200: { description: 'The integration', schema: IntegrationSchema } },
-    async handler({ em, project, params }) {
-      const integration = await findIntegration(em, project.id, params.integrationIdOrName);
-      return { status: 200, body: integrationView(integration, await latestRevision(em, integration)) };
-    },
+  }).handle(async ({ em, project, params }) => {
+    const integration = await findIntegration(em, project.id, params.integrationIdOrName);
+    return { status: 200, body: integrationView(integration, await latestRevision(em, integration)) };
   }),
   defineRoute({
     method: 'DELETE',
@@ -126,12 +122,11 @@ export const integrationRoutes = [
     auth: ['apiKey', 'bearer'],
     params: IntegrationParams,
     responses: { 204: { description: 'Deleted' } },
-    async handler({ em, project, params }) {
-      await em.transactional(async (tx) =>
-        deleteIntegration(tx, await findIntegration(tx, project.id, params.integrationIdOrName)),
-      );
-      return { status: 204 };
-    },
+  }).handle(async ({ em, project, params }) => {
+    await em.transactional(async (tx) =>
+      deleteIntegration(tx, await findIntegration(tx, project.id, params.integrationIdOrName)),
+    );
+    return { status: 204 };
   }),
   defineRoute({
     method: 'GET',
@@ -142,15 +137,14 @@ export const integrationRoutes = [
     auth: ['apiKey', 'bearer'],
     params: IntegrationParams,
     responses: { 200: { description: 'Revisions', schema: Type.Array(RevisionSchema) } },
-    async handler({ em, project, params }) {
-      const integration = await findIntegration(em, project.id, params.integrationIdOrName);
-      const revisions = await em.find(
-        RevisionEntity,
-        { integrationId: integration.id },
-        { orderBy: { createTime: 'desc' } },
-      );
-      return { status: 200, body: revisions.map(revisionView) };
-    },
+  }).handle(async ({ em, project, params }) => {
+    const integration = await findIntegration(em, project.id, params.integrationIdOrName);
+    const revisions = await em.find(
+      RevisionEntity,
+      { integrationId: integration.id },
+      { orderBy: { createTime: 'desc' } },
+    );
+    return { status: 200, body: revisions.map(revisionView) };
   }),
   defineRoute({
     method: 'POST',
@@ -162,29 +156,28 @@ export const integrationRoutes = [
     params: IntegrationParams,
     body: SourceYamlBody,
     responses: { 201: { description: 'The new latest revision', schema: RevisionSchema } },
-    async handler({ em, project, params, body }) {
-      const manifest = parseManifest(body.sourceYaml);
-      const revision = await em.transactional(async (tx) => {
-        const integration = await findIntegration(tx, project.id, params.integrationIdOrName);
-        const index = manifest.integrations.findIndex((content) => content.name === integration.name);
-        if (index < 0) {
-          throw ProblemError.invalid([
-            {
-              in: 'body',
-              name: 'sourceYaml:integrations',
-              detail: `the manifest does not declare integration "${integration.name}"`,
-            },
-          ]);
-        }
-        return addRevision(
-          tx,
-          integration,
-          manifest.specVersion,
-          manifest.integrations[index],
-          `sourceYaml:integrations[${index}]`,
-        );
-      });
-      return { status: 201, body: revisionView(revision) };
-    },
+  }).handle(async ({ em, project, params, body }) => {
+    const manifest = parseManifest(body.sourceYaml);
+    const revision = await em.transactional(async (tx) => {
+      const integration = await findIntegration(tx, project.id, params.integrationIdOrName);
+      const index = manifest.integrations.findIndex((content) => content.name === integration.name);
+      if (index < 0) {
+        throw ProblemError.invalid([
+          {
+            in: 'body',
+            name: 'sourceYaml:integrations',
+            detail: `the manifest does not declare integration "${integration.name}"`,
+          },
+        ]);
+      }
+      return addRevision(
+        tx,
+        integration,
+        manifest.specVersion,
+        manifest.integrations[index],
+        `sourceYaml:integrations[${index}]`,
+      );
+    });
+    return { status: 201, body: revisionView(revision) };
   }),
 ];

@@ -29,14 +29,13 @@ export const inviteRoutes = [
     params: OrgParams,
     body: CreateInviteBody,
     responses: { 201: { description: 'The new invite', schema: InviteSchema } },
-    async handler({ em, principal, params, body }) {
-      const builder = requireBuilder(principal);
-      const invite = await em.transactional(async (tx) => {
-        const org = await findMemberOrg(tx, params.orgId, builder.builderId);
-        return createInvite(tx, org.id, body.email, builder.builderId);
-      });
-      return { status: 201, body: inviteView(invite) };
-    },
+  }).handle(async ({ em, principal, params, body }) => {
+    const builder = requireBuilder(principal);
+    const invite = await em.transactional(async (tx) => {
+      const org = await findMemberOrg(tx, params.orgId, builder.builderId);
+      return createInvite(tx, org.id, body.email, builder.builderId);
+    });
+    return { status: 201, body: inviteView(invite) };
   }),
   defineRoute({
     method: 'GET',
@@ -47,11 +46,10 @@ export const inviteRoutes = [
     auth: ['bearer'],
     params: OrgParams,
     responses: { 200: { description: 'Invites', schema: Type.Array(InviteSchema) } },
-    async handler({ em, principal, params }) {
-      const builder = requireBuilder(principal);
-      const org = await findMemberOrg(em, params.orgId, builder.builderId);
-      return { status: 200, body: (await listInvites(em, org.id)).map(inviteView) };
-    },
+  }).handle(async ({ em, principal, params }) => {
+    const builder = requireBuilder(principal);
+    const org = await findMemberOrg(em, params.orgId, builder.builderId);
+    return { status: 200, body: (await listInvites(em, org.id)).map(inviteView) };
   }),
   defineRoute({
     method: 'GET',
@@ -62,11 +60,10 @@ export const inviteRoutes = [
     auth: ['bearer'],
     params: InviteParams,
     responses: { 200: { description: 'The invite', schema: InviteSchema } },
-    async handler({ em, principal, params }) {
-      const builder = requireBuilder(principal);
-      const org = await findMemberOrg(em, params.orgId, builder.builderId);
-      return { status: 200, body: inviteView(await getInvite(em, org.id, params.inviteId)) };
-    },
+  }).handle(async ({ em, principal, params }) => {
+    const builder = requireBuilder(principal);
+    const org = await findMemberOrg(em, params.orgId, builder.builderId);
+    return { status: 200, body: inviteView(await getInvite(em, org.id, params.inviteId)) };
   }),
   defineRoute({
     method: 'DELETE',
@@ -77,14 +74,13 @@ export const inviteRoutes = [
     auth: ['bearer'],
     params: InviteParams,
     responses: { 204: { description: 'Revoked' } },
-    async handler({ em, principal, params }) {
-      const builder = requireBuilder(principal);
-      await em.transactional(async (tx) => {
-        const org = await findMemberOrg(tx, params.orgId, builder.builderId);
-        await revokeInvite(tx, org.id, params.inviteId);
-      });
-      return { status: 204 };
-    },
+  }).handle(async ({ em, principal, params }) => {
+    const builder = requireBuilder(principal);
+    await em.transactional(async (tx) => {
+      const org = await findMemberOrg(tx, params.orgId, builder.builderId);
+      await revokeInvite(tx, org.id, params.inviteId);
+    });
+    return { status: 204 };
   }),
   defineRoute({
     method: 'POST',
@@ -97,10 +93,9 @@ export const inviteRoutes = [
     auth: ['bearer'],
     body: AcceptInviteBody,
     responses: { 200: { description: 'The accepted invite', schema: InviteSchema } },
-    async handler({ em, principal, body }) {
-      const builder = requireBuilder(principal);
-      const invite = await em.transactional((tx) => acceptInvite(tx, builder, body));
-      return { status: 200, body: inviteView(invite) };
-    },
+  }).handle(async ({ em, principal, body }) => {
+    const builder = requireBuilder(principal);
+    const invite = await em.transactional((tx) => acceptInvite(tx, builder, body));
+    return { status: 200, body: inviteView(invite) };
   }),
 ];

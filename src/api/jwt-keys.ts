@@ -24,11 +24,10 @@ export const jwtKeyRoutes = [
     params: ProjectPathParams,
     body: CreateJwtKeyBody,
     responses: { 201: { description: 'Created', schema: JwtKeySchema } },
-    async handler({ em, project, body }) {
-      const key = createJwtKey(em, project.id, body);
-      await em.flush();
-      return { status: 201, body: jwtKeyView(key) };
-    },
+  }).handle(async ({ em, project, body }) => {
+    const key = createJwtKey(em, project.id, body);
+    await em.flush();
+    return { status: 201, body: jwtKeyView(key) };
   }),
   defineRoute({
     method: 'GET',
@@ -40,14 +39,13 @@ export const jwtKeyRoutes = [
     params: ProjectPathParams,
     query: JwtKeyListQuery,
     responses: { 200: { description: 'JWT keys', schema: Type.Array(JwtKeySchema) } },
-    async handler({ em, project, query }) {
-      const keys = await em.find(
-        JwtKeyEntity,
-        { projectId: project.id, ...(query.active && { active: true }) },
-        { orderBy: { createTime: 'asc', id: 'asc' } },
-      );
-      return { status: 200, body: keys.map(jwtKeyView) };
-    },
+  }).handle(async ({ em, project, query }) => {
+    const keys = await em.find(
+      JwtKeyEntity,
+      { projectId: project.id, ...(query.active && { active: true }) },
+      { orderBy: { createTime: 'asc', id: 'asc' } },
+    );
+    return { status: 200, body: keys.map(jwtKeyView) };
   }),
   defineRoute({
     method: 'GET',
@@ -58,9 +56,8 @@ export const jwtKeyRoutes = [
     auth: ['apiKey'],
     params: JwtKeyParams,
     responses: { 200: { description: 'The JWT key', schema: JwtKeySchema } },
-    async handler({ em, project, params }) {
-      return { status: 200, body: jwtKeyView(await findJwtKey(em, project.id, params.keyId)) };
-    },
+  }).handle(async ({ em, project, params }) => {
+    return { status: 200, body: jwtKeyView(await findJwtKey(em, project.id, params.keyId)) };
   }),
   defineRoute({
     method: 'PATCH',
@@ -72,12 +69,11 @@ export const jwtKeyRoutes = [
     params: JwtKeyParams,
     body: UpdateJwtKeyBody,
     responses: { 200: { description: 'The updated JWT key', schema: JwtKeySchema } },
-    async handler({ em, project, params, body }) {
-      const key = await findJwtKey(em, project.id, params.keyId);
-      applyUpdateMask(key, body.jwtKey, body.updateMask, ['label', 'active'], 'jwtKey');
-      await em.flush();
-      return { status: 200, body: jwtKeyView(key) };
-    },
+  }).handle(async ({ em, project, params, body }) => {
+    const key = await findJwtKey(em, project.id, params.keyId);
+    applyUpdateMask(key, body.jwtKey, body.updateMask, ['label', 'active'], 'jwtKey');
+    await em.flush();
+    return { status: 200, body: jwtKeyView(key) };
   }),
   defineRoute({
     method: 'DELETE',
@@ -88,9 +84,8 @@ export const jwtKeyRoutes = [
     auth: ['apiKey'],
     params: JwtKeyParams,
     responses: { 204: { description: 'Deleted' } },
-    async handler({ em, project, params }) {
-      await em.remove(await findJwtKey(em, project.id, params.keyId)).flush();
-      return { status: 204 };
-    },
+  }).handle(async ({ em, project, params }) => {
+    await em.remove(await findJwtKey(em, project.id, params.keyId)).flush();
+    return { status: 204 };
   }),
 ];

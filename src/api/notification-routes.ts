@@ -21,10 +21,9 @@ export const notificationRouteRoutes = [
     params: ProjectPathParams,
     body: CreateEventTopicRouteBody,
     responses: { 201: { description: 'Created', schema: EventTopicRouteSchema } },
-    async handler({ em, project, body }) {
-      const route = await em.transactional((tx) => createEventTopicRoute(tx, project.id, body));
-      return { status: 201, body: eventTopicRouteView(route) };
-    },
+  }).handle(async ({ em, project, body }) => {
+    const route = await em.transactional((tx) => createEventTopicRoute(tx, project.id, body));
+    return { status: 201, body: eventTopicRouteView(route) };
   }),
   defineRoute({
     method: 'GET',
@@ -36,18 +35,17 @@ export const notificationRouteRoutes = [
     params: ProjectPathParams,
     query: EventTopicRouteQuery,
     responses: { 200: { description: 'Routes', schema: Type.Array(EventTopicRouteSchema) } },
-    async handler({ em, project, query }) {
-      const routes = await em.find(
-        EventTopicRouteEntity,
-        {
-          projectId: project.id,
-          ...(query.topicId && { topicId: query.topicId }),
-          ...(query.eventType && { eventType: query.eventType }),
-        },
-        { orderBy: { createTime: 'asc', id: 'asc' } },
-      );
-      return { status: 200, body: routes.map(eventTopicRouteView) };
-    },
+  }).handle(async ({ em, project, query }) => {
+    const routes = await em.find(
+      EventTopicRouteEntity,
+      {
+        projectId: project.id,
+        ...(query.topicId && { topicId: query.topicId }),
+        ...(query.eventType && { eventType: query.eventType }),
+      },
+      { orderBy: { createTime: 'asc', id: 'asc' } },
+    );
+    return { status: 200, body: routes.map(eventTopicRouteView) };
   }),
   defineRoute({
     method: 'GET',
@@ -58,12 +56,11 @@ export const notificationRouteRoutes = [
     auth: ['apiKey', 'bearer'],
     params: EventTopicRouteParams,
     responses: { 200: { description: 'The route', schema: EventTopicRouteSchema } },
-    async handler({ em, project, params }) {
-      return {
-        status: 200,
-        body: eventTopicRouteView(await findEventTopicRoute(em, project.id, params.routeId)),
-      };
-    },
+  }).handle(async ({ em, project, params }) => {
+    return {
+      status: 200,
+      body: eventTopicRouteView(await findEventTopicRoute(em, project.id, params.routeId)),
+    };
   }),
   defineRoute({
     method: 'DELETE',
@@ -74,9 +71,8 @@ export const notificationRouteRoutes = [
     auth: ['apiKey', 'bearer'],
     params: EventTopicRouteParams,
     responses: { 204: { description: 'Deleted' } },
-    async handler({ em, project, params }) {
-      await em.remove(await findEventTopicRoute(em, project.id, params.routeId)).flush();
-      return { status: 204 };
-    },
+  }).handle(async ({ em, project, params }) => {
+    await em.remove(await findEventTopicRoute(em, project.id, params.routeId)).flush();
+    return { status: 204 };
   }),
 ];

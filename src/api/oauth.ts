@@ -12,10 +12,14 @@ import {
   type CallbackResult,
 } from '../domain/oauth.js';
 
-/** The spec answers with the URL as a JSON string. */
-function jsonString(value: string): HandlerResult {
-  return { status: 200, body: JSON.stringify(value), contentType: 'application/json' };
-}
+/** What the browser's way back from the provider may answer. */
+const callbackResponses = {
+  200: { description: 'The connection was saved', contentType: 'text/html' },
+  302: { description: 'Redirect to the redirectUrl given to /oauth-connect' },
+  400: { description: 'Nothing was connected; the page says why', contentType: 'text/html' },
+  500: { description: 'Ferry failed; nothing was connected', contentType: 'text/html' },
+} as const;
+type CallbackAnswer = HandlerResult<typeof callbackResponses>;
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -41,7 +45,7 @@ const pageHeaders = (nonce: string): Record<string, string> => ({
  * The page the browser lands on after the provider: it tells the window that opened the flow
  * (`postMessage({type: 'ferry:oauth', ...})`) and closes; opened directly, it shows the result.
  */
-export function callbackPage(result: CallbackResult, httpStatus: number): HandlerResult {
+export function callbackPage(result: CallbackResult, httpStatus: 200 | 400 | 500): CallbackAnswer {
   const providerName = result.provider
     ? (getProvider(result.provider)?.displayName ?? result.provider)
     : undefined;
@@ -84,7 +88,7 @@ export function callbackPage(result: CallbackResult, httpStatus: number): Handle
   return { status: httpStatus, body, contentType: 'text/html; charset=utf-8', headers: pageHeaders(nonce) };
 }
 
-function redirectWithResult(result: CallbackResult, redirectUrl: string): HandlerResult {
+function redirectWithResult(result: CallbackResult, redirectUrl: string): CallbackAnswer {
   const url = new URL(redirectUrl);
   url.searchParams.set('status', result.status);
   if (result.status === 'success') url.searchParams.set('connectionId', result.connectionId);
@@ -109,10 +113,9 @@ export const oauthRoutes = [
     responses: {
       200: { description: 'The authorization URL, as a JSON string', schema: AuthorizationUrlSchema },
     },
-    async handler({ em, principal, body }) {
-      const project = await resolveProject(principal, body.projectIdOrName, em);
-      return jsonString(await startOAuthConnect(em, project, body));
-    },
+  }).handle(async ({ em, principal, body }) => {
+    const project = await resolveProject(principal, body.projectIdOrName, em);
+    return { status: 200, body: await startOAuthConnect(em, project, body) };
   }),
   defineRoute({
     method: 'PATCH',
@@ -127,9 +130,8 @@ export const oauthRoutes = [
     responses: {
       200: { description: 'The authorization URL, as a JSON string', schema: AuthorizationUrlSchema },
     },
-    async handler({ em, project, params }) {
-      return jsonString(await startOAuthUpdate(em, project, params.connectionId));
-    },
+  }).handle(async ({ em, project, params }) => {
+    return { status: 200, body: await startOAuthUpdate(em, project, params.connectionId) };
   }),
   defineRoute({
     method: 'GET',
@@ -141,24 +143,19 @@ export const oauthRoutes = [
     tags: ['OAuth'],
     auth: ['none'],
     query: OAuthCallbackQuery,
-    responses: {
-      200: { description: 'The connection was saved', contentType: 'text/html' },
-      302: { description: 'Redirect to the redirectUrl given to /oauth-connect' },
-      400: { description: 'Nothing was connected; the page says why', contentType: 'text/html' },
-    },
-    async handler({ em, query }) {
-      let result: CallbackResult;
-      try {
-        result = await completeOAuthCallback(em, query);
-      } catch (error) {
-        logger.error({ err: error }, 'OAuth callback failed');
-        return callbackPage(
-          { status: 'failure', error: 'Ferry failed unexpectedly; nothing was connected. Try again.' },
-          500,
-        );
-      }
-      if (result.redirectUrl) return redirectWithResult(result, result.redirectUrl);
-      return callbackPage(result, result.status === 'success' ? 200 : 400);
-    },
+    responses: callbackResponses,
+  }).handle(async ({ em, query }) => {
+    let result: CallbackResult;
+    try {
+      result = await completeOAuthCallback(em, query);
+    } catch (error) {
+      logger.error({ err: error }, 'OAuth callback failed');
+      return callbackPage(
+        { status: 'failure', error: 'Ferry failed unexpectedly; nothing was connected. Try again.' },
+        500,
+      );
+    }
+    if (result.redirectUrl) return redirectWithResult(result, result.redirectUrl);
+    return callbackPage(result, result.status === 'success' ? 200 : 400);
   }),
 ];

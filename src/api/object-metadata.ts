@@ -26,7 +26,7 @@ import {
   upsertGroupRef,
 } from '../domain/object-metadata.js';
 import type { IntegrationContent } from '../schemas/integration-content.js';
-import type { CustomFieldDefinition } from '../providers/connector.js';
+import type { CustomFieldDefinition } from '../schemas/object-metadata.js';
 
 const errors = {
   400: { description: 'Invalid request', schema: ProblemSchema },
@@ -63,21 +63,20 @@ export const objectMetadataRoutes = [
     params: ProviderObjectParams,
     query: ObjectMetadataQuery,
     responses: { 200: { description: 'Object metadata', schema: ObjectMetadataSchema }, ...errors },
-    async handler({ em, project, params, query }) {
-      const provider = requireProvider(params.provider);
-      const connection = await findGroupConnection(em, project.id, query.groupRef, provider);
-      const name = resolveObjectName(
-        await providerIntegrationContents(em, project.id, provider),
-        params.objectName,
-      );
-      // Several integrations may map one provider object: only a mapped name asked for is reported.
-      const reported = name.objectName !== params.objectName ? name : { objectName: name.objectName };
-      const connector = await connectorOf(connection, 'objectMetadata');
-      return {
-        status: 200,
-        body: await describeObject(connector, reported, { excludeReadOnly: query.excludeReadOnly }),
-      };
-    },
+  }).handle(async ({ em, project, params, query }) => {
+    const provider = requireProvider(params.provider);
+    const connection = await findGroupConnection(em, project.id, query.groupRef, provider);
+    const name = resolveObjectName(
+      await providerIntegrationContents(em, project.id, provider),
+      params.objectName,
+    );
+    // Several integrations may map one provider object: only a mapped name asked for is reported.
+    const reported = name.objectName !== params.objectName ? name : { objectName: name.objectName };
+    const connector = await connectorOf(connection, 'objectMetadata');
+    return {
+      status: 200,
+      body: await describeObject(connector, reported, { excludeReadOnly: query.excludeReadOnly }),
+    };
   }),
   defineRoute({
     method: 'GET',
@@ -91,17 +90,16 @@ export const objectMetadataRoutes = [
     params: IntegrationObjectParams,
     query: ObjectMetadataQuery,
     responses: { 200: { description: 'Object metadata', schema: ObjectMetadataSchema }, ...errors },
-    async handler({ em, project, params, query }) {
-      const integration = await findIntegration(em, project.id, params.integrationIdOrName);
-      const revision = await latestRevision(em, integration);
-      const name = resolveObjectName([revision.content as IntegrationContent], params.objectName);
-      const connection = await integrationConnection(em, integration, query.groupRef);
-      const connector = await connectorOf(connection, 'objectMetadata');
-      return {
-        status: 200,
-        body: await describeObject(connector, name, { excludeReadOnly: query.excludeReadOnly }),
-      };
-    },
+  }).handle(async ({ em, project, params, query }) => {
+    const integration = await findIntegration(em, project.id, params.integrationIdOrName);
+    const revision = await latestRevision(em, integration);
+    const name = resolveObjectName([revision.content as IntegrationContent], params.objectName);
+    const connection = await integrationConnection(em, integration, query.groupRef);
+    const connector = await connectorOf(connection, 'objectMetadata');
+    return {
+      status: 200,
+      body: await describeObject(connector, name, { excludeReadOnly: query.excludeReadOnly }),
+    };
   }),
   defineRoute({
     method: 'PUT',
@@ -119,17 +117,16 @@ export const objectMetadataRoutes = [
       200: { description: 'What happened to each field', schema: UpsertObjectMetadataResponse },
       ...errors,
     },
-    async handler({ em, project, params, query, body }) {
-      const provider = requireProvider(params.provider);
-      const groupRef = upsertGroupRef(body, query);
-      const fields = resolveFields(
-        await providerIntegrationContents(em, project.id, provider),
-        body.fields as Record<string, CustomFieldDefinition[]>,
-      );
-      const connection = await findGroupConnection(em, project.id, groupRef, provider);
-      const connector = await connectorOf(connection, 'customFields');
-      return { status: 200, body: await upsertCustomFields(connector, fields) };
-    },
+  }).handle(async ({ em, project, params, query, body }) => {
+    const provider = requireProvider(params.provider);
+    const groupRef = upsertGroupRef(body, query);
+    const fields = resolveFields(
+      await providerIntegrationContents(em, project.id, provider),
+      body.fields as Record<string, CustomFieldDefinition[]>,
+    );
+    const connection = await findGroupConnection(em, project.id, groupRef, provider);
+    const connector = await connectorOf(connection, 'customFields');
+    return { status: 200, body: await upsertCustomFields(connector, fields) };
   }),
   defineRoute({
     method: 'PUT',
@@ -147,17 +144,16 @@ export const objectMetadataRoutes = [
       200: { description: 'What happened to each field', schema: UpsertObjectMetadataResponse },
       ...errors,
     },
-    async handler({ em, project, params, query, body }) {
-      const integration = await findIntegration(em, project.id, params.integrationIdOrName);
-      const groupRef = upsertGroupRef(body, query);
-      const revision = await latestRevision(em, integration);
-      const fields = resolveFields(
-        [revision.content as IntegrationContent],
-        body.fields as Record<string, CustomFieldDefinition[]>,
-      );
-      const connection = await integrationConnection(em, integration, groupRef);
-      const connector = await connectorOf(connection, 'customFields');
-      return { status: 200, body: await upsertCustomFields(connector, fields) };
-    },
+  }).handle(async ({ em, project, params, query, body }) => {
+    const integration = await findIntegration(em, project.id, params.integrationIdOrName);
+    const groupRef = upsertGroupRef(body, query);
+    const revision = await latestRevision(em, integration);
+    const fields = resolveFields(
+      [revision.content as IntegrationContent],
+      body.fields as Record<string, CustomFieldDefinition[]>,
+    );
+    const connection = await integrationConnection(em, integration, groupRef);
+    const connector = await connectorOf(connection, 'customFields');
+    return { status: 200, body: await upsertCustomFields(connector, fields) };
   }),
 ];

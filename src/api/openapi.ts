@@ -1,6 +1,6 @@
 import type { TSchema } from 'typebox';
 import { ProblemSchema } from '../schemas/common.js';
-import type { Host, RouteDefinition } from './route.js';
+import type { Host, AnyRoute } from './route.js';
 
 const securitySchemes = {
   apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
@@ -21,7 +21,7 @@ function parameters(schema: TSchema | undefined, location: 'path' | 'query'): un
 }
 
 /** The OpenAPI 3.1 document of one host, derived from the same route declarations that serve it. */
-export function buildOpenApiDocument(host: Host, routes: RouteDefinition[]): Record<string, unknown> {
+export function buildOpenApiDocument(host: Host, routes: AnyRoute[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const operation = {

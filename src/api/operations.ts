@@ -26,31 +26,30 @@ export const operationRoutes = [
     params: InstallationOperationsParams,
     query: OperationListQuery,
     responses: { 200: { description: 'A page of operations', schema: OperationPageSchema } },
-    async handler({ em, project, params, query, koa }) {
-      // The query converter would truncate `2.5` to 2; a page size is a whole number as written.
-      const rawPageSize = koa.query.pageSize;
-      if (rawPageSize !== undefined && !/^\d+$/.test(String(rawPageSize))) {
-        throw ProblemError.invalid([
-          {
-            in: 'query',
-            name: 'pageSize',
-            value: rawPageSize,
-            detail: 'pageSize must be an integer from 1 to 1000',
-          },
-        ]);
-      }
-      const installation = await findInstallationOfIntegration(
-        em,
-        project.id,
-        params.integrationId,
-        params.installationId,
-      );
-      const page = await listInstallationOperations(em, project.id, installation.id, {
-        pageSize: query.pageSize ?? 200,
-        pageToken: query.pageToken,
-      });
-      return { status: 200, body: page };
-    },
+  }).handle(async ({ em, project, params, query, koa }) => {
+    // The query converter would truncate `2.5` to 2; a page size is a whole number as written.
+    const rawPageSize = koa.query.pageSize;
+    if (rawPageSize !== undefined && !/^\d+$/.test(String(rawPageSize))) {
+      throw ProblemError.invalid([
+        {
+          in: 'query',
+          name: 'pageSize',
+          value: rawPageSize,
+          detail: 'pageSize must be an integer from 1 to 1000',
+        },
+      ]);
+    }
+    const installation = await findInstallationOfIntegration(
+      em,
+      project.id,
+      params.integrationId,
+      params.installationId,
+    );
+    const page = await listInstallationOperations(em, project.id, installation.id, {
+      pageSize: query.pageSize ?? 200,
+      pageToken: query.pageToken,
+    });
+    return { status: 200, body: page };
   }),
   defineRoute({
     method: 'GET',
@@ -61,9 +60,8 @@ export const operationRoutes = [
     auth: ['apiKey', 'bearer'],
     params: OperationParams,
     responses: { 200: { description: 'The operation', schema: OperationSchema } },
-    async handler({ em, project, params }) {
-      return { status: 200, body: operationView(await findOperation(em, project.id, params.operationId)) };
-    },
+  }).handle(async ({ em, project, params }) => {
+    return { status: 200, body: operationView(await findOperation(em, project.id, params.operationId)) };
   }),
   defineRoute({
     method: 'GET',
@@ -75,9 +73,8 @@ export const operationRoutes = [
     auth: ['apiKey', 'bearer'],
     params: OperationParams,
     responses: { 200: { description: 'Log entries', schema: Type.Array(OperationLogSchema) } },
-    async handler({ em, project, params }) {
-      const operation = await findOperation(em, project.id, params.operationId);
-      return { status: 200, body: await listLogs(em, project.id, operation.id) };
-    },
+  }).handle(async ({ em, project, params }) => {
+    const operation = await findOperation(em, project.id, params.operationId);
+    return { status: 200, body: await listLogs(em, project.id, operation.id) };
   }),
 ];

@@ -15,11 +15,10 @@ export const orgRoutes = [
     auth: ['bearer'],
     body: CreateOrgBody,
     responses: { 201: { description: 'Created', schema: OrgSchema } },
-    async handler({ em, principal, body }) {
-      const builder = requireBuilder(principal);
-      const org = await em.transactional((tx) => createOrgWithOwner(tx, body.name, builder.builderId));
-      return { status: 201, body: orgView(org) };
-    },
+  }).handle(async ({ em, principal, body }) => {
+    const builder = requireBuilder(principal);
+    const org = await em.transactional((tx) => createOrgWithOwner(tx, body.name, builder.builderId));
+    return { status: 201, body: orgView(org) };
   }),
   defineRoute({
     method: 'GET',
@@ -29,16 +28,15 @@ export const orgRoutes = [
     tags: ['Orgs'],
     auth: ['bearer'],
     responses: { 200: { description: 'Orgs', schema: Type.Array(OrgSchema) } },
-    async handler({ em, principal }) {
-      const builder = requireBuilder(principal);
-      const memberships = await em.find(OrgMembershipEntity, { builderId: builder.builderId });
-      const orgs = await em.find(
-        OrgEntity,
-        { id: { $in: memberships.map((membership) => membership.orgId) } },
-        { orderBy: { createTime: 'asc', id: 'asc' } },
-      );
-      return { status: 200, body: orgs.map(orgView) };
-    },
+  }).handle(async ({ em, principal }) => {
+    const builder = requireBuilder(principal);
+    const memberships = await em.find(OrgMembershipEntity, { builderId: builder.builderId });
+    const orgs = await em.find(
+      OrgEntity,
+      { id: { $in: memberships.map((membership) => membership.orgId) } },
+      { orderBy: { createTime: 'asc', id: 'asc' } },
+    );
+    return { status: 200, body: orgs.map(orgView) };
   }),
   defineRoute({
     method: 'GET',
@@ -49,9 +47,8 @@ export const orgRoutes = [
     auth: ['bearer'],
     params: OrgParams,
     responses: { 200: { description: 'The org', schema: OrgSchema } },
-    async handler({ em, principal, params }) {
-      const builder = requireBuilder(principal);
-      return { status: 200, body: orgView(await findMemberOrg(em, params.orgId, builder.builderId)) };
-    },
+  }).handle(async ({ em, principal, params }) => {
+    const builder = requireBuilder(principal);
+    return { status: 200, body: orgView(await findMemberOrg(em, params.orgId, builder.builderId)) };
   }),
 ];

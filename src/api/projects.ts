@@ -17,21 +17,20 @@ export const projectRoutes = [
     tags: ['Projects'],
     auth: ['apiKey', 'bearer'],
     responses: { 200: { description: 'Projects', schema: Type.Array(ProjectSchema) } },
-    async handler({ em, principal }) {
-      if (principal.kind === 'builder') {
-        const memberships = await em.find(OrgMembershipEntity, { builderId: principal.builderId });
-        const projects = await em.find(
-          ProjectEntity,
-          { orgId: { $in: memberships.map((m) => m.orgId) } },
-          { orderBy: { createTime: 'asc' } },
-        );
-        return { status: 200, body: projects.map(projectView) };
-      }
-      const projectId =
-        principal.kind === 'apiKey' || principal.kind === 'projectJwt' ? principal.projectId : '';
-      const projects = await em.find(ProjectEntity, { id: projectId });
+  }).handle(async ({ em, principal }) => {
+    if (principal.kind === 'builder') {
+      const memberships = await em.find(OrgMembershipEntity, { builderId: principal.builderId });
+      const projects = await em.find(
+        ProjectEntity,
+        { orgId: { $in: memberships.map((m) => m.orgId) } },
+        { orderBy: { createTime: 'asc' } },
+      );
       return { status: 200, body: projects.map(projectView) };
-    },
+    }
+    const projectId =
+      principal.kind === 'apiKey' || principal.kind === 'projectJwt' ? principal.projectId : '';
+    const projects = await em.find(ProjectEntity, { id: projectId });
+    return { status: 200, body: projects.map(projectView) };
   }),
   defineRoute({
     method: 'POST',
@@ -42,17 +41,16 @@ export const projectRoutes = [
     auth: ['bearer'],
     body: CreateProjectBody,
     responses: { 201: { description: 'Created', schema: ProjectSchema } },
-    async handler({ em, principal, body }) {
-      if (principal.kind !== 'builder')
-        throw ProblemError.unauthorized('Creating projects needs a builder’s bearer token.');
-      const member = await em.count(OrgMembershipEntity, {
-        orgId: body.orgId,
-        builderId: principal.builderId,
-      });
-      if (!member) throw ProblemError.notFound(`Org "${body.orgId}" was not found.`);
-      const project = await em.transactional((tx) => createProject(tx, body));
-      return { status: 201, body: projectView(project) };
-    },
+  }).handle(async ({ em, principal, body }) => {
+    if (principal.kind !== 'builder')
+      throw ProblemError.unauthorized('Creating projects needs a builder’s bearer token.');
+    const member = await em.count(OrgMembershipEntity, {
+      orgId: body.orgId,
+      builderId: principal.builderId,
+    });
+    if (!member) throw ProblemError.notFound(`Org "${body.orgId}" was not found.`);
+    const project = await em.transactional((tx) => createProject(tx, body));
+    return { status: 201, body: projectView(project) };
   }),
   defineRoute({
     method: 'GET',
@@ -63,9 +61,8 @@ export const projectRoutes = [
     auth: ['apiKey', 'bearer'],
     params: ProjectPathParams,
     responses: { 200: { description: 'The project', schema: ProjectSchema } },
-    async handler({ project }) {
-      return { status: 200, body: projectView(project) };
-    },
+  }).handle(async ({ project }) => {
+    return { status: 200, body: projectView(project) };
   }),
   defineRoute({
     method: 'PATCH',
@@ -77,13 +74,12 @@ export const projectRoutes = [
     params: ProjectPathParams,
     body: UpdateProjectBody,
     responses: { 200: { description: 'The updated project', schema: ProjectSchema } },
-    async handler({ em, project, body }) {
-      if (body.updateMask.includes('name') && body.project.name && body.project.name !== project.name) {
-        await assertProjectNameFree(em, body.project.name);
-      }
-      applyUpdateMask(project, body.project, body.updateMask, ['name', 'appName'], 'project');
-      await em.flush();
-      return { status: 200, body: projectView(project) };
-    },
+  }).handle(async ({ em, project, body }) => {
+    if (body.updateMask.includes('name') && body.project.name && body.project.name !== project.name) {
+      await assertProjectNameFree(em, body.project.name);
+    }
+    applyUpdateMask(project, body.project, body.updateMask, ['name', 'appName'], 'project');
+    await em.flush();
+    return { status: 200, body: projectView(project) };
   }),
 ];

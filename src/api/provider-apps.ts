@@ -29,10 +29,9 @@ export const providerAppRoutes = [
     params: ProjectPathParams,
     body: CreateProviderAppBody,
     responses: { 200: { description: 'The provider app', schema: ProviderAppSchema } },
-    async handler({ em, project, body }) {
-      const app = await em.transactional((tx) => createProviderApp(tx, project.id, body));
-      return { status: 200, body: providerAppView(app) };
-    },
+  }).handle(async ({ em, project, body }) => {
+    const app = await em.transactional((tx) => createProviderApp(tx, project.id, body));
+    return { status: 200, body: providerAppView(app) };
   }),
   defineRoute({
     method: 'GET',
@@ -43,9 +42,8 @@ export const providerAppRoutes = [
     auth: ['apiKey', 'bearer'],
     params: ProjectPathParams,
     responses: { 200: { description: 'Provider apps', schema: Type.Array(ProviderAppSchema) } },
-    async handler({ em, project }) {
-      return { status: 200, body: (await listProviderApps(em, project.id)).map(providerAppView) };
-    },
+  }).handle(async ({ em, project }) => {
+    return { status: 200, body: (await listProviderApps(em, project.id)).map(providerAppView) };
   }),
   defineRoute({
     method: 'GET',
@@ -56,12 +54,11 @@ export const providerAppRoutes = [
     auth: ['apiKey', 'bearer'],
     params: ProviderAppParams,
     responses: { 200: { description: 'The provider app', schema: ProviderAppSchema } },
-    async handler({ em, project, params }) {
-      return {
-        status: 200,
-        body: providerAppView(await findProviderApp(em, project.id, params.providerAppId)),
-      };
-    },
+  }).handle(async ({ em, project, params }) => {
+    return {
+      status: 200,
+      body: providerAppView(await findProviderApp(em, project.id, params.providerAppId)),
+    };
   }),
   defineRoute({
     method: 'PATCH',
@@ -75,14 +72,13 @@ export const providerAppRoutes = [
     params: ProviderAppParams,
     body: UpdateProviderAppBody,
     responses: { 200: { description: 'The updated provider app', schema: ProviderAppSchema } },
-    async handler({ em, project, params, body }) {
-      const app = await em.transactional(async (tx) => {
-        const found = await findProviderApp(tx, project.id, params.providerAppId);
-        updateProviderApp(found, body);
-        return found;
-      });
-      return { status: 200, body: providerAppView(app) };
-    },
+  }).handle(async ({ em, project, params, body }) => {
+    const app = await em.transactional(async (tx) => {
+      const found = await findProviderApp(tx, project.id, params.providerAppId);
+      updateProviderApp(found, body);
+      return found;
+    });
+    return { status: 200, body: providerAppView(app) };
   }),
   defineRoute({
     method: 'DELETE',
@@ -93,11 +89,10 @@ export const providerAppRoutes = [
     auth: ['apiKey', 'bearer'],
     params: ProviderAppParams,
     responses: { 204: { description: 'Deleted' } },
-    async handler({ em, project, params }) {
-      await em.transactional(async (tx) =>
-        deleteProviderApp(tx, await findProviderApp(tx, project.id, params.providerAppId)),
-      );
-      return { status: 204 };
-    },
+  }).handle(async ({ em, project, params }) => {
+    await em.transactional(async (tx) =>
+      deleteProviderApp(tx, await findProviderApp(tx, project.id, params.providerAppId)),
+    );
+    return { status: 204 };
   }),
 ];

@@ -13,9 +13,8 @@ export const providerRoutes = [
     tags: ['Providers'],
     auth: ['none'],
     responses: { 200: { description: 'Providers', schema: ProviderMapSchema } },
-    async handler() {
-      return { status: 200, body: listProviders() };
-    },
+  }).handle(async () => {
+    return { status: 200, body: listProviders() };
   }),
   defineRoute({
     method: 'GET',
@@ -26,10 +25,9 @@ export const providerRoutes = [
     auth: ['none'],
     params: Type.Object({ provider: Type.String({ minLength: 1 }) }),
     responses: { 200: { description: 'The provider', schema: ProviderSchema } },
-    async handler({ params }) {
-      const provider = getProvider(params.provider);
-      if (!provider) throw ProblemError.notFound(`Provider "${params.provider}" is not in Ferry’s catalog.`);
-      return { status: 200, body: provider };
-    },
+  }).handle(async ({ params }) => {
+    const provider = getProvider(params.provider);
+    if (!provider) throw ProblemError.notFound(`Provider "${params.provider}" is not in Ferry’s catalog.`);
+    return { status: 200, body: provider };
   }),
 ];

@@ -31,10 +31,9 @@ export const readRoutes = [
     params: ReadObjectParams,
     body: DeliverResultsBody,
     responses: { 204: { description: 'The stored pages asked for were delivered, or are owed' } },
-    async handler({ em, project, params, body }) {
-      await deliverResults(em, project.id, params.integrationId, params.objectName, body);
-      return { status: 204 };
-    },
+  }).handle(async ({ em, project, params, body }) => {
+    await deliverResults(em, project.id, params.integrationId, params.objectName, body);
+    return { status: 204 };
   }),
   defineRoute({
     method: 'POST',
@@ -51,10 +50,9 @@ export const readRoutes = [
     responses: {
       201: { description: 'The read’s operation', schema: TriggerReadResponse },
     },
-    async handler({ em, project, params, body }) {
-      const result = await triggerRead(em, project.id, params.integrationId, params.objectName, body);
-      return { status: 201, body: result };
-    },
+  }).handle(async ({ em, project, params, body }) => {
+    const result = await triggerRead(em, project.id, params.integrationId, params.objectName, body);
+    return { status: 201, body: result };
   }),
   defineRoute({
     method: 'GET',
@@ -65,17 +63,16 @@ export const readRoutes = [
     auth: ['apiKey', 'bearer'],
     params: BackfillProgressParams,
     responses: { 200: { description: 'The latest backfill’s progress', schema: BackfillProgressSchema } },
-    async handler({ em, project, params }) {
-      const installation = await findInstallationOfIntegration(
-        em,
-        project.id,
-        params.integrationId,
-        params.installationId,
-      );
-      return {
-        status: 200,
-        body: backfillProgressView(await latestBackfill(em, installation, params.objectName)),
-      };
-    },
+  }).handle(async ({ em, project, params }) => {
+    const installation = await findInstallationOfIntegration(
+      em,
+      project.id,
+      params.integrationId,
+      params.installationId,
+    );
+    return {
+      status: 200,
+      body: backfillProgressView(await latestBackfill(em, installation, params.objectName)),
+    };
   }),
 ];

@@ -18,6 +18,8 @@ export interface RouteResponse {
   contentType?: string;
 }
 
+export type RouteResponses = Record<number, RouteResponse>;
+
 export interface HandlerContext<P, Q, B> {
   params: P;
   query: Q;
@@ -31,21 +33,31 @@ export interface HandlerContext<P, Q, B> {
   koa: Context;
 }
 
-export interface HandlerResult {
-  status: number;
-  body?: unknown;
+interface ResultExtras {
   headers?: Record<string, string>;
   contentType?: string;
 }
 
 /**
- * One declaration per endpoint: the router, request validation and the OpenAPI document are all
- * derived from it, so they cannot drift apart.
+ * What a handler may answer: one of the route's declared statuses, with a body of that status's
+ * schema (none where the status has no schema). A handler returning the wrong shape fails the
+ * typecheck, so the OpenAPI document cannot promise what the code does not send.
  */
-export interface RouteDefinition<
+export type HandlerResult<R extends RouteResponses = RouteResponses> = {
+  [S in keyof R & number]: ResultExtras &
+    (R[S] extends { schema: infer T extends TSchema }
+      ? { status: S; body: Static<T> }
+      : R[S] extends { contentType: string }
+        ? { status: S; body: string }
+        : { status: S; body?: undefined });
+}[keyof R & number];
+
+/** Everything about an endpoint but its handler: what routing, validation and the OpenAPI document need. */
+export interface RouteDeclaration<
   P extends TSchema = TSchema,
   Q extends TSchema = TSchema,
   B extends TSchema = TSchema,
+  R extends RouteResponses = RouteResponses,
 > {
   method: HttpMethod;
   /** OpenAPI-style path under `/v1`, e.g. `/projects/{projectIdOrName}/integrations:batch`. */
@@ -63,14 +75,45 @@ export interface RouteDefinition<
   /** Accept a body that is not JSON (e.g. provider webhooks); the handler reads `koa.request.rawBody`. */
   rawBody?: boolean;
   deprecated?: boolean;
-  responses: Record<number, RouteResponse>;
-  handler(ctx: HandlerContext<Static<P>, Static<Q>, Static<B>>): Promise<HandlerResult>;
+  responses: R;
 }
 
-export function defineRoute<P extends TSchema, Q extends TSchema, B extends TSchema>(
-  route: RouteDefinition<P, Q, B>,
-): RouteDefinition {
-  return route as unknown as RouteDefinition;
+export type RouteHandler<
+  P extends TSchema,
+  Q extends TSchema,
+  B extends TSchema,
+  R extends RouteResponses,
+> = (ctx: HandlerContext<Static<P>, Static<Q>, Static<B>>) => Promise<HandlerResult<R>>;
+
+/**
+ * One declaration per endpoint: the router, request validation, response types and the OpenAPI
+ * document are all derived from it, so they cannot drift apart.
+ */
+export interface RouteDefinition<
+  P extends TSchema = TSchema,
+  Q extends TSchema = TSchema,
+  B extends TSchema = TSchema,
+  R extends RouteResponses = RouteResponses,
+> extends RouteDeclaration<P, Q, B, R> {
+  handler: RouteHandler<P, Q, B, R>;
+}
+
+/** A declared route, its types erased so routes of every shape can share one list. */
+export type AnyRoute = RouteDefinition<TSchema, TSchema, TSchema, RouteResponses>;
+
+/**
+ * `defineRoute({...}).handle(async (ctx) => ...)`: the declaration is typed first, so the handler's
+ * answers are checked against the declared responses (status and body shape).
+ */
+export function defineRoute<
+  P extends TSchema,
+  Q extends TSchema,
+  B extends TSchema,
+  const R extends RouteResponses,
+>(declaration: RouteDeclaration<P, Q, B, R>): { handle(handler: RouteHandler<P, Q, B, R>): AnyRoute } {
+  return {
+    handle: (handler) => ({ ...declaration, handler }) as unknown as AnyRoute,
+  };
 }
 
 /** `{name}` → `:name`, and literal colons (`integrations:batch`) escaped for path-to-regexp. */

@@ -1,4 +1,4 @@
-import type { RouteDefinition } from './route.js';
+import type { AnyRoute } from './route.js';
 import { apiKeyRoutes } from './api-keys.js';
 import { destinationRoutes } from './destinations.js';
 import { operationRoutes } from './operations.js';
@@ -22,7 +22,7 @@ import { hydrateRoutes } from './hydrate.js';
 import { writeRoutes } from './write.js';
 
 /** Every endpoint of every host. Add a resource's routes here. */
-export function allRoutes(): RouteDefinition[] {
+export function allRoutes(): AnyRoute[] {
   return [
     ...providerRoutes,
     ...projectRoutes,

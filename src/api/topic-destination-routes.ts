@@ -25,10 +25,9 @@ export const topicDestinationRouteRoutes = [
     params: ProjectPathParams,
     body: CreateTopicDestinationRouteBody,
     responses: { 201: { description: 'Created', schema: TopicDestinationRouteSchema } },
-    async handler({ em, project, body }) {
-      const route = await em.transactional((tx) => createTopicDestinationRoute(tx, project.id, body));
-      return { status: 201, body: topicDestinationRouteView(route) };
-    },
+  }).handle(async ({ em, project, body }) => {
+    const route = await em.transactional((tx) => createTopicDestinationRoute(tx, project.id, body));
+    return { status: 201, body: topicDestinationRouteView(route) };
   }),
   defineRoute({
     method: 'GET',
@@ -40,18 +39,17 @@ export const topicDestinationRouteRoutes = [
     params: ProjectPathParams,
     query: TopicDestinationRouteQuery,
     responses: { 200: { description: 'Routes', schema: Type.Array(TopicDestinationRouteSchema) } },
-    async handler({ em, project, query }) {
-      const routes = await em.find(
-        TopicDestinationRouteEntity,
-        {
-          projectId: project.id,
-          ...(query.topicId && { topicId: query.topicId }),
-          ...(query.destinationId && { destinationId: query.destinationId }),
-        },
-        { orderBy: { createTime: 'asc', id: 'asc' } },
-      );
-      return { status: 200, body: routes.map(topicDestinationRouteView) };
-    },
+  }).handle(async ({ em, project, query }) => {
+    const routes = await em.find(
+      TopicDestinationRouteEntity,
+      {
+        projectId: project.id,
+        ...(query.topicId && { topicId: query.topicId }),
+        ...(query.destinationId && { destinationId: query.destinationId }),
+      },
+      { orderBy: { createTime: 'asc', id: 'asc' } },
+    );
+    return { status: 200, body: routes.map(topicDestinationRouteView) };
   }),
   defineRoute({
     method: 'GET',
@@ -62,12 +60,11 @@ export const topicDestinationRouteRoutes = [
     auth: ['apiKey', 'bearer'],
     params: TopicDestinationRouteParams,
     responses: { 200: { description: 'The route', schema: TopicDestinationRouteSchema } },
-    async handler({ em, project, params }) {
-      return {
-        status: 200,
-        body: topicDestinationRouteView(await findTopicDestinationRoute(em, project.id, params.routeId)),
-      };
-    },
+  }).handle(async ({ em, project, params }) => {
+    return {
+      status: 200,
+      body: topicDestinationRouteView(await findTopicDestinationRoute(em, project.id, params.routeId)),
+    };
   }),
   defineRoute({
     method: 'DELETE',
@@ -78,9 +75,8 @@ export const topicDestinationRouteRoutes = [
     auth: ['apiKey', 'bearer'],
     params: TopicDestinationRouteParams,
     responses: { 204: { description: 'Deleted' } },
-    async handler({ em, project, params }) {
-      await em.remove(await findTopicDestinationRoute(em, project.id, params.routeId)).flush();
-      return { status: 204 };
-    },
+  }).handle(async ({ em, project, params }) => {
+    await em.remove(await findTopicDestinationRoute(em, project.id, params.routeId)).flush();
+    return { status: 204 };
   }),
 ];

@@ -16,10 +16,9 @@ export const topicRoutes = [
     params: ProjectPathParams,
     body: CreateTopicBody,
     responses: { 201: { description: 'Created', schema: TopicSchema } },
-    async handler({ em, project, body }) {
-      const topic = await em.transactional((tx) => createTopic(tx, project.id, body.name));
-      return { status: 201, body: topicView(topic) };
-    },
+  }).handle(async ({ em, project, body }) => {
+    const topic = await em.transactional((tx) => createTopic(tx, project.id, body.name));
+    return { status: 201, body: topicView(topic) };
   }),
   defineRoute({
     method: 'GET',
@@ -30,14 +29,13 @@ export const topicRoutes = [
     auth: ['apiKey', 'bearer'],
     params: ProjectPathParams,
     responses: { 200: { description: 'Topics', schema: Type.Array(TopicSchema) } },
-    async handler({ em, project }) {
-      const topics = await em.find(
-        TopicEntity,
-        { projectId: project.id },
-        { orderBy: { createTime: 'asc', name: 'asc' } },
-      );
-      return { status: 200, body: topics.map(topicView) };
-    },
+  }).handle(async ({ em, project }) => {
+    const topics = await em.find(
+      TopicEntity,
+      { projectId: project.id },
+      { orderBy: { createTime: 'asc', name: 'asc' } },
+    );
+    return { status: 200, body: topics.map(topicView) };
   }),
   defineRoute({
     method: 'GET',
@@ -48,9 +46,8 @@ export const topicRoutes = [
     auth: ['apiKey', 'bearer'],
     params: TopicParams,
     responses: { 200: { description: 'The topic', schema: TopicSchema } },
-    async handler({ em, project, params }) {
-      return { status: 200, body: topicView(await findTopic(em, project.id, params.topicId)) };
-    },
+  }).handle(async ({ em, project, params }) => {
+    return { status: 200, body: topicView(await findTopic(em, project.id, params.topicId)) };
   }),
   defineRoute({
     method: 'PATCH',
@@ -62,12 +59,11 @@ export const topicRoutes = [
     params: TopicParams,
     body: UpdateTopicBody,
     responses: { 200: { description: 'The updated topic', schema: TopicSchema } },
-    async handler({ em, project, params, body }) {
-      const topic = await em.transactional(async (tx) =>
-        updateTopic(tx, await findTopic(tx, project.id, params.topicId), body.topic, body.updateMask),
-      );
-      return { status: 200, body: topicView(topic) };
-    },
+  }).handle(async ({ em, project, params, body }) => {
+    const topic = await em.transactional(async (tx) =>
+      updateTopic(tx, await findTopic(tx, project.id, params.topicId), body.topic, body.updateMask),
+    );
+    return { status: 200, body: topicView(topic) };
   }),
   defineRoute({
     method: 'DELETE',
@@ -78,10 +74,9 @@ export const topicRoutes = [
     auth: ['apiKey', 'bearer'],
     params: TopicParams,
     responses: { 204: { description: 'Deleted' } },
-    async handler({ em, project, params }) {
-      // The routes to and from the topic go with it (foreign keys cascade).
-      await em.remove(await findTopic(em, project.id, params.topicId)).flush();
-      return { status: 204 };
-    },
+  }).handle(async ({ em, project, params }) => {
+    // The routes to and from the topic go with it (foreign keys cascade).
+    await em.remove(await findTopic(em, project.id, params.topicId)).flush();
+    return { status: 204 };
   }),
 ];

@@ -31,13 +31,10 @@ export const writeRoutes = [
       502: { description: 'The provider failed (see `retryable`)', schema: ProblemSchema },
       503: { description: 'The workflow service is unreachable', schema: ProblemSchema },
     },
-    async handler({ em, project, params, body }) {
-      const write = await prepareWrite(em, project.id, params.integrationId, params.objectName, body);
-      const answer =
-        write.mode === 'asynchronous'
-          ? await startAsyncWrite(em, write)
-          : await writeSynchronously(em, write);
-      return { status: 200, body: answer };
-    },
+  }).handle(async ({ em, project, params, body }) => {
+    const write = await prepareWrite(em, project.id, params.integrationId, params.objectName, body);
+    const answer =
+      write.mode === 'asynchronous' ? await startAsyncWrite(em, write) : await writeSynchronously(em, write);
+    return { status: 200, body: answer };
   }),
 ];

@@ -1,4 +1,4 @@
-import { options } from './main.js';
+import { options } from './options.js';
 import { config } from '../config.js';
 import { closeOrm, migrate, transaction } from '../db/orm.js';
 import { findProject } from '../domain/project-access.js';

@@ -1,5 +1,3 @@
-import { parseArgs } from 'node:util';
-
 /** One entry per command: `ferry <name...> [--options]`. Modules load lazily so each command starts fast. */
 const commands: Record<string, { summary: string; run: (args: string[]) => Promise<void> }> = {
   start: {
@@ -62,14 +60,6 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   await commands[name].run(argv.slice(name.split(' ').length));
-}
-
-/** Parses `--name value` options, failing with the command's usage on anything unknown. */
-export function options<T extends Record<string, { type: 'string' | 'boolean'; short?: string }>>(
-  args: string[],
-  spec: T,
-) {
-  return parseArgs({ args, options: spec, allowPositionals: false, strict: true }).values;
 }
 
 main(process.argv.slice(2)).catch((error: Error) => {

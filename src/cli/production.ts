@@ -2,7 +2,7 @@ import { config } from '../config.js';
 import { logger } from '../logger.js';
 import { closeOrm, migrate } from '../db/orm.js';
 import { startServers } from '../api/server.js';
-import { createWorker } from '../temporal/worker.js';
+import { createWorker } from './worker.js';
 import { closeTemporalClient } from '../temporal/client.js';
 import { startOutboxRelay } from '../notifications/outbox-relay.js';
 import { reconcileInBackground } from './reconcile.js';

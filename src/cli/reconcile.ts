@@ -1,151 +1,9 @@
 import { parseArgs } from 'node:util';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { closeOrm, em as newEntityManager } from '../db/orm.js';
-import { InstallationEntity } from '../db/entities/installation.js';
-import { ProjectEntity } from '../db/entities/project.js';
-import { isUuid } from '../core/ids.js';
 import { logger } from '../logger.js';
-import { closeTemporalClient, installationWorkflowId, temporalClient } from '../temporal/client.js';
-import { ensureInstallationWorkflow } from '../domain/installations/installations.js';
-import { currentConfig } from '../domain/installations/event-data.js';
-import { configMessage } from '../domain/installations/read-plan.js';
-import { RevisionEntity } from '../db/entities/integration.js';
-import {
-  WorkflowNotRunningError,
-  applyInstallationConfig,
-  describeInstallationWorkflow,
-} from '../domain/installations/workflow-client.js';
-import { INSTALLATION_WORKFLOW_TYPE } from '../../workflows/installation-messages.js';
-
-export interface ReconcileOptions {
-  /** Only this project's installations (tests; operators narrowing a repair). */
-  projectId?: string;
-  concurrency?: number;
-  /** Workflows younger than this are never ended as orphans (default one minute). */
-  orphanGraceMs?: number;
-}
-
-export interface ReconcileResult {
-  installations: number;
-  /** Workflows started because none was running (e.g. the Temporal server lost its data). */
-  started: number;
-  /** Running workflows whose config was behind PostgreSQL's and was sent again. */
-  configResent: number;
-  /** Running workflows of installations that no longer exist, terminated. */
-  orphansEnded: number;
-  failed: number;
-}
-
-const PAGE_SIZE = 500;
-
-/** Runs `work` over `items` with at most `concurrency` at a time. */
-async function eachLimited<T>(
-  items: T[],
-  concurrency: number,
-  work: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-    while (next < items.length) await work(items[next++]);
-  });
-  await Promise.all(lanes);
-}
-
-/** A running workflow whose config id differs from the database's missed an update: send it again. */
-async function resendConfigIfBehind(installationId: string): Promise<boolean> {
-  const em = await newEntityManager();
-  const installation = await em.findOne(InstallationEntity, { id: installationId });
-  if (!installation) return false;
-  const description = await describeInstallationWorkflow(installationId);
-  if (description.configId === installation.configId) return false;
-  const config = await currentConfig(em, installation);
-  const revision = await em.findOneOrFail(RevisionEntity, { id: config.revisionId });
-  await applyInstallationConfig(installationId, configMessage(config, revision.content));
-  return true;
-}
-
-/** Terminates running installation workflows whose installation is gone from PostgreSQL. */
-async function endOrphans(
-  known: Set<string>,
-  projectId: string | undefined,
-  graceMs: number,
-): Promise<number> {
-  const client = await temporalClient();
-  const query = [
-    `WorkflowType = '${INSTALLATION_WORKFLOW_TYPE}'`,
-    `ExecutionStatus = 'Running'`,
-    ...(projectId ? [`FerryProjectId = '${projectId}'`] : []),
-  ].join(' AND ');
-  let ended = 0;
-  const em = await newEntityManager();
-  // `known` was read before the listing: an installation created since then is not an orphan, and
-  // one still being created (its workflow starts before its row commits) is not visible yet.
-  const settled = Date.now() - graceMs;
-  for await (const execution of client.workflow.list({ query })) {
-    const installationId = execution.workflowId.replace(/^installation\//, '');
-    if (known.has(installationId) || execution.workflowId !== installationWorkflowId(installationId))
-      continue;
-    if (execution.startTime.getTime() > settled) continue;
-    if (await em.count(InstallationEntity, { id: installationId })) continue;
-    try {
-      await client.workflow.getHandle(execution.workflowId).terminate('installation no longer exists');
-      ended++;
-    } catch (error) {
-      if (!(error instanceof WorkflowNotFoundError)) throw error;
-    }
-  }
-  return ended;
-}
-
-/**
- * Makes Temporal match PostgreSQL: every installation has a running workflow (missing ones start
- * with the stored config and find their backfill state in `read_watermarks`), running workflows
- * hold the current config, and workflows of deleted installations end. Safe to run at any time and
- * from several processes at once: a start fails harmlessly when a run is already open.
- */
-export async function reconcileInstallations(
-  reconcileOptions: ReconcileOptions = {},
-): Promise<ReconcileResult> {
-  const result: ReconcileResult = {
-    installations: 0,
-    started: 0,
-    configResent: 0,
-    orphansEnded: 0,
-    failed: 0,
-  };
-  const known = new Set<string>();
-  const em = await newEntityManager();
-  for (let lastId: string | undefined; ;) {
-    const page = await em.fork().find(
-      InstallationEntity,
-      {
-        ...(reconcileOptions.projectId && { projectId: reconcileOptions.projectId }),
-        ...(lastId && { id: { $gt: lastId } }),
-      },
-      { orderBy: { id: 'asc' }, limit: PAGE_SIZE, fields: ['id'] },
-    );
-    if (!page.length) break;
-    lastId = page[page.length - 1].id;
-    await eachLimited(page, reconcileOptions.concurrency ?? 16, async ({ id }) => {
-      known.add(id);
-      result.installations++;
-      try {
-        if (await ensureInstallationWorkflow(em, id)) result.started++;
-        else if (await resendConfigIfBehind(id)) result.configResent++;
-      } catch (error) {
-        if (error instanceof WorkflowNotRunningError) return;
-        result.failed++;
-        logger.warn({ err: error, installationId: id }, 'reconcile could not repair an installation');
-      }
-    });
-  }
-  result.orphansEnded = await endOrphans(
-    known,
-    reconcileOptions.projectId,
-    reconcileOptions.orphanGraceMs ?? 60_000,
-  );
-  return result;
-}
+import { closeTemporalClient } from '../temporal/client.js';
+import { findProject } from '../domain/project-access.js';
+import { reconcileInstallations } from '../domain/installations/reconcile.js';
 
 /** Run when a worker starts: repairs in the background and logs what it did; never stops the worker. */
 export function reconcileInBackground(): void {
@@ -160,13 +18,7 @@ export async function reconcileCommand(args: string[]): Promise<void> {
   try {
     let projectId: string | undefined;
     if (values.project) {
-      const em = await newEntityManager();
-      const project = await em.findOne(
-        ProjectEntity,
-        isUuid(values.project)
-          ? { $or: [{ id: values.project }, { name: values.project }] }
-          : { name: values.project },
-      );
+      const project = await findProject(await newEntityManager(), values.project);
       if (!project) throw new Error(`project "${values.project}" was not found`);
       projectId = project.id;
     }

@@ -1,4 +1,4 @@
-import { options } from './main.js';
+import { options } from './options.js';
 import { onShutdown } from './production.js';
 import { startSandbox } from '../sandbox/index.js';
 

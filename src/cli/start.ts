@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { options } from './main.js';
+import { options } from './options.js';
 import { projectRoot, resetConfig } from '../config.js';
 
 const dataDir = join(projectRoot, '.data');
@@ -125,7 +125,7 @@ export async function start(args: string[]): Promise<void> {
   const servers = await startServers();
   stops.unshift(() => servers.close());
 
-  const { createWorker } = await import('../temporal/worker.js');
+  const { createWorker } = await import('./worker.js');
   const worker = await createWorker();
   const workerRun = worker.run();
   stops.unshift(async () => {

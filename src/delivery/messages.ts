@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { MappedRecord } from './record-mapping.js';
+import type { ReadType } from '../schemas/reads.js';
 
 /**
  * The bodies Ferry delivers to webhook destinations (COMPAT.md): read and subscribe results, split
@@ -10,7 +11,6 @@ import type { MappedRecord } from './record-mapping.js';
 export const MAX_MESSAGE_BYTES = 300 * 1024;
 
 export type ResultAction = 'read' | 'subscribe' | 'schema.watch';
-export type ReadType = 'backfill' | 'scheduled' | 'triggered';
 
 /** Everything in a result message except the records. */
 export interface ResultMessageContext {

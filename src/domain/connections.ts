@@ -36,7 +36,8 @@ import type {
   TokenInputValue,
   UpdateConnectionInput,
 } from '../schemas/connections.js';
-import { recordEvent, type EventType } from './events.js';
+import { recordEvent } from './events.js';
+import { type EventType } from '../schemas/notifications.js';
 import { consumerView, ensureConsumer, ensureGroup, groupView } from './groups.js';
 import { defaultProviderApp, providerAppView } from './provider-apps.js';
 import { applyUpdateMask } from './update-mask.js';

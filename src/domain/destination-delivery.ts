@@ -4,7 +4,7 @@ import { config } from '../config.js';
 import { DestinationEntity, type Destination } from '../db/entities/operation.js';
 import { em as newEntityManager } from '../db/orm.js';
 import { deliverMessage, type DeliveryResult } from '../delivery/deliver.js';
-import { shouldDisable } from '../delivery/retry-schedule.js';
+import { shouldDisable } from '../core/retry-schedule.js';
 import { redactUrl, type DestinationPolicy } from '../delivery/url-guard.js';
 import { recordEvent } from './events.js';
 import { destinationPolicy, openSecrets, validSigningSecrets } from './destinations.js';

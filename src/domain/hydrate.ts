@@ -2,7 +2,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProblemError } from '../core/problem.js';
 import type { Integration, Revision } from '../db/entities/integration.js';
 import { logger } from '../logger.js';
-import { connectorFor, type Connector, type ObjectMetadata } from '../providers/connector.js';
+import { type Connector } from '../providers/connector.js';
+import { connectorFor } from '../providers/connectors/index.js';
+import { type ObjectMetadata } from '../schemas/object-metadata.js';
 import {
   CapabilityNotSupportedError,
   ConnectorError,

@@ -3,18 +3,18 @@ import { ProblemError, type ProblemIssue } from '../core/problem.js';
 import { ConnectionEntity, type Connection } from '../db/entities/connection.js';
 import { InstallationEntity } from '../db/entities/installation.js';
 import { IntegrationEntity, RevisionEntity, type Integration } from '../db/entities/integration.js';
-import {
-  connectorFor,
-  type Capability,
-  type Connector,
-  type CustomFieldDefinition,
-  type CustomFieldUpsertResult,
-} from '../providers/connector.js';
+import { type Connector } from '../providers/connector.js';
+import { connectorFor } from '../providers/connectors/index.js';
+import { type Capability } from '../schemas/capabilities.js';
+import type {
+  CustomFieldDefinition,
+  CustomFieldUpsertResult,
+  ObjectMetadata,
+} from '../schemas/object-metadata.js';
 import { getProvider } from '../providers/catalog/index.js';
 import { CapabilityNotSupportedError, toProblem } from '../providers/errors.js';
 import type { RetryPolicy } from '../providers/http.js';
 import type { IntegrationContent } from '../schemas/integration-content.js';
-import type { CustomFieldDefinitionInput, ObjectMetadataView } from '../schemas/object-metadata.js';
 import { connectionTarget, findGroupConnection } from './credentials.js';
 import { findGroupByRef } from './groups.js';
 
@@ -120,7 +120,7 @@ export async function describeObject(
   connector: Connector,
   name: ResolvedObjectName,
   options: { excludeReadOnly?: boolean } = {},
-): Promise<ObjectMetadataView> {
+): Promise<ObjectMetadata> {
   let metadata;
   try {
     metadata = await connector.listObjectMetadata(name.objectName);
@@ -143,7 +143,7 @@ const stringTypes = new Set(['string', 'singleSelect', 'multiSelect']);
 const numericTypes = new Set(['int', 'float']);
 
 /** Rules across the properties of custom-field definitions, which the schema alone cannot say. */
-export function customFieldIssues(fields: Record<string, CustomFieldDefinitionInput[]>): ProblemIssue[] {
+export function customFieldIssues(fields: Record<string, CustomFieldDefinition[]>): ProblemIssue[] {
   const issues: ProblemIssue[] = [];
   const issue = (name: string, value: unknown, detail: string) =>
     issues.push({ in: 'body', name, value, detail: `${name} ${detail}` });

@@ -8,7 +8,9 @@ import {
 import { OperationEntity, type Operation } from '../db/entities/operation.js';
 import { em as newEntityManager, transaction } from '../db/orm.js';
 import { logger } from '../logger.js';
-import { connectorFor, type RecordChangeType, type WriteResult } from '../providers/connector.js';
+import { type WriteResult } from '../providers/connector.js';
+import { connectorFor } from '../providers/connectors/index.js';
+import { type RecordChangeType } from '../schemas/write.js';
 import {
   CapabilityNotSupportedError,
   ConnectorError,
@@ -18,10 +20,8 @@ import {
 } from '../providers/errors.js';
 import type { InstallationConfigContent, WriteConfig } from '../schemas/installations.js';
 import type { WriteRecordResultView, WriteRequest } from '../schemas/write.js';
-import { temporalClient } from '../temporal/client.js';
-import { FerryInstallationId, FerryIntegrationId, FerryProjectId } from '../temporal/search-attributes.js';
-import { config } from '../config.js';
-import type { writeRecordsWorkflow } from '../../workflows/write.js';
+import type { AsyncWriteInput, WriteItem, WriteOutcome } from '../temporal/contracts/write.js';
+import { startWriteWorkflow } from '../temporal/gateway.js';
 import { connectionTarget } from './credentials.js';
 import { recordEvent } from './events.js';
 import { appendLogs, writeLogs, type LogEntry } from './operation-logs.js';
@@ -41,21 +41,6 @@ import {
  * `applyOnUpdate` is `always`), and deletes need `deletionSettings.enabled`.
  */
 
-/** One record of a write, as the connector receives it. */
-export interface WriteItem {
-  record?: Record<string, unknown>;
-  recordId?: string;
-  associations?: unknown[];
-}
-
-/** What happened to one record; never carries record data, so it may pass through workflow history. */
-export interface WriteOutcome {
-  index: number;
-  success: boolean;
-  recordId?: string;
-  error?: string;
-}
-
 export interface PreparedWrite {
   installation: Installation;
   objectName: string;
@@ -66,21 +51,8 @@ export interface PreparedWrite {
   single: boolean;
 }
 
-/** The workflow's input: everything a worker needs, records included (bounded by `maxAsyncPayloadBytes`). */
-export interface AsyncWriteInput {
-  operationId: string;
-  projectId: string;
-  installationId: string;
-  connectionId: string;
-  objectName: string;
-  type: RecordChangeType;
-  items: WriteItem[];
-}
-
 /** Records travel in the workflow's input; Temporal payloads must stay well under 2 MB. */
 export const maxAsyncPayloadBytes = 1_000_000;
-
-export const writeWorkflowId = (operationId: string) => `write/${operationId}`;
 
 function bodyIssue(name: string, value: unknown, detail: string) {
   return { in: 'body' as const, name, value, detail: `${name} ${detail}` };
@@ -379,17 +351,11 @@ export async function startAsyncWrite(
   const operation = await em.transactional((tx) => newWriteOperation(tx, write));
   input.operationId = operation.id;
   try {
-    const client = await temporalClient();
-    await client.workflow.start<typeof writeRecordsWorkflow>('writeRecordsWorkflow', {
-      taskQueue: config().temporal.taskQueue,
-      workflowId: writeWorkflowId(operation.id),
-      args: [input],
-      typedSearchAttributes: [
-        { key: FerryProjectId, value: write.installation.projectId },
-        { key: FerryIntegrationId, value: write.installation.integrationId },
-        { key: FerryInstallationId, value: write.installation.id },
-      ],
-      memo: { objectName: write.objectName, writeType: write.type },
+    await startWriteWorkflow(input, {
+      projectId: write.installation.projectId,
+      integrationId: write.installation.integrationId,
+      installationId: write.installation.id,
+      provider: connector.provider,
     });
   } catch (error) {
     const cleanup = await newEntityManager();
@@ -399,8 +365,7 @@ export async function startAsyncWrite(
       { id: write.installation.id },
       { lastOperationStatus: previousStatus as Installation['lastOperationStatus'] },
     );
-    logger.warn({ err: error, operationId: operation.id }, 'could not start the write workflow');
-    throw ProblemError.unavailable('The workflow service is not reachable; try again shortly.');
+    throw error;
   }
   return { operationId: operation.id };
 }

@@ -1,10 +1,6 @@
 import { buildNotification, stableMessageId, type NotificationType } from '../delivery/messages.js';
 import type { NotificationEvent } from '../db/entities/event.js';
 
-/** The workflow that delivers one event to one destination; starting it twice is a no-op. */
-export const notificationWorkflowId = (eventId: string, destinationId: string) =>
-  `notification/${eventId}/${destinationId}`;
-
 /** Every attempt of one event to one destination carries this id, so the receiver can deduplicate. */
 export const notificationDeliveryMessageId = (eventId: string, destinationId: string) =>
   stableMessageId('notification', eventId, destinationId);

@@ -1,14 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import pg from 'pg';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
 import { transaction } from '../db/orm.js';
 import { NotificationEventEntity } from '../db/entities/event.js';
-import { temporalClient } from '../temporal/client.js';
-import { FerryProjectId } from '../temporal/search-attributes.js';
-import type { deliverNotificationWorkflow } from '../../workflows/notification.js';
-import { notificationWorkflowId } from './message.js';
+import { startNotificationDelivery } from '../temporal/gateway.js';
 import { destinationsForEvent, type ClaimedEvent } from './routing.js';
 
 /**
@@ -49,23 +45,6 @@ interface EventRow {
   subject_destination_id: string | null;
 }
 
-async function startDelivery(event: ClaimedEvent, destinationId: string, taskQueue: string): Promise<void> {
-  const client = await temporalClient();
-  try {
-    await client.workflow.start<typeof deliverNotificationWorkflow>('deliverNotificationWorkflow', {
-      taskQueue,
-      workflowId: notificationWorkflowId(event.id, destinationId),
-      args: [{ eventId: event.id, destinationId, projectId: event.projectId }],
-      // A finished delivery must not run again when a retried batch starts it a second time.
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      typedSearchAttributes: [{ key: FerryProjectId, value: event.projectId }],
-      memo: { eventType: event.type },
-    });
-  } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-  }
-}
-
 /** Relays one batch; returns how many events it claimed. */
 export async function relayBatch(
   options: Pick<OutboxRelayOptions, 'batchSize' | 'taskQueue' | 'onlyProjects'> = {},
@@ -93,7 +72,14 @@ export async function relayBatch(
         ...(row.subject_destination_id && { subjectDestinationId: row.subject_destination_id }),
       };
       const destinations = await destinationsForEvent(em, event);
-      await Promise.all(destinations.map((destinationId) => startDelivery(event, destinationId, taskQueue)));
+      await Promise.all(
+        destinations.map((destinationId) =>
+          startNotificationDelivery(
+            { eventId: event.id, destinationId, projectId: event.projectId },
+            { eventType: event.type, taskQueue },
+          ),
+        ),
+      );
     }
     await em.nativeUpdate(
       NotificationEventEntity,

@@ -10,9 +10,8 @@ import {
   type EventTopicRoute,
   type TopicDestinationRoute,
 } from '../db/entities/notification.js';
-import type { EventType } from '../domain/events.js';
 import { findTopic } from '../domain/topics.js';
-import type { EventTopicRouteView, TopicDestinationRouteView } from '../schemas/notifications.js';
+import type { EventTopicRouteView, TopicDestinationRouteView, EventType } from '../schemas/notifications.js';
 
 /**
  * The two hops of notification routing: an event type goes to topics (event-topic routes) and a

@@ -21,12 +21,16 @@
  *   lower-casing are the read pipeline's business.
  */
 import type { RequestLogEntry, RetryPolicy } from './http.js';
+import type { ConnectorCapabilities } from '../schemas/capabilities.js';
+import type {
+  CustomFieldDefinition,
+  ObjectMetadata,
+  UpsertCustomFieldsResult,
+} from '../schemas/object-metadata.js';
+import type { RecordChangeType } from '../schemas/write.js';
 
 export type { ConnectionTarget } from './auth-material.js';
 export type { RequestLogEntry } from './http.js';
-
-/** Record change kinds, as Ferry names them (write types and subscription events). */
-export type RecordChangeType = 'create' | 'update' | 'delete';
 
 export interface ReadPageInput {
   /** The provider's object name (`contacts`), never a mapped name. */
@@ -80,83 +84,6 @@ export interface WriteResult {
   recordId: string;
   /** The record as the provider returned it after the write; absent for deletes. */
   data?: Record<string, unknown>;
-}
-
-/**
- * Ferry's value types, shared by metadata (`valueType`) and custom-field definitions.
- * `other` covers provider types with no portable meaning (JSON, coordinates, files...).
- */
-export const valueTypes = [
-  'string',
-  'boolean',
-  'int',
-  'float',
-  'date',
-  'datetime',
-  'singleSelect',
-  'multiSelect',
-  'other',
-] as const;
-export type ValueType = (typeof valueTypes)[number];
-
-/** One field of a provider object: the spec's `allFieldsMetadata` entry. */
-export interface FieldMetadata {
-  fieldName: string;
-  displayName: string;
-  valueType: ValueType;
-  /** The provider's own type name (`picklist`, `enumeration`, `phone_number`...). */
-  providerType: string;
-  readOnly: boolean;
-  isCustom: boolean;
-  isRequired: boolean;
-  /** Allowed values of select fields. */
-  values?: { value: string; displayValue: string }[];
-}
-
-/** The spec's Object metadata, keyed by provider field name. */
-export interface ObjectMetadata {
-  /** The provider's object name. */
-  name: string;
-  displayName?: string;
-  fields: Record<string, FieldMetadata>;
-}
-
-/** Value types a custom field can be created with (`other` describes, it does not create). */
-export type CustomFieldValueType = Exclude<ValueType, 'other'>;
-
-/** The spec's "Custom field definition": a field to create, or to update when it exists. */
-export interface CustomFieldDefinition {
-  fieldName: string;
-  displayName: string;
-  description?: string;
-  valueType: CustomFieldValueType;
-  required?: boolean;
-  /** Values must be unique across records. */
-  unique?: boolean;
-  stringOptions?: {
-    /** Maximum length. */
-    length?: number;
-    defaultValue?: string;
-    /** Allowed values; for `singleSelect`/`multiSelect`, or a `string` with `valuesRestricted`. */
-    values?: string[];
-    /** True: only `values` are accepted (a `string` field then becomes a single select). */
-    valuesRestricted?: boolean;
-  };
-  numericOptions?: { precision?: number; scale?: number; min?: number; max?: number; defaultValue?: number };
-}
-
-/** What happened to one custom field; options the provider cannot honour are named in `warnings`. */
-export interface CustomFieldUpsertResult {
-  fieldName: string;
-  action: 'create' | 'update' | 'none';
-  /** The field as the provider now describes it. */
-  metadata?: FieldMetadata;
-  warnings?: string[];
-}
-
-export interface UpsertCustomFieldsResult {
-  /** Keyed by field name. */
-  fields: Record<string, CustomFieldUpsertResult>;
 }
 
 export interface SubscribeInput {
@@ -213,19 +140,6 @@ export interface ProxyResponse {
   body: Uint8Array;
 }
 
-/** What a connector can do; the API checks these to answer 422 before calling anything. */
-export interface ConnectorCapabilities {
-  read: boolean;
-  write: boolean;
-  delete: boolean;
-  objectMetadata: boolean;
-  customFields: boolean;
-  subscribe: boolean;
-  count: boolean;
-  proxy: boolean;
-}
-export type Capability = keyof ConnectorCapabilities;
-
 export interface Connector {
   /** The catalog name of the provider this connector talks to. */
   readonly provider: string;
@@ -281,5 +195,3 @@ export interface ConnectorOptions {
   /** Per-attempt timeout in milliseconds (default 30 s). */
   timeoutMs?: number;
 }
-
-export { connectorFor, hasDeepConnector } from './connectors/index.js';

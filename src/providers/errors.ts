@@ -1,5 +1,5 @@
 import { ProblemError } from '../core/problem.js';
-import type { Capability } from './connector.js';
+import type { Capability } from '../schemas/capabilities.js';
 import { ProviderTemplateError } from './catalog/index.js';
 
 /** Everything a connector throws on purpose; `provider` names the catalog provider. */

@@ -1,10 +1,35 @@
 import Type, { type Static } from 'typebox';
-import { eventTypes } from '../domain/events.js';
 import { DateTime, PaginationQuery, ProjectIdOrName, Uuid } from './common.js';
 
-export const EventTypeSchema = Type.Enum([...eventTypes], {
-  description: 'A notification event type (spec: Events).',
-});
+export const EventTypeSchema = Type.Enum(
+  [
+    'connection.created',
+    'connection.error',
+    'connection.refreshed',
+    'connection.updated',
+    'connection.deleted',
+    'installation.created',
+    'installation.updated',
+    'installation.deleted',
+    'read.schedule.paused',
+    'read.backfill.done',
+    'read.triggered.done',
+    'read.triggered.error',
+    'write.async.done',
+    'subscribe.create.error',
+    'subscribe.update.error',
+    'subscribe.delete.error',
+    'subscribe.create.success',
+    'subscribe.update.success',
+    'subscribe.delete.success',
+    'destination.webhook.disabled',
+    'destination.delivery.error',
+  ],
+  { description: 'A notification event type (spec: Events).' },
+);
+/** Every notification event type of the spec's Events table. */
+export type EventType = Static<typeof EventTypeSchema>;
+export const eventTypes = EventTypeSchema.enum as readonly EventType[];
 
 /** The spec's notification event-topic route. */
 export const EventTopicRouteSchema = Type.Object({

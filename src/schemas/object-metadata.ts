@@ -1,15 +1,42 @@
 import Type, { type Static } from 'typebox';
 import { ProjectIdOrName } from './common.js';
-import { valueTypes } from '../providers/connector.js';
+
+/**
+ * Ferry's value types, shared by metadata (`valueType`) and custom-field definitions.
+ * `other` covers provider types with no portable meaning (JSON, coordinates, files...).
+ */
+export const ValueTypeSchema = Type.Enum([
+  'string',
+  'boolean',
+  'int',
+  'float',
+  'date',
+  'datetime',
+  'singleSelect',
+  'multiSelect',
+  'other',
+]);
+export type ValueType = Static<typeof ValueTypeSchema>;
+
+/** Value types a custom field can be created with (`other` describes, it does not create). */
+export const CustomFieldValueTypeSchema = Type.Enum([
+  'string',
+  'boolean',
+  'int',
+  'float',
+  'date',
+  'datetime',
+  'singleSelect',
+  'multiSelect',
+]);
+export type CustomFieldValueType = Static<typeof CustomFieldValueTypeSchema>;
 
 /** One field of a provider object: the spec's `allFieldsMetadata` entry. */
 export const FieldMetadataSchema = Type.Object(
   {
     fieldName: Type.String(),
     displayName: Type.String(),
-    valueType: Type.String({
-      description: `Ferry's portable type: ${valueTypes.join(', ')}.`,
-    }),
+    valueType: ValueTypeSchema,
     providerType: Type.String({ description: 'The provider’s own type name.' }),
     readOnly: Type.Boolean(),
     isCustom: Type.Boolean(),
@@ -22,6 +49,7 @@ export const FieldMetadataSchema = Type.Object(
   },
   { description: 'Metadata of one provider field.' },
 );
+export type FieldMetadata = Static<typeof FieldMetadataSchema>;
 
 export const ObjectMetadataSchema = Type.Object(
   {
@@ -38,7 +66,8 @@ export const ObjectMetadataSchema = Type.Object(
   },
   { description: 'The spec’s Object metadata.' },
 );
-export type ObjectMetadataView = Static<typeof ObjectMetadataSchema>;
+/** The spec's Object metadata, keyed by provider field name; connectors return it without `mappedObjectName`. */
+export type ObjectMetadata = Static<typeof ObjectMetadataSchema>;
 
 export const ObjectMetadataQuery = Type.Object({
   groupRef: Type.String({ minLength: 1, description: 'The group whose connection to the provider is used.' }),
@@ -88,16 +117,7 @@ export const CustomFieldDefinitionSchema = Type.Object(
     }),
     displayName: Type.String({ minLength: 1, maxLength: 255 }),
     description: Type.Optional(Type.String({ maxLength: 1000 })),
-    valueType: Type.Enum([
-      'string',
-      'boolean',
-      'int',
-      'float',
-      'date',
-      'datetime',
-      'singleSelect',
-      'multiSelect',
-    ]),
+    valueType: CustomFieldValueTypeSchema,
     required: Type.Optional(Type.Boolean()),
     unique: Type.Optional(Type.Boolean({ description: 'Values must be unique across records.' })),
     stringOptions: Type.Optional(
@@ -132,7 +152,8 @@ export const CustomFieldDefinitionSchema = Type.Object(
   },
   strict,
 );
-export type CustomFieldDefinitionInput = Static<typeof CustomFieldDefinitionSchema>;
+/** The spec's "Custom field definition": a field to create, or to update when it exists. */
+export type CustomFieldDefinition = Static<typeof CustomFieldDefinitionSchema>;
 
 export const UpsertObjectMetadataBody = Type.Object(
   {
@@ -167,6 +188,14 @@ export const FieldUpsertResultSchema = Type.Object({
     Type.Array(Type.String(), { description: 'Parts of the definition the provider could not keep.' }),
   ),
 });
+
+/** What happened to one custom field; options the provider cannot honour are named in `warnings`. */
+export type CustomFieldUpsertResult = Static<typeof FieldUpsertResultSchema>;
+
+export interface UpsertCustomFieldsResult {
+  /** Keyed by field name. */
+  fields: Record<string, CustomFieldUpsertResult>;
+}
 
 export const UpsertObjectMetadataResponse = Type.Object({
   success: Type.Boolean(),

@@ -1,4 +1,4 @@
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { DateTime, ProjectIdOrName, Uuid } from './common.js';
 
 const strict = { additionalProperties: false } as const;
@@ -64,3 +64,7 @@ export const BackfillProgressSchema = Type.Object({
   createTime: DateTime,
   updateTime: DateTime,
 });
+
+/** What started a read: the object's backfill, its schedule, or a request (API or operator). */
+export const ReadTypeSchema = Type.Enum(['backfill', 'scheduled', 'triggered']);
+export type ReadType = Static<typeof ReadTypeSchema>;

@@ -1,6 +1,10 @@
 import Type, { type Static } from 'typebox';
 import { ProjectIdOrName, Uuid } from './common.js';
 
+/** Record change kinds, as Ferry names them (write types and subscription events). */
+export const RecordChangeTypeSchema = Type.Enum(['create', 'update', 'delete']);
+export type RecordChangeType = Static<typeof RecordChangeTypeSchema>;
+
 const strict = { additionalProperties: false } as const;
 
 export const WriteParams = Type.Object({
@@ -30,7 +34,7 @@ export const WriteBatchItem = Type.Object(
 export const WriteBody = Type.Object(
   {
     groupRef: Type.String({ minLength: 1, description: 'The group whose installation writes.' }),
-    type: Type.Enum(['create', 'update', 'delete']),
+    type: RecordChangeTypeSchema,
     mode: Type.Optional(
       Type.Enum(['synchronous', 'asynchronous'], {
         default: 'synchronous',

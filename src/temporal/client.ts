@@ -22,6 +22,3 @@ export async function closeTemporalClient(): Promise<void> {
   client = undefined;
   await (await current.catch(() => undefined))?.connection.close();
 }
-
-export const installationWorkflowId = (installationId: string) => `installation/${installationId}`;
-export const readWorkflowId = (operationId: string) => `read/${operationId}`;

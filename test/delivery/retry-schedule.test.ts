@@ -6,7 +6,7 @@ import {
   parseRetrySchedule,
   RetryScheduleError,
   shouldDisable,
-} from '../../src/delivery/retry-schedule.js';
+} from '../../src/core/retry-schedule.js';
 
 const s = 1000;
 const m = 60 * s;

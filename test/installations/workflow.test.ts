@@ -15,7 +15,7 @@ import {
   FerryProjectId,
   FerryProvider,
 } from '../../src/temporal/search-attributes.js';
-import { reconcileInstallations } from '../../src/cli/reconcile.js';
+import { reconcileInstallations } from '../../src/domain/installations/reconcile.js';
 import { spreadFraction } from '../../workflows/schedule.js';
 import { failTriggeredReads } from '../../src/domain/reads/finish.js';
 import {
@@ -23,7 +23,7 @@ import {
   pauseSignal,
   resumeSignal,
   triggerReadSignal,
-} from '../../workflows/installation-messages.js';
+} from '../../src/temporal/contracts/installation.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import {
   configContent,

@@ -4,10 +4,12 @@ import { Webhook } from 'standardwebhooks';
 import { createTestProject, request, startTestStack, type TestStack } from '../support/stack.js';
 import { startReceiver, type Receiver } from './receiver.js';
 import { transaction } from '../../src/db/orm.js';
-import { recordEvent, type EventType } from '../../src/domain/events.js';
+import { recordEvent } from '../../src/domain/events.js';
+import { type EventType } from '../../src/schemas/notifications.js';
 import { generateSigningSecret } from '../../src/delivery/signing.js';
 import { temporalClient } from '../../src/temporal/client.js';
-import { notificationDeliveryMessageId, notificationWorkflowId } from '../../src/notifications/message.js';
+import { notificationDeliveryMessageId } from '../../src/notifications/message.js';
+import { notificationWorkflowId } from '../../src/temporal/contracts/workflow-ids.js';
 
 let stack: TestStack;
 let receiver: Receiver;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { connectorFor, hasDeepConnector } from '../../src/providers/connector.js';
+import { connectorFor, hasDeepConnector } from '../../src/providers/connectors/index.js';
 import { CapabilityNotSupportedError, toProblem } from '../../src/providers/errors.js';
 import { ProblemError } from '../../src/core/problem.js';
 import { startEchoServer } from './support.js';

@@ -1,10 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import {
-  connectorFor,
-  type Connector,
-  type ProviderRecord,
-  type ReadPageInput,
-} from '../../src/providers/connector.js';
+import { type Connector, type ProviderRecord, type ReadPageInput } from '../../src/providers/connector.js';
+import { connectorFor } from '../../src/providers/connectors/index.js';
 import type { RequestLogEntry } from '../../src/providers/http.js';
 import {
   CapabilityNotSupportedError,

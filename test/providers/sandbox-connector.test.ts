@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { connectorFor, type Connector, type ProviderRecord } from '../../src/providers/connector.js';
+import { type Connector, type ProviderRecord } from '../../src/providers/connector.js';
+import { connectorFor } from '../../src/providers/connectors/index.js';
 import {
   CapabilityNotSupportedError,
   ConnectorInputError,

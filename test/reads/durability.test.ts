@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { messageIdFor } from '../../src/delivery/messages.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { temporalClient } from '../../src/temporal/client.js';
-import type { ReadObjectInput, ReadObjectResult } from '../../workflows/read.js';
+import type { ReadObjectInput, ReadObjectResult } from '../../src/temporal/contracts/read.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process.js';
 import { createReadFixture, type ReadFixture } from './fixtures.js';

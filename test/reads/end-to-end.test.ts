@@ -8,6 +8,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { createReadFixture } from './fixtures.js';
+import { eventually } from '../installations/support.js';
 
 const CONTACTS = 260;
 
@@ -269,20 +270,23 @@ describe('triggering a read: bad input', () => {
     expect(response.status).toBe(404);
   });
 
-  it('answers 409 when the installation has no running workflow, leaving no operation behind', async () => {
+  it('restarts an installation workflow that is not running from PostgreSQL, then runs the read', async () => {
+    // The fixture writes the installation's rows directly: no workflow was ever started for it.
     const fixture = await createReadFixture(stack);
     const response = await stack.read(
       'POST',
       `/projects/${stack.project.id}/integrations/${fixture.integrationId}/objects/contacts`,
       {
-        body: { groupRef: fixture.groupRef, mode: 'async' },
+        body: { groupRef: fixture.groupRef, mode: 'async', sinceTimestamp: '2024-01-01T00:00:00Z' },
       },
     );
-    expect(response.status).toBe(409);
-    expect(response.body.detail).toContain('no running workflow');
-    expect(
-      await (await newEntityManager()).count(OperationEntity, { installationId: fixture.installationId }),
-    ).toBe(0);
+    expect(response.status).toBe(201);
+    const operationId = response.body.operationId as string;
+    await eventually(async () => {
+      const operation = await (await newEntityManager()).findOne(OperationEntity, { id: operationId });
+      return operation?.status === 'success';
+    });
+    expect(fixture.receiver.acceptedRecordIds().length).toBeGreaterThan(0);
     await fixture.receiver.stop();
   });
 

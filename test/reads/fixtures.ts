@@ -7,7 +7,7 @@ import { createIntegration } from '../../src/domain/integrations.js';
 import type { ReadObject } from '../../src/schemas/integration-content.js';
 import type { ReadConfig } from '../../src/schemas/installations.js';
 import { temporalClient } from '../../src/temporal/client.js';
-import type { ReadObjectInput, ReadObjectResult } from '../../workflows/read.js';
+import type { ReadObjectInput, ReadObjectResult } from '../../src/temporal/contracts/read.js';
 import type { TestStack } from '../support/stack.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 

@@ -50,7 +50,7 @@ export default async function globalSetup() {
   process.env.TEMPORAL_ADDRESS = temporal.address;
   globalThis.__ferryTemporal = temporal;
 
-  const { workflowsPath } = await load('../../src/temporal/worker.ts');
+  const { workflowsPath } = await load('../../src/cli/worker.ts');
   const { code } = await bundleWorkflowCode({
     workflowsPath,
     logger: { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} },

@@ -99,7 +99,7 @@ export async function startTestStack(options: { worker?: boolean } = {}): Promis
   let workerRun: Promise<void> | undefined;
   let relay: { stop(): Promise<void> } | undefined;
   if (options.worker) {
-    const { createWorker } = await import('../../src/temporal/worker.js');
+    const { createWorker } = await import('../../src/cli/worker.js');
     worker = await createWorker({ taskQueue, workflowBundlePath: process.env.FERRY_TEST_WORKFLOW_BUNDLE });
     workerRun = worker.run();
     const { startOutboxRelay } = await import('../../src/notifications/outbox-relay.js');

@@ -54,7 +54,7 @@ export function startWorkerProcess(env: Record<string, string | undefined>): Wor
 }
 
 async function runWorker(): Promise<void> {
-  const { createWorker } = await import('../../src/temporal/worker.js');
+  const { createWorker } = await import('../../src/cli/worker.js');
   const worker = await createWorker({ workflowBundlePath: process.env.FERRY_TEST_WORKFLOW_BUNDLE });
   process.stdout.write('worker ready\n');
   process.once('SIGTERM', () => worker.shutdown());

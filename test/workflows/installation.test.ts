@@ -9,7 +9,7 @@ import {
   resumeSignal,
   triggerReadSignal,
   backfillSignal,
-} from '../../workflows/installation-messages.js';
+} from '../../src/temporal/contracts/installation.js';
 import type { installationWorkflow } from '../../workflows/installation.js';
 import { spreadFraction } from '../../workflows/schedule.js';
 import { InstallationHarness, configMessage, type RecordedRead } from './support/installation-harness.js';

@@ -1,16 +1,13 @@
 import {
-  CronError,
-  nextFireTime,
   nextSpreadFireTime,
   NO_SPREAD,
   ScheduleBook,
   spreadFraction,
-  upcomingFireTimes,
-  validateCron,
   type DueRun,
   type ObjectScheduleConfig,
   type ScheduleBookState,
 } from '../../workflows/schedule.js';
+import { CronError, nextFireTime, upcomingFireTimes, validateCron } from '../../src/core/cron.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

@@ -9,7 +9,7 @@ import {
   type InstallationConfigContent,
   type ReadConfig,
 } from '../../schemas/installations.js';
-import { validateCron, type CronValidation } from '../../../workflows/schedule.js';
+import { validateCron, type CronValidation } from '../../core/cron.js';
 
 export const CONFIG_CONTENT_PATH = 'config.content';
 

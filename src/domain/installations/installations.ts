@@ -17,13 +17,8 @@ import {
   type Installation,
   type InstallationConfig,
 } from '../../db/entities/installation.js';
-import {
-  IntegrationEntity,
-  RevisionEntity,
-  type Integration,
-  type Revision,
-} from '../../db/entities/integration.js';
-import { ProjectEntity, type Project } from '../../db/entities/project.js';
+import { RevisionEntity, type Integration, type Revision } from '../../db/entities/integration.js';
+import type { Project } from '../../db/entities/project.js';
 import { logger } from '../../logger.js';
 import type { InstallationConfigContent } from '../../schemas/installations.js';
 import { connectionView, deleteConnection } from '../connections.js';
@@ -35,14 +30,18 @@ import { configMessage } from './read-plan.js';
 import { installationView, loadInstallationParts } from './views.js';
 import {
   WorkflowNotRunningError,
-  applyInstallationConfig,
   endInstallationWorkflow,
   startInstallationWorkflow,
   terminateInstallationWorkflow,
-  type InstallationWorkflowIdentity,
-} from './workflow-client.js';
+} from '../../temporal/gateway.js';
+import {
+  currentConfigMessage,
+  ensureInstallationWorkflow,
+  identityOf,
+  sendInstallationConfig,
+} from './workflow.js';
 import type { InstallationView } from '../../schemas/installations.js';
-import type { ApplyConfigResult } from '../../../workflows/installation-messages.js';
+import type { ApplyConfigResult } from '../../temporal/contracts/installation.js';
 
 addIntegrationDeletionGuard(async (em, integration) => {
   const count = await em.count(InstallationEntity, { integrationId: integration.id });
@@ -289,24 +288,6 @@ async function loadConsumerRef(em: EntityManager, connection: Connection): Promi
   return (await em.findOne(ConsumerEntity, { id: connection.consumerId }))?.consumerRef;
 }
 
-export function identityOf(
-  project: Pick<Project, 'id' | 'name'>,
-  integration: Integration,
-  group: Group,
-  installationId: string,
-): InstallationWorkflowIdentity {
-  return {
-    installationId,
-    projectId: project.id,
-    projectName: project.name,
-    integrationId: integration.id,
-    integrationName: integration.name,
-    provider: integration.provider,
-    groupRef: group.groupRef,
-    groupName: group.groupName,
-  };
-}
-
 export interface ConfigChange {
   /** Builds the new config from the current one; throws a 400 problem for bad input. */
   change(current: { revisionId: string; content: InstallationConfigContent }): Promise<{
@@ -376,7 +357,7 @@ export async function changeInstallationConfig(
       );
       await tx.flush();
       try {
-        await applyInstallationConfig(installation.id, configMessage(config, revision.content));
+        await sendInstallationConfig(installation.id, configMessage(config, revision.content));
         const previousRevision =
           previous.revisionId === revision.id
             ? revision
@@ -392,7 +373,7 @@ export async function changeInstallationConfig(
     return getInstallationView(em, installation);
   } catch (error) {
     if (applied) {
-      await applyInstallationConfig(
+      await sendInstallationConfig(
         installationId,
         configMessage(applied.previous, applied.manifest.content),
         `restore/${applied.previous.id}/${randomUUID()}`,
@@ -405,30 +386,6 @@ export async function changeInstallationConfig(
     }
     throw error;
   }
-}
-
-/**
- * Starts the installation's workflow from what PostgreSQL holds, unless a run is open. Returns
- * whether a run was started. Used after a lost workflow is noticed and by `ferry reconcile`.
- */
-export async function ensureInstallationWorkflow(
-  em: EntityManager,
-  installationId: string,
-): Promise<boolean> {
-  const fork = em.fork();
-  const installation = await fork.findOne(InstallationEntity, { id: installationId });
-  if (!installation) return false;
-  const [integration, group, project, config] = await Promise.all([
-    fork.findOneOrFail(IntegrationEntity, { id: installation.integrationId }),
-    fork.findOneOrFail(GroupEntity, { id: installation.groupId }),
-    fork.findOneOrFail(ProjectEntity, { id: installation.projectId }),
-    currentConfig(fork, installation),
-  ]);
-  const revision = await fork.findOneOrFail(RevisionEntity, { id: config.revisionId });
-  return startInstallationWorkflow(
-    identityOf(project, integration, group, installation.id),
-    configMessage(config, revision.content),
-  );
 }
 
 /**
@@ -461,9 +418,7 @@ export async function deleteInstallation(
 
 /** The effective read objects of an installation, for checking the names a pause or trigger gives. */
 export async function plannedReadObjects(em: EntityManager, installation: Installation): Promise<string[]> {
-  const config = await currentConfig(em, installation);
-  const revision = await em.findOneOrFail(RevisionEntity, { id: config.revisionId });
-  return configMessage(config, revision.content).reads.map((read) => read.objectName);
+  return (await currentConfigMessage(em, installation)).reads.map((read) => read.objectName);
 }
 
 export type { ApplyConfigResult };

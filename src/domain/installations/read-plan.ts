@@ -1,6 +1,6 @@
 import type { IntegrationContent } from '../../schemas/integration-content.js';
 import type { InstallationConfigContent } from '../../schemas/installations.js';
-import type { InstallationConfigMessage, ReadObjectPlan } from '../../../workflows/installation-messages.js';
+import type { InstallationConfigMessage, ReadObjectPlan } from '../../temporal/contracts/installation.js';
 
 interface BackfillSetting {
   defaultPeriod: { days?: number; fullHistory?: boolean };

@@ -1,9 +1,5 @@
-import {
-  connectorFor,
-  type Connector,
-  type ConnectionTarget,
-  type RequestLogEntry,
-} from '../../providers/connector.js';
+import { type Connector, type ConnectionTarget, type RequestLogEntry } from '../../providers/connector.js';
+import { connectorFor } from '../../providers/connectors/index.js';
 import { connectionTarget } from '../credentials.js';
 import type { LogEntry } from '../operation-logs.js';
 

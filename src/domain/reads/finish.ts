@@ -3,10 +3,10 @@ import { InstallationEntity, type Installation } from '../../db/entities/install
 import { OperationEntity } from '../../db/entities/operation.js';
 import { ReadCheckpointEntity } from '../../db/entities/read-checkpoint.js';
 import { em as newEntityManager } from '../../db/orm.js';
-import type { ReadObjectInput } from '../../../workflows/read.js';
+import type { ReadObjectInput } from '../../temporal/contracts/read.js';
 import { recordEvent } from '../events.js';
 import { appendLogs } from '../operation-logs.js';
-import { createOperation } from '../operations.js';
+import { createReadOperation } from './read-operation.js';
 import { installationEventBase, installationParties } from './installation-context.js';
 import type { ReadPlan } from './plan.js';
 
@@ -74,16 +74,11 @@ export async function finishRead(input: FinishReadInput): Promise<FinishedRead> 
     }
     if (!operation) {
       // The read failed before it could record itself (its setup was refused).
-      operation = createOperation(tx, {
-        id: input.operationId,
-        projectId: installation.projectId,
-        integrationId: installation.integrationId,
-        installationId: installation.id,
-        configId: installation.configId,
-        actionType: 'read',
-        metadata: { objects: [input.objectName], readType: input.readType },
+      operation = createReadOperation(tx, installation, {
+        operationId: input.operationId,
+        objectName: input.objectName,
+        readType: input.readType,
       });
-      tx.persist(operation);
     }
     const progress = (operation.metadata.progress ?? {
       installationId: installation.id,

@@ -1,6 +1,7 @@
 import type { FieldSelection } from '../../delivery/record-mapping.js';
 import { fieldSelectionFor } from '../../delivery/record-mapping.js';
-import type { ReadMessageContext, ReadType } from '../../delivery/messages.js';
+import type { ReadMessageContext } from '../../delivery/messages.js';
+import type { ReadType } from '../../schemas/reads.js';
 import type { ReadObject } from '../../schemas/integration-content.js';
 import type { ReadConfig } from '../../schemas/installations.js';
 

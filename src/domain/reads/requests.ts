@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { ProblemError } from '../../core/problem.js';
 import { DestinationEntity, OperationEntity, type Operation } from '../../db/entities/operation.js';
 import { em as newEntityManager } from '../../db/orm.js';
-import { installationWorkflowId, temporalClient } from '../../temporal/client.js';
-import { triggerReadSignal } from '../../../workflows/installation-messages.js';
-import { logger } from '../../logger.js';
-import { createOperation, type OperationProgress } from '../operations.js';
+import type { OperationProgress } from '../operations.js';
+import { triggerInstallationRead } from '../installations/workflow.js';
+import { createReadOperation } from './read-operation.js';
 import { findInstallationForGroup, readObjectSetup, type ReadObjectSetup } from './installation-context.js';
 import { drainStoredPages, grantPages } from './stored-pages.js';
 import type { Installation } from '../../db/entities/installation.js';
@@ -46,9 +44,10 @@ export interface TriggerReadInput {
 }
 
 /**
- * Records the triggered read's operation, then asks the installation's workflow to run it. The
- * operation exists before the workflow hears of it, so the caller gets its id at once; when the
- * workflow cannot be told, the operation is removed again and the caller hears why.
+ * Records the triggered read's operation, then asks the installation's workflow to run it (starting
+ * the workflow from PostgreSQL if none runs). The operation exists before the workflow hears of it,
+ * so the caller gets its id at once; when the workflow cannot be told, the operation is removed
+ * again and the caller hears why (503).
  */
 export async function triggerRead(
   em: EntityManager,
@@ -74,53 +73,31 @@ export async function triggerRead(
   const { installation } = await findInstallationForGroup(em, projectId, integrationIdOrName, input.groupRef);
   await requireReadObject(em, installation, objectName);
   const operationId = randomUUID();
-  const progress: OperationProgress = {
-    installationId: installation.id,
-    objectName,
-    operationId,
-    recordsProcessed: 0,
-  };
   await em.transactional(async (tx) => {
-    createOperation(tx, {
-      id: operationId,
-      projectId,
-      integrationId: installation.integrationId,
-      installationId: installation.id,
-      configId: installation.configId,
-      actionType: 'read',
+    createReadOperation(tx, installation, {
+      operationId,
+      objectName,
+      readType: 'triggered',
       metadata: {
-        objects: [objectName],
-        readType: 'triggered',
         backfill: !input.sinceTimestamp,
         requested: {
           ...(input.sinceTimestamp && { sinceTimestamp: input.sinceTimestamp }),
           ...(input.untilTimestamp && { untilTimestamp: input.untilTimestamp }),
         },
-        progress,
       },
     });
   });
   try {
-    const client = await temporalClient();
-    await client.workflow.getHandle(installationWorkflowId(installation.id)).signal(triggerReadSignal, {
+    await triggerInstallationRead(em, installation.id, {
       operationId,
       objectName,
       ...(input.sinceTimestamp && { sinceTimestamp: input.sinceTimestamp }),
       ...(input.untilTimestamp && { untilTimestamp: input.untilTimestamp }),
     });
   } catch (error) {
-    const cleanup = await newEntityManager();
-    await cleanup.nativeDelete(OperationEntity, { id: operationId });
-    if (error instanceof WorkflowNotFoundError) {
-      throw ProblemError.conflict(
-        `Installation ${installation.id} has no running workflow to run the read; recreate or update the installation to restart it.`,
-      );
-    }
-    logger.warn(
-      { err: error, installationId: installation.id },
-      'could not signal the installation workflow',
-    );
-    throw ProblemError.unavailable('The workflow service is not reachable; try again shortly.');
+    // The workflow never heard of the read: take its operation back, so none stays in progress.
+    await (await newEntityManager()).nativeDelete(OperationEntity, { id: operationId });
+    throw error;
   }
   return { operationId };
 }

@@ -9,9 +9,10 @@ import { DestinationEntity, OperationEntity } from '../../db/entities/operation.
 import { ReadCheckpointEntity } from '../../db/entities/read-checkpoint.js';
 import { em as newEntityManager } from '../../db/orm.js';
 import type { ReadMessageContext } from '../../delivery/messages.js';
-import type { ReadObjectInput } from '../../../workflows/read.js';
+import type { ReadObjectInput } from '../../temporal/contracts/read.js';
 import { appendLogs, type LogEntry } from '../operation-logs.js';
-import { createOperation, type OperationProgress } from '../operations.js';
+import type { OperationProgress } from '../operations.js';
+import { createReadOperation } from './read-operation.js';
 import { readConnector } from './connector.js';
 import { classifyReadError, ReadSetupError } from './failures.js';
 import {
@@ -199,17 +200,12 @@ export async function startRead(input: ReadObjectInput): Promise<StartedRead> {
     if (operation) {
       operation.metadata = { ...operation.metadata, ...metadata };
     } else {
-      tx.persist(
-        createOperation(tx, {
-          id: input.operationId,
-          projectId: installation.projectId,
-          integrationId: installation.integrationId,
-          installationId: installation.id,
-          configId: installation.configId,
-          actionType: 'read',
-          metadata,
-        }),
-      );
+      createReadOperation(tx, installation, {
+        operationId: input.operationId,
+        objectName: plan.objectName,
+        readType: plan.readType,
+        metadata,
+      });
     }
     tx.persist(
       tx.create(ReadCheckpointEntity, {

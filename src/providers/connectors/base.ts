@@ -1,22 +1,23 @@
 import type {
-  Capability,
   Connector,
-  ConnectorCapabilities,
   ConnectorOptions,
   CountInput,
-  CustomFieldDefinition,
   IncomingProviderEvent,
-  ObjectMetadata,
   ProxyRequest,
   ProxyResponse,
   ReadPageInput,
   ReadPageResult,
   SubscribeInput,
   Subscription,
-  UpsertCustomFieldsResult,
   WriteInput,
   WriteResult,
 } from '../connector.js';
+import type { Capability, ConnectorCapabilities } from '../../schemas/capabilities.js';
+import type {
+  CustomFieldDefinition,
+  ObjectMetadata,
+  UpsertCustomFieldsResult,
+} from '../../schemas/object-metadata.js';
 import type { ConnectionTarget } from '../auth-material.js';
 import { getProvider, type Provider } from '../catalog/index.js';
 import { CapabilityNotSupportedError, ConnectorInputError } from '../errors.js';

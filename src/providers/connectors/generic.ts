@@ -1,4 +1,5 @@
-import type { ConnectorCapabilities, ConnectorOptions } from '../connector.js';
+import type { ConnectorOptions } from '../connector.js';
+import type { ConnectorCapabilities } from '../../schemas/capabilities.js';
 import type { ConnectionTarget } from '../auth-material.js';
 import { BaseConnector, noCapabilities } from './base.js';
 

@@ -1,18 +1,20 @@
 import type {
-  ConnectorCapabilities,
   CountInput,
+  ProviderRecord,
+  ReadPageInput,
+  ReadPageResult,
+  WriteInput,
+  WriteResult,
+} from '../connector.js';
+import type { ConnectorCapabilities } from '../../schemas/capabilities.js';
+import type {
   CustomFieldDefinition,
   CustomFieldUpsertResult,
   FieldMetadata,
   ObjectMetadata,
-  ProviderRecord,
-  ReadPageInput,
-  ReadPageResult,
   UpsertCustomFieldsResult,
   ValueType,
-  WriteInput,
-  WriteResult,
-} from '../connector.js';
+} from '../../schemas/object-metadata.js';
 import { ConnectorInputError, ProviderError } from '../errors.js';
 import type { ProviderHttpRequest } from '../http.js';
 import { BaseConnector } from './base.js';

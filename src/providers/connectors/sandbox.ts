@@ -1,21 +1,23 @@
 import type {
-  ConnectorCapabilities,
   CountInput,
-  CustomFieldDefinition,
-  CustomFieldUpsertResult,
-  FieldMetadata,
   IncomingProviderEvent,
-  ObjectMetadata,
   ReadPageInput,
   ReadPageResult,
-  RecordChangeType,
   SubscribeInput,
   Subscription,
-  UpsertCustomFieldsResult,
-  ValueType,
   WriteInput,
   WriteResult,
 } from '../connector.js';
+import type { ConnectorCapabilities } from '../../schemas/capabilities.js';
+import type { RecordChangeType } from '../../schemas/write.js';
+import type {
+  CustomFieldDefinition,
+  CustomFieldUpsertResult,
+  FieldMetadata,
+  ObjectMetadata,
+  UpsertCustomFieldsResult,
+  ValueType,
+} from '../../schemas/object-metadata.js';
 import { WebhookVerificationError } from '../errors.js';
 import { sandboxSignatureHeader, verifySandboxSignature } from '../../sandbox/signature.js';
 import { BaseConnector } from './base.js';

@@ -13,10 +13,10 @@ import type {
   SubscriptionAction,
   SubscriptionChange,
   SubscriptionChangeResult,
-} from '../../../workflows/installation-messages.js';
+} from '../../../src/temporal/contracts/installation.js';
 import type { InstallationConfigContent } from '../../../src/schemas/installations.js';
 import type { FakeReadActivities, FakeReadBehaviour } from './installation-test-workflows.js';
-import type { ReadObjectInput } from '../../../workflows/read.js';
+import type { ReadObjectInput } from '../../../src/temporal/contracts/read.js';
 
 export interface RecordedRead {
   objectName: string;

@@ -7,7 +7,7 @@ import {
   pauseSignal,
   resumeSignal,
   triggerReadSignal,
-} from '../../../workflows/installation-messages.js';
+} from '../../../src/temporal/contracts/installation.js';
 import { InstallationHarness, configMessage } from './installation-harness.js';
 
 const MINUTE = 60_000;

@@ -1,5 +1,5 @@
 import { proxyActivities, sleep } from '@temporalio/workflow';
-import type { ReadObjectInput, ReadObjectResult } from '../../../workflows/read.js';
+import type { ReadObjectInput, ReadObjectResult } from '../../../src/temporal/contracts/read.js';
 
 /**
  * The workflows of the time-skipping tests: the real installation workflow, and a stand-in for the

@@ -1,6 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { InstallationConfigContent, SubscribeConfig } from '../src/schemas/installations.js';
-import type { ReadType, ScheduleBookState } from './schedule.js';
+import type { InstallationConfigContent, SubscribeConfig } from '../../schemas/installations.js';
+import type { ReadType } from '../../schemas/reads.js';
 
 /**
  * The installation workflow's message API. The API, the read host's trigger endpoint and the CLI import
@@ -127,15 +127,6 @@ export interface InstallationDescription {
 /** A Query: read-only and answered from memory, so the UI and the bench can ask often. */
 export const describeQuery = defineQuery<InstallationDescription>('describe');
 
-/** What the provider subscriptions currently reflect; carried across continue-as-new. */
-export interface SubscriptionState {
-  /** One provider subscription per subscribed object: Ferry's id and the config it was made from. */
-  objects: Record<string, { subscriptionId: string; fingerprint: string }>;
-  /** A change that failed for good is not retried until the wanted objects change again. */
-  failedFingerprint?: string;
-  lastChange?: SubscriptionDescription['lastChange'];
-}
-
 export interface SubscriptionUpsert {
   objectName: string;
   subscriptionId: string;
@@ -155,26 +146,10 @@ export interface SubscriptionChangeResult {
   subscriptionIds: Record<string, string>;
 }
 
-/** Everything a run hands to the next one on continue-as-new. Plain JSON. */
-export interface InstallationStateSnapshot {
-  schedules: ScheduleBookState;
-  pauseNotes: Record<string, string>;
-  authFailures: Record<string, number>;
-  subscription: SubscriptionState;
-  recentFires: RunningRead[];
-  /** Trigger operation ids already taken, so a re-delivered trigger never runs twice. */
-  seenOperationIds: string[];
-  /** Triggered reads given up but not yet marked failed. */
-  abandonedOperationIds?: string[];
-  generation: number;
-}
-
 export interface InstallationWorkflowInput {
   installationId: string;
   projectId: string;
   config: InstallationConfigMessage;
-  /** The previous run's state, when continued as new. */
-  carried?: InstallationStateSnapshot;
   /** Safety net beside `continueAsNewSuggested`: continue as new after this many loop turns. */
   maxIterations?: number;
   /**
@@ -182,9 +157,4 @@ export interface InstallationWorkflowInput {
    * (FERRY_SCHEDULE_SPREAD_SECONDS; see ScheduleSpread). Absent in workflows started before it existed: no spread.
    */
   scheduleSpreadSeconds?: number;
-}
-
-/** Matches `readWorkflowId` in src/temporal/client.ts (which the workflow sandbox cannot import). */
-export function readWorkflowIdFor(operationId: string): string {
-  return `read/${operationId}`;
 }

@@ -1,0 +1,125 @@
+import { em as newEntityManager } from '../../db/orm.js';
+import { InstallationEntity } from '../../db/entities/installation.js';
+import { logger } from '../../logger.js';
+import {
+  WorkflowNotRunningError,
+  describeInstallation,
+  runningInstallationWorkflows,
+  terminateInstallationWorkflow,
+} from '../../temporal/gateway.js';
+import { currentConfigMessage, ensureInstallationWorkflow, sendInstallationConfig } from './workflow.js';
+
+export interface ReconcileOptions {
+  /** Only this project's installations (tests; operators narrowing a repair). */
+  projectId?: string;
+  concurrency?: number;
+  /** Workflows younger than this are never ended as orphans (default one minute). */
+  orphanGraceMs?: number;
+}
+
+export interface ReconcileResult {
+  installations: number;
+  /** Workflows started because none was running (e.g. the Temporal server lost its data). */
+  started: number;
+  /** Running workflows whose config was behind PostgreSQL's and was sent again. */
+  configResent: number;
+  /** Running workflows of installations that no longer exist, terminated. */
+  orphansEnded: number;
+  failed: number;
+}
+
+const PAGE_SIZE = 500;
+
+/** Runs `work` over `items` with at most `concurrency` at a time. */
+async function eachLimited<T>(
+  items: T[],
+  concurrency: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+    while (next < items.length) await work(items[next++]);
+  });
+  await Promise.all(lanes);
+}
+
+/** A running workflow whose config id differs from the database's missed an update: send it again. */
+async function resendConfigIfBehind(installationId: string): Promise<boolean> {
+  const em = await newEntityManager();
+  const installation = await em.findOne(InstallationEntity, { id: installationId });
+  if (!installation) return false;
+  const description = await describeInstallation(installationId);
+  if (description.configId === installation.configId) return false;
+  await sendInstallationConfig(installationId, await currentConfigMessage(em, installation));
+  return true;
+}
+
+/** Terminates running installation workflows whose installation is gone from PostgreSQL. */
+async function endOrphans(
+  known: Set<string>,
+  projectId: string | undefined,
+  graceMs: number,
+): Promise<number> {
+  let ended = 0;
+  const em = await newEntityManager();
+  // `known` was read before the listing: an installation created since then is not an orphan, and
+  // one still being created (its workflow starts before its row commits) is not visible yet.
+  const settled = Date.now() - graceMs;
+  for await (const { installationId, startTime } of runningInstallationWorkflows(projectId)) {
+    if (known.has(installationId) || startTime.getTime() > settled) continue;
+    if (await em.count(InstallationEntity, { id: installationId })) continue;
+    await terminateInstallationWorkflow(installationId, 'installation no longer exists');
+    ended++;
+  }
+  return ended;
+}
+
+/**
+ * Makes Temporal match PostgreSQL: every installation has a running workflow (missing ones start
+ * with the stored config and find their backfill state in `read_watermarks`), running workflows
+ * hold the current config, and workflows of deleted installations end. Safe to run at any time and
+ * from several processes at once: a start fails harmlessly when a run is already open.
+ */
+export async function reconcileInstallations(
+  reconcileOptions: ReconcileOptions = {},
+): Promise<ReconcileResult> {
+  const result: ReconcileResult = {
+    installations: 0,
+    started: 0,
+    configResent: 0,
+    orphansEnded: 0,
+    failed: 0,
+  };
+  const known = new Set<string>();
+  const em = await newEntityManager();
+  for (let lastId: string | undefined; ;) {
+    const page = await em.fork().find(
+      InstallationEntity,
+      {
+        ...(reconcileOptions.projectId && { projectId: reconcileOptions.projectId }),
+        ...(lastId && { id: { $gt: lastId } }),
+      },
+      { orderBy: { id: 'asc' }, limit: PAGE_SIZE, fields: ['id'] },
+    );
+    if (!page.length) break;
+    lastId = page[page.length - 1].id;
+    await eachLimited(page, reconcileOptions.concurrency ?? 16, async ({ id }) => {
+      known.add(id);
+      result.installations++;
+      try {
+        if (await ensureInstallationWorkflow(em, id)) result.started++;
+        else if (await resendConfigIfBehind(id)) result.configResent++;
+      } catch (error) {
+        if (error instanceof WorkflowNotRunningError) return;
+        result.failed++;
+        logger.warn({ err: error, installationId: id }, 'reconcile could not repair an installation');
+      }
+    });
+  }
+  result.orphansEnded = await endOrphans(
+    known,
+    reconcileOptions.projectId,
+    reconcileOptions.orphanGraceMs ?? 60_000,
+  );
+  return result;
+}

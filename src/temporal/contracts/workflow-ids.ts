@@ -1,0 +1,10 @@
+/**
+ * Every workflow's id, derived from the Ferry id it serves, so a second start of the same work is
+ * refused by Temporal rather than run twice, and an operator finds a run from its operation id.
+ */
+export const installationWorkflowId = (installationId: string) => `installation/${installationId}`;
+export const readWorkflowId = (operationId: string) => `read/${operationId}`;
+export const writeWorkflowId = (operationId: string) => `write/${operationId}`;
+/** One delivery of one event to one destination; starting it twice is a no-op. */
+export const notificationWorkflowId = (eventId: string, destinationId: string) =>
+  `notification/${eventId}/${destinationId}`;

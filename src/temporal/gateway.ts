@@ -1,0 +1,318 @@
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  isGrpcDeadlineError,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import type { SearchAttributePair, SignalDefinition } from '@temporalio/common';
+import { ProblemError } from '../core/problem.js';
+import { config } from '../config.js';
+import { logger } from '../logger.js';
+import { temporalClient } from './client.js';
+import {
+  INSTALLATION_WORKFLOW_TYPE,
+  applyConfigUpdate,
+  describeQuery,
+  type ApplyConfigResult,
+  type InstallationConfigMessage,
+  type InstallationDescription,
+  type InstallationWorkflowInput,
+} from './contracts/installation.js';
+import { NOTIFICATION_WORKFLOW_TYPE, type NotificationDeliveryInput } from './contracts/notification.js';
+import { WRITE_WORKFLOW_TYPE, type AsyncWriteInput } from './contracts/write.js';
+import { installationWorkflowId, notificationWorkflowId, writeWorkflowId } from './contracts/workflow-ids.js';
+import {
+  FerryGroupRef,
+  FerryInstallationId,
+  FerryIntegrationId,
+  FerryProjectId,
+  FerryProvider,
+} from './search-attributes.js';
+
+/**
+ * Every call Ferry makes to Temporal: each start, signal, update, query and cancel of every workflow
+ * kind goes through here, so each has a deadline and fails one of three ways:
+ * - `WorkflowNotRunningError`: no open run has that id (the caller decides what that means);
+ * - `WorkflowRefusedError`: the workflow's Update validator or handler refused the message;
+ * - a 503 `ProblemError` (retryable): Temporal, or a worker for an Update or Query, did not answer.
+ */
+
+/** How long a call waits on Temporal before giving up; below typical HTTP client timeouts. */
+const CALL_DEADLINE_MS = 10_000;
+/** How long ending an installation waits for its workflow (and running reads) to finish before terminating it. */
+const END_DEADLINE_MS = 30_000;
+
+export class WorkflowNotRunningError extends Error {
+  constructor(readonly workflowId: string) {
+    super(`No run of workflow ${workflowId} is open.`);
+    this.name = 'WorkflowNotRunningError';
+  }
+}
+
+export class WorkflowRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WorkflowRefusedError';
+  }
+}
+
+/** Who a workflow works for: its search attributes, so an operator filters runs in the Temporal UI. */
+export interface WorkflowIdentity {
+  projectId: string;
+  integrationId?: string;
+  installationId?: string;
+  provider?: string;
+  groupRef?: string;
+}
+
+/** An installation's identity plus the human names its workflow's memo shows. */
+export interface InstallationWorkflowIdentity extends Required<WorkflowIdentity> {
+  installationId: string;
+  projectName: string;
+  integrationName: string;
+  groupName: string;
+}
+
+export function searchAttributesOf(identity: WorkflowIdentity): SearchAttributePair[] {
+  const pairs: SearchAttributePair[] = [{ key: FerryProjectId, value: identity.projectId }];
+  if (identity.integrationId) pairs.push({ key: FerryIntegrationId, value: identity.integrationId });
+  if (identity.installationId) pairs.push({ key: FerryInstallationId, value: identity.installationId });
+  if (identity.provider) pairs.push({ key: FerryProvider, value: identity.provider });
+  if (identity.groupRef) pairs.push({ key: FerryGroupRef, value: identity.groupRef });
+  return pairs;
+}
+
+function unavailable(error: unknown, what: string): ProblemError {
+  logger.warn({ err: error, what }, 'Temporal call failed');
+  return ProblemError.unavailable(
+    `The workflow service did not answer, so ${what} could not be done. Retry later.`,
+  );
+}
+
+/** Runs one call with a deadline; the one place where Temporal's failures are told apart. */
+async function temporalCall<T>(
+  what: string,
+  workflowId: string,
+  call: (client: Client) => Promise<T>,
+  deadlineMs = CALL_DEADLINE_MS,
+): Promise<T> {
+  let client: Client;
+  try {
+    client = await temporalClient();
+  } catch (error) {
+    throw unavailable(error, what);
+  }
+  try {
+    return await client.withDeadline(Date.now() + deadlineMs, () => call(client));
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) throw new WorkflowNotRunningError(workflowId);
+    if (error instanceof WorkflowUpdateFailedError) {
+      throw new WorkflowRefusedError(error.cause?.message ?? error.message);
+    }
+    if (error instanceof WorkflowExecutionAlreadyStartedError) throw error;
+    throw unavailable(error, what);
+  }
+}
+
+function installationHandle(client: Client, installationId: string): WorkflowHandle {
+  return client.workflow.getHandle(installationWorkflowId(installationId));
+}
+
+/**
+ * Starts an installation's workflow. Returns false when a run is already open: a second start never
+ * replaces a live workflow, so concurrent starts (the API and reconcile) cannot lose its state.
+ */
+export async function startInstallationWorkflow(
+  identity: InstallationWorkflowIdentity,
+  message: InstallationConfigMessage,
+): Promise<boolean> {
+  const workflowId = installationWorkflowId(identity.installationId);
+  const input: InstallationWorkflowInput = {
+    installationId: identity.installationId,
+    projectId: identity.projectId,
+    config: message,
+    scheduleSpreadSeconds: config().scheduleSpreadSeconds,
+  };
+  try {
+    await temporalCall(`starting installation ${identity.installationId}`, workflowId, (client) =>
+      client.workflow.start(INSTALLATION_WORKFLOW_TYPE, {
+        workflowId,
+        taskQueue: config().temporal.taskQueue,
+        args: [input],
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        workflowIdConflictPolicy: 'FAIL',
+        typedSearchAttributes: searchAttributesOf(identity),
+        memo: {
+          projectName: identity.projectName,
+          integrationName: identity.integrationName,
+          groupName: identity.groupName,
+          groupRef: identity.groupRef,
+          provider: identity.provider,
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
+    throw error;
+  }
+}
+
+/**
+ * Delivers a config version as the `applyConfig` Update and returns what the workflow changed. The
+ * update id is the config id, so a retried call is applied once; restoring an earlier version passes
+ * an id of its own, since Temporal answers a reused id from its first result without applying it.
+ */
+export async function applyInstallationConfig(
+  installationId: string,
+  message: InstallationConfigMessage,
+  updateId = `config/${message.configId}`,
+): Promise<ApplyConfigResult> {
+  return temporalCall(
+    `updating installation ${installationId}`,
+    installationWorkflowId(installationId),
+    (client) =>
+      installationHandle(client, installationId).executeUpdate(applyConfigUpdate, {
+        args: [message],
+        updateId,
+      }),
+  );
+}
+
+/** Sends one of the installation workflow's signals (trigger, backfill, pause, resume). */
+export async function signalInstallation<T>(
+  installationId: string,
+  signal: SignalDefinition<[T]>,
+  argument: T,
+): Promise<void> {
+  await temporalCall(
+    `signalling installation ${installationId}`,
+    installationWorkflowId(installationId),
+    (client) => installationHandle(client, installationId).signal(signal, argument),
+  );
+}
+
+export async function describeInstallation(
+  installationId: string,
+  options: { deadlineMs?: number } = {},
+): Promise<InstallationDescription> {
+  return temporalCall(
+    `describing installation ${installationId}`,
+    installationWorkflowId(installationId),
+    (client) => installationHandle(client, installationId).query(describeQuery),
+    options.deadlineMs,
+  );
+}
+
+/** Best effort: undoes a start whose database transaction did not commit. */
+export async function terminateInstallationWorkflow(installationId: string, reason: string): Promise<void> {
+  try {
+    await temporalCall(
+      `terminating installation ${installationId}`,
+      installationWorkflowId(installationId),
+      (client) => installationHandle(client, installationId).terminate(reason),
+    );
+  } catch (error) {
+    if (error instanceof WorkflowNotRunningError) return;
+    // The workflow's first activity finds no installation and ends the run by itself.
+    logger.warn({ err: error, installationId }, 'could not terminate an installation workflow');
+  }
+}
+
+/**
+ * Ends an installation's workflow: a cancellation request, which makes it cancel its running reads,
+ * wait for them and remove its provider subscriptions; past END_DEADLINE_MS it is terminated (its
+ * reads die with it). A workflow that is not running needs no ending.
+ */
+export async function endInstallationWorkflow(installationId: string): Promise<void> {
+  const workflowId = installationWorkflowId(installationId);
+  const what = `ending installation ${installationId}`;
+  try {
+    await temporalCall(what, workflowId, (client) => installationHandle(client, installationId).cancel());
+    const ended = await temporalCall(
+      what,
+      workflowId,
+      async (client) => {
+        try {
+          await installationHandle(client, installationId).result();
+        } catch (error) {
+          if (isGrpcDeadlineError(error)) return false;
+          if (!(error instanceof WorkflowFailedError)) throw error; // failed as cancelled: ended
+        }
+        return true;
+      },
+      END_DEADLINE_MS,
+    );
+    if (ended) return;
+    logger.warn({ installationId }, 'installation workflow did not end in time; terminating it');
+    await temporalCall(what, workflowId, (client) =>
+      installationHandle(client, installationId).terminate('installation deleted'),
+    );
+  } catch (error) {
+    if (!(error instanceof WorkflowNotRunningError)) throw error;
+  }
+}
+
+/** Open installation workflows, oldest first, optionally of one project (reconcile's view of Temporal). */
+export async function* runningInstallationWorkflows(
+  projectId?: string,
+): AsyncIterable<{ installationId: string; startTime: Date }> {
+  const query = [
+    `WorkflowType = '${INSTALLATION_WORKFLOW_TYPE}'`,
+    `ExecutionStatus = 'Running'`,
+    ...(projectId ? [`FerryProjectId = '${projectId}'`] : []),
+  ].join(' AND ');
+  let client: Client;
+  try {
+    client = await temporalClient();
+  } catch (error) {
+    throw unavailable(error, 'listing installation workflows');
+  }
+  for await (const execution of client.workflow.list({ query })) {
+    const installationId = execution.workflowId.replace(/^installation\//, '');
+    if (execution.workflowId !== installationWorkflowId(installationId)) continue;
+    yield { installationId, startTime: execution.startTime };
+  }
+}
+
+/** Starts an asynchronous write's workflow (`write/<operationId>`). */
+export async function startWriteWorkflow(input: AsyncWriteInput, identity: WorkflowIdentity): Promise<void> {
+  const workflowId = writeWorkflowId(input.operationId);
+  await temporalCall(`starting write ${input.operationId}`, workflowId, (client) =>
+    client.workflow.start(WRITE_WORKFLOW_TYPE, {
+      taskQueue: config().temporal.taskQueue,
+      workflowId,
+      args: [input],
+      typedSearchAttributes: searchAttributesOf(identity),
+      memo: { objectName: input.objectName, writeType: input.type },
+    }),
+  );
+}
+
+/**
+ * Starts the delivery of one notification event to one destination. Starting it again (a retried
+ * outbox batch) is a no-op, also after it finished: each delivery runs once.
+ */
+export async function startNotificationDelivery(
+  input: NotificationDeliveryInput,
+  options: { eventType: string; taskQueue?: string },
+): Promise<void> {
+  const workflowId = notificationWorkflowId(input.eventId, input.destinationId);
+  try {
+    await temporalCall(`delivering event ${input.eventId}`, workflowId, (client) =>
+      client.workflow.start(NOTIFICATION_WORKFLOW_TYPE, {
+        taskQueue: options.taskQueue ?? config().temporal.taskQueue,
+        workflowId,
+        args: [input],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: searchAttributesOf({ projectId: input.projectId }),
+        memo: { eventType: options.eventType },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}
