@@ -78,7 +78,7 @@ export const apiKeyRoutes = [
     responses: { 200: { description: 'The updated API key', schema: ApiKeySchema } },
   }).handle(async ({ em, project, params, body }) => {
     const apiKey = await findApiKey(em, project.id, params.apiKeyId);
-    applyUpdateMask(apiKey, body.apiKey, body.updateMask, ['label', 'active'], 'apiKey');
+    applyUpdateMask(apiKey, body.apiKey, body.updateMask, UpdateApiKeyBody.properties.apiKey, 'apiKey');
     await em.flush();
     return { status: 200, body: apiKeyView(apiKey) };
   }),

@@ -71,7 +71,7 @@ export const jwtKeyRoutes = [
     responses: { 200: { description: 'The updated JWT key', schema: JwtKeySchema } },
   }).handle(async ({ em, project, params, body }) => {
     const key = await findJwtKey(em, project.id, params.keyId);
-    applyUpdateMask(key, body.jwtKey, body.updateMask, ['label', 'active'], 'jwtKey');
+    applyUpdateMask(key, body.jwtKey, body.updateMask, UpdateJwtKeyBody.properties.jwtKey, 'jwtKey');
     await em.flush();
     return { status: 200, body: jwtKeyView(key) };
   }),

@@ -78,7 +78,7 @@ export const projectRoutes = [
     if (body.updateMask.includes('name') && body.project.name && body.project.name !== project.name) {
       await assertProjectNameFree(em, body.project.name);
     }
-    applyUpdateMask(project, body.project, body.updateMask, ['name', 'appName'], 'project');
+    applyUpdateMask(project, body.project, body.updateMask, UpdateProjectBody.properties.project, 'project');
     await em.flush();
     return { status: 200, body: projectView(project) };
   }),

@@ -36,6 +36,7 @@ import type {
   TokenInputValue,
   UpdateConnectionInput,
 } from '../schemas/connections.js';
+import { UpdateConnectionBody } from '../schemas/connections.js';
 import { recordEvent } from './events.js';
 import { type EventType } from '../schemas/notifications.js';
 import { consumerView, ensureConsumer, ensureGroup, groupView } from './groups.js';
@@ -513,15 +514,14 @@ export async function saveConnection(
   return { connection, created: true };
 }
 
-const updatableFields = ['providerWorkspaceRef', 'providerMetadata'] as const;
 
 export async function updateConnection(
   em: EntityManager,
   connection: Connection,
   input: UpdateConnectionInput,
 ): Promise<void> {
-  const draft: Partial<Record<(typeof updatableFields)[number], unknown>> = {};
-  applyUpdateMask(draft, input.connection, input.updateMask, updatableFields, 'connection');
+  const draft: Partial<UpdateConnectionInput['connection']> = {};
+  applyUpdateMask(draft, input.connection, input.updateMask, UpdateConnectionBody.properties.connection, 'connection');
   const provider = getProvider(connection.provider);
   if (draft.providerMetadata !== undefined) {
     const metadata = normaliseProviderMetadata(draft.providerMetadata as ProviderMetadataInputValue);

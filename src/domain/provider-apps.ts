@@ -11,6 +11,7 @@ import type {
   ProviderAppView,
   UpdateProviderAppInput,
 } from '../schemas/provider-apps.js';
+import { UpdateProviderAppBody } from '../schemas/provider-apps.js';
 import { applyUpdateMask } from './update-mask.js';
 
 /** A catalog provider that authenticates with OAuth 2.0, with its options. */
@@ -118,11 +119,16 @@ export function defaultProviderApp(
   );
 }
 
-const updatableFields = ['clientId', 'clientSecret', 'externalRef', 'scopes', 'metadata'] as const;
 
 export function updateProviderApp(app: ProviderApp, input: UpdateProviderAppInput): void {
-  const draft: Partial<Record<(typeof updatableFields)[number], unknown>> = {};
-  applyUpdateMask(draft, input.providerApp, input.updateMask, updatableFields, 'providerApp');
+  const draft: Partial<UpdateProviderAppInput['providerApp']> = {};
+  applyUpdateMask(
+    draft,
+    input.providerApp,
+    input.updateMask,
+    UpdateProviderAppBody.properties.providerApp,
+    'providerApp',
+  );
   if (draft.clientId !== undefined) app.clientId = draft.clientId as string;
   if (draft.clientSecret !== undefined)
     app.clientSecretEncrypted = encryptSecret(draft.clientSecret as string);

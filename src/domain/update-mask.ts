@@ -1,17 +1,21 @@
+import type { TSchema } from 'typebox';
 import { ProblemError } from '../core/problem.js';
+import { writableProperties } from '../core/schema-paths.js';
 
 /**
- * Applies a flat `updateMask` (field names of `patch`) to `target`. Unknown or read-only names are
- * refused together, naming each, before anything changes.
+ * Applies a flat `updateMask` (field names of `patch`) to `target`. The fields a mask may name are
+ * those of the request's `patchSchema` not marked `readOnly`; unknown or read-only names are refused
+ * together, naming each, before anything changes.
  */
 export function applyUpdateMask<T extends object>(
   target: T,
   patch: Partial<T>,
   mask: string[],
-  updatable: readonly (keyof T & string)[],
+  patchSchema: TSchema,
   bodyField: string,
 ): void {
-  const refused = mask.filter((field) => !updatable.includes(field as keyof T & string));
+  const updatable = writableProperties(patchSchema);
+  const refused = mask.filter((field) => !updatable.includes(field));
   if (refused.length) {
     throw ProblemError.invalid(
       refused.map((field) => ({

@@ -1,4 +1,7 @@
-import Type from 'typebox';
+import Type, { type TSchema } from 'typebox';
+
+/** Marks a field the server sets: shown in responses (`readOnly` in OpenAPI), refused in an update mask. */
+export const readOnly = <T extends TSchema>(schema: T): T => ({ ...schema, readOnly: true });
 
 export const Uuid = Type.String({ format: 'uuid', description: 'A UUID.' });
 export const DateTime = Type.String({ format: 'date-time', description: 'An ISO 8601 timestamp.' });

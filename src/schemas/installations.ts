@@ -1,11 +1,10 @@
 import Type, { type Static } from 'typebox';
-import { BackfillSchema } from './integration-content.js';
-import { DateTime, ProjectIdOrName, UpdateMask, Uuid } from './common.js';
+import { BackfillSchema, SubscribeObjectSchema, type SubscribeObject } from './integration-content.js';
+import { DateTime, ProjectIdOrName, UpdateMask, Uuid, readOnly } from './common.js';
 import { ConnectionSchema, GroupSchema } from './connections.js';
 
 const strict = { additionalProperties: false } as const;
 const ObjectName = Type.String({ minLength: 1, maxLength: 200 });
-const Always = Type.Enum(['always']);
 
 /** A read object as the customer configured it (COMPAT "Installation config content"). */
 export const ReadConfigSchema = Type.Object(
@@ -47,33 +46,12 @@ export const WriteConfigSchema = Type.Object(
 );
 export type WriteConfig = Static<typeof WriteConfigSchema>;
 
-const EnabledEvent = Type.Object({ enabled: Always }, strict);
-
-export const SubscribeConfigSchema = Type.Object(
-  {
-    objectName: ObjectName,
-    destination: Type.String({ minLength: 1 }),
-    inheritFieldsAndMapping: Type.Optional(Type.Boolean()),
-    createEvent: Type.Optional(EnabledEvent),
-    updateEvent: Type.Optional(
-      Type.Object(
-        {
-          enabled: Always,
-          watchFieldsAuto: Type.Optional(Type.Enum(['all'])),
-          requiredWatchFields: Type.Optional(Type.Array(Type.String())),
-        },
-        strict,
-      ),
-    ),
-    deleteEvent: Type.Optional(EnabledEvent),
-    associationChangeEvent: Type.Optional(
-      Type.Object({ enabled: Always, includeFullRecords: Type.Optional(Type.Boolean()) }, strict),
-    ),
-    otherEvents: Type.Optional(Type.Array(Type.String())),
-  },
-  strict,
-);
-export type SubscribeConfig = Static<typeof SubscribeConfigSchema>;
+/**
+ * A subscribed object as the customer configured it: the manifest's SubscribeObject shape (spec:
+ * SubscribeObject), so `requiredWatchFields` is an array of arrays of field names in both.
+ */
+export const SubscribeConfigSchema = SubscribeObjectSchema;
+export type SubscribeConfig = SubscribeObject;
 
 /** `config.content`: maps keyed by object name, so one object's config is addressable by path. */
 export const InstallationConfigContentSchema = Type.Object(
@@ -94,26 +72,34 @@ export type InstallationConfigContent = Static<typeof InstallationConfigContentS
 export const CreatedBy = Type.String({ pattern: '^(builder|consumer):.+$', maxLength: 300 });
 
 export const InstallationConfigSchema = Type.Object({
-  id: Uuid,
+  id: readOnly(Uuid),
   revisionId: Uuid,
-  createTime: DateTime,
-  createdBy: Type.String(),
-  content: InstallationConfigContentSchema,
+  createTime: readOnly(DateTime),
+  createdBy: readOnly(Type.String()),
+  content: Type.Object(
+    {
+      ...InstallationConfigContentSchema.properties,
+      provider: readOnly(InstallationConfigContentSchema.properties.provider),
+    },
+    { additionalProperties: false },
+  ),
 });
 export type InstallationConfigView = Static<typeof InstallationConfigSchema>;
 
 export const InstallationSchema = Type.Object({
-  id: Uuid,
-  projectId: Uuid,
-  integrationId: Uuid,
-  healthStatus: Type.Enum(['healthy', 'unhealthy']),
-  connection: ConnectionSchema,
-  createTime: DateTime,
-  createdBy: Type.String({ description: '`consumer:{consumerRef}` of the connection’s consumer.' }),
+  id: readOnly(Uuid),
+  projectId: readOnly(Uuid),
+  integrationId: readOnly(Uuid),
+  healthStatus: readOnly(Type.Enum(['healthy', 'unhealthy'])),
+  connection: readOnly(ConnectionSchema),
+  createTime: readOnly(DateTime),
+  createdBy: readOnly(
+    Type.String({ description: '`consumer:{consumerRef}` of the connection’s consumer.' }),
+  ),
   config: InstallationConfigSchema,
-  group: Type.Optional(GroupSchema),
-  lastOperationStatus: Type.Optional(Type.Enum(['success', 'failure', 'in_progress'])),
-  updateTime: Type.Optional(DateTime),
+  group: Type.Optional(readOnly(GroupSchema)),
+  lastOperationStatus: Type.Optional(readOnly(Type.Enum(['success', 'failure', 'in_progress']))),
+  updateTime: Type.Optional(readOnly(DateTime)),
 });
 export type InstallationView = Static<typeof InstallationSchema>;
 

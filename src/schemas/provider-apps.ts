@@ -74,7 +74,9 @@ export const UpdateProviderAppBody = Type.Object(
     updateMask: UpdateMask,
     providerApp: Type.Object(
       {
-        provider: Type.Optional(Type.String({ description: 'Not updatable; create another app instead.' })),
+        provider: Type.Optional(
+          Type.String({ readOnly: true, description: 'Not updatable; create another app instead.' }),
+        ),
         clientId: Type.Optional(ClientId),
         clientSecret: Type.Optional(ClientSecret),
         externalRef: Type.Optional(ExternalRef),

@@ -1,28 +1,15 @@
 import { ProblemError, type ProblemIssue } from '../../core/problem.js';
+import { readOnlyPaths } from '../../core/schema-paths.js';
 import {
+  InstallationSchema,
   ReadConfigSchema,
   SubscribeConfigSchema,
   WriteConfigSchema,
   type InstallationConfigContent,
 } from '../../schemas/installations.js';
 
-/** Installation fields the server owns; a mask naming them is refused rather than ignored. */
-const readOnlyPaths = [
-  'id',
-  'projectId',
-  'integrationId',
-  'healthStatus',
-  'connection',
-  'createTime',
-  'createdBy',
-  'group',
-  'lastOperationStatus',
-  'updateTime',
-  'config.id',
-  'config.createTime',
-  'config.createdBy',
-  'config.content.provider',
-];
+/** Installation fields the server owns (`readOnly` in the schema); a mask naming them is refused rather than ignored. */
+const readOnlyInstallationPaths = readOnlyPaths(InstallationSchema);
 
 const objectProperties = {
   read: Object.keys(ReadConfigSchema.properties),
@@ -32,7 +19,7 @@ const objectProperties = {
 
 /** Returns why `path` (split on dots) cannot be updated, or undefined when it can. */
 function pathProblem(path: string): string | undefined {
-  if (readOnlyPaths.some((readOnly) => path === readOnly || path.startsWith(`${readOnly}.`))) {
+  if (readOnlyInstallationPaths.some((readOnly) => path === readOnly || path.startsWith(`${readOnly}.`))) {
     return 'is read-only';
   }
   const segments = path.split('.');
