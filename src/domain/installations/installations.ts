@@ -21,7 +21,8 @@ import { RevisionEntity, type Integration, type Revision } from '../../db/entiti
 import type { Project } from '../../db/entities/project.js';
 import { logger } from '../../logger.js';
 import type { InstallationConfigContent } from '../../schemas/installations.js';
-import { connectionView, deleteConnection } from '../connections.js';
+import { connectionView } from '../connections/views.js';
+import { deleteConnection } from '../connections/writes.js';
 import { recordEvent } from '../events.js';
 import { addIntegrationDeletionGuard, latestRevision } from '../integrations.js';
 import { assertValidConfigContent } from './config-validation.js';
