@@ -1,8 +1,9 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { RetryableWriteError, finishWrite, writeOneRecord as writeRecord } from '../src/domain/write.js';
+import { finishWrite } from '../src/domain/writes/operation.js';
+import { RetryableWriteError, writeOneRecord as writeRecord } from '../src/domain/writes/run.js';
 import { type AsyncWriteInput, type WriteOutcome } from '../src/temporal/contracts/write.js';
 
-/** The asynchronous write's activities, thin over src/domain/write. */
+/** The asynchronous write's activities, thin over src/domain/writes. */
 
 /** Writes one record; a failure worth retrying leaves as a retryable ApplicationFailure. */
 export async function writeOneRecord(input: AsyncWriteInput & { index: number }): Promise<WriteOutcome> {

@@ -11,16 +11,11 @@ import {
   ListConnectionsQuery,
   UpdateConnectionBody,
 } from '../schemas/connections.js';
-import {
-  connectionView,
-  connectionViews,
-  deleteConnection,
-  findConnection,
-  generateConnection,
-  isOAuth2Connection,
-  listConnections,
-  updateConnection,
-} from '../domain/connections.js';
+import { generateConnection } from '../domain/connections/generate.js';
+import { findConnection, listConnections } from '../domain/connections/lookups.js';
+import { isOAuth2Connection } from '../domain/connections/sealed-credentials.js';
+import { connectionView, connectionViews } from '../domain/connections/views.js';
+import { deleteConnection, updateConnection } from '../domain/connections/writes.js';
 import { refreshConnectionCredentials } from '../domain/credentials.js';
 
 /** Two requests creating one group's first connection at once: the loser is told to retry. */

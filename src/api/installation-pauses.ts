@@ -2,7 +2,7 @@ import { defineRoute, type AnyRoute } from './route.js';
 import { ProblemError } from '../core/problem.js';
 import { InstallationParams, PauseBody } from '../schemas/installations.js';
 import { findIntegration } from '../domain/integrations.js';
-import { findInstallation, plannedReadObjects } from '../domain/installations/installations.js';
+import { findInstallation, plannedReadObjects } from '../domain/installations/lookups.js';
 import { pauseInstallation, resumeInstallation } from '../domain/installations/workflow.js';
 
 /**

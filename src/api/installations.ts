@@ -15,10 +15,8 @@ import {
   changeInstallationConfig,
   createInstallation,
   deleteInstallation,
-  findInstallation,
-  getInstallationView,
-  listInstallations,
-} from '../domain/installations/installations.js';
+} from '../domain/installations/lifecycle.js';
+import { findInstallation, getInstallationView, listInstallations } from '../domain/installations/lookups.js';
 import { applyInstallationMask } from '../domain/installations/update-mask.js';
 import { configContentRoutes } from './installation-config.js';
 import { installationPauseRoutes } from './installation-pauses.js';

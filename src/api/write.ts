@@ -1,7 +1,8 @@
 import { defineRoute } from './route.js';
 import { ProblemSchema } from '../schemas/common.js';
 import { WriteBody, WriteParams, WriteResponse } from '../schemas/write.js';
-import { prepareWrite, startAsyncWrite, writeSynchronously } from '../domain/write.js';
+import { prepareWrite } from '../domain/writes/prepare.js';
+import { startAsyncWrite, writeSynchronously } from '../domain/writes/run.js';
 
 export const writeRoutes = [
   defineRoute({

@@ -10,16 +10,15 @@ import {
   TokenEndpointError,
   type TokenResponse,
 } from '../providers/oauth-client.js';
+import { recordConnectionEvent } from './connections/events.js';
+import { renderProviderUrl, templateVars } from './connections/provider-metadata.js';
 import {
   isOAuth2Connection,
   openCredentials,
-  recordConnectionEvent,
-  renderProviderUrl,
   sealCredentials,
-  templateVars,
-  tokenFacts,
   type StoredCredentials,
-} from './connections.js';
+} from './connections/sealed-credentials.js';
+import { tokenFacts } from './connections/token-facts.js';
 import { findGroupByRef } from './groups.js';
 import { providerAppSecret } from './provider-apps.js';
 

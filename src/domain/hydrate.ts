@@ -19,7 +19,7 @@ import type {
 } from '../schemas/hydrate.js';
 import type { IntegrationContent, ReadObject } from '../schemas/integration-content.js';
 import type { Static } from 'typebox';
-import { findConnection } from './connections.js';
+import { findConnection } from './connections/lookups.js';
 import { connectionTarget } from './credentials.js';
 import { interactiveRetry } from './object-metadata.js';
 

@@ -20,16 +20,16 @@ import {
 } from '../providers/oauth-client.js';
 import type { ProviderMetadata } from '../schemas/connections.js';
 import type { OAuthConnectInput } from '../schemas/oauth.js';
+import { findConnection } from './connections/lookups.js';
 import {
-  authSchemes,
   checkTemplateValues,
-  findConnection,
   normaliseProviderMetadata,
   renderProviderUrl,
-  saveConnection,
   templateVars,
-  tokenFacts,
-} from './connections.js';
+} from './connections/provider-metadata.js';
+import { authSchemes } from './connections/sealed-credentials.js';
+import { tokenFacts } from './connections/token-facts.js';
+import { saveConnection } from './connections/writes.js';
 import { ensureConsumer, ensureGroup } from './groups.js';
 import {
   defaultProviderApp,

@@ -119,7 +119,6 @@ export function defaultProviderApp(
   );
 }
 
-
 export function updateProviderApp(app: ProviderApp, input: UpdateProviderAppInput): void {
   const draft: Partial<UpdateProviderAppInput['providerApp']> = {};
   applyUpdateMask(

@@ -93,9 +93,7 @@ export const InstallationSchema = Type.Object({
   healthStatus: readOnly(Type.Enum(['healthy', 'unhealthy'])),
   connection: readOnly(ConnectionSchema),
   createTime: readOnly(DateTime),
-  createdBy: readOnly(
-    Type.String({ description: '`consumer:{consumerRef}` of the connection’s consumer.' }),
-  ),
+  createdBy: readOnly(Type.String({ description: '`consumer:{consumerRef}` of the connection’s consumer.' })),
   config: InstallationConfigSchema,
   group: Type.Optional(readOnly(GroupSchema)),
   lastOperationStatus: Type.Optional(readOnly(Type.Enum(['success', 'failure', 'in_progress']))),

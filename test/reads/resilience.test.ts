@@ -171,7 +171,7 @@ describe('a provider answering 429s and 500s', () => {
   it('fails with authFailure when the provider refuses the credentials', async () => {
     const fixture = await createReadFixture(stack, backfill);
     const { transaction } = await import('../../src/db/orm.js');
-    const { sealCredentials } = await import('../../src/domain/connections.js');
+    const { sealCredentials } = await import('../../src/domain/connections/sealed-credentials.js');
     await transaction(async (em) => {
       await em.execute(
         'update connections set credentials_encrypted = ? where id = (select connection_id from installations where id = ?)',

@@ -11,7 +11,7 @@ import type {
   InstallationConfigView,
   InstallationView,
 } from '../../schemas/installations.js';
-import { connectionViews } from '../connections.js';
+import { connectionViews } from '../connections/views.js';
 import { groupView } from '../groups.js';
 
 export function configView(config: InstallationConfig): InstallationConfigView {

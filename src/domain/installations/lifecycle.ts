@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type Principal } from '../../core/principal.js';
 import { isUuid } from '../../core/ids.js';
@@ -14,34 +14,33 @@ import {
 import {
   InstallationConfigEntity,
   InstallationEntity,
-  type Installation,
   type InstallationConfig,
 } from '../../db/entities/installation.js';
 import { RevisionEntity, type Integration, type Revision } from '../../db/entities/integration.js';
 import type { Project } from '../../db/entities/project.js';
 import { logger } from '../../logger.js';
-import type { InstallationConfigContent } from '../../schemas/installations.js';
-import { connectionView, deleteConnection } from '../connections.js';
+import type { InstallationConfigContent, InstallationView } from '../../schemas/installations.js';
+import { connectionView } from '../connections/views.js';
+import { deleteConnection } from '../connections/writes.js';
 import { recordEvent } from '../events.js';
 import { addIntegrationDeletionGuard, latestRevision } from '../integrations.js';
 import { assertValidConfigContent } from './config-validation.js';
 import { currentConfig, installationEventData } from './event-data.js';
+import { findInstallation, getInstallationView } from './lookups.js';
 import { configMessage } from './read-plan.js';
-import { installationView, loadInstallationParts } from './views.js';
+import { installationView } from './views.js';
 import {
   WorkflowNotRunningError,
   endInstallationWorkflow,
   startInstallationWorkflow,
   terminateInstallationWorkflow,
 } from '../../temporal/gateway.js';
-import {
-  currentConfigMessage,
-  ensureInstallationWorkflow,
-  identityOf,
-  sendInstallationConfig,
-} from './workflow.js';
-import type { InstallationView } from '../../schemas/installations.js';
-import type { ApplyConfigResult } from '../../temporal/contracts/installation.js';
+import { ensureInstallationWorkflow, identityOf, sendInstallationConfig } from './workflow.js';
+
+/**
+ * Creating, reconfiguring and deleting installations, each kept in step with the installation's
+ * workflow; and the rule that an integration cannot be deleted while it has installations.
+ */
 
 addIntegrationDeletionGuard(async (em, integration) => {
   const count = await em.count(InstallationEntity, { integrationId: integration.id });
@@ -65,55 +64,6 @@ function sameJson(left: unknown, right: unknown): boolean {
 
 function bodyIssue(name: string, value: unknown, detail: string): ProblemIssue {
   return { in: 'body', name, value, detail: `${name} ${detail}` };
-}
-
-export async function findInstallation(
-  em: EntityManager,
-  projectId: string,
-  installationId: string,
-  integrationId?: string,
-  options: { lock?: boolean } = {},
-): Promise<Installation> {
-  const installation = isUuid(installationId)
-    ? await em.findOne(
-        InstallationEntity,
-        { id: installationId, projectId, ...(integrationId && { integrationId }) },
-        options.lock ? { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } : {},
-      )
-    : null;
-  if (!installation) throw ProblemError.notFound(`Installation "${installationId}" was not found.`);
-  return installation;
-}
-
-export async function listInstallations(
-  em: EntityManager,
-  projectId: string,
-  filter: { integrationId?: string; groupRef?: string },
-): Promise<InstallationView[]> {
-  let groupId: string | undefined;
-  if (filter.groupRef !== undefined) {
-    const group = await em.findOne(GroupEntity, { projectId, groupRef: filter.groupRef });
-    if (!group) return [];
-    groupId = group.id;
-  }
-  const installations = await em.find(
-    InstallationEntity,
-    {
-      projectId,
-      ...(filter.integrationId && { integrationId: filter.integrationId }),
-      ...(groupId && { groupId }),
-    },
-    { orderBy: { createTime: 'asc', id: 'asc' } },
-  );
-  return (await loadInstallationParts(em, installations)).map(installationView);
-}
-
-export async function getInstallationView(
-  em: EntityManager,
-  installation: Installation,
-): Promise<InstallationView> {
-  const [parts] = await loadInstallationParts(em, [installation]);
-  return installationView(parts);
 }
 
 /** `builder:{id}` for API keys and builders, `consumer:{subject}` for a project JWT minted for an end user. */
@@ -415,10 +365,3 @@ export async function deleteInstallation(
     }
   });
 }
-
-/** The effective read objects of an installation, for checking the names a pause or trigger gives. */
-export async function plannedReadObjects(em: EntityManager, installation: Installation): Promise<string[]> {
-  return (await currentConfigMessage(em, installation)).reads.map((read) => read.objectName);
-}
-
-export type { ApplyConfigResult };

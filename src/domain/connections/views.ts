@@ -1,0 +1,119 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import {
+  ConsumerEntity,
+  GroupEntity,
+  ProviderAppEntity,
+  type Connection,
+} from '../../db/entities/connection.js';
+import type { ConnectionView, ProviderMetadata } from '../../schemas/connections.js';
+import { consumerView, groupView } from '../groups.js';
+import { providerAppView } from '../provider-apps.js';
+import { authSchemes, openCredentials } from './sealed-credentials.js';
+
+/**
+ * The spec's Connection for a stored connection: its group, consumer and provider app, and its
+ * credentials only when the caller asks for them.
+ */
+
+export interface ViewOptions {
+  includeCreds?: boolean;
+  includeRefreshToken?: boolean;
+}
+
+function iso(date: Date | null | undefined): string | undefined {
+  return date ? date.toISOString() : undefined;
+}
+
+function credentialView(connection: Connection, options: ViewOptions): Partial<ConnectionView> {
+  const credentials = options.includeCreds ? openCredentials(connection) : undefined;
+  const accessToken = (token: string) => ({
+    token,
+    ...(connection.accessTokenIssuedAt && { issuedAt: iso(connection.accessTokenIssuedAt) }),
+    ...(connection.accessTokenExpiresAt && { expiresAt: iso(connection.accessTokenExpiresAt) }),
+  });
+  switch (connection.authScheme) {
+    case authSchemes.oauth2AuthorizationCode: {
+      const stored = credentials?.kind === 'oauth2AuthorizationCode' ? credentials : undefined;
+      return {
+        oauth2AuthorizationCode: {
+          ...(stored && { accessToken: accessToken(stored.accessToken) }),
+          ...(stored?.refreshToken &&
+            options.includeRefreshToken && {
+              refreshToken: {
+                token: stored.refreshToken,
+                ...(connection.refreshTokenIssuedAt && { issuedAt: iso(connection.refreshTokenIssuedAt) }),
+              },
+            }),
+          scopes: connection.scopes,
+        },
+      };
+    }
+    case authSchemes.oauth2ClientCredentials: {
+      const stored = credentials?.kind === 'oauth2ClientCredentials' ? credentials : undefined;
+      return {
+        oauth2ClientCredentials: {
+          ...(stored && {
+            clientId: stored.clientId,
+            clientSecret: stored.clientSecret,
+            accessToken: accessToken(stored.accessToken),
+          }),
+          scopes: connection.scopes,
+        },
+      };
+    }
+    case authSchemes.apiKey:
+      return credentials?.kind === 'apiKey' ? { apiKey: credentials.apiKey } : {};
+    case authSchemes.basic:
+      return credentials?.kind === 'basic'
+        ? { basicAuth: { username: credentials.username, password: credentials.password } }
+        : {};
+    default:
+      return {};
+  }
+}
+
+/** The spec's Connection for each row, with group, consumer and provider app loaded in three queries. */
+export async function connectionViews(
+  em: EntityManager,
+  connections: Connection[],
+  options: ViewOptions = {},
+): Promise<ConnectionView[]> {
+  if (connections.length === 0) return [];
+  const ids = <K extends keyof Connection>(key: K) => [
+    ...new Set(connections.map((connection) => connection[key]).filter(Boolean) as string[]),
+  ];
+  const [groups, consumers, apps] = [
+    await em.find(GroupEntity, { id: { $in: ids('groupId') } }),
+    await em.find(ConsumerEntity, { id: { $in: ids('consumerId') } }),
+    await em.find(ProviderAppEntity, { id: { $in: ids('providerAppId') } }),
+  ];
+  const byId = <T extends { id: string }>(rows: T[]) => new Map(rows.map((row) => [row.id, row]));
+  const [groupById, consumerById, appById] = [byId(groups), byId(consumers), byId(apps)];
+  return connections.map((connection) => {
+    const app = connection.providerAppId ? appById.get(connection.providerAppId) : undefined;
+    return {
+      id: connection.id,
+      projectId: connection.projectId,
+      provider: connection.provider,
+      group: groupView(groupById.get(connection.groupId)!),
+      consumer: consumerView(consumerById.get(connection.consumerId)!),
+      ...(app && { providerApp: providerAppView(app) }),
+      ...(connection.providerWorkspaceRef && { providerWorkspaceRef: connection.providerWorkspaceRef }),
+      ...(connection.providerConsumerRef && { providerConsumerRef: connection.providerConsumerRef }),
+      authScheme: connection.authScheme,
+      status: connection.status,
+      ...credentialView(connection, options),
+      providerMetadata: connection.providerMetadata as ProviderMetadata,
+      createTime: connection.createTime.toISOString(),
+      updateTime: connection.updateTime.toISOString(),
+    };
+  });
+}
+
+export async function connectionView(
+  em: EntityManager,
+  connection: Connection,
+  options: ViewOptions = {},
+): Promise<ConnectionView> {
+  return (await connectionViews(em, [connection], options))[0];
+}

@@ -1,0 +1,198 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ProblemError } from '../../core/problem.js';
+import { InstallationEntity, type Installation } from '../../db/entities/installation.js';
+import { OperationEntity } from '../../db/entities/operation.js';
+import { em as newEntityManager } from '../../db/orm.js';
+import { logger } from '../../logger.js';
+import { type WriteResult } from '../../providers/connector.js';
+import { connectorFor } from '../../providers/connectors/index.js';
+import {
+  CapabilityNotSupportedError,
+  ConnectorError,
+  ProviderError,
+  describeError,
+  toProblem,
+} from '../../providers/errors.js';
+import type { RecordChangeType, WriteRecordResultView } from '../../schemas/write.js';
+import type { AsyncWriteInput, WriteOutcome } from '../../temporal/contracts/write.js';
+import { startWriteWorkflow } from '../../temporal/gateway.js';
+import { connectionTarget } from '../credentials.js';
+import { writeLogs, type LogEntry } from '../operation-logs.js';
+import { requestLog } from '../reads/connector.js';
+import { finishWrite, newWriteOperation } from './operation.js';
+import type { PreparedWrite } from './prepare.js';
+
+/**
+ * Record writes (the write host's `POST .../objects/{objectName}`) against the provider: one
+ * operation per request, written at once (synchronous) or by `writeRecordsWorkflow` one record per
+ * activity (asynchronous, ending with a `write.async.done` event).
+ */
+
+/** Records travel in the workflow's input; Temporal payloads must stay well under 2 MB. */
+export const maxAsyncPayloadBytes = 1_000_000;
+
+async function writeConnector(connectionId: string, logs: LogEntry[]) {
+  return connectorFor(await connectionTarget(connectionId), {
+    onRequest: (entry) => logs.push(requestLog(entry)),
+  });
+}
+
+function assertCapable(
+  capabilities: { write: boolean; delete: boolean },
+  provider: string,
+  type: RecordChangeType,
+) {
+  const capability = type === 'delete' ? 'delete' : 'write';
+  if (!capabilities[capability]) throw toProblem(new CapabilityNotSupportedError(provider, capability));
+}
+
+/** A problem for a failed synchronous write, naming the operation that recorded it. */
+function problemWithOperation(error: unknown, operationId: string): unknown {
+  const problem = toProblem(error);
+  if (!(problem instanceof ProblemError)) return problem;
+  return new ProblemError({
+    status: problem.status,
+    title: problem.title,
+    type: problem.type,
+    detail: problem.detail,
+    retryable: problem.retryable,
+    retryAfter: problem.retryAfter,
+    context: { ...problem.context, operationId },
+  });
+}
+
+/** A failure of one record: a message safe to show the builder (never a stack, never a secret). */
+function failureMessage(error: unknown): string {
+  if (error instanceof ConnectorError || error instanceof ProblemError) return describeError(error);
+  logger.error({ err: error }, 'unexpected error writing a record');
+  return 'Ferry hit an unexpected error writing this record.';
+}
+
+/** Writes every record now; answers with the result of each. */
+export async function writeSynchronously(
+  em: EntityManager,
+  write: PreparedWrite,
+): Promise<{ operationId: string; result?: WriteRecordResultView; results?: WriteRecordResultView[] }> {
+  const logs: LogEntry[] = [];
+  const connector = await writeConnector(write.installation.connectionId, logs);
+  assertCapable(connector.capabilities, connector.provider, write.type);
+  const operation = await em.transactional((tx) => newWriteOperation(tx, write));
+  const results: WriteRecordResultView[] = [];
+  const outcomes: WriteOutcome[] = [];
+  let singleFailure: unknown;
+  for (const [index, item] of write.items.entries()) {
+    try {
+      const written: WriteResult = await connector.write({
+        objectName: write.objectName,
+        type: write.type,
+        ...item,
+      });
+      outcomes.push({ index, success: true, recordId: written.recordId });
+      results.push({
+        success: true,
+        recordId: written.recordId,
+        ...(written.data && { data: written.data }),
+      });
+    } catch (error) {
+      singleFailure = error;
+      const message = failureMessage(error);
+      outcomes.push({
+        index,
+        success: false,
+        ...(item.recordId && { recordId: item.recordId }),
+        error: message,
+      });
+      results.push({ success: false, ...(item.recordId && { recordId: item.recordId }), error: message });
+    }
+  }
+  await finishWrite({ operationId: operation.id, outcomes, logs, notify: false });
+  if (write.single) {
+    if (singleFailure !== undefined) throw problemWithOperation(singleFailure, operation.id);
+    return { operationId: operation.id, result: results[0] };
+  }
+  return { operationId: operation.id, results };
+}
+
+/** Records the operation and hands the records to `writeRecordsWorkflow`; answers at once. */
+export async function startAsyncWrite(
+  em: EntityManager,
+  write: PreparedWrite,
+): Promise<{ operationId: string }> {
+  const connector = connectorFor(await connectionTarget(write.installation.connectionId));
+  assertCapable(connector.capabilities, connector.provider, write.type);
+  const input: AsyncWriteInput = {
+    operationId: '00000000-0000-0000-0000-000000000000', // same length as the real id, set below
+    projectId: write.installation.projectId,
+    installationId: write.installation.id,
+    connectionId: write.installation.connectionId,
+    objectName: write.objectName,
+    type: write.type,
+    items: write.items,
+  };
+  // Checked before anything is written: the records travel in the workflow's input.
+  if (Buffer.byteLength(JSON.stringify(input)) > maxAsyncPayloadBytes) {
+    throw new ProblemError({
+      status: 413,
+      detail: `An asynchronous write carries at most ${maxAsyncPayloadBytes} bytes of records; split the batch.`,
+    });
+  }
+  const previousStatus = write.installation.lastOperationStatus ?? null;
+  const operation = await em.transactional((tx) => newWriteOperation(tx, write));
+  input.operationId = operation.id;
+  try {
+    await startWriteWorkflow(input, {
+      projectId: write.installation.projectId,
+      integrationId: write.installation.integrationId,
+      installationId: write.installation.id,
+      provider: connector.provider,
+    });
+  } catch (error) {
+    const cleanup = await newEntityManager();
+    await cleanup.nativeDelete(OperationEntity, { id: operation.id });
+    await cleanup.nativeUpdate(
+      InstallationEntity,
+      { id: write.installation.id },
+      { lastOperationStatus: previousStatus as Installation['lastOperationStatus'] },
+    );
+    throw error;
+  }
+  return { operationId: operation.id };
+}
+
+/** Thrown by `writeOneRecord` when trying again later may succeed (and cannot duplicate the write). */
+export class RetryableWriteError extends Error {}
+
+/**
+ * Writes one record of an asynchronous write (an activity's work). Provider failures come back as
+ * a failed outcome, except those worth retrying: any retryable failure of an update or delete, and
+ * only a 429 of a create, which the provider surely did not apply.
+ */
+export async function writeOneRecord(input: AsyncWriteInput & { index: number }): Promise<WriteOutcome> {
+  const item = input.items[input.index];
+  const logs: LogEntry[] = [];
+  try {
+    const connector = await writeConnector(input.connectionId, logs);
+    const written = await connector.write({ objectName: input.objectName, type: input.type, ...item });
+    return { index: input.index, success: true, recordId: written.recordId };
+  } catch (error) {
+    const retryable =
+      (error instanceof ProviderError &&
+        error.retryable &&
+        (input.type !== 'create' || error.status === 429)) ||
+      (error instanceof ProblemError && error.retryable === true);
+    if (retryable) throw new RetryableWriteError(failureMessage(error));
+    return {
+      index: input.index,
+      success: false,
+      ...(item.recordId && { recordId: item.recordId }),
+      error: failureMessage(error),
+    };
+  } finally {
+    // A failed log write must not fail (and so retry, and so repeat) a write the provider applied.
+    try {
+      await writeLogs(await newEntityManager(), input.projectId, input.operationId, logs);
+    } catch (error) {
+      logger.warn({ err: error, operationId: input.operationId }, 'could not record write logs');
+    }
+  }
+}
