@@ -79,6 +79,10 @@ export interface ProviderHttpOptions {
   /** Per attempt, headers and body included. Default 30 s. */
   timeoutMs?: number;
   dispatcher?: Dispatcher;
+  /** Where this provider writes its error message, when the common dialects do not find it. */
+  errorMessage?: (body: unknown) => string | undefined;
+  /** How long to wait after a 429 that has no Retry-After, from the provider's rate-limit headers. */
+  rateLimitWait?: (headers: Record<string, string>) => number | undefined;
 }
 
 const defaultRetry: Required<RetryPolicy> = {
@@ -281,7 +285,9 @@ export class ProviderHttpClient {
         material = await this.target.auth({ forceRefresh: true });
         continue;
       }
-      const retryAfterMs = parseRetryAfter(response.headers['retry-after']);
+      const retryAfterMs =
+        parseRetryAfter(response.headers['retry-after']) ??
+        (status === 429 ? this.options.rateLimitWait?.(response.headers) : undefined);
       const retryableStatus = status === 429 || (status >= 500 && idempotent);
       if (retryableStatus && retries + 1 < this.retry.maxAttempts) {
         const delay = retryAfterMs ?? backoffDelay(retries + 1, this.retry);
@@ -307,8 +313,10 @@ export class ProviderHttpClient {
   /** The `ProviderError` describing a failed answer; connectors use it for statuses they inspect first. */
   errorFor(req: ProviderHttpRequest, response: ProviderHttpResponse): ProviderError {
     const { status } = response;
-    const providerMessage = providerErrorMessage(response.body);
-    const retryAfterMs = parseRetryAfter(response.headers['retry-after']);
+    const providerMessage = this.options.errorMessage?.(response.body) ?? providerErrorMessage(response.body);
+    const retryAfterMs =
+      parseRetryAfter(response.headers['retry-after']) ??
+      (status === 429 ? this.options.rateLimitWait?.(response.headers) : undefined);
     const what =
       status === 401
         ? 'rejected the connection’s credentials'

@@ -292,14 +292,15 @@ export const MediaSchema = Type.Object(
   { additionalProperties: false, description: 'Images for light and dark backgrounds.' },
 );
 
+const moduleProperties = {
+  id: Type.String({ minLength: 1, description: 'Module id, equal to its key.' }),
+  label: Type.String({ description: 'Short label.' }),
+  baseURL: TemplatedURL('Base URL of the module’s API.'),
+  displayName: Type.String({ description: 'Human-readable name.' }),
+};
+
 export const ModuleSchema = Type.Object(
-  {
-    id: Type.String({ minLength: 1, description: 'Module id, equal to its key.' }),
-    label: Type.String({ description: 'Short label.' }),
-    baseURL: TemplatedURL('Base URL of the module’s API.'),
-    displayName: Type.String({ description: 'Human-readable name.' }),
-    support: SupportSchema,
-  },
+  { ...moduleProperties, support: SupportSchema },
   { additionalProperties: false, description: 'A part of the provider’s API with its own base URL.' },
 );
 export type ProviderModule = Static<typeof ModuleSchema>;
@@ -349,50 +350,70 @@ export const ProviderMetadataSchema = Type.Object(
   { additionalProperties: false, description: 'Connection metadata the provider’s URLs need.' },
 );
 
+const providerProperties = {
+  name: Type.String({ pattern: '^[a-z][A-Za-z0-9]*$', description: 'Provider name, camelCase.' }),
+  authType: AuthTypeSchema,
+  baseURL: TemplatedURL('Base URL of the provider’s API; may hold `{{.name}}` placeholders.'),
+  defaultModule: Type.String({
+    minLength: 1,
+    description: 'Module used when none is named; `root` if none.',
+  }),
+  providerOpts: Type.Record(Type.String(), Type.String(), { description: 'Provider-specific metadata.' }),
+  oauth2Opts: Type.Optional(OAuth2OptsSchema),
+  apiKeyOpts: Type.Optional(ApiKeyOptsSchema),
+  basicOpts: Type.Optional(BasicOptsSchema),
+  customOpts: Type.Optional(CustomOptsSchema),
+  authHealthCheck: Type.Optional(AuthHealthCheckSchema),
+  displayName: Type.Optional(
+    Type.String({ description: 'Human-readable name; the provider name if absent.' }),
+  ),
+  postAuthInfoNeeded: Type.Optional(
+    Type.Boolean({ description: 'True: extra information is required after authorization.' }),
+  ),
+  media: Type.Optional(MediaSchema),
+  labels: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Free-form labels.' })),
+  subscribeOpts: Type.Optional(
+    Type.Record(Type.String(), Type.Unknown(), {
+      description: 'Options of subscriptions to the provider.',
+    }),
+  ),
+  metadata: Type.Optional(ProviderMetadataSchema),
+};
+
+const providerRules = {
+  additionalProperties: false,
+  allOf: [
+    { if: { properties: { authType: { const: 'oauth2' } } }, then: { required: ['oauth2Opts'] } },
+    { if: { properties: { authType: { const: 'apiKey' } } }, then: { required: ['apiKeyOpts'] } },
+  ],
+} as const;
+
 export const ProviderSchema = Type.Object(
   {
-    name: Type.String({ pattern: '^[a-z][A-Za-z0-9]*$', description: 'Provider name, camelCase.' }),
-    authType: AuthTypeSchema,
-    baseURL: TemplatedURL('Base URL of the provider’s API; may hold `{{.name}}` placeholders.'),
-    defaultModule: Type.String({
-      minLength: 1,
-      description: 'Module used when none is named; `root` if none.',
-    }),
+    ...providerProperties,
     support: SupportSchema,
-    providerOpts: Type.Record(Type.String(), Type.String(), { description: 'Provider-specific metadata.' }),
-    oauth2Opts: Type.Optional(OAuth2OptsSchema),
-    apiKeyOpts: Type.Optional(ApiKeyOptsSchema),
-    basicOpts: Type.Optional(BasicOptsSchema),
-    customOpts: Type.Optional(CustomOptsSchema),
-    authHealthCheck: Type.Optional(AuthHealthCheckSchema),
-    displayName: Type.Optional(
-      Type.String({ description: 'Human-readable name; the provider name if absent.' }),
-    ),
-    postAuthInfoNeeded: Type.Optional(
-      Type.Boolean({ description: 'True: extra information is required after authorization.' }),
-    ),
-    media: Type.Optional(MediaSchema),
-    labels: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Free-form labels.' })),
-    subscribeOpts: Type.Optional(
-      Type.Record(Type.String(), Type.Unknown(), {
-        description: 'Options of subscriptions to the provider.',
-      }),
-    ),
     modules: Type.Optional(
       Type.Record(Type.String(), ModuleSchema, { description: 'Registry of provider modules, keyed by id.' }),
     ),
-    metadata: Type.Optional(ProviderMetadataSchema),
   },
-  {
-    additionalProperties: false,
-    description: 'A SaaS provider Ferry can connect to.',
-    allOf: [
-      { if: { properties: { authType: { const: 'oauth2' } } }, then: { required: ['oauth2Opts'] } },
-      { if: { properties: { authType: { const: 'apiKey' } } }, then: { required: ['apiKeyOpts'] } },
-    ],
-  },
+  { ...providerRules, description: 'A SaaS provider Ferry can connect to.' },
 );
 export type Provider = Static<typeof ProviderSchema>;
+
+/**
+ * A catalog file: the provider without `support`, which the catalog derives from the provider's
+ * connector declaration (capabilities are declared once, by the connector).
+ */
+export const ProviderFileSchema = Type.Object(
+  {
+    ...providerProperties,
+    modules: Type.Optional(
+      Type.Record(Type.String(), Type.Object(moduleProperties, { additionalProperties: false })),
+    ),
+  },
+  { ...providerRules, description: 'A provider catalog file.' },
+);
+export type ProviderFile = Static<typeof ProviderFileSchema>;
 
 export const ProviderMapSchema = Type.Record(Type.String(), ProviderSchema, {
   description: 'Every provider in Ferry’s catalog, keyed by name.',

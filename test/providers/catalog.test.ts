@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Compile } from 'typebox/compile';
 import {
+  connectorDeclaration,
   getProvider,
   isKnownProvider,
   listProviders,
@@ -14,7 +15,9 @@ import {
   templateVariables,
 } from '../../src/providers/catalog/index.js';
 import { validateProviderFile } from '../../src/providers/catalog/validate.js';
-import { ProviderMapSchema, ProviderSchema, type Provider } from '../../src/schemas/provider.js';
+import { declaredCapabilities } from '../../src/providers/catalog/connector-declarations.js';
+import { hasDeepConnector } from '../../src/providers/connectors/index.js';
+import { ProviderMapSchema, ProviderFileSchema, type Provider } from '../../src/schemas/provider.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const providersDir = join(repoRoot, 'src/providers/catalog/providers');
@@ -52,7 +55,7 @@ function declaredVariables(provider: Provider): Set<string> {
 }
 
 describe('provider catalog files', () => {
-  const checker = Compile(ProviderSchema);
+  const checker = Compile(ProviderFileSchema);
 
   it('each validates against the Provider schema', () => {
     expect(files.length).toBeGreaterThan(0);
@@ -133,12 +136,21 @@ describe('provider catalog files', () => {
     }
   });
 
-  it('claim deep support only for the connectors Ferry has', () => {
-    const deep = providers
-      .filter((p) => p.support.read || p.support.write || p.support.subscribe)
-      .map((p) => p.name);
-    expect(deep.sort()).toEqual(['hubspot', 'sandbox', 'sandboxApiKey']);
-    for (const provider of providers) expect(provider.support.proxy).toBe(true);
+  it('take their support flags from their connector declarations, declared once', () => {
+    for (const provider of providers) {
+      const declaration = connectorDeclaration(provider.name);
+      const declared = declaration && declaredCapabilities(declaration);
+      expect({ name: provider.name, ...provider.support }).toMatchObject({
+        name: provider.name,
+        proxy: true,
+        read: declared?.read ?? false,
+        write: declared?.write ?? false,
+        delete: declared?.delete ?? false,
+        subscribe: declared?.subscribe ?? false,
+      });
+      expect(hasDeepConnector(provider.name)).toBe(declaration !== undefined);
+    }
+    expect(connectorDeclaration('hubspot')).toBeDefined();
   });
 
   it('render every URL template once its variables are given', () => {

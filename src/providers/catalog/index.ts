@@ -1,7 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Provider } from '../../schemas/provider.js';
+import type { ConnectorCapabilities } from '../../schemas/capabilities.js';
+import type { ConnectorDeclaration } from '../../schemas/connector-declaration.js';
+import type { Provider, ProviderFile, ProviderSupport } from '../../schemas/provider.js';
+import { declaredCapabilities, loadConnectorDeclarations } from './connector-declarations.js';
 import { ProviderCatalogError, validateProviderFile } from './validate.js';
 
 /**
@@ -34,12 +37,29 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-function loadCatalog(): Readonly<Record<string, Provider>> {
+/** What Ferry supports for a provider: proxying always, the rest as its connector declares. */
+function supportOf(declaration: ConnectorDeclaration | undefined): ProviderSupport {
+  const capabilities: Omit<ConnectorCapabilities, 'proxy'> | undefined =
+    declaration && declaredCapabilities(declaration);
+  const subscribe = capabilities?.subscribe ?? false;
+  return {
+    bulkWrite: { insert: false, update: false, upsert: false, delete: false },
+    proxy: true,
+    read: capabilities?.read ?? false,
+    subscribe,
+    write: capabilities?.write ?? false,
+    delete: capabilities?.delete ?? false,
+    search: { operators: { equals: false } },
+    subscribeSupport: { create: subscribe, update: subscribe, delete: subscribe, passThrough: false },
+  };
+}
+
+function readProviderFiles(): Record<string, ProviderFile> {
   const files = readdirSync(providersDir)
     .filter((file) => file.endsWith('.json'))
     .sort();
   if (files.length === 0) throw new ProviderCatalogError(`No provider files found in ${providersDir}`);
-  const providers: Record<string, Provider> = {};
+  const providers: Record<string, ProviderFile> = {};
   for (const file of files) {
     let parsed: unknown;
     try {
@@ -57,15 +77,39 @@ function loadCatalog(): Readonly<Record<string, Provider>> {
     }
     providers[provider.name] = provider;
   }
-  const sorted = Object.fromEntries(
-    Object.keys(providers)
-      .sort()
-      .map((name) => [name, providers[name]]),
-  );
-  return deepFreeze(sorted);
+  return providers;
 }
 
-const catalog = loadCatalog();
+function loadCatalog(): {
+  providers: Readonly<Record<string, Provider>>;
+  declarations: ReadonlyMap<string, ConnectorDeclaration>;
+} {
+  const files = readProviderFiles();
+  const declarations = loadConnectorDeclarations(new Set(Object.keys(files)));
+  const providers: Record<string, Provider> = {};
+  for (const name of Object.keys(files).sort()) {
+    const { modules, ...file } = files[name];
+    const support = supportOf(declarations.get(name));
+    providers[name] = {
+      ...file,
+      support,
+      ...(modules && {
+        modules: Object.fromEntries(
+          Object.entries(modules).map(([id, module]) => [id, { ...module, support }]),
+        ),
+      }),
+    };
+  }
+  for (const declaration of declarations.values()) deepFreeze(declaration);
+  return { providers: deepFreeze(providers), declarations };
+}
+
+const { providers: catalog, declarations } = loadCatalog();
+
+/** The provider's deep connector declaration, when it has one. */
+export function connectorDeclaration(name: string): ConnectorDeclaration | undefined {
+  return declarations.get(name);
+}
 
 /** Every provider, keyed by name and sorted by name. The objects are frozen: copy before changing. */
 export function listProviders(): Record<string, Provider> {

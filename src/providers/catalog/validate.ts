@@ -1,7 +1,7 @@
 import { Compile } from 'typebox/compile';
-import { ProviderSchema, type Provider } from '../../schemas/provider.js';
+import { ProviderFileSchema, type ProviderFile } from '../../schemas/provider.js';
 
-const checker = Compile(ProviderSchema);
+const checker = Compile(ProviderFileSchema);
 
 export class ProviderCatalogError extends Error {
   constructor(message: string) {
@@ -18,7 +18,7 @@ function where(pointer: string): string {
  * Rules the JSON Schema states with if/then, restated so a broken file gets a message naming the
  * missing property rather than "must match then schema".
  */
-function ruleProblems(provider: Provider, expectedName: string): string[] {
+function ruleProblems(provider: ProviderFile, expectedName: string): string[] {
   const problems: string[] = [];
   if (provider.name !== expectedName)
     problems.push(`/name is "${provider.name}" but the file is named "${expectedName}"`);
@@ -50,18 +50,18 @@ function ruleProblems(provider: Provider, expectedName: string): string[] {
 }
 
 /** Checks one parsed catalog file; throws a ProviderCatalogError naming the file and each offending path. */
-export function validateProviderFile(file: string, value: unknown, expectedName: string): Provider {
+export function validateProviderFile(file: string, value: unknown, expectedName: string): ProviderFile {
   let problems: string[];
   if (checker.Check(value)) {
-    problems = ruleProblems(value as Provider, expectedName);
+    problems = ruleProblems(value as ProviderFile, expectedName);
   } else {
     const errors = [...checker.Errors(value)];
     const describe = (error: (typeof errors)[number]) => `${where(error.instancePath)} ${error.message}`;
     // if/then failures carry no detail of their own: the restated rules name what is missing.
     problems = errors.filter((error) => error.keyword !== 'if' && error.keyword !== 'boolean').map(describe);
-    if (problems.length === 0) problems = ruleProblems(value as Provider, expectedName);
+    if (problems.length === 0) problems = ruleProblems(value as ProviderFile, expectedName);
     if (problems.length === 0) problems = errors.map(describe);
   }
-  if (problems.length === 0) return value as Provider;
+  if (problems.length === 0) return value as ProviderFile;
   throw new ProviderCatalogError(`Provider catalog file ${file} is invalid:\n  ${problems.join('\n  ')}`);
 }

@@ -1,21 +1,47 @@
-import type { Connector, ConnectorOptions } from '../connector.js';
 import type { ConnectionTarget } from '../auth-material.js';
-import { isKnownProvider } from '../catalog/index.js';
-import { GenericConnector } from './generic.js';
-import { HubSpotConnector } from './hubspot.js';
-import { SandboxConnector } from './sandbox.js';
+import { connectorDeclaration, isKnownProvider } from '../catalog/index.js';
+import { ConnectorDeclarationError } from '../catalog/connector-declarations.js';
+import type { Connector, ConnectorOptions } from '../connector.js';
+import { DeclaredConnector, type ConnectorHooks } from '../declarative/connector.js';
+import { hubspotHooks } from './hubspot.js';
+import { sandboxHooks } from './sandbox.js';
 
-type ConnectorFactory = (target: ConnectionTarget, options: ConnectorOptions) => Connector;
-
-/** Providers with a deep connector (read, write, metadata...). Every other catalog provider gets `GenericConnector`. */
-const deepConnectors: Record<string, ConnectorFactory> = {
-  sandbox: (target, options) => new SandboxConnector(target, options),
-  sandboxApiKey: (target, options) => new SandboxConnector(target, options),
-  hubspot: (target, options) => new HubSpotConnector(target, options),
+/** Code for providers' quirks, by the module name their declarations give under `hooks.module`. */
+const hookModules: Record<string, ConnectorHooks> = {
+  hubspot: hubspotHooks,
+  sandbox: sandboxHooks,
 };
 
+/** What each capability a declaration gives to its hooks needs them to implement. */
+const hookMethods: Record<string, (keyof ConnectorHooks)[]> = {
+  customFields: ['upsertCustomFields'],
+  subscribe: ['subscribe', 'updateSubscription', 'deleteSubscription', 'verifyWebhook'],
+  count: ['estimateCount'],
+};
+
+function hooksOf(provider: string): ConnectorHooks | undefined {
+  const declared = connectorDeclaration(provider)?.hooks;
+  if (!declared) return undefined;
+  const hooks = Object.hasOwn(hookModules, declared.module) ? hookModules[declared.module] : undefined;
+  if (!hooks) {
+    throw new ConnectorDeclarationError(
+      `${provider}: hooks.module: no hooks module "${declared.module}" is registered`,
+    );
+  }
+  for (const capability of declared.capabilities ?? []) {
+    const missing = hookMethods[capability].filter((method) => !hooks[method]);
+    if (missing.length) {
+      throw new ConnectorDeclarationError(
+        `${provider}: hooks.capabilities: "${capability}" needs the hooks ${missing.join(', ')} in module "${declared.module}"`,
+      );
+    }
+  }
+  return hooks;
+}
+
+/** Whether the provider has deep support (a connector declaration) beyond authentication and proxying. */
 export function hasDeepConnector(provider: string): boolean {
-  return Object.hasOwn(deepConnectors, provider);
+  return connectorDeclaration(provider) !== undefined;
 }
 
 /**
@@ -26,8 +52,10 @@ export function connectorFor(target: ConnectionTarget, options: ConnectorOptions
   if (!isKnownProvider(target.provider)) {
     throw new Error(`Provider "${target.provider}" is not in Ferry's catalog.`);
   }
-  const factory = Object.hasOwn(deepConnectors, target.provider)
-    ? deepConnectors[target.provider]
-    : undefined;
-  return factory ? factory(target, options) : new GenericConnector(target, options);
+  return new DeclaredConnector(
+    target,
+    options,
+    connectorDeclaration(target.provider),
+    hooksOf(target.provider),
+  );
 }

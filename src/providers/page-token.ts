@@ -1,4 +1,4 @@
-import { ConnectorInputError } from '../errors.js';
+import { ConnectorInputError } from './errors.js';
 
 /**
  * Connector page tokens: versioned base64url JSON, opaque to callers. They are not signed: a

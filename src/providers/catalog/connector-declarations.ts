@@ -1,0 +1,252 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { schemaIssues } from '../../core/validation.js';
+import type { ConnectorCapabilities } from '../../schemas/capabilities.js';
+import {
+  ConnectorDeclarationSchema,
+  type ConnectorDeclaration,
+  type DeclaredRequest,
+  type Listing,
+  type ObjectDeclaration,
+} from '../../schemas/connector-declaration.js';
+import { isKnownFormat, placeholdersOf, timeFormats, type Placeholder } from '../declarative/template.js';
+
+/**
+ * Deep connector declarations, one JSON file per provider under `connectors/`, read and checked once
+ * at start: the schema, then what a schema cannot say (placeholders known where they are used, the
+ * pagination's placeholder present, `{{id}}` in update and delete paths, `vars` defined). A mistake
+ * stops Ferry at start with a message naming the provider, the object and the field.
+ */
+
+export class ConnectorDeclarationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConnectorDeclarationError';
+  }
+}
+
+const connectorsDir = fileURLToPath(new URL('./connectors/', import.meta.url));
+
+const readPlaceholders = [
+  'since',
+  'until',
+  'window',
+  'pageSize',
+  'cursor',
+  'offset',
+  'page',
+  'lastId',
+  'fields',
+  'includeDeleted',
+];
+const pagePlaceholder: Record<string, string | undefined> = {
+  cursor: 'cursor',
+  offset: 'offset',
+  page: 'page',
+  lastId: 'lastId',
+};
+
+/** An object's declaration with the provider's defaults under it, member by member (`vars` merged). */
+export function effectiveObject(
+  declaration: ConnectorDeclaration,
+  objectName: string,
+): ObjectDeclaration | undefined {
+  const own = Object.hasOwn(declaration.objects, objectName)
+    ? declaration.objects[objectName]
+    : Object.hasOwn(declaration.objects, '*')
+      ? declaration.objects['*']
+      : undefined;
+  if (!own) return undefined;
+  const defaults = declaration.defaults ?? {};
+  return { ...defaults, ...own, vars: { ...defaults.vars, ...own.vars } };
+}
+
+class Checker {
+  readonly problems: string[] = [];
+  constructor(
+    private readonly provider: string,
+    private readonly declared: ObjectDeclaration,
+  ) {}
+
+  private problem(field: string, detail: string): void {
+    this.problems.push(`${this.provider}: ${field}: ${detail}`);
+  }
+
+  /** Placeholders of `template` must be among `allowed`, with known formats and defined vars. */
+  placeholders(field: string, template: unknown, allowed: readonly string[]): Placeholder[] {
+    const found = placeholdersOf(template);
+    for (const { name, format } of found) {
+      if (name.startsWith('vars.')) {
+        if (!Object.hasOwn(this.declared.vars ?? {}, name.slice(5))) {
+          this.problem(field, `{{${name}}} names no entry of the object's vars`);
+        }
+      } else if (name !== 'object' && !allowed.includes(name)) {
+        this.problem(
+          field,
+          `{{${name}}} is not known here (known: object, vars.<name>, ${allowed.join(', ')})`,
+        );
+      }
+      if (format !== undefined && !isKnownFormat(format)) {
+        this.problem(
+          field,
+          `"${format}" is not a known format (steps joined by |: ${[...timeFormats, 'json', 'string', 'join:<separator>'].join(', ')})`,
+        );
+      }
+    }
+    return found;
+  }
+
+  request(field: string, request: DeclaredRequest, allowed: readonly string[]): Placeholder[] {
+    return [
+      ...this.placeholders(`${field}.path`, request.path, allowed),
+      ...this.placeholders(`${field}.query`, request.query ?? {}, allowed),
+      ...this.placeholders(`${field}.headers`, request.headers ?? {}, allowed),
+      ...this.placeholders(`${field}.body`, request.body ?? {}, allowed),
+    ];
+  }
+
+  listing(field: string, listing: Listing): void {
+    const used = new Set(
+      this.request(`${field}.request`, listing.request, readPlaceholders).map((p) => p.name),
+    );
+    const needed = pagePlaceholder[listing.pagination.style];
+    if (needed && !used.has(needed)) {
+      this.problem(
+        `${field}.pagination`,
+        `style ${listing.pagination.style} needs {{${needed}}} in the request`,
+      );
+    }
+    for (const [style, placeholder] of Object.entries(pagePlaceholder)) {
+      if (placeholder && style !== listing.pagination.style && used.has(placeholder)) {
+        this.problem(
+          `${field}.request`,
+          `{{${placeholder}}} is used but the pagination style is ${listing.pagination.style}`,
+        );
+      }
+    }
+    if (listing.window) {
+      if (!used.has('window'))
+        this.problem(`${field}.window`, 'is declared but the request never uses {{window}}');
+      const since = this.placeholders(`${field}.window.since`, listing.window.since ?? '', ['since']);
+      const until = this.placeholders(`${field}.window.until`, listing.window.until ?? '', ['until']);
+      if (listing.window.since !== undefined && !since.some((p) => p.name === 'since'))
+        this.problem(`${field}.window.since`, 'must use {{since}}');
+      if (listing.window.until !== undefined && !until.some((p) => p.name === 'until'))
+        this.problem(`${field}.window.until`, 'must use {{until}}');
+    } else if (used.has('window')) {
+      this.problem(`${field}.request`, 'uses {{window}} but no window is declared');
+    }
+    if (listing.pageSize.min !== undefined && listing.pageSize.min > listing.pageSize.max) {
+      this.problem(`${field}.pageSize`, 'min is larger than max');
+    }
+  }
+
+  check(prefix: string): void {
+    const object = this.declared;
+    if (object.read) {
+      this.listing(`${prefix}.read.list`, object.read.list);
+      if (object.read.incremental) this.listing(`${prefix}.read.incremental`, object.read.incremental);
+      if (object.read.count) {
+        this.request(`${prefix}.read.count.request`, object.read.count.request, ['since', 'until', 'window']);
+      }
+    }
+    for (const type of ['create', 'update', 'delete'] as const) {
+      const operation = object.write?.[type];
+      if (!operation) continue;
+      const used = this.request(`${prefix}.write.${type}.request`, operation.request, [
+        'id',
+        'record',
+        'associations',
+      ]);
+      if (type !== 'create' && !used.some((p) => p.name === 'id')) {
+        this.problem(`${prefix}.write.${type}.request`, `a ${type} must address the record with {{id}}`);
+      }
+      if (operation.idHeader) {
+        try {
+          new RegExp(operation.idHeader.pattern);
+        } catch (error) {
+          this.problem(`${prefix}.write.${type}.idHeader.pattern`, (error as Error).message);
+        }
+      }
+    }
+    if (object.metadata) {
+      this.request(`${prefix}.metadata.request`, object.metadata.request, ['cursor', 'offset', 'page']);
+    }
+  }
+}
+
+/** Checks one parsed declaration file; throws a ConnectorDeclarationError listing every problem. */
+export function checkDeclaration(
+  file: string,
+  value: unknown,
+  knownProviders: ReadonlySet<string>,
+): ConnectorDeclaration {
+  const issues = schemaIssues(ConnectorDeclarationSchema, value, 'body');
+  if (issues.length) {
+    const provider = (value as { provider?: unknown })?.provider;
+    throw new ConnectorDeclarationError(
+      `Connector declaration ${file}${typeof provider === 'string' ? ` (${provider})` : ''} is not valid:\n` +
+        issues.map((issue) => `- ${issue.detail}`).join('\n'),
+    );
+  }
+  const declaration = value as ConnectorDeclaration;
+  const problems: string[] = [];
+  const expected = file.replace(/\.json$/, '');
+  if (declaration.provider !== expected)
+    problems.push(`${declaration.provider}: provider: the file is named "${file}"`);
+  if (!knownProviders.has(declaration.provider)) {
+    problems.push(`${declaration.provider}: provider: not in the provider catalog`);
+  }
+  for (const name of Object.keys(declaration.objects)) {
+    const checker = new Checker(declaration.provider, effectiveObject(declaration, name)!);
+    checker.check(`objects.${name}`);
+    problems.push(...checker.problems);
+  }
+  if (problems.length) {
+    throw new ConnectorDeclarationError(
+      `Connector declaration ${file} is not valid:\n- ${problems.join('\n- ')}`,
+    );
+  }
+  return declaration;
+}
+
+/** Every declaration, keyed by provider; files that do not parse or check stop the load. */
+export function loadConnectorDeclarations(
+  knownProviders: ReadonlySet<string>,
+  dir = connectorsDir,
+): ReadonlyMap<string, ConnectorDeclaration> {
+  const declarations = new Map<string, ConnectorDeclaration>();
+  for (const file of readdirSync(dir)
+    .filter((name) => name.endsWith('.json'))
+    .sort()) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+    } catch (error) {
+      throw new ConnectorDeclarationError(
+        `Connector declaration ${file} is not valid JSON: ${(error as Error).message}`,
+      );
+    }
+    const declaration = checkDeclaration(file, parsed, knownProviders);
+    declarations.set(declaration.provider, declaration);
+  }
+  return declarations;
+}
+
+/** What a declaration lets a connector do, before the catalog adds `proxy`. */
+export function declaredCapabilities(
+  declaration: ConnectorDeclaration,
+): Omit<ConnectorCapabilities, 'proxy'> {
+  const objects = Object.keys(declaration.objects).map((name) => effectiveObject(declaration, name)!);
+  const extra = new Set(declaration.hooks?.capabilities ?? []);
+  return {
+    read: objects.some((object) => object.read),
+    write: objects.some((object) => object.write?.create || object.write?.update),
+    delete: objects.some((object) => object.write?.delete),
+    objectMetadata: objects.some((object) => object.metadata || object.fields),
+    customFields: extra.has('customFields'),
+    subscribe: extra.has('subscribe'),
+    count: extra.has('count') || objects.some((object) => object.read?.count),
+  };
+}

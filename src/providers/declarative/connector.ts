@@ -1,0 +1,572 @@
+import { stringify as formEncode } from 'qs';
+import type { ConnectionTarget } from '../auth-material.js';
+import { effectiveObject } from '../catalog/connector-declarations.js';
+import { getProvider, type Provider } from '../catalog/index.js';
+import type {
+  Connector,
+  ConnectorOptions,
+  CountInput,
+  IncomingProviderEvent,
+  ProviderRecord,
+  ProxyRequest,
+  ProxyResponse,
+  ReadPageInput,
+  ReadPageResult,
+  SubscribeInput,
+  Subscription,
+  WriteInput,
+  WriteResult,
+} from '../connector.js';
+import { decodePageToken, encodePageToken } from '../page-token.js';
+import { CapabilityNotSupportedError, ConnectorInputError, ProviderError } from '../errors.js';
+import { ProviderHttpClient, type HttpMethod, type ProviderHttpRequest } from '../http.js';
+import type { Capability, ConnectorCapabilities } from '../../schemas/capabilities.js';
+import type {
+  ConnectorDeclaration,
+  DeclaredRequest,
+  Listing,
+  ObjectDeclaration,
+} from '../../schemas/connector-declaration.js';
+import type {
+  CustomFieldDefinition,
+  FieldMetadata,
+  ObjectMetadata,
+  UpsertCustomFieldsResult,
+} from '../../schemas/object-metadata.js';
+import { declaredCapabilities } from '../catalog/connector-declarations.js';
+import { describedField, holds, staticField } from './field-metadata.js';
+import { valueAt } from './json-pointer.js';
+import { firstPageState, nextPageState, pageValues, type PageState } from './pagination.js';
+import { ABSENT, placeholdersOf, renderJson, renderString, type TemplateValues } from './template.js';
+import { parseTime } from './times.js';
+import { rateLimitWait } from './rate-limit.js';
+
+/**
+ * Code for one provider's quirks, beside its declaration. Each hook receives the declared behaviour
+ * (`declared`) so it can wrap it or fall back on it; a capability a declaration names under
+ * `hooks.capabilities` is the hook's alone (custom fields, subscriptions).
+ */
+export interface ConnectorHooks {
+  readPage?(
+    connector: DeclaredConnector,
+    input: ReadPageInput,
+    declared: () => Promise<ReadPageResult>,
+  ): Promise<ReadPageResult>;
+  write?(
+    connector: DeclaredConnector,
+    input: WriteInput,
+    declared: () => Promise<WriteResult>,
+  ): Promise<WriteResult>;
+  listObjectMetadata?(
+    connector: DeclaredConnector,
+    objectName: string,
+    declared: () => Promise<ObjectMetadata>,
+  ): Promise<ObjectMetadata>;
+  estimateCount?(connector: DeclaredConnector, input: CountInput): Promise<number | undefined>;
+  upsertCustomFields?(
+    connector: DeclaredConnector,
+    objectName: string,
+    fields: CustomFieldDefinition[],
+  ): Promise<UpsertCustomFieldsResult>;
+  subscribe?(connector: DeclaredConnector, input: SubscribeInput): Promise<Subscription>;
+  updateSubscription?(
+    connector: DeclaredConnector,
+    subscriptionId: string,
+    input: SubscribeInput,
+  ): Promise<Subscription>;
+  deleteSubscription?(connector: DeclaredConnector, subscriptionId: string): Promise<void>;
+  verifyWebhook?(
+    connector: DeclaredConnector,
+    headers: Record<string, string | string[] | undefined>,
+    rawBody: string | Buffer,
+    secret: string,
+  ): IncomingProviderEvent[];
+  /** A provider failure said more clearly (HubSpot's "unable to infer object type" is a 404). */
+  providerError?(connector: DeclaredConnector, objectName: string, error: ProviderError): ProviderError;
+}
+
+/** Headers a proxied request must not pass on: hop-by-hop ones and the caller's own credentials. */
+const unforwardedHeaders = new Set([
+  'authorization',
+  'connection',
+  'content-length',
+  'cookie',
+  'host',
+  'keep-alive',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'x-api-key',
+]);
+
+const proxyMethods = new Set<string>(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** A read's position between pages: which listing, where it stands, and the query it continues. */
+interface ReadToken extends Record<string, unknown> {
+  o: string;
+  l: 'list' | 'incremental';
+  s: PageState;
+  since?: number;
+  until?: number;
+  n: number;
+  f?: string[];
+  /** Deletions are listed too. */
+  d?: boolean;
+}
+
+/**
+ * The connector of every catalog provider: what its declaration says, plus its hooks. A provider
+ * with no declaration can only proxy; asked for anything else it answers CapabilityNotSupportedError.
+ */
+export class DeclaredConnector implements Connector {
+  readonly provider: string;
+  readonly capabilities: Readonly<ConnectorCapabilities>;
+  readonly catalog: Provider;
+  readonly http: ProviderHttpClient;
+
+  constructor(
+    target: ConnectionTarget,
+    options: ConnectorOptions,
+    readonly declaration: ConnectorDeclaration | undefined,
+    private readonly hooks: ConnectorHooks = {},
+  ) {
+    const catalog = getProvider(target.provider);
+    if (!catalog) throw new Error(`Provider "${target.provider}" is not in Ferry's catalog.`);
+    this.provider = catalog.name;
+    this.catalog = catalog;
+    const messagePointers = declaration?.errorMessage;
+    const rateLimit = declaration?.rateLimit;
+    this.http = new ProviderHttpClient(catalog, target, {
+      onRequest: options.onRequest,
+      baseUrl: options.baseUrl,
+      retry: options.retry,
+      timeoutMs: options.timeoutMs,
+      ...(messagePointers && {
+        errorMessage: (body: unknown) => {
+          for (const pointer of messagePointers) {
+            const message = valueAt(body, pointer);
+            if (typeof message === 'string' && message.trim()) return message.trim().slice(0, 500);
+          }
+          return undefined;
+        },
+      }),
+      ...(rateLimit && {
+        rateLimitWait: (headers: Record<string, string>) => rateLimitWait(rateLimit, headers),
+      }),
+    });
+    this.capabilities = Object.freeze({
+      ...(declaration
+        ? declaredCapabilities(declaration)
+        : {
+            read: false,
+            write: false,
+            delete: false,
+            objectMetadata: false,
+            customFields: false,
+            subscribe: false,
+            count: false,
+          }),
+      proxy: catalog.support.proxy,
+    });
+  }
+
+  unsupported(capability: Capability | string, detail?: string): CapabilityNotSupportedError {
+    return new CapabilityNotSupportedError(this.provider, capability, detail);
+  }
+
+  /** An object's declaration (defaults merged); a 404 ProviderError for an object the provider lacks. */
+  object(objectName: string): ObjectDeclaration {
+    const object = this.declaration && effectiveObject(this.declaration, objectName);
+    if (!object) {
+      throw new ProviderError(
+        this.provider,
+        `Provider "${this.provider}" has no object "${objectName}" in Ferry.`,
+        {
+          status: 404,
+          retryable: false,
+        },
+      );
+    }
+    return object;
+  }
+
+  /** Sends a declared request (rendered with `values`) and returns the 2xx answer. */
+  async send(objectName: string, request: ProviderHttpRequest) {
+    try {
+      return await this.http.json(request);
+    } catch (error) {
+      if (error instanceof ProviderError && this.hooks.providerError) {
+        throw this.hooks.providerError(this, objectName, error);
+      }
+      throw error;
+    }
+  }
+
+  /** A declared request with its templates filled in. */
+  request(declared: DeclaredRequest, values: TemplateValues, idempotent?: boolean): ProviderHttpRequest {
+    const path = declared.path.replace(/\{\{[^}]+\}\}/g, (placeholder) => {
+      const value = renderString(placeholder, values);
+      if (value === ABSENT)
+        throw new ConnectorInputError(`${declared.path} needs ${placeholder}`, this.provider);
+      return encodeURIComponent(String(value));
+    });
+    const query: Record<string, string> = {};
+    for (const [name, template] of Object.entries(declared.query ?? {})) {
+      const value = renderString(template, values);
+      if (value !== ABSENT) query[name] = String(value);
+    }
+    const headers: Record<string, string> = {};
+    for (const [name, template] of Object.entries(declared.headers ?? {})) {
+      const value = renderString(template, values);
+      if (value !== ABSENT) headers[name] = String(value);
+    }
+    const body = declared.body === undefined ? undefined : renderJson(declared.body, values);
+    return {
+      method: declared.method as HttpMethod,
+      path,
+      query,
+      headers,
+      ...(body !== undefined &&
+        (declared.encoding === 'form'
+          ? {
+              body: formEncode(body),
+              headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+            }
+          : { json: body })),
+      ...(idempotent !== undefined && { idempotent }),
+    };
+  }
+
+  /** A provider's next-page URL, only ever on the provider's own origin: credentials go nowhere else. */
+  private nextPageUrl(url: string): string {
+    const base = new URL(this.http.baseUrl());
+    const next = new URL(url, base.origin);
+    if (next.origin !== base.origin) {
+      throw new ProviderError(
+        this.provider,
+        `Provider "${this.provider}" gave a next page on another host (${next.host}).`,
+        {
+          retryable: false,
+        },
+      );
+    }
+    return next.toString();
+  }
+
+  private templateValues(objectName: string, object: ObjectDeclaration): TemplateValues {
+    return { object: objectName, vars: object.vars ?? {} };
+  }
+
+  record(object: ObjectDeclaration, item: unknown, listing?: Listing): ProviderRecord {
+    const raw = (listing?.record ? valueAt(item, listing.record) : item) as Record<string, unknown>;
+    const id = valueAt(raw, object.id ?? '/id');
+    const updated = object.updated && parseTime(valueAt(raw, object.updated.field), object.updated.format);
+    const deleted = object.deleted !== undefined && holds(object.deleted, raw);
+    return {
+      id: String(id),
+      ...(updated && { updatedAt: updated.toISOString() }),
+      raw,
+      ...(deleted && { deleted }),
+    };
+  }
+
+  async readPage(input: ReadPageInput): Promise<ReadPageResult> {
+    const declared = () => this.readDeclaredPage(input);
+    return this.hooks.readPage ? this.hooks.readPage(this, input, declared) : declared();
+  }
+
+  /** One page as the declaration says: the listing, its page, its records inside the window. */
+  async readDeclaredPage(input: ReadPageInput): Promise<ReadPageResult> {
+    if (!this.capabilities.read) throw this.unsupported('read');
+    const object = this.object(input.objectName);
+    if (!object.read)
+      throw this.unsupported('read', `Ferry cannot read ${input.objectName} from "${this.provider}".`);
+    const token = input.pageToken
+      ? decodePageToken<ReadToken>(input.pageToken, this.provider, input.objectName)
+      : undefined;
+    const which = token?.l ?? (input.since && object.read.incremental ? 'incremental' : 'list');
+    const listing = which === 'incremental' ? object.read.incremental! : object.read.list;
+    const since = token ? (token.since === undefined ? undefined : new Date(token.since)) : input.since;
+    const until = token ? (token.until === undefined ? undefined : new Date(token.until)) : input.until;
+    const pageSize =
+      token?.n ?? Math.max(listing.pageSize.min ?? 1, Math.min(input.pageSize, listing.pageSize.max));
+    const fields = token ? token.f : input.fields;
+    const includeDeleted = token ? token.d : input.includeDeleted;
+    const state = token?.s ?? firstPageState(listing.pagination);
+
+    const values: TemplateValues = {
+      ...this.templateValues(input.objectName, object),
+      since,
+      until,
+      pageSize,
+      ...(fields?.length && { fields }),
+      ...(includeDeleted && { includeDeleted: 'true' }),
+      ...pageValues(state),
+    };
+    if (listing.window) values.window = this.window(listing, values);
+    const request = state.url
+      ? {
+          ...this.request({ ...listing.request, method: 'GET', query: {}, body: undefined }, values, true),
+          path: this.nextPageUrl(state.url),
+        }
+      : this.request(listing.request, values, true);
+    const response = await this.send(input.objectName, request);
+    const listed = valueAt(response.body, listing.records);
+    const items = Array.isArray(listed) ? listed : [];
+    const records = items.map((item) => this.record(object, item, listing));
+    const next = nextPageState(listing.pagination, state, {
+      body: response.body,
+      headers: response.headers,
+      items,
+      ids: items.map((item) => String(valueAt(item, object.id ?? '/id'))),
+      pageSize,
+    });
+    const inWindow = records.filter((record) => withinWindow(record, since, until));
+    // Newest first without a filter: the first record older than the window ends the read.
+    const passedWindow =
+      listing.newestFirst &&
+      since &&
+      records.some((record) => record.updatedAt && Date.parse(record.updatedAt) < since.getTime());
+    if (!next || passedWindow) return { records: inWindow, done: true };
+    const nextToken: ReadToken = {
+      o: input.objectName,
+      l: which,
+      s: next,
+      ...(since && { since: since.getTime() }),
+      ...(until && { until: until.getTime() }),
+      n: pageSize,
+      ...(fields?.length && { f: fields }),
+      ...(includeDeleted && { d: true }),
+    };
+    return { records: inWindow, nextPageToken: encodePageToken(nextToken), done: false };
+  }
+
+  /** The window's clauses for the times given, joined as declared. */
+  private window(declared: { window?: Listing['window'] }, values: TemplateValues): unknown {
+    const window = declared.window;
+    if (!window) return undefined;
+    const clauses = (['since', 'until'] as const)
+      .filter((bound) => values[bound] !== undefined && window[bound] !== undefined)
+      .map((bound) => renderJson(window[bound], values));
+    if (window.join !== undefined) return clauses.length ? clauses.map(String).join(window.join) : undefined;
+    return clauses;
+  }
+
+  async estimateCount(input: CountInput): Promise<number | undefined> {
+    if (!this.capabilities.count) return undefined;
+    if (this.hooks.estimateCount) return this.hooks.estimateCount(this, input);
+    const object = this.object(input.objectName);
+    const count = object.read?.count;
+    if (!count) return undefined;
+    const values: TemplateValues = {
+      ...this.templateValues(input.objectName, object),
+      since: input.since,
+      until: input.until,
+    };
+    values.window = this.window(count, values);
+    const response = await this.send(input.objectName, this.request(count.request, values, true));
+    const total = Number(valueAt(response.body, count.total));
+    return Number.isFinite(total) ? total : undefined;
+  }
+
+  async write(input: WriteInput): Promise<WriteResult> {
+    const declared = () => this.writeDeclared(input);
+    return this.hooks.write ? this.hooks.write(this, input, declared) : declared();
+  }
+
+  /** The id an update or delete targets: `recordId`, else `record.id` (updates only). */
+  targetRecordId(input: WriteInput): string {
+    const fromRecord = input.type === 'update' ? input.record?.id : undefined;
+    const id =
+      input.recordId ??
+      (typeof fromRecord === 'string' || typeof fromRecord === 'number' ? String(fromRecord) : undefined);
+    if (!id)
+      throw new ConnectorInputError(
+        `A ${input.type} of ${input.objectName} needs the record id.`,
+        this.provider,
+      );
+    return id;
+  }
+
+  /** The field values of a create or update, without the id (which the URL addresses). */
+  writeValues(input: WriteInput): Record<string, unknown> {
+    if (!input.record || typeof input.record !== 'object') {
+      throw new ConnectorInputError(`A ${input.type} of ${input.objectName} needs a record.`, this.provider);
+    }
+    const { id: _id, ...values } = input.record;
+    return input.type === 'update' ? values : input.record;
+  }
+
+  async writeDeclared(input: WriteInput): Promise<WriteResult> {
+    const capability = input.type === 'delete' ? 'delete' : 'write';
+    if (!this.capabilities[capability]) throw this.unsupported(capability);
+    const object = this.object(input.objectName);
+    const operation = object.write?.[input.type];
+    if (!operation) {
+      throw this.unsupported(
+        input.type === 'delete' ? 'delete' : 'write',
+        `Ferry cannot ${input.type} ${input.objectName} records at "${this.provider}".`,
+      );
+    }
+    if (
+      input.associations?.length &&
+      !placeholdersOf(operation.request).some((p) => p.name === 'associations')
+    ) {
+      throw this.unsupported(
+        'associations',
+        `"${this.provider}" takes no associations on a ${input.type} of ${input.objectName}; set the linking field instead.`,
+      );
+    }
+    const id = input.type === 'create' ? undefined : this.targetRecordId(input);
+    const values: TemplateValues = {
+      ...this.templateValues(input.objectName, object),
+      ...(id !== undefined && { id }),
+      ...(input.type !== 'delete' && { record: this.writeValues(input) }),
+      ...(input.associations?.length && { associations: input.associations }),
+    };
+    // Setting the same values twice leaves the same record; a create is never repeated blindly.
+    const request = this.request(operation.request, values, input.type === 'create' ? undefined : true);
+    const response = await this.send(input.objectName, request);
+    const body = response.body;
+    let recordId = id;
+    if (input.type === 'create') {
+      const fromBody = valueAt(body, operation.id ?? '/id');
+      const fromHeader =
+        operation.idHeader &&
+        new RegExp(operation.idHeader.pattern).exec(
+          response.headers[operation.idHeader.name.toLowerCase()] ?? '',
+        )?.[1];
+      const found = fromBody ?? fromHeader;
+      if (found === undefined || found === null) {
+        throw new ProviderError(
+          this.provider,
+          `Provider "${this.provider}" created the ${input.objectName} record but did not say its id.`,
+          {
+            retryable: false,
+          },
+        );
+      }
+      recordId = String(found);
+    }
+    const data = input.type === 'delete' ? undefined : valueAt(body, operation.record ?? '');
+    const isRecord = data !== null && typeof data === 'object' && !Array.isArray(data);
+    return { recordId: recordId!, ...(isRecord && { data: data as Record<string, unknown> }) };
+  }
+
+  async listObjectMetadata(objectName: string): Promise<ObjectMetadata> {
+    const declared = () => this.declaredMetadata(objectName);
+    return this.hooks.listObjectMetadata
+      ? this.hooks.listObjectMetadata(this, objectName, declared)
+      : declared();
+  }
+
+  async declaredMetadata(objectName: string): Promise<ObjectMetadata> {
+    if (!this.capabilities.objectMetadata) throw this.unsupported('objectMetadata');
+    const object = this.object(objectName);
+    if (!object.metadata && !object.fields) {
+      throw this.unsupported('objectMetadata', `Ferry cannot describe ${objectName} at "${this.provider}".`);
+    }
+    const fields: Record<string, FieldMetadata> = {};
+    for (const [name, field] of Object.entries(object.fields ?? {})) fields[name] = staticField(name, field);
+    const metadata = object.metadata;
+    if (metadata) {
+      const values = this.templateValues(objectName, object);
+      let state: PageState | undefined = metadata.pagination ? firstPageState(metadata.pagination) : {};
+      while (state) {
+        const request = state.url
+          ? { method: 'GET' as const, path: this.nextPageUrl(state.url), idempotent: true }
+          : this.request(metadata.request, { ...values, ...pageValues(state) }, true);
+        const response = await this.send(objectName, request);
+        const listed = valueAt(response.body, metadata.fields);
+        const descriptors = Array.isArray(listed)
+          ? listed
+          : listed && typeof listed === 'object'
+            ? Object.entries(listed).map(([key, value]) =>
+                value && typeof value === 'object' ? { name: key, ...value } : value,
+              )
+            : [];
+        for (const descriptor of descriptors) {
+          if (metadata.where !== undefined && !holds(metadata.where, descriptor)) continue;
+          const field = describedField(metadata, descriptor);
+          if (field) fields[field.fieldName] = field;
+        }
+        state = metadata.pagination
+          ? nextPageState(metadata.pagination, state, {
+              body: response.body,
+              headers: response.headers,
+              items: descriptors,
+              ids: [],
+              pageSize: Number.MAX_SAFE_INTEGER,
+            })
+          : undefined;
+      }
+    }
+    return { name: objectName, displayName: object.displayName ?? objectName, fields };
+  }
+
+  async upsertCustomFields(
+    objectName: string,
+    fields: CustomFieldDefinition[],
+  ): Promise<UpsertCustomFieldsResult> {
+    if (!this.capabilities.customFields || !this.hooks.upsertCustomFields)
+      throw this.unsupported('customFields');
+    return this.hooks.upsertCustomFields(this, objectName, fields);
+  }
+
+  async subscribe(input: SubscribeInput): Promise<Subscription> {
+    if (!this.capabilities.subscribe || !this.hooks.subscribe) throw this.unsupported('subscribe');
+    return this.hooks.subscribe(this, input);
+  }
+
+  async updateSubscription(subscriptionId: string, input: SubscribeInput): Promise<Subscription> {
+    if (!this.capabilities.subscribe || !this.hooks.updateSubscription) throw this.unsupported('subscribe');
+    return this.hooks.updateSubscription(this, subscriptionId, input);
+  }
+
+  async deleteSubscription(subscriptionId: string): Promise<void> {
+    if (!this.capabilities.subscribe || !this.hooks.deleteSubscription) throw this.unsupported('subscribe');
+    return this.hooks.deleteSubscription(this, subscriptionId);
+  }
+
+  verifyWebhook(
+    headers: Record<string, string | string[] | undefined>,
+    rawBody: string | Buffer,
+    secret: string,
+  ): IncomingProviderEvent[] {
+    if (!this.capabilities.subscribe || !this.hooks.verifyWebhook) throw this.unsupported('subscribe');
+    return this.hooks.verifyWebhook(this, headers, rawBody, secret);
+  }
+
+  async proxy(request: ProxyRequest): Promise<ProxyResponse> {
+    if (!this.capabilities.proxy) throw this.unsupported('proxy');
+    const method = request.method.toUpperCase();
+    if (!proxyMethods.has(method)) throw this.unsupported('proxy', `Method ${method} cannot be proxied.`);
+    if (
+      /^[a-z][a-z0-9+.-]*:/i.test(request.path) ||
+      request.path.startsWith('//') ||
+      /(^|\/)\.\.(\/|\?|$)/.test(request.path)
+    ) {
+      // The path is appended to the provider's base URL; an absolute URL would send credentials elsewhere.
+      throw this.unsupported('proxy', 'A proxied path must be relative to the provider’s base URL.');
+    }
+    const headers = Object.fromEntries(
+      Object.entries(request.headers ?? {}).filter(([name]) => !unforwardedHeaders.has(name.toLowerCase())),
+    );
+    const response = await this.http.send({
+      method: method as HttpMethod,
+      path: `${request.path.startsWith('/') ? '' : '/'}${request.path}`,
+      headers,
+      body: request.body,
+    });
+    return { status: response.status, headers: response.headers, body: response.rawBody };
+  }
+}
+
+/** Whether a record's modification time falls in [since, until); records that do not say are kept. */
+function withinWindow(record: ProviderRecord, since: Date | undefined, until: Date | undefined): boolean {
+  if (!record.updatedAt || (!since && !until)) return true;
+  const time = Date.parse(record.updatedAt);
+  return (!since || time >= since.getTime()) && (!until || time < until.getTime());
+}

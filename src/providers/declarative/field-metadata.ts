@@ -1,0 +1,68 @@
+import type { MetadataDeclaration, Predicate, StaticField } from '../../schemas/connector-declaration.js';
+import type { FieldMetadata } from '../../schemas/object-metadata.js';
+import { valueAt } from './json-pointer.js';
+
+/** Whether a field descriptor has a property, as a declaration's predicate says. */
+export function holds(predicate: Predicate | undefined, descriptor: unknown): boolean {
+  if (predicate === undefined) return false;
+  if (typeof predicate === 'boolean') return predicate;
+  if (typeof predicate === 'string') {
+    const value = valueAt(descriptor, predicate);
+    return value === true || value === 'true' || (typeof value === 'number' && value !== 0);
+  }
+  if ('not' in predicate) return !holds(predicate.not, descriptor);
+  if ('anyOf' in predicate) return predicate.anyOf.some((inner) => holds(inner, descriptor));
+  return predicate.allOf.every((inner) => holds(inner, descriptor));
+}
+
+function text(value: unknown): string | undefined {
+  return value === undefined || value === null ? undefined : String(value);
+}
+
+/** One provider field descriptor as Ferry's field metadata; undefined when it names no field. */
+export function describedField(
+  declaration: MetadataDeclaration,
+  descriptor: unknown,
+): FieldMetadata | undefined {
+  const name = text(valueAt(descriptor, declaration.name));
+  if (!name) return undefined;
+  const providerType = text(valueAt(descriptor, declaration.type)) ?? 'unknown';
+  const subtype = declaration.subtype && text(valueAt(descriptor, declaration.subtype));
+  const typeKey = [subtype && `${providerType}/${subtype}`, providerType].find(
+    (key): key is string => Boolean(key) && Object.hasOwn(declaration.types, key!),
+  );
+  const options = declaration.options ? valueAt(descriptor, declaration.options.list) : undefined;
+  const values = Array.isArray(options)
+    ? options
+        .map((option) => ({
+          value: text(valueAt(option, declaration.options!.value)),
+          displayValue: text(valueAt(option, declaration.options!.label)),
+        }))
+        .filter((option): option is { value: string; displayValue: string } => option.value !== undefined)
+        .map((option) => ({ value: option.value, displayValue: option.displayValue ?? option.value }))
+    : [];
+  return {
+    fieldName: name,
+    displayName: (declaration.label && text(valueAt(descriptor, declaration.label))) || name,
+    valueType: typeKey ? declaration.types[typeKey] : 'other',
+    providerType,
+    readOnly: holds(declaration.readOnly, descriptor),
+    isCustom: holds(declaration.custom, descriptor),
+    isRequired: holds(declaration.required, descriptor),
+    ...(values.length && { values }),
+  };
+}
+
+/** A field the declaration lists because no endpoint describes it. */
+export function staticField(name: string, field: StaticField): FieldMetadata {
+  return {
+    fieldName: name,
+    displayName: field.displayName,
+    valueType: field.valueType,
+    providerType: field.providerType,
+    readOnly: field.readOnly ?? false,
+    isCustom: false,
+    isRequired: field.isRequired ?? false,
+    ...(field.values && { values: field.values }),
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * The templates of connector declarations: `{{name}}` or `{{name|format}}` inside strings, and JSON
+ * bodies whose strings may be templates. A string that is exactly one placeholder takes the value's
+ * own type (a number, a list, a whole record); one placeholder among other text is written into it.
+ */
+
+const placeholderPattern = /\{\{\s*([A-Za-z][\w.]*)\s*(?:\|\s*([^}]*?)\s*)?\}\}/g;
+const wholePattern = /^\{\{\s*([A-Za-z][\w.]*)\s*(?:\|\s*([^}]*?)\s*)?\}\}$/;
+
+export const timeFormats = ['iso', 'isoSeconds', 'unixSeconds', 'unixMs', 'date'] as const;
+
+/** The values a template may use: times are Dates, `fields` a list, `vars` the object's own strings. */
+export type TemplateValues = Record<string, unknown> & { vars?: Record<string, string> };
+
+export interface Placeholder {
+  name: string;
+  format?: string;
+}
+
+/** A value a single-placeholder member had none of: the member is left out. */
+export const ABSENT = Symbol('absent');
+
+/** Thrown when a template written inside text names a value that is missing. */
+export class TemplateValueError extends Error {}
+
+function lookup(values: TemplateValues, name: string): unknown {
+  if (name.startsWith('vars.')) return values.vars?.[name.slice('vars.'.length)];
+  return Object.hasOwn(values, name) ? values[name] : undefined;
+}
+
+function isKnownStep(format: string): boolean {
+  return (
+    (timeFormats as readonly string[]).includes(format) ||
+    format === 'json' ||
+    format === 'string' ||
+    format.startsWith('join:')
+  );
+}
+
+/** Whether `format` is one a template may use: steps such as `unixMs|string`, applied in order. */
+export function isKnownFormat(format: string): boolean {
+  return format.split('|').every((step) => isKnownStep(step.trim()));
+}
+
+function formatTime(time: Date, format: string): string | number {
+  switch (format) {
+    case 'isoSeconds':
+      return time.toISOString().replace(/\.\d{3}Z$/, 'Z');
+    case 'unixSeconds':
+      return Math.floor(time.getTime() / 1000);
+    case 'unixMs':
+      return time.getTime();
+    case 'date':
+      return time.toISOString().slice(0, 10);
+    default:
+      return time.toISOString();
+  }
+}
+
+function formattedStep(value: unknown, format: string | undefined): unknown {
+  if (value instanceof Date) return formatTime(value, format ?? 'iso');
+  if (format === 'json') return JSON.stringify(value);
+  if (format === 'string') return asText(value);
+  if (Array.isArray(value) && format?.startsWith('join:')) return value.join(format.slice('join:'.length));
+  return value;
+}
+
+/** The value as the placeholder asks for it, keeping its JSON type when it stands alone. */
+function formatted(value: unknown, format: string | undefined): unknown {
+  if (format === undefined) return formattedStep(value, undefined);
+  return format.split('|').reduce((current, step) => formattedStep(current, step.trim()), value);
+}
+
+/** A value written into text: lists comma-separated, objects as JSON. */
+function asText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return value.map(asText).join(',');
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
+/**
+ * Renders one string. Returns ABSENT when the string is a single placeholder without a value (the
+ * caller leaves the member out); a placeholder inside other text must have a value.
+ */
+export function renderString(template: string, values: TemplateValues, keepType = false): unknown {
+  const whole = wholePattern.exec(template);
+  if (whole) {
+    const value = lookup(values, whole[1]);
+    if (value === undefined || value === null) return ABSENT;
+    const result = formatted(value, whole[2]);
+    return keepType ? result : asText(result);
+  }
+  return template.replace(placeholderPattern, (_match, name: string, format: string | undefined) => {
+    const value = lookup(values, name);
+    if (value === undefined || value === null) {
+      throw new TemplateValueError(`the template "${template}" needs a value for {{${name}}}`);
+    }
+    return asText(formatted(value, format));
+  });
+}
+
+/** Renders a JSON template: members and items whose value is ABSENT are left out. */
+export function renderJson(template: unknown, values: TemplateValues): unknown {
+  if (typeof template === 'string') return renderString(template, values, true);
+  if (Array.isArray(template)) {
+    return template.map((item) => renderJson(item, values)).filter((item) => item !== ABSENT);
+  }
+  if (template && typeof template === 'object') {
+    const rendered: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(template)) {
+      const result = renderJson(value, values);
+      if (result !== ABSENT) rendered[key] = result;
+    }
+    return rendered;
+  }
+  return template;
+}
+
+/** Every placeholder a string or JSON template uses, for checks when declarations load. */
+export function placeholdersOf(template: unknown): Placeholder[] {
+  if (typeof template === 'string') {
+    return [...template.matchAll(placeholderPattern)].map((match) => ({
+      name: match[1],
+      ...(match[2] !== undefined && { format: match[2] }),
+    }));
+  }
+  if (Array.isArray(template)) return template.flatMap(placeholdersOf);
+  if (template && typeof template === 'object') return Object.values(template).flatMap(placeholdersOf);
+  return [];
+}

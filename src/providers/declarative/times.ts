@@ -1,0 +1,18 @@
+import type { TimeFormat } from '../../schemas/connector-declaration.js';
+
+/** A provider's timestamp as a Date, read the way the declaration says it is written; undefined when it is not one. */
+export function parseTime(value: unknown, format: TimeFormat): Date | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  let ms: number;
+  if (format === 'unixSeconds' || format === 'unixMs') {
+    const number = typeof value === 'number' ? value : Number(value);
+    ms = format === 'unixSeconds' ? number * 1000 : number;
+  } else {
+    // `+0000` (Salesforce) is read as `+00:00`; more than millisecond precision is cut to it.
+    const text = String(value)
+      .replace(/([+-]\d{2})(\d{2})$/, '$1:$2')
+      .replace(/(\.\d{3})\d+/, '$1');
+    ms = Date.parse(text);
+  }
+  return Number.isFinite(ms) ? new Date(ms) : undefined;
+}

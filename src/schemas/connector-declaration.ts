@@ -1,0 +1,292 @@
+import Type, { type Static } from 'typebox';
+import { ValueTypeSchema } from './object-metadata.js';
+
+/**
+ * A provider's deep support as data (`src/providers/catalog/connectors/<provider>.json`): per object,
+ * how to list records (window, pagination, where records, ids and modification times are), how to
+ * write them, and how to describe their fields. The declarative connector
+ * (`src/providers/declarative/`) runs it; code hooks exist only for real quirks.
+ *
+ * Strings in requests are templates: `{{name}}` or `{{name|format}}`. A query parameter or body
+ * member whose value is one placeholder with no value (no `since` on a full read, no `cursor` on the
+ * first page) is left out. Placeholders: `object` (the object's provider name), `vars.<name>` (the
+ * object's `vars`), `since`, `until`, `window` (the joined window clauses), `pageSize`, `cursor`,
+ * `offset`, `page`, `lastId`, `fields`, `includeDeleted` (read); `id`, `record`, `associations` (write); formats `iso` (default for
+ * times), `isoSeconds`, `unixSeconds`, `unixMs`, `date`, `json`, `join:<separator>` (lists, default `,`).
+ */
+
+const strict = { additionalProperties: false } as const;
+
+/** RFC 6901 JSON Pointer into a response body or a record; `""` is the whole document. */
+export const JsonPointerSchema = Type.String({
+  pattern: '^(/([^~/]|~[01])*)*$',
+  description: 'A JSON Pointer (RFC 6901), e.g. `/paging/next/after`; `""` is the whole document.',
+});
+export type JsonPointer = Static<typeof JsonPointerSchema>;
+
+export const TimeFormatSchema = Type.Enum(['iso', 'isoSeconds', 'unixSeconds', 'unixMs', 'date']);
+export type TimeFormat = Static<typeof TimeFormatSchema>;
+
+export const DeclaredRequestSchema = Type.Object(
+  {
+    method: Type.Enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']),
+    /** Relative to the provider's base URL, e.g. `/crm/v3/objects/{{object}}`. */
+    path: Type.String({ minLength: 1 }),
+    query: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String())),
+    headers: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String())),
+    /** A JSON template; a string that is exactly one placeholder takes the value's own type. */
+    body: Type.Optional(Type.Unknown()),
+    /** How the body is sent: JSON (default) or `application/x-www-form-urlencoded` (Stripe). */
+    encoding: Type.Optional(Type.Enum(['json', 'form'])),
+  },
+  strict,
+);
+export type DeclaredRequest = Static<typeof DeclaredRequestSchema>;
+
+/** Where the next page comes from. */
+export const PaginationSchema = Type.Union([
+  Type.Object(
+    {
+      style: Type.Literal('cursor'),
+      /** The next cursor in the response; the request carries it as `{{cursor}}`. */
+      next: JsonPointerSchema,
+      /** A boolean saying more follow, where the provider gives one besides the cursor. */
+      hasMore: Type.Optional(JsonPointerSchema),
+    },
+    strict,
+  ),
+  Type.Object(
+    {
+      style: Type.Literal('nextUrl'),
+      /** A URL (absolute, or a path) in the response that fetches the next page as it is. */
+      next: JsonPointerSchema,
+    },
+    strict,
+  ),
+  Type.Object({ style: Type.Literal('linkHeader') }, strict),
+  Type.Object(
+    {
+      style: Type.Literal('offset'),
+      hasMore: Type.Optional(JsonPointerSchema),
+      total: Type.Optional(JsonPointerSchema),
+    },
+    strict,
+  ),
+  Type.Object(
+    {
+      style: Type.Literal('page'),
+      /** The number of the first page (1 unless said). */
+      first: Type.Optional(Type.Integer({ minimum: 0, maximum: 1 })),
+      hasMore: Type.Optional(JsonPointerSchema),
+      totalPages: Type.Optional(JsonPointerSchema),
+    },
+    strict,
+  ),
+  Type.Object(
+    {
+      style: Type.Literal('lastId'),
+      /** The request carries the last record's id as `{{lastId}}` (Stripe's `starting_after`). */
+      hasMore: JsonPointerSchema,
+    },
+    strict,
+  ),
+  Type.Object({ style: Type.Literal('none') }, strict),
+]);
+export type Pagination = Static<typeof PaginationSchema>;
+export type PaginationStyle = Pagination['style'];
+
+/** The clauses of a read window, joined into `{{window}}`: a string with `join`, else a list. */
+export const WindowSchema = Type.Object(
+  {
+    since: Type.Optional(Type.Unknown({ description: 'A template using `{{since}}`.' })),
+    until: Type.Optional(Type.Unknown({ description: 'A template using `{{until}}`.' })),
+    join: Type.Optional(Type.String()),
+  },
+  strict,
+);
+
+/** One way of listing records. */
+export const ListingSchema = Type.Object(
+  {
+    request: DeclaredRequestSchema,
+    /** The array of records in the response. */
+    records: JsonPointerSchema,
+    /** The record inside each listed item, when items wrap it (an event's `/data/object`). */
+    record: Type.Optional(JsonPointerSchema),
+    pagination: PaginationSchema,
+    window: Type.Optional(WindowSchema),
+    pageSize: Type.Object(
+      { max: Type.Integer({ minimum: 1 }), min: Type.Optional(Type.Integer({ minimum: 1 })) },
+      strict,
+    ),
+    /**
+     * The provider lists newest first and cannot filter by modification time: paging stops at the
+     * first record modified before `since` (Gorgias, Front).
+     */
+    newestFirst: Type.Optional(Type.Boolean()),
+  },
+  strict,
+);
+export type Listing = Static<typeof ListingSchema>;
+
+export const ReadDeclarationSchema = Type.Object(
+  {
+    /** Full reads, and windowed reads when there is no `incremental` listing. */
+    list: ListingSchema,
+    /** Windowed reads (`since` set), when the provider lists changes another way (a search, an events feed). */
+    incremental: Type.Optional(ListingSchema),
+    /** How many records a window holds (`{{since}}`, `{{until}}`), where the provider can say. */
+    count: Type.Optional(
+      Type.Object(
+        { request: DeclaredRequestSchema, total: JsonPointerSchema, window: Type.Optional(WindowSchema) },
+        strict,
+      ),
+    ),
+  },
+  strict,
+);
+
+export const WriteOperationSchema = Type.Object(
+  {
+    request: DeclaredRequestSchema,
+    /** The written record's id in the response (create); an update or delete keeps the id it was given. */
+    id: Type.Optional(JsonPointerSchema),
+    /** The record as the provider returns it after the write. */
+    record: Type.Optional(JsonPointerSchema),
+    /** Where the new record's id comes when the response has no body (Dynamics' `OData-EntityId`). */
+    idHeader: Type.Optional(
+      Type.Object({ name: Type.String({ minLength: 1 }), pattern: Type.String({ minLength: 1 }) }, strict),
+    ),
+  },
+  strict,
+);
+export type WriteOperation = Static<typeof WriteOperationSchema>;
+
+export const WriteDeclarationSchema = Type.Object(
+  {
+    create: Type.Optional(WriteOperationSchema),
+    update: Type.Optional(WriteOperationSchema),
+    delete: Type.Optional(WriteOperationSchema),
+  },
+  strict,
+);
+
+/** Whether a field descriptor has a property: a pointer to a truthy value, its negation, or a combination. */
+export type Predicate =
+  boolean | string | { not: Predicate } | { anyOf: Predicate[] } | { allOf: Predicate[] };
+export const PredicateSchema = Type.Cyclic(
+  {
+    Predicate: Type.Union([
+      Type.Boolean(),
+      JsonPointerSchema,
+      Type.Object({ not: Type.Ref('Predicate') }, strict),
+      Type.Object({ anyOf: Type.Array(Type.Ref('Predicate'), { minItems: 1 }) }, strict),
+      Type.Object({ allOf: Type.Array(Type.Ref('Predicate'), { minItems: 1 }) }, strict),
+    ]),
+  },
+  'Predicate',
+);
+
+export const StaticFieldSchema = Type.Object(
+  {
+    displayName: Type.String({ minLength: 1 }),
+    valueType: ValueTypeSchema,
+    providerType: Type.String({ minLength: 1 }),
+    readOnly: Type.Optional(Type.Boolean()),
+    isRequired: Type.Optional(Type.Boolean()),
+    values: Type.Optional(
+      Type.Array(Type.Object({ value: Type.String(), displayValue: Type.String() }, strict)),
+    ),
+  },
+  strict,
+);
+export type StaticField = Static<typeof StaticFieldSchema>;
+
+/** How the provider describes an object's fields. */
+export const MetadataDeclarationSchema = Type.Object(
+  {
+    request: DeclaredRequestSchema,
+    /** The field descriptors: an array, or an object keyed by field name. */
+    fields: JsonPointerSchema,
+    pagination: Type.Optional(PaginationSchema),
+    /** Only descriptors for which this holds describe the object (Copper lists every object's fields). */
+    where: Type.Optional(PredicateSchema),
+    name: JsonPointerSchema,
+    label: Type.Optional(JsonPointerSchema),
+    type: JsonPointerSchema,
+    /** A second type property (HubSpot's `fieldType`): `types` is asked for `<type>/<subtype>` first. */
+    subtype: Type.Optional(JsonPointerSchema),
+    readOnly: Type.Optional(PredicateSchema),
+    required: Type.Optional(PredicateSchema),
+    custom: Type.Optional(PredicateSchema),
+    options: Type.Optional(
+      Type.Object({ list: JsonPointerSchema, value: JsonPointerSchema, label: JsonPointerSchema }, strict),
+    ),
+    /** Provider type → Ferry's value type; unlisted types are `other`. */
+    types: Type.Record(Type.String(), ValueTypeSchema),
+  },
+  strict,
+);
+export type MetadataDeclaration = Static<typeof MetadataDeclarationSchema>;
+
+export const ObjectDeclarationSchema = Type.Object(
+  {
+    displayName: Type.Optional(Type.String({ minLength: 1 })),
+    /** Values for `{{vars.<name>}}` in this object's templates. */
+    vars: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_]*$' }), Type.String())),
+    /** The record's id. */
+    id: Type.Optional(JsonPointerSchema),
+    /** When the record was last modified, and how that time is written. */
+    updated: Type.Optional(Type.Object({ field: JsonPointerSchema, format: TimeFormatSchema }, strict)),
+    /** A flag set on deletions, which a read lists when asked with `{{includeDeleted}}`. */
+    deleted: Type.Optional(JsonPointerSchema),
+    read: Type.Optional(ReadDeclarationSchema),
+    write: Type.Optional(WriteDeclarationSchema),
+    metadata: Type.Optional(MetadataDeclarationSchema),
+    /** Fields no endpoint describes (standard fields of providers that describe only custom ones). */
+    fields: Type.Optional(Type.Record(Type.String({ minLength: 1 }), StaticFieldSchema)),
+  },
+  strict,
+);
+export type ObjectDeclaration = Static<typeof ObjectDeclarationSchema>;
+
+export const ConnectorDeclarationSchema = Type.Object(
+  {
+    /** The catalog provider this declares; the file is named after it. */
+    provider: Type.String({ minLength: 1 }),
+    /** The public API reference the declaration was written from. */
+    reference: Type.String({ minLength: 1 }),
+    /** Shared by every object; an object's own declaration wins member by member. */
+    defaults: Type.Optional(ObjectDeclarationSchema),
+    /** Objects by provider name; `*` stands for any other object (custom objects). */
+    objects: Type.Record(Type.String({ minLength: 1 }), ObjectDeclarationSchema),
+    /**
+     * Code for this provider's quirks (`src/providers/connectors/<module>.ts`), and the capabilities
+     * only that code gives (custom fields, subscriptions): declared here so the catalog knows them.
+     */
+    hooks: Type.Optional(
+      Type.Object(
+        {
+          module: Type.String({ pattern: '^[a-zA-Z][a-zA-Z0-9-]*$' }),
+          capabilities: Type.Optional(Type.Array(Type.Enum(['customFields', 'subscribe', 'count']))),
+        },
+        strict,
+      ),
+    ),
+    /** Where the provider's error message sits in an error body, tried in order. */
+    errorMessage: Type.Optional(Type.Array(JsonPointerSchema, { minItems: 1 })),
+    /** Headers saying when a rate limit resets, used when a 429 has no Retry-After. */
+    rateLimit: Type.Optional(
+      Type.Object(
+        {
+          remaining: Type.Optional(Type.String({ minLength: 1 })),
+          reset: Type.String({ minLength: 1 }),
+          resetFormat: Type.Enum(['seconds', 'milliseconds', 'unixSeconds', 'unixMs', 'httpDate']),
+        },
+        strict,
+      ),
+    ),
+  },
+  strict,
+);
+export type ConnectorDeclaration = Static<typeof ConnectorDeclarationSchema>;

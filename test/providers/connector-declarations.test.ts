@@ -1,0 +1,206 @@
+import { describe, expect, it } from '@jest/globals';
+import {
+  ConnectorDeclarationError,
+  checkDeclaration,
+  effectiveObject,
+} from '../../src/providers/catalog/connector-declarations.js';
+import { nextLink, nextPageState } from '../../src/providers/declarative/pagination.js';
+import { ABSENT, renderJson, renderString } from '../../src/providers/declarative/template.js';
+import { parseTime } from '../../src/providers/declarative/times.js';
+
+const known = new Set(['acme']);
+
+/** A small valid declaration; each test breaks one thing in a copy. */
+function declaration(): any {
+  return {
+    provider: 'acme',
+    reference: 'https://acme.example/docs',
+    defaults: { vars: { modified: 'updated_at' } },
+    objects: {
+      people: {
+        updated: { field: '/updated_at', format: 'iso' },
+        read: {
+          list: {
+            request: {
+              method: 'GET',
+              path: '/people',
+              query: { limit: '{{pageSize}}', cursor: '{{cursor}}', since: '{{since|unixSeconds}}' },
+            },
+            records: '/data',
+            pagination: { style: 'cursor', next: '/meta/next' },
+            pageSize: { max: 100 },
+          },
+        },
+        write: {
+          update: { request: { method: 'PATCH', path: '/people/{{id}}', body: '{{record}}' } },
+        },
+      },
+    },
+  };
+}
+
+function problemsOf(value: unknown): string {
+  try {
+    checkDeclaration('acme.json', value, known);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConnectorDeclarationError);
+    return (error as Error).message;
+  }
+  throw new Error('the declaration was accepted');
+}
+
+describe('connector declarations are checked when they load', () => {
+  it('accepts a valid declaration and merges defaults under each object', () => {
+    const checked = checkDeclaration('acme.json', declaration(), known);
+    expect(effectiveObject(checked, 'people')?.vars).toEqual({ modified: 'updated_at' });
+    expect(effectiveObject(checked, 'nobody')).toBeUndefined();
+  });
+
+  it('names the provider, object and field of a path that is not a JSON Pointer', () => {
+    const bad = declaration();
+    bad.objects.people.read.list.records = 'data';
+    expect(problemsOf(bad)).toMatch(/acme.*objects\.people\.read\.list\.records/s);
+  });
+
+  it('refuses an unknown pagination style, naming the field', () => {
+    const bad = declaration();
+    bad.objects.people.read.list.pagination = { style: 'scroll', next: '/meta/next' };
+    expect(problemsOf(bad)).toContain('objects.people.read.list.pagination');
+  });
+
+  it('refuses a placeholder not known where it is used', () => {
+    const bad = declaration();
+    bad.objects.people.read.list.request.query.owner = '{{owner}}';
+    expect(problemsOf(bad)).toContain(
+      'acme: objects.people.read.list.request.query: {{owner}} is not known here',
+    );
+  });
+
+  it('refuses a format it does not know', () => {
+    const bad = declaration();
+    bad.objects.people.read.list.request.query.since = '{{since|unixMinutes}}';
+    expect(problemsOf(bad)).toContain('"unixMinutes" is not a known format');
+  });
+
+  it('refuses a cursor pagination whose request never sends the cursor', () => {
+    const bad = declaration();
+    delete bad.objects.people.read.list.request.query.cursor;
+    expect(problemsOf(bad)).toContain('objects.people.read.list.pagination: style cursor needs {{cursor}}');
+  });
+
+  it('refuses an update that does not address the record by {{id}}', () => {
+    const bad = declaration();
+    bad.objects.people.write.update.request.path = '/people';
+    expect(problemsOf(bad)).toContain(
+      'objects.people.write.update.request: a update must address the record with {{id}}',
+    );
+  });
+
+  it('refuses vars the object does not define', () => {
+    const bad = declaration();
+    bad.objects.people.read.list.request.query.sort = '{{vars.sortField}}';
+    expect(problemsOf(bad)).toContain('{{vars.sortField}} names no entry');
+  });
+
+  it('refuses a declaration for a provider missing from the catalog, or filed under another name', () => {
+    const bad = declaration();
+    bad.provider = 'nobody';
+    const message = problemsOf(bad);
+    expect(message).toContain('nobody: provider: the file is named "acme.json"');
+    expect(message).toContain('nobody: provider: not in the provider catalog');
+  });
+});
+
+describe('templates', () => {
+  const since = new Date('2024-05-01T12:34:56.789Z');
+
+  it('formats times as the placeholder asks', () => {
+    expect(renderString('{{since}}', { since })).toBe('2024-05-01T12:34:56.789Z');
+    expect(renderString('{{since|isoSeconds}}', { since })).toBe('2024-05-01T12:34:56Z');
+    expect(renderString('{{since|unixSeconds}}', { since })).toBe('1714566896');
+    expect(renderString('{{since|date}}', { since })).toBe('2024-05-01');
+    expect(renderJson({ v: '{{since|unixMs}}', s: '{{since|unixMs|string}}' }, { since })).toEqual({
+      v: 1714566896789,
+      s: '1714566896789',
+    });
+  });
+
+  it('leaves out a member whose only placeholder has no value, and writes values into text', () => {
+    expect(renderString('{{cursor}}', {})).toBe(ABSENT);
+    expect(renderJson({ after: '{{cursor}}', limit: '{{pageSize}}' }, { pageSize: 50 })).toEqual({
+      limit: 50,
+    });
+    expect(renderString('modifiedon ge {{since|isoSeconds}}', { since })).toBe(
+      'modifiedon ge 2024-05-01T12:34:56Z',
+    );
+    expect(() => renderString('modifiedon ge {{since}}', {})).toThrow('needs a value for {{since}}');
+  });
+
+  it('keeps a whole record or list in its own JSON type, and joins lists in text', () => {
+    const record = { name: 'Ada', tags: ['a'] };
+    expect(renderJson({ properties: '{{record}}' }, { record })).toEqual({ properties: record });
+    expect(renderString('{{fields}}', { fields: ['a', 'b'] })).toBe('a,b');
+    expect(renderString('{{fields|join:;}}', { fields: ['a', 'b'] })).toBe('a;b');
+    expect(renderString('{{vars.modified}}', { vars: { modified: 'updated_at' } })).toBe('updated_at');
+  });
+});
+
+describe('pagination', () => {
+  const page = (body: unknown, items: unknown[], headers: Record<string, string> = {}) => ({
+    body,
+    headers,
+    items,
+    ids: items.map((item: any) => String(item.id)),
+    pageSize: 2,
+  });
+
+  it('follows a cursor until none is given or hasMore is false', () => {
+    const style = { style: 'cursor' as const, next: '/next', hasMore: '/more' };
+    expect(nextPageState(style, {}, page({ next: 'c2', more: true }, [{}, {}]))).toEqual({ cursor: 'c2' });
+    expect(nextPageState(style, {}, page({ next: 'c2', more: false }, [{}, {}]))).toBeUndefined();
+    expect(nextPageState(style, {}, page({ next: null }, [{}, {}]))).toBeUndefined();
+  });
+
+  it('counts offsets and pages, stopping on a short page when nothing else says', () => {
+    const offset = { style: 'offset' as const };
+    expect(nextPageState(offset, { offset: 4 }, page({}, [{}, {}]))).toEqual({ offset: 6 });
+    expect(nextPageState(offset, { offset: 4 }, page({}, [{}]))).toBeUndefined();
+    const pages = { style: 'page' as const, totalPages: '/pages' };
+    expect(nextPageState(pages, { page: 1 }, page({ pages: 2 }, [{}]))).toEqual({ page: 2 });
+    expect(nextPageState(pages, { page: 2 }, page({ pages: 2 }, [{}, {}]))).toBeUndefined();
+  });
+
+  it('takes the last id, the next URL and the Link header', () => {
+    expect(
+      nextPageState(
+        { style: 'lastId', hasMore: '/has_more' },
+        {},
+        page({ has_more: true }, [{ id: 'a' }, { id: 'b' }]),
+      ),
+    ).toEqual({ lastId: 'b' });
+    expect(
+      nextPageState(
+        { style: 'nextUrl', next: '/@odata.nextLink' },
+        {},
+        page({ '@odata.nextLink': 'https://x/y?skip=2' }, []),
+      ),
+    ).toEqual({
+      url: 'https://x/y?skip=2',
+    });
+    expect(
+      nextLink('<https://a.example/p?page=1>; rel="prev", <https://a.example/p?page=3>; rel="next"'),
+    ).toBe('https://a.example/p?page=3');
+  });
+});
+
+describe('provider times', () => {
+  it('reads each declared format', () => {
+    expect(parseTime('2013-05-20T20:49:32.000+0000', 'iso')?.toISOString()).toBe('2013-05-20T20:49:32.000Z');
+    expect(parseTime('2025-01-16T07:48:13.837000+00:00', 'iso')?.toISOString()).toBe(
+      '2025-01-16T07:48:13.837Z',
+    );
+    expect(parseTime(1714566896, 'unixSeconds')?.toISOString()).toBe('2024-05-01T12:34:56.000Z');
+    expect(parseTime('1714566896789', 'unixMs')?.toISOString()).toBe('2024-05-01T12:34:56.789Z');
+    expect(parseTime('not a time', 'iso')).toBeUndefined();
+  });
+});
