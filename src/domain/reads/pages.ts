@@ -2,22 +2,12 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { config } from '../../config.js';
 import { ReadCheckpointEntity, type ReadCheckpoint } from '../../db/entities/read-checkpoint.js';
 import { em as newEntityManager } from '../../db/orm.js';
-import type { DeliveryResult } from '../../delivery/deliver.js';
-import { messageIdFor } from '../../delivery/messages.js';
-import {
-  insertAttempts,
-  isOpen,
-  openDestination,
-  recordFailedAttempt,
-  sendMessage,
-  type AttemptRecord,
-  type DeliveryAttemptInput,
-  type DeliveryAttemptResult,
-} from '../destination-delivery.js';
-import { appendLogs, writeLogs, type LogEntry } from '../operation-logs.js';
+import { isOpen, openDestination, type DeliveryAttemptResult } from '../destination-delivery.js';
+import { writeLogs } from '../operation-logs.js';
 import { CheckpointWriter } from './checkpoint-writer.js';
+import { DeliveryWindow, MessageRefused } from './delivery-window.js';
 import { classifyReadError, ReadSetupError } from './failures.js';
-import { pageFeed, PageFetchError, type ShapedPage } from './page-feed.js';
+import { pageFeed, PageFetchError } from './page-feed.js';
 import type { ReadPlan } from './plan.js';
 import { drainStoredPages } from './stored-pages.js';
 
@@ -49,17 +39,6 @@ export interface PageOutcome {
   error?: string;
 }
 
-/** A message on its way to the destination. */
-interface InFlight {
-  page: ShapedPage;
-  part: number;
-  /** The page's last message: once it is accepted, the page is delivered. */
-  last: boolean;
-  input: DeliveryAttemptInput;
-  time: Date;
-  result: Promise<DeliveryResult>;
-}
-
 export interface ReadPagesOptions {
   maxPages?: number;
   /** Called as pages go by, so the activity can prove it is alive. */
@@ -72,49 +51,52 @@ export async function loadCheckpoint(em: EntityManager, operationId: string): Pr
   return checkpoint;
 }
 
-async function currentPosition(operationId: string, pagesRead: number): Promise<PageOutcome> {
-  const current = await loadCheckpoint(await newEntityManager(), operationId);
+/** Where the read stands: at a checkpoint, or where this call's writer left it. */
+function position(
+  at: { done: boolean; pageIndex: number; recordsProcessed: number },
+  pagesRead: number,
+): PageOutcome {
   return {
-    outcome: current.done ? 'done' : 'next',
-    pageIndex: current.pageIndex,
-    recordsProcessed: current.recordsProcessed,
+    outcome: at.done ? 'done' : 'next',
+    pageIndex: at.pageIndex,
+    recordsProcessed: at.recordsProcessed,
     pagesRead,
   };
 }
 
-/** Keeps the delivered messages of a page that failed part-way, with what happened, for the retry. */
-async function recordDeliveryFailure(
-  checkpoint: ReadCheckpoint,
-  page: ShapedPage,
-  partsDelivered: number,
-  result: DeliveryAttemptResult,
-  messageId: string,
-  delivered: readonly AttemptRecord[],
-): Promise<void> {
-  const plan = checkpoint.plan as unknown as ReadPlan;
-  const where = `Delivery of page ${page.pageIndex + 1} to destination "${plan.destinationName}" failed`;
-  const warning: LogEntry = {
-    severity: result.retryable ? 'WARN' : 'ERROR',
-    msg: result.retryable
-      ? `${where}; it will be retried.`
-      : `${where}${result.disabled ? ': the destination is disabled' : ''}.`,
-    error: result.error,
-    details: {
-      messageId,
-      destinationId: plan.destinationId,
-      ...(result.status !== undefined && { status: result.status }),
-    },
+/** The destination refused the read (closed) or one of its messages; `pageIndex` is read again. */
+function refused(
+  failure: DeliveryAttemptResult,
+  at: { pageIndex: number; recordsProcessed: number; pagesRead: number },
+): PageOutcome {
+  return {
+    outcome: failure.retryable ? 'retry' : 'failed',
+    pageIndex: at.pageIndex,
+    recordsProcessed: at.recordsProcessed,
+    pagesRead: at.pagesRead,
+    ...(failure.retryAfterMs !== undefined && { retryAfterMs: failure.retryAfterMs }),
+    disabled: failure.disabled,
+    error: failure.error,
   };
-  const em = await newEntityManager();
-  await em.transactional(async (tx) => {
-    await tx.execute(
-      `update read_checkpoints set parts_delivered = greatest(parts_delivered, ?), update_time = now()
-       where operation_id = ? and page_index = ?`,
-      [partsDelivered, checkpoint.operationId, page.pageIndex],
-      'run',
-    );
-    await insertAttempts(tx, delivered);
-    appendLogs(tx, checkpoint.projectId, checkpoint.operationId, [...page.logs, warning]);
+}
+
+/** The destination is gone or disabled: nothing is read. */
+async function closedDestination(
+  checkpoint: ReadCheckpoint,
+  plan: ReadPlan,
+  closed: DeliveryAttemptResult,
+): Promise<PageOutcome> {
+  await writeLogs(await newEntityManager(), plan.projectId, checkpoint.operationId, [
+    {
+      severity: 'ERROR',
+      msg: `Destination "${plan.destinationName}" cannot receive records.`,
+      error: closed.error,
+    },
+  ]);
+  return refused(closed, {
+    pageIndex: checkpoint.pageIndex,
+    recordsProcessed: checkpoint.recordsProcessed,
+    pagesRead: 0,
   });
 }
 
@@ -131,182 +113,74 @@ async function recordFetchFailure(checkpoint: ReadCheckpoint, error: PageFetchEr
   ]);
 }
 
-export async function readPages(operationId: string, options: ReadPagesOptions = {}): Promise<PageOutcome> {
-  const heartbeat = options.heartbeat ?? (() => {});
-  const checkpoint = await loadCheckpoint(await newEntityManager(), operationId);
-  const plan = checkpoint.plan as unknown as ReadPlan;
-  if (checkpoint.done) {
-    return {
-      outcome: 'done',
-      pageIndex: checkpoint.pageIndex,
-      recordsProcessed: checkpoint.recordsProcessed,
-      pagesRead: 0,
-    };
-  }
-
-  const destination =
-    plan.deliveryMode === 'auto' ? await openDestination(plan.projectId, plan.destinationId) : undefined;
-  if (destination && !isOpen(destination)) {
+/** On request: pages stored now may already be asked for. A failure leaves them stored. */
+async function drainRequestedPages(plan: ReadPlan, operationId: string): Promise<void> {
+  const object = {
+    projectId: plan.projectId,
+    installationId: plan.installationId,
+    objectName: plan.objectName,
+  };
+  const drained = await drainStoredPages(object, plan.destinationId);
+  if (drained.failure) {
     await writeLogs(await newEntityManager(), plan.projectId, operationId, [
       {
-        severity: 'ERROR',
-        msg: `Destination "${plan.destinationName}" cannot receive records.`,
-        error: destination.error,
+        severity: 'WARN',
+        msg: `Delivering requested pages to destination "${plan.destinationName}" failed; they stay stored until asked for again.`,
+        error: drained.failure.error,
       },
     ]);
-    return {
-      outcome: 'failed',
-      pageIndex: checkpoint.pageIndex,
-      recordsProcessed: checkpoint.recordsProcessed,
-      pagesRead: 0,
-      disabled: destination.disabled,
-      error: destination.error,
-    };
   }
+}
+
+export async function readPages(operationId: string, options: ReadPagesOptions = {}): Promise<PageOutcome> {
+  const checkpoint = await loadCheckpoint(await newEntityManager(), operationId);
+  if (checkpoint.done) return position(checkpoint, 0);
+  const plan = checkpoint.plan as unknown as ReadPlan;
+  const destination =
+    plan.deliveryMode === 'auto' ? await openDestination(plan.projectId, plan.destinationId) : undefined;
+  if (destination && !isOpen(destination)) return closedDestination(checkpoint, plan, destination);
 
   const writer = new CheckpointWriter(checkpoint, plan, {
     destinationHadFailures: Boolean(destination?.destination.firstFailureTime),
   });
+  const window = new DeliveryWindow(checkpoint, plan, writer, destination, options.heartbeat);
   const feed = pageFeed(
     plan,
     { pageIndex: checkpoint.pageIndex, pageToken: checkpoint.pageToken ?? undefined },
     options.maxPages ?? config().readPagesPerActivity,
   );
-  let skipParts = checkpoint.partsDelivered;
-  let pagesRead = 0;
-  // Messages sent and not yet answered, oldest first; their outcomes are taken in this order, so
-  // the checkpoint only ever moves past pages whose every message was accepted.
-  const inFlight: InFlight[] = [];
-  const window = destination ? config().delivery.concurrency : 1;
-
-  const failed = async (sent: InFlight, result: DeliveryResult): Promise<PageOutcome> => {
-    feed.stop();
-    // Later messages already on their way are recorded; they are sent again, under the same ids, on retry.
-    for (const other of inFlight.splice(0)) {
-      const otherResult = await other.result;
-      if (otherResult.ok) writer.attempt({ input: other.input, result: otherResult, time: other.time });
-    }
-    await writer.flush();
-    const failure = await recordFailedAttempt({ input: sent.input, result, time: sent.time });
-    await recordDeliveryFailure(
-      checkpoint,
-      sent.page,
-      sent.part,
-      failure,
-      sent.input.messageId,
-      writer.takeAttempts(),
-    );
-    return {
-      outcome: failure.retryable ? 'retry' : 'failed',
-      pageIndex: sent.page.pageIndex,
-      recordsProcessed: writer.recordsProcessed,
-      pagesRead,
-      ...(failure.retryAfterMs !== undefined && { retryAfterMs: failure.retryAfterMs }),
-      disabled: failure.disabled,
-      error: failure.error,
-    };
-  };
-
-  /** Takes the oldest message's outcome; a page whose last message is accepted is checkpointed. */
-  const settleOldest = async (): Promise<PageOutcome | undefined> => {
-    const sent = inFlight.shift()!;
-    const result = await sent.result;
-    heartbeat();
-    if (!result.ok) return failed(sent, result);
-    writer.attempt({ input: sent.input, result, time: sent.time });
-    if (sent.last) {
-      writer.advance(sent.page);
-      pagesRead++;
-    }
-    return undefined;
-  };
-
-  const settleAll = async (): Promise<PageOutcome | undefined> => {
-    while (inFlight.length) {
-      const outcome = await settleOldest();
-      if (outcome) return outcome;
-    }
-    return undefined;
-  };
-
   try {
     for (;;) {
-      let page: ShapedPage | undefined;
-      try {
-        page = await feed.next();
-      } catch (error) {
+      const page = await feed.next().catch(async (error: unknown) => {
         if (!(error instanceof PageFetchError)) throw error;
-        const outcome = await settleAll();
-        if (outcome) return outcome;
+        // The pages before it are delivered and checkpointed; then the read fails.
+        await window.settle();
         await writer.flush();
         await recordFetchFailure(checkpoint, error);
         throw error.reason;
-      }
+      });
       // Stop at once when the checkpoint cannot move: another run owns it, or writing it failed.
       if (!page || writer.lost || writer.failed) break;
-      const first = skipParts;
-      skipParts = 0;
-      if (!destination || first >= page.parts.length) {
-        // Nothing to send (stored on request, or an empty page): checkpoint it after the pages before it.
-        const outcome = await settleAll();
-        if (outcome) return outcome;
-        writer.advance(page);
-        pagesRead++;
-        heartbeat();
-        continue;
-      }
-      for (let part = first; part < page.parts.length; part++) {
-        while (inFlight.length >= window) {
-          const outcome = await settleOldest();
-          if (outcome) return outcome;
-        }
-        const input: DeliveryAttemptInput = {
-          projectId: plan.projectId,
-          destinationId: plan.destinationId,
-          messageId: messageIdFor(operationId, page.pageIndex, part),
-          body: page.parts[part].body,
-          kind: 'record',
-          operationId,
-        };
-        inFlight.push({
-          page,
-          part,
-          last: part === page.parts.length - 1,
-          input,
-          time: new Date(),
-          result: sendMessage(destination, input),
-        });
-      }
+      // On request the window sends nothing: the writer stores the page with its checkpoint.
+      await window.deliver(page);
     }
-    const outcome = await settleAll();
-    if (outcome) return outcome;
+    await window.settle();
+  } catch (error) {
+    if (!(error instanceof MessageRefused)) throw error;
+    // Fetch nothing more while the messages still in flight are answered.
+    feed.stop();
+    const failure = await window.fail(error);
+    return refused(failure, {
+      pageIndex: error.pageIndex,
+      recordsProcessed: writer.recordsProcessed,
+      pagesRead: window.pagesRead,
+    });
   } finally {
     feed.stop();
   }
   await writer.flush();
-  if (writer.lost) return currentPosition(operationId, pagesRead);
-
-  if (plan.deliveryMode === 'onRequest' && pagesRead) {
-    const object = {
-      projectId: plan.projectId,
-      installationId: plan.installationId,
-      objectName: plan.objectName,
-    };
-    const drained = await drainStoredPages(object, plan.destinationId);
-    if (drained.failure) {
-      await writeLogs(await newEntityManager(), plan.projectId, operationId, [
-        {
-          severity: 'WARN',
-          msg: `Delivering requested pages to destination "${plan.destinationName}" failed; they stay stored until asked for again.`,
-          error: drained.failure.error,
-        },
-      ]);
-    }
-  }
-  return {
-    outcome: writer.done ? 'done' : 'next',
-    pageIndex: writer.pageIndex,
-    recordsProcessed: writer.recordsProcessed,
-    pagesRead,
-  };
+  if (writer.lost)
+    return position(await loadCheckpoint(await newEntityManager(), operationId), window.pagesRead);
+  if (plan.deliveryMode === 'onRequest' && window.pagesRead) await drainRequestedPages(plan, operationId);
+  return position(writer, window.pagesRead);
 }

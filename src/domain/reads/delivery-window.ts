@@ -1,0 +1,178 @@
+import { config } from '../../config.js';
+import type { ReadCheckpoint } from '../../db/entities/read-checkpoint.js';
+import { em as newEntityManager } from '../../db/orm.js';
+import type { DeliveryResult } from '../../delivery/deliver.js';
+import { messageIdFor } from '../../delivery/messages.js';
+import {
+  insertAttempts,
+  recordFailedAttempt,
+  sendMessage,
+  type AttemptRecord,
+  type DeliveryAttemptInput,
+  type DeliveryAttemptResult,
+  type OpenDestination,
+} from '../destination-delivery.js';
+import { appendLogs, type LogEntry } from '../operation-logs.js';
+import type { CheckpointWriter } from './checkpoint-writer.js';
+import type { ShapedPage } from './page-feed.js';
+import type { ReadPlan } from './plan.js';
+
+/**
+ * A read's messages on their way to its destination: at most FERRY_DELIVERY_CONCURRENCY at once,
+ * their outcomes taken oldest first, so the checkpoint only ever moves past pages whose every
+ * message was accepted. A page goes to the checkpoint writer once its last message is accepted; a
+ * page with nothing to send (stored on request, empty, or delivered by an earlier run) once the
+ * pages before it are.
+ *
+ * A refused message stops delivery: `deliver` and `settle` throw `MessageRefused`, and `fail`
+ * records what happened for the retry.
+ */
+
+/** A message on its way to the destination. */
+interface InFlight {
+  page: ShapedPage;
+  part: number;
+  /** The page's last message: once it is accepted, the page is delivered. */
+  last: boolean;
+  input: DeliveryAttemptInput;
+  time: Date;
+  result: Promise<DeliveryResult>;
+}
+
+/** The destination did not accept a message; nothing after it is checkpointed. */
+export class MessageRefused extends Error {
+  override readonly name = 'MessageRefused';
+
+  constructor(
+    readonly sent: InFlight,
+    readonly result: DeliveryResult,
+  ) {
+    super(result.error ?? 'delivery failed');
+  }
+
+  /** The page the read resumes at. */
+  get pageIndex(): number {
+    return this.sent.page.pageIndex;
+  }
+}
+
+export class DeliveryWindow {
+  /** Pages handed to the checkpoint writer. */
+  pagesRead = 0;
+  readonly #inFlight: InFlight[] = [];
+  readonly #size: number;
+
+  constructor(
+    private readonly checkpoint: ReadCheckpoint,
+    private readonly plan: ReadPlan,
+    private readonly writer: CheckpointWriter,
+    /** Absent on request: pages are stored with the checkpoint, not sent. */
+    private readonly destination: OpenDestination | undefined,
+    /** Called as messages are answered and pages go by, so the activity can prove it is alive. */
+    private readonly heartbeat: () => void = () => {},
+  ) {
+    this.#size = destination ? config().delivery.concurrency : 1;
+  }
+
+  /** Sends the page's messages the checkpoint does not record as delivered, waiting for room. */
+  async deliver(page: ShapedPage): Promise<void> {
+    const { destination } = this;
+    // Only the checkpoint's own page can have been delivered in part, by an earlier run.
+    const first = page.pageIndex === this.checkpoint.pageIndex ? this.checkpoint.partsDelivered : 0;
+    if (!destination || first >= page.parts.length) {
+      await this.settle();
+      this.#advance(page);
+      this.heartbeat();
+      return;
+    }
+    for (let part = first; part < page.parts.length; part++) {
+      while (this.#inFlight.length >= this.#size) await this.#settleOldest();
+      const input: DeliveryAttemptInput = {
+        projectId: this.plan.projectId,
+        destinationId: this.plan.destinationId,
+        messageId: messageIdFor(this.checkpoint.operationId, page.pageIndex, part),
+        body: page.parts[part].body,
+        kind: 'record',
+        operationId: this.checkpoint.operationId,
+      };
+      this.#inFlight.push({
+        page,
+        part,
+        last: part === page.parts.length - 1,
+        input,
+        time: new Date(),
+        result: sendMessage(destination, input),
+      });
+    }
+  }
+
+  /** Waits for every message in flight; the pages they complete go to the checkpoint writer. */
+  async settle(): Promise<void> {
+    while (this.#inFlight.length) await this.#settleOldest();
+  }
+
+  /**
+   * After `MessageRefused`: records the refused attempt, with the accepted parts of its page so the
+   * retry resumes after them, and says what the destination answered. Messages sent after it are
+   * awaited and their accepted attempts recorded; they are sent again, under the same ids, on retry.
+   */
+  async fail(refused: MessageRefused): Promise<DeliveryAttemptResult> {
+    const { sent, result } = refused;
+    for (const other of this.#inFlight.splice(0)) {
+      const otherResult = await other.result;
+      if (otherResult.ok) this.writer.attempt({ input: other.input, result: otherResult, time: other.time });
+    }
+    await this.writer.flush();
+    const failure = await recordFailedAttempt({ input: sent.input, result, time: sent.time });
+    await this.#recordPartialPage(sent, failure, this.writer.takeAttempts());
+    return failure;
+  }
+
+  async #settleOldest(): Promise<void> {
+    const sent = this.#inFlight.shift()!;
+    const result = await sent.result;
+    this.heartbeat();
+    if (!result.ok) throw new MessageRefused(sent, result);
+    this.writer.attempt({ input: sent.input, result, time: sent.time });
+    if (sent.last) this.#advance(sent.page);
+  }
+
+  #advance(page: ShapedPage): void {
+    this.writer.advance(page);
+    this.pagesRead++;
+  }
+
+  /** Keeps the delivered messages of a page that failed part-way, with what happened, for the retry. */
+  async #recordPartialPage(
+    refused: InFlight,
+    failure: DeliveryAttemptResult,
+    delivered: readonly AttemptRecord[],
+  ): Promise<void> {
+    const { checkpoint, plan } = this;
+    const { page } = refused;
+    const where = `Delivery of page ${page.pageIndex + 1} to destination "${plan.destinationName}" failed`;
+    const warning: LogEntry = {
+      severity: failure.retryable ? 'WARN' : 'ERROR',
+      msg: failure.retryable
+        ? `${where}; it will be retried.`
+        : `${where}${failure.disabled ? ': the destination is disabled' : ''}.`,
+      error: failure.error,
+      details: {
+        messageId: refused.input.messageId,
+        destinationId: plan.destinationId,
+        ...(failure.status !== undefined && { status: failure.status }),
+      },
+    };
+    const em = await newEntityManager();
+    await em.transactional(async (tx) => {
+      await tx.execute(
+        `update read_checkpoints set parts_delivered = greatest(parts_delivered, ?), update_time = now()
+         where operation_id = ? and page_index = ?`,
+        [refused.part, checkpoint.operationId, page.pageIndex],
+        'run',
+      );
+      await insertAttempts(tx, delivered);
+      appendLogs(tx, checkpoint.projectId, checkpoint.operationId, [...page.logs, warning]);
+    });
+  }
+}
