@@ -3,6 +3,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseRetrySchedule } from './core/retry-schedule.js';
+import { schemaIssues } from './core/validation.js';
+import { ProviderOverridesSchema, type ProviderOverrides } from './schemas/provider.js';
 
 /** The repository root: `.data/` and `.tools/` live here in development. */
 export const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -49,6 +51,8 @@ export interface Config {
    * (500) on a mismatch: on in tests, so a view that drifts from the OpenAPI document fails a test.
    */
   checkResponses: boolean;
+  /** Provider endpoints this deployment uses instead of the catalog's (FERRY_PROVIDER_OVERRIDES[_FILE]). */
+  providerOverrides: ProviderOverrides;
 }
 
 export class ConfigError extends Error {}
@@ -113,6 +117,28 @@ function secretKey(
   return key;
 }
 
+/**
+ * FERRY_PROVIDER_OVERRIDES (JSON) or FERRY_PROVIDER_OVERRIDES_FILE (a JSON file): provider name →
+ * `{baseURL?, authURL?, tokenURL?, modules?: {<id>: {baseURL}}}`.
+ */
+function providerOverrides(env: NodeJS.ProcessEnv): ProviderOverrides {
+  const file = env.FERRY_PROVIDER_OVERRIDES_FILE;
+  const text = file ? readFileSync(file, 'utf8') : env.FERRY_PROVIDER_OVERRIDES;
+  if (!text?.trim()) return {};
+  const source = file ? `FERRY_PROVIDER_OVERRIDES_FILE (${file})` : 'FERRY_PROVIDER_OVERRIDES';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`${source} is not valid JSON: ${(error as Error).message}`);
+  }
+  const issues = schemaIssues(ProviderOverridesSchema, parsed, 'body');
+  if (issues.length) {
+    throw new ConfigError(`${source} is not valid: ${issues.map((issue) => issue.detail).join('; ')}`);
+  }
+  return parsed as ProviderOverrides;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const mode = (env.FERRY_ENV ?? (env.NODE_ENV === 'test' ? 'test' : 'development')) as Config['env'];
   if (!['development', 'production', 'test'].includes(mode)) {
@@ -158,6 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     inviteTtlSeconds: intVar(env, 'FERRY_INVITE_TTL_SECONDS', 7 * 24 * 3600),
     dataDir,
     checkResponses: boolVar(env, 'FERRY_CHECK_RESPONSES', mode === 'test'),
+    providerOverrides: providerOverrides(env),
   };
 }
 

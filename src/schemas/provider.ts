@@ -419,3 +419,32 @@ export const ProviderMapSchema = Type.Record(Type.String(), ProviderSchema, {
   description: 'Every provider in Ferry’s catalog, keyed by name.',
 });
 export type ProviderMap = Static<typeof ProviderMapSchema>;
+
+/**
+ * A deployment's own endpoints for a provider (FERRY_PROVIDER_OVERRIDES): a regional instance, the
+ * provider's sandbox environment (Salesforce sandbox orgs log in at test.salesforce.com) or a local
+ * server. URLs may hold the same `{{.name}}` placeholders as the catalog's.
+ */
+export const ProviderOverrideSchema = Type.Object(
+  {
+    baseURL: Type.Optional(TemplatedURL('Replaces the provider’s base URL.')),
+    authURL: Type.Optional(TemplatedURL('Replaces the OAuth authorization URL.')),
+    tokenURL: Type.Optional(TemplatedURL('Replaces the OAuth token URL.')),
+    modules: Type.Optional(
+      Type.Record(
+        Type.String({ minLength: 1 }),
+        Type.Object(
+          { baseURL: TemplatedURL('Replaces the module’s base URL.') },
+          { additionalProperties: false },
+        ),
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ProviderOverride = Static<typeof ProviderOverrideSchema>;
+
+export const ProviderOverridesSchema = Type.Record(Type.String({ minLength: 1 }), ProviderOverrideSchema, {
+  description: 'Provider name → endpoints this deployment uses instead of the catalog’s.',
+});
+export type ProviderOverrides = Static<typeof ProviderOverridesSchema>;

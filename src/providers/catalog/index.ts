@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ConnectorCapabilities } from '../../schemas/capabilities.js';
 import type { ConnectorDeclaration } from '../../schemas/connector-declaration.js';
-import type { Provider, ProviderFile, ProviderSupport } from '../../schemas/provider.js';
+import type { Provider, ProviderFile, ProviderOverride, ProviderSupport } from '../../schemas/provider.js';
+import { config, type Config } from '../../config.js';
 import { declaredCapabilities, loadConnectorDeclarations } from './connector-declarations.js';
 import { ProviderCatalogError, validateProviderFile } from './validate.js';
 
@@ -111,13 +112,56 @@ export function connectorDeclaration(name: string): ConnectorDeclaration | undef
   return declarations.get(name);
 }
 
+/** A provider with a deployment's endpoint overrides applied. */
+function overridden(provider: Provider, override: ProviderOverride): Provider {
+  const oauth2Opts = provider.oauth2Opts && {
+    ...provider.oauth2Opts,
+    ...(override.authURL && { authURL: override.authURL }),
+    ...(override.tokenURL && { tokenURL: override.tokenURL }),
+  };
+  const modules =
+    provider.modules &&
+    Object.fromEntries(
+      Object.entries(provider.modules).map(([id, module]) => [
+        id,
+        override.modules?.[id] ? { ...module, baseURL: override.modules[id].baseURL } : module,
+      ]),
+    );
+  return {
+    ...provider,
+    ...(override.baseURL && { baseURL: override.baseURL }),
+    ...(oauth2Opts && { oauth2Opts }),
+    ...(modules && { modules }),
+  };
+}
+
+let effective: { config: Config; providers: Readonly<Record<string, Provider>> } | undefined;
+
+/** The catalog as this deployment uses it: FERRY_PROVIDER_OVERRIDES applied, built once per configuration. */
+function effectiveCatalog(): Readonly<Record<string, Provider>> {
+  const current = config();
+  if (effective?.config === current) return effective.providers;
+  const providers: Record<string, Provider> = { ...catalog };
+  for (const [name, override] of Object.entries(current.providerOverrides)) {
+    if (!Object.hasOwn(catalog, name)) {
+      throw new ProviderCatalogError(
+        `FERRY_PROVIDER_OVERRIDES names "${name}", which is not in the catalog.`,
+      );
+    }
+    providers[name] = deepFreeze(overridden(catalog[name], override));
+  }
+  effective = { config: current, providers: Object.freeze(providers) };
+  return effective.providers;
+}
+
 /** Every provider, keyed by name and sorted by name. The objects are frozen: copy before changing. */
-export function listProviders(): Record<string, Provider> {
-  return catalog;
+export function listProviders(): Readonly<Record<string, Provider>> {
+  return effectiveCatalog();
 }
 
 export function getProvider(name: string): Provider | undefined {
-  return Object.hasOwn(catalog, name) ? catalog[name] : undefined;
+  const providers = effectiveCatalog();
+  return Object.hasOwn(providers, name) ? providers[name] : undefined;
 }
 
 export function isKnownProvider(name: string): boolean {
