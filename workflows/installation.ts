@@ -28,12 +28,10 @@ import {
 } from '../src/temporal/contracts/installation.js';
 import { readWorkflowId } from '../src/temporal/contracts/workflow-ids.js';
 import type { InstallationRunInput } from './installation-snapshot.js';
-import {
-  InstallationState,
-  configMessageProblem,
-  type PendingSubscriptionChange,
-  type StartedRead,
-} from './installation-state.js';
+import { configMessageProblem } from './config-message-problem.js';
+import { InstallationState } from './installation-state.js';
+import type { StartedRead } from './read-schedule.js';
+import type { PendingSubscriptionChange } from './subscriptions.js';
 
 /** Safety net beside the server's continue-as-new suggestion (about 4K events). */
 const DEFAULT_MAX_ITERATIONS = 500;
@@ -120,7 +118,7 @@ export async function installationWorkflow(input: InstallationRunInput): Promise
   }
 
   async function applyConfig(config: InstallationConfigMessage): Promise<ApplyConfigResult> {
-    const fresh = state.newBackfillObjects(config);
+    const fresh = state.reads.newBackfillObjects(config.reads);
     // At first start the activity also proves the installation was committed.
     const needing =
       fresh.length || !state.ready
@@ -139,21 +137,21 @@ export async function installationWorkflow(input: InstallationRunInput): Promise
   });
   setHandler(triggerReadSignal, async (request) => {
     await whenReady();
-    const outcome = state.trigger(request, workflowNow());
+    const outcome = state.reads.trigger(request, workflowNow());
     if (outcome !== 'queued') log.warn(`trigger ignored: ${outcome}`, { ...request });
   });
   setHandler(backfillSignal, async ({ objectName }) => {
     await whenReady();
-    if (!state.requestBackfill(objectName, workflowNow()))
+    if (!state.reads.requestBackfill(objectName, workflowNow()))
       log.warn('backfill of an unknown object ignored', { objectName });
   });
   setHandler(pauseSignal, async (request) => {
     await whenReady();
-    state.pause(request);
+    state.reads.pause(request);
   });
   setHandler(resumeSignal, async ({ objects }) => {
     await whenReady();
-    state.resume(objects, workflowNow());
+    state.reads.resume(objects, workflowNow());
   });
 
   async function runRead(read: StartedRead): Promise<void> {
@@ -184,11 +182,11 @@ export async function installationWorkflow(input: InstallationRunInput): Promise
         error: String(error),
       });
     }
-    if (state.finishRead(read, workflowNow(), outcome)) {
+    if (state.reads.finishRead(read, workflowNow(), outcome)) {
       await recordSchedulePaused({
         installationId: input.installationId,
         objectName: read.objectName,
-        note: state.pauseNote(read.objectName) ?? '',
+        note: state.reads.pauseNote(read.objectName) ?? '',
       });
     }
   }
@@ -200,37 +198,37 @@ export async function installationWorkflow(input: InstallationRunInput): Promise
 
   /** Starts what became due: reads, a pending subscription change, failing triggers that cannot run. */
   function startDueWork(): void {
-    if (!subscriptionChanges && state.hasPendingSubscriptionChange()) {
+    if (!subscriptionChanges && state.subscriptions.hasPendingChange()) {
       subscriptionChanges = changeSubscriptionsUntilInStep().finally(() => {
         subscriptionChanges = undefined;
         state.wake();
       });
     }
-    const abandoned = state.takeAbandonedTriggers();
+    const abandoned = state.reads.takeAbandonedTriggers();
     if (abandoned.length) {
       const reason = 'The object is not read by this installation (any more).';
       track(abandonTriggeredReads({ operationIds: abandoned, reason }));
     }
-    for (const read of state.takeDueReads(workflowNow(), uuid4)) track(runRead(read));
+    for (const read of state.reads.takeDueReads(workflowNow(), uuid4)) track(runRead(read));
   }
 
   async function changeSubscriptionsUntilInStep(): Promise<void> {
     for (
-      let change = state.pendingSubscriptionChange(uuid4);
+      let change = state.subscriptions.pendingChange(uuid4);
       change;
-      change = state.pendingSubscriptionChange(uuid4)
+      change = state.subscriptions.pendingChange(uuid4)
     ) {
-      state.subscriptionStarted(change.action);
+      state.subscriptions.started(change.action);
       try {
         const result = await changeSubscriptions({
           installationId: input.installationId,
           ...withoutFingerprint(change),
         });
-        state.subscriptionFinished(change, workflowNow(), { result });
+        state.subscriptions.finished(change, workflowNow(), { result });
       } catch (error) {
         if (isCancellation(error)) throw error;
         const message = errorMessage(error);
-        state.subscriptionFinished(change, workflowNow(), { error: message });
+        state.subscriptions.finished(change, workflowNow(), { error: message });
         await recordSubscriptionFailure({
           installationId: input.installationId,
           action: change.action,
@@ -257,7 +255,7 @@ export async function installationWorkflow(input: InstallationRunInput): Promise
       startDueWork();
       if (iteration >= maxIterations || workflowInfo().continueAsNewSuggested) break;
       const now = workflowNow();
-      wakeTimer.arm(state.nextWakeAt(now)?.getTime(), now.getTime());
+      wakeTimer.arm(state.reads.nextWakeAt(now)?.getTime(), now.getTime());
       await condition(() => state.woken || wakeTimer.fired);
     }
     // Nothing may be lost: running reads and subscription changes finish, and handlers complete, first.
@@ -287,14 +285,14 @@ async function cleanUp(
   installationId: string,
 ): Promise<void> {
   await Promise.allSettled([...inFlight, ...(subscriptionChanges ? [subscriptionChanges] : [])]);
-  state.abandonQueuedTriggers();
-  const operationIds = state.takeAbandonedTriggers();
+  state.reads.abandonQueuedTriggers();
+  const operationIds = state.reads.takeAbandonedTriggers();
   if (operationIds.length) {
     await abandonTriggeredReads({ operationIds, reason: 'The installation was deleted.' }).catch(
       () => undefined,
     );
   }
-  const removal = state.removalOfAllSubscriptions();
+  const removal = state.subscriptions.removalOfAll();
   if (!removal) return;
   try {
     await removeSubscriptionsNow({ installationId, ...withoutFingerprint(removal) });
