@@ -1,0 +1,33 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type * as activities from '../activities/installation.js';
+
+// Every activity of the installation workflow, with its timeouts and retries, in one place.
+
+export const { objectsNeedingBackfill } = proxyActivities<typeof activities>({
+  // The API starts this workflow just before committing the installation: at first start the row may
+  // not be visible yet, so retry quickly, and end the run if it never appears (the commit failed).
+  startToCloseTimeout: '20 seconds',
+  scheduleToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '5 seconds' },
+});
+
+export const { recordSchedulePaused, recordSubscriptionFailure, abandonTriggeredReads } = proxyActivities<
+  typeof activities
+>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumInterval: '1 minute' },
+});
+
+export const { changeSubscriptions } = proxyActivities<typeof activities>({
+  // A provider subscription change typically takes 1 to 2 minutes and may take up to 10 (spec: States).
+  startToCloseTimeout: '2 minutes',
+  scheduleToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+export const { changeSubscriptions: removeSubscriptionsNow } = proxyActivities<typeof activities>({
+  // On deletion the API waits about 30 s before terminating the workflow: try within that.
+  startToCloseTimeout: '20 seconds',
+  scheduleToCloseTimeout: '25 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '5 seconds' },
+});

@@ -1,0 +1,137 @@
+import {
+  ChildWorkflowCancellationType,
+  ParentClosePolicy,
+  executeChild,
+  isCancellation,
+  log,
+  uuid4,
+} from '@temporalio/workflow';
+import type { ApplyConfigResult, InstallationConfigMessage } from '../src/temporal/contracts/installation.js';
+import { readWorkflowId } from '../src/temporal/contracts/workflow-ids.js';
+import { errorMessage } from './error-message.js';
+import type { InFlight } from './in-flight.js';
+import {
+  abandonTriggeredReads,
+  changeSubscriptions,
+  objectsNeedingBackfill,
+  recordSchedulePaused,
+  recordSubscriptionFailure,
+  removeSubscriptionsNow,
+} from './installation-activities.js';
+import type { InstallationState } from './installation-state.js';
+import type { StartedRead } from './read-schedule.js';
+import type { readObjectWorkflow } from './read.js';
+import type { PendingSubscriptionChange } from './subscriptions.js';
+import { workflowNow } from './workflow-now.js';
+
+// What the installation workflow does beside its main loop: apply config versions, start what became
+// due, and clean up when the installation is deleted.
+
+/** Applies a config version, asking the database first which new objects still need their backfill. */
+export async function applyConfig(
+  state: InstallationState,
+  config: InstallationConfigMessage,
+): Promise<ApplyConfigResult> {
+  const fresh = state.reads.newBackfillObjects(config.reads);
+  // At first start the activity also proves the installation was committed.
+  const needing =
+    fresh.length || !state.ready
+      ? await objectsNeedingBackfill({ installationId: state.installationId, objectNames: fresh })
+      : [];
+  return state.applyConfig(config, needing, workflowNow());
+}
+
+/** Starts what became due: a pending subscription change, failing triggers that cannot run, reads. */
+export function startDueWork(state: InstallationState, inFlight: InFlight): void {
+  if (!inFlight.changingSubscriptions && state.subscriptions.hasPendingChange()) {
+    inFlight.trackSubscriptionChange(changeSubscriptionsUntilInStep(state), () => state.wake());
+  }
+  const abandoned = state.reads.takeAbandonedTriggers();
+  if (abandoned.length) {
+    const reason = 'The object is not read by this installation (any more).';
+    inFlight.track(abandonTriggeredReads({ operationIds: abandoned, reason }));
+  }
+  for (const read of state.reads.takeDueReads(workflowNow(), uuid4)) inFlight.track(runRead(state, read));
+}
+
+/**
+ * On deletion: reads were cancelled with the workflow; wait for them, fail the triggered reads still
+ * queued (their operations exist), then remove the provider subscriptions.
+ */
+export async function cleanUp(state: InstallationState, inFlight: InFlight): Promise<void> {
+  await inFlight.allSettled();
+  state.reads.abandonQueuedTriggers();
+  const operationIds = state.reads.takeAbandonedTriggers();
+  if (operationIds.length) {
+    await abandonTriggeredReads({ operationIds, reason: 'The installation was deleted.' }).catch(
+      () => undefined,
+    );
+  }
+  const removal = state.subscriptions.removalOfAll();
+  if (!removal) return;
+  const { installationId } = state;
+  try {
+    await removeSubscriptionsNow({ installationId, ...withoutFingerprint(removal) });
+  } catch (error) {
+    await recordSubscriptionFailure({ installationId, action: 'delete', error: errorMessage(error) });
+  }
+}
+
+/** One read as a child workflow; its end may pause the object (repeated authentication failures). */
+async function runRead(state: InstallationState, read: StartedRead): Promise<void> {
+  let outcome = { succeeded: false, authFailure: false };
+  try {
+    const result = await executeChild<typeof readObjectWorkflow>('readObjectWorkflow', {
+      workflowId: readWorkflowId(read.operationId),
+      args: [
+        {
+          operationId: read.operationId,
+          installationId: state.installationId,
+          projectId: state.projectId,
+          objectName: read.objectName,
+          readType: read.readType,
+          ...(read.sinceTimestamp !== undefined && { sinceTimestamp: read.sinceTimestamp }),
+          ...(read.untilTimestamp !== undefined && { untilTimestamp: read.untilTimestamp }),
+        },
+      ],
+      // A read never outlives its installation's workflow; continue-as-new waits for reads first.
+      parentClosePolicy: ParentClosePolicy.TERMINATE,
+      cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+    });
+    outcome = { succeeded: result.status === 'success', authFailure: Boolean(result.authFailure) };
+  } catch (error) {
+    log.warn('read failed', {
+      objectName: read.objectName,
+      operationId: read.operationId,
+      error: String(error),
+    });
+  }
+  if (state.reads.finishRead(read, workflowNow(), outcome)) {
+    await recordSchedulePaused({
+      installationId: state.installationId,
+      objectName: read.objectName,
+      note: state.reads.pauseNote(read.objectName) ?? '',
+    });
+  }
+}
+
+/** Changes the provider subscriptions, one change at a time, until they reflect the latest config. */
+async function changeSubscriptionsUntilInStep(state: InstallationState): Promise<void> {
+  const { installationId, subscriptions } = state;
+  for (let change = subscriptions.pendingChange(uuid4); change; change = subscriptions.pendingChange(uuid4)) {
+    subscriptions.started(change.action);
+    try {
+      const result = await changeSubscriptions({ installationId, ...withoutFingerprint(change) });
+      subscriptions.finished(change, workflowNow(), { result });
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      const message = errorMessage(error);
+      subscriptions.finished(change, workflowNow(), { error: message });
+      await recordSubscriptionFailure({ installationId, action: change.action, error: message });
+    }
+  }
+}
+
+function withoutFingerprint({ fingerprint: _fingerprint, ...change }: PendingSubscriptionChange) {
+  return change;
+}
