@@ -93,6 +93,11 @@ describe('webhook subscriptions', () => {
     const received = await receiver.waitFor(3);
     expect(received.map((r) => r.headers['x-sandbox-delivery-attempt'])).toEqual(['1', '2', '3']);
     expect(new Set(received.map((r) => r.headers['x-sandbox-event-id'])).size).toBe(1);
+    // The sender counts the success once the receiver's answer is read: wait for that, not just the request.
+    const deadline = Date.now() + 5000;
+    while (sandbox.faults.stats.webhooksDelivered < 1 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     expect(sandbox.faults.stats).toMatchObject({ webhooksDelivered: 1, webhookDeliveryFailures: 0 });
   });
 

@@ -303,9 +303,11 @@ describe('the installation workflow', () => {
       { objectName: 'contacts', schedule: '0 * * * *', backfill: false },
     ]);
     await harness.advance(2 * HOUR);
+    const before = harness.readsOf('contacts').length;
     await handle.signal(backfillSignal, { objectName: 'contacts' });
     await harness.advance(MINUTE);
-    expect(harness.readsOf('contacts').at(-1)!.readType).toBe('backfill');
+    // The first read after the signal is the backfill, even when an hourly fire falls in this minute.
+    expect(harness.readsOf('contacts')[before]?.readType).toBe('backfill');
     await harness.advance(2 * HOUR);
     expect(harness.readsOf('contacts', 'backfill')).toHaveLength(1);
   });
