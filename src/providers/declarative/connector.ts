@@ -38,7 +38,7 @@ import { describedField, holds, staticField } from './field-metadata.js';
 import { valueAt } from './json-pointer.js';
 import { firstPageState, nextPageState, pageValues, type PageState } from './pagination.js';
 import { ABSENT, placeholdersOf, renderJson, renderString, type TemplateValues } from './template.js';
-import { parseTime } from './times.js';
+import { isoTime } from './times.js';
 import { rateLimitWait } from './rate-limit.js';
 
 /**
@@ -262,11 +262,11 @@ export class DeclaredConnector implements Connector {
   record(object: ObjectDeclaration, item: unknown, listing?: Listing): ProviderRecord {
     const raw = (listing?.record ? valueAt(item, listing.record) : item) as Record<string, unknown>;
     const id = valueAt(raw, object.id ?? '/id');
-    const updated = object.updated && parseTime(valueAt(raw, object.updated.field), object.updated.format);
+    const updated = object.updated && isoTime(valueAt(raw, object.updated.field), object.updated.format);
     const deleted = object.deleted !== undefined && holds(object.deleted, raw);
     return {
       id: String(id),
-      ...(updated && { updatedAt: updated.toISOString() }),
+      ...(updated && { updatedAt: updated }),
       raw,
       ...(deleted && { deleted }),
     };

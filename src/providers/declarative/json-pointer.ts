@@ -1,17 +1,21 @@
 import { Pointer } from 'rfc6902/pointer.js';
 
-const compiled = new Map<string, Pointer>();
+/** Pointers are parsed once: a read looks up the same few pointers in every record. */
+const parsed = new Map<string, readonly string[]>();
+
+function tokensOf(pointer: string): readonly string[] {
+  let tokens = parsed.get(pointer);
+  if (!tokens) {
+    tokens = Pointer.fromJSON(pointer).tokens.slice(1);
+    parsed.set(pointer, tokens);
+  }
+  return tokens;
+}
 
 /** The value a JSON Pointer (RFC 6901) names in `document`; undefined when any step is missing. */
 export function valueAt(document: unknown, pointer: string): unknown {
-  if (pointer === '') return document;
-  let parsed = compiled.get(pointer);
-  if (!parsed) {
-    parsed = Pointer.fromJSON(pointer);
-    compiled.set(pointer, parsed);
-  }
   let value: unknown = document;
-  for (const token of parsed.tokens.slice(1)) {
+  for (const token of tokensOf(pointer)) {
     if (value === null || typeof value !== 'object' || !Object.hasOwn(value, token)) return undefined;
     value = (value as Record<string, unknown>)[token];
   }

@@ -1,5 +1,17 @@
 import type { TimeFormat } from '../../schemas/connector-declaration.js';
 
+const canonicalIso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * A provider's timestamp as ISO 8601 in UTC with milliseconds, read the way the declaration says it
+ * is written; undefined when it is not one. Already canonical text is returned as it is, since every
+ * record of a read passes through here.
+ */
+export function isoTime(value: unknown, format: TimeFormat): string | undefined {
+  if (typeof value === 'string' && canonicalIso.test(value)) return value;
+  return parseTime(value, format)?.toISOString();
+}
+
 /** A provider's timestamp as a Date, read the way the declaration says it is written; undefined when it is not one. */
 export function parseTime(value: unknown, format: TimeFormat): Date | undefined {
   if (value === undefined || value === null || value === '') return undefined;
