@@ -1,7 +1,8 @@
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProblemError } from '../core/problem.js';
 import { ConnectionEntity, ProviderAppEntity, type Connection } from '../db/entities/connection.js';
-import { em as newEntityManager } from '../db/orm.js';
+import { em as newEntityManager, transaction } from '../db/orm.js';
 import type { AuthMaterial, ConnectionTarget } from '../providers/auth-material.js';
 import { getProvider, type Provider } from '../providers/catalog/index.js';
 import {
@@ -294,5 +295,26 @@ export async function connectionTarget(connectionId: string): Promise<Connection
       }
       return authMaterial(provider, openCredentials(connection!));
     },
+    async rejected(reason) {
+      await markCredentialsRefused(connectionId, reason);
+    },
   };
+}
+
+/**
+ * The provider refused the connection's credentials even fresh: `bad_credentials` and one
+ * `connection.error`, until the customer re-authorizes (which sets it `working` again).
+ */
+export async function markCredentialsRefused(connectionId: string, reason: string): Promise<void> {
+  await transaction(async (tx) => {
+    const connection = await tx.findOne(
+      ConnectionEntity,
+      { id: connectionId },
+      { lockMode: LockMode.PESSIMISTIC_WRITE },
+    );
+    if (!connection || connection.status === 'bad_credentials') return;
+    connection.status = 'bad_credentials';
+    connection.lastError = reason;
+    await recordConnectionEvent(tx, connection, 'connection.error', { error: reason });
+  });
 }

@@ -17,4 +17,9 @@ export interface ConnectionTarget {
   templateVars: Record<string, string>;
   /** Returns current credentials; `forceRefresh` after a 401 asks for a freshly refreshed token. */
   auth(options?: { forceRefresh?: boolean }): Promise<AuthMaterial>;
+  /**
+   * The provider still answered 401 with fresh credentials: they are refused for good (revoked, a
+   * wrong key), and the connection should say so until it is re-authorized.
+   */
+  rejected?(reason: string): Promise<void>;
 }

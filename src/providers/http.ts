@@ -61,6 +61,11 @@ export interface ProviderHttpRequest {
   headers?: Record<string, string>;
   /** Overrides the method's idempotency, e.g. true for a search sent as POST. */
   idempotent?: boolean;
+  /**
+   * A 401 after the forced refresh tells the connection its credentials are refused (the default);
+   * false for requests whose 401 may mean something else, such as a proxied path.
+   */
+  reportRejection?: boolean;
 }
 
 export interface ProviderHttpResponse<T = unknown> {
@@ -299,6 +304,13 @@ export class ProviderHttpClient {
         }
       }
       this.report(entry({ status, ...(status >= 400 && { error: `HTTP ${status}` }) }));
+      if (status === 401 && refreshed && req.reportRejection !== false) {
+        await this.target.rejected?.(
+          `Provider "${this.provider.name}" refused the connection’s credentials${
+            providerErrorMessage(response.body) ? `: ${providerErrorMessage(response.body)}` : '.'
+          }`,
+        );
+      }
       return response;
     }
   }

@@ -10,7 +10,7 @@ import { ValueTypeSchema } from './object-metadata.js';
  * Strings in requests are templates: `{{name}}` or `{{name|format}}`. A query parameter or body
  * member whose value is one placeholder with no value (no `since` on a full read, no `cursor` on the
  * first page) is left out. Placeholders: `object` (the object's provider name), `vars.<name>` (the
- * object's `vars`), `since`, `until`, `window` (the joined window clauses), `pageSize`, `cursor`,
+ * object's `vars`), `connection.<name>` (the connection's metadata, as in URL templates), `since`, `until`, `window` (the joined window clauses), `pageSize`, `cursor`,
  * `offset`, `page`, `lastId`, `fields`, `includeDeleted` (read); `id`, `record`, `associations` (write); formats `iso` (default for
  * times), `isoSeconds`, `unixSeconds`, `unixMs`, `date`, `json`, `join:<separator>` (lists, default `,`).
  */
@@ -113,6 +113,8 @@ export const ListingSchema = Type.Object(
     records: JsonPointerSchema,
     /** The record inside each listed item, when items wrap it (an event's `/data/object`). */
     record: Type.Optional(JsonPointerSchema),
+    /** When an item's record changed, read from the item rather than the record (an event's `/created`). */
+    updated: Type.Optional(Type.Object({ field: JsonPointerSchema, format: TimeFormatSchema }, strict)),
     pagination: PaginationSchema,
     window: Type.Optional(WindowSchema),
     pageSize: Type.Object(

@@ -7,7 +7,7 @@ import {
   ConnectorInputError,
   ProviderError,
 } from '../../src/providers/errors.js';
-import { startFakeHubSpot, type FakeHubSpot } from './fake-hubspot.js';
+import { startFakeHubSpot, type FakeHubSpot } from '../connectors/fakes/hubspot.js';
 
 let hubspot: FakeHubSpot;
 
@@ -28,8 +28,8 @@ function connector(
         return {
           type: 'oauth2',
           accessToken: opts?.forceRefresh
-            ? (options.refreshedToken ?? 'valid-token')
-            : (options.token ?? 'valid-token'),
+            ? (options.refreshedToken ?? hubspot.credential)
+            : (options.token ?? hubspot.credential),
         };
       },
     },
@@ -64,7 +64,7 @@ const base = Date.parse('2026-01-01T00:00:00.000Z');
 
 describe('HubSpot reads', () => {
   it('reads all records with the list endpoint when no window is given, fields as properties', async () => {
-    hubspot.seed(
+    hubspot.seedRecords(
       'contacts',
       Array.from({ length: 250 }, (_, i) => base + i * 1000),
     );
@@ -87,7 +87,7 @@ describe('HubSpot reads', () => {
   });
 
   it('searches a window on the modification time, oldest first, inclusive since and exclusive until', async () => {
-    hubspot.seed(
+    hubspot.seedRecords(
       'deals',
       Array.from({ length: 30 }, (_, i) => base + i * 1000),
     );
@@ -114,7 +114,7 @@ describe('HubSpot reads', () => {
   });
 
   it('uses lastmodifieddate for contacts, as HubSpot documents', async () => {
-    hubspot.seed('contacts', [base, base + 1]);
+    hubspot.seedRecords('contacts', [base, base + 1]);
     const { records } = await readAll(connector(), {
       objectName: 'contacts',
       pageSize: 10,
@@ -128,7 +128,7 @@ describe('HubSpot reads', () => {
   it('reads past the 10,000-result search cap by re-querying from the last modification time seen', async () => {
     // Groups of three records share a millisecond, so page boundaries fall inside ties.
     const count = 10_450;
-    hubspot.seed(
+    hubspot.seedRecords(
       'companies',
       Array.from({ length: count }, (_, i) => base + Math.floor(i / 3)),
     );
@@ -152,7 +152,7 @@ describe('HubSpot reads', () => {
       ...Array.from({ length: 12 }, () => base + 1),
       base + 2,
     ];
-    hubspot.seed('deals', times);
+    hubspot.seedRecords('deals', times);
     const { records } = await readAll(connector(), {
       objectName: 'deals',
       pageSize: 10,
@@ -164,7 +164,7 @@ describe('HubSpot reads', () => {
   });
 
   it('fails clearly, not forever, when more than 10,000 records share one millisecond', async () => {
-    hubspot.seed(
+    hubspot.seedRecords(
       'deals',
       Array.from({ length: 10_050 }, () => base),
     );
@@ -174,7 +174,7 @@ describe('HubSpot reads', () => {
   });
 
   it('loses no record when an earlier record is modified in the middle of a read', async () => {
-    hubspot.seed(
+    hubspot.seedRecords(
       'deals',
       Array.from({ length: 40 }, (_, i) => base + i * 10),
     );
@@ -192,7 +192,7 @@ describe('HubSpot reads', () => {
   });
 
   it('rejects a page token minted for another object', async () => {
-    hubspot.seed(
+    hubspot.seedRecords(
       'deals',
       Array.from({ length: 5 }, (_, i) => base + i),
     );
@@ -203,7 +203,7 @@ describe('HubSpot reads', () => {
   });
 
   it('counts a window with the search total', async () => {
-    hubspot.seed(
+    hubspot.seedRecords(
       'deals',
       Array.from({ length: 30 }, (_, i) => base + i * 1000),
     );
@@ -380,7 +380,7 @@ describe('HubSpot metadata and custom fields', () => {
 
 describe('HubSpot over the shared HTTP layer', () => {
   it('retries a 429 without Retry-After with backoff', async () => {
-    hubspot.seed('deals', [base]);
+    hubspot.seedRecords('deals', [base]);
     hubspot.failNext(2, 429);
     const log: RequestLogEntry[] = [];
     const page = await connector({ log }).readPage({ objectName: 'deals', pageSize: 10 });
@@ -390,17 +390,21 @@ describe('HubSpot over the shared HTTP layer', () => {
   });
 
   it('refreshes the token once after a 401 and retries', async () => {
-    hubspot.seed('deals', [base]);
+    hubspot.seedRecords('deals', [base]);
     const log: RequestLogEntry[] = [];
-    const page = await connector({ token: 'revoked-token', refreshedToken: 'valid-token', log }).readPage({
+    const page = await connector({
+      token: 'revoked-token',
+      refreshedToken: hubspot.credential,
+      log,
+    }).readPage({
       objectName: 'deals',
       pageSize: 10,
     });
     expect(page.records).toHaveLength(1);
     expect(log.map((entry) => entry.status)).toEqual([401, 200]);
-    expect(hubspot.requests.map((r) => r.authorization)).toEqual([
+    expect(hubspot.requests.map((r) => r.headers.authorization)).toEqual([
       'Bearer revoked-token',
-      'Bearer valid-token',
+      `Bearer ${hubspot.credential}`,
     ]);
   });
 

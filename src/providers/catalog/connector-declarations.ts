@@ -77,14 +77,16 @@ class Checker {
   placeholders(field: string, template: unknown, allowed: readonly string[]): Placeholder[] {
     const found = placeholdersOf(template);
     for (const { name, format } of found) {
-      if (name.startsWith('vars.')) {
+      if (name.startsWith('connection.')) {
+        // Connection metadata is only known per connection; a missing value fails that request.
+      } else if (name.startsWith('vars.')) {
         if (!Object.hasOwn(this.declared.vars ?? {}, name.slice(5))) {
           this.problem(field, `{{${name}}} names no entry of the object's vars`);
         }
       } else if (name !== 'object' && !allowed.includes(name)) {
         this.problem(
           field,
-          `{{${name}}} is not known here (known: object, vars.<name>, ${allowed.join(', ')})`,
+          `{{${name}}} is not known here (known: object, vars.<name>, connection.<name>, ${allowed.join(', ')})`,
         );
       }
       if (format !== undefined && !isKnownFormat(format)) {

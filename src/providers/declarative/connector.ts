@@ -127,7 +127,7 @@ export class DeclaredConnector implements Connector {
   readonly http: ProviderHttpClient;
 
   constructor(
-    target: ConnectionTarget,
+    private readonly target: ConnectionTarget,
     options: ConnectorOptions,
     readonly declaration: ConnectorDeclaration | undefined,
     private readonly hooks: ConnectorHooks = {},
@@ -256,13 +256,17 @@ export class DeclaredConnector implements Connector {
   }
 
   private templateValues(objectName: string, object: ObjectDeclaration): TemplateValues {
-    return { object: objectName, vars: object.vars ?? {} };
+    return { object: objectName, vars: object.vars ?? {}, connection: this.target.templateVars };
   }
 
   record(object: ObjectDeclaration, item: unknown, listing?: Listing): ProviderRecord {
     const raw = (listing?.record ? valueAt(item, listing.record) : item) as Record<string, unknown>;
     const id = valueAt(raw, object.id ?? '/id');
-    const updated = object.updated && isoTime(valueAt(raw, object.updated.field), object.updated.format);
+    const updatedFrom = listing?.updated
+      ? { source: item, ...listing.updated }
+      : object.updated && { source: raw, ...object.updated };
+    const updated =
+      updatedFrom && isoTime(valueAt(updatedFrom.source, updatedFrom.field), updatedFrom.format);
     const deleted = object.deleted !== undefined && holds(object.deleted, raw);
     return {
       id: String(id),
@@ -559,6 +563,8 @@ export class DeclaredConnector implements Connector {
       path: `${request.path.startsWith('/') ? '' : '/'}${request.path}`,
       headers,
       body: request.body,
+      // A proxied path may answer 401 for reasons of its own; only the connector's calls judge credentials.
+      reportRejection: false,
     });
     return { status: response.status, headers: response.headers, body: response.rawBody };
   }

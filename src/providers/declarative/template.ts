@@ -10,7 +10,10 @@ const wholePattern = /^\{\{\s*([A-Za-z][\w.]*)\s*(?:\|\s*([^}]*?)\s*)?\}\}$/;
 export const timeFormats = ['iso', 'isoSeconds', 'unixSeconds', 'unixMs', 'date'] as const;
 
 /** The values a template may use: times are Dates, `fields` a list, `vars` the object's own strings. */
-export type TemplateValues = Record<string, unknown> & { vars?: Record<string, string> };
+export type TemplateValues = Record<string, unknown> & {
+  vars?: Record<string, string>;
+  connection?: Record<string, string>;
+};
 
 export interface Placeholder {
   name: string;
@@ -25,6 +28,7 @@ export class TemplateValueError extends Error {}
 
 function lookup(values: TemplateValues, name: string): unknown {
   if (name.startsWith('vars.')) return values.vars?.[name.slice('vars.'.length)];
+  if (name.startsWith('connection.')) return values.connection?.[name.slice('connection.'.length)];
   return Object.hasOwn(values, name) ? values[name] : undefined;
 }
 

@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import Koa, { type Context } from 'koa';
-import Router from '@koa/router';
-import { bodyParser } from '@koa/bodyparser';
+import type { Context } from 'koa';
+import type { ConformanceFake } from '../kit/conformance.js';
+import { bearerCredential, FakeHttpError, FakeProvider } from '../kit/fake-provider.js';
 
 /**
  * A local stand-in for HubSpot's CRM v3 API, answering with the documented shapes: objects
@@ -33,27 +31,11 @@ export interface FakeProperty {
   modificationMetadata: { archivable: boolean; readOnlyDefinition: boolean; readOnlyValue: boolean };
 }
 
-export interface LoggedRequest {
-  method: string;
-  path: string;
-  query: Record<string, unknown>;
-  body: unknown;
-  authorization?: string;
-}
-
-export interface FakeHubSpot {
-  url: string;
-  /** Bearer tokens accepted; starts with `valid-token`. */
-  tokens: Set<string>;
-  requests: LoggedRequest[];
+export interface FakeHubSpot extends ConformanceFake {
   records(object: string): FakeRecord[];
   properties(object: string): FakeProperty[];
   /** Adds records with the given modification times (ms); ids count up from 1 per object. */
-  seed(object: string, modifiedTimes: number[]): FakeRecord[];
-  /** Sets a record's modification time, as an edit in HubSpot would. */
-  touch(object: string, id: string, modifiedMs: number): void;
-  /** The next `count` API requests answer `status` (with optional headers) instead. */
-  failNext(count: number, status: number, headers?: Record<string, string>): void;
+  seedRecords(object: string, modifiedTimes: number[]): FakeRecord[];
   reset(): void;
   close(): Promise<void>;
 }
@@ -126,14 +108,10 @@ function builtInProperties(object: string): FakeProperty[] {
   ];
 }
 
-class HubSpotError extends Error {
-  constructor(
-    readonly status: number,
-    readonly category: string,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
+/** HubSpot's errors: `{status: 'error', message, correlationId, category}`. */
+class HubSpotError extends FakeHttpError {
+  constructor(status: number, category: string, message: string) {
+    super(status, message, category);
   }
 }
 
@@ -147,9 +125,28 @@ export async function startFakeHubSpot(): Promise<FakeHubSpot> {
   const records = new Map<string, FakeRecord[]>();
   const properties = new Map<string, FakeProperty[]>();
   const nextId = new Map<string, number>();
-  const tokens = new Set<string>(['valid-token']);
-  const requests: LoggedRequest[] = [];
-  let failures: { status: number; headers: Record<string, string> }[] = [];
+
+  const fake = new FakeProvider({
+    credentialOf: bearerCredential,
+    errorBody: (error) => ({
+      status: 'error',
+      message:
+        error.status === 401
+          ? 'Authentication credentials not found. This API supports OAuth 2.0 authentication.'
+          : error.status === 429
+            ? 'You have reached your secondly limit.'
+            : error.message,
+      correlationId: randomUUID(),
+      category:
+        error.code ??
+        (error.status === 401
+          ? 'INVALID_AUTHENTICATION'
+          : error.status === 429
+            ? 'RATE_LIMITS'
+            : 'INTERNAL_ERROR'),
+    }),
+    rateLimitCode: 'RATE_LIMITS',
+  });
 
   const reset = () => {
     for (const object of objects) {
@@ -157,10 +154,7 @@ export async function startFakeHubSpot(): Promise<FakeHubSpot> {
       properties.set(object, builtInProperties(object));
       nextId.set(object, 1);
     }
-    tokens.clear();
-    tokens.add('valid-token');
-    requests.length = 0;
-    failures = [];
+    fake.requests.length = 0;
   };
   reset();
 
@@ -218,56 +212,9 @@ export async function startFakeHubSpot(): Promise<FakeHubSpot> {
     return result;
   };
 
-  const app = new Koa();
-  app.silent = true;
-  app.use(async (ctx, next) => {
-    try {
-      await next();
-    } catch (error) {
-      const failure =
-        error instanceof HubSpotError ? error : new HubSpotError(500, 'INTERNAL_ERROR', 'internal error');
-      ctx.status = failure.status;
-      for (const [name, value] of Object.entries(failure.headers)) ctx.set(name, value);
-      ctx.body = {
-        status: 'error',
-        message: failure.message,
-        correlationId: randomUUID(),
-        category: failure.category,
-      };
-    }
-  });
-  app.use(bodyParser());
-  app.use(async (ctx, next) => {
-    requests.push({
-      method: ctx.method,
-      path: ctx.path,
-      query: { ...ctx.query },
-      body: ctx.request.body,
-      authorization: ctx.get('authorization') || undefined,
-    });
-    const failure = failures.shift();
-    if (failure) {
-      throw new HubSpotError(
-        failure.status,
-        failure.status === 429 ? 'RATE_LIMITS' : 'INTERNAL_ERROR',
-        failure.status === 429 ? 'You have reached your secondly limit.' : 'internal error',
-        failure.headers,
-      );
-    }
-    const match = /^Bearer (.+)$/.exec(ctx.get('authorization'));
-    if (!match || !tokens.has(match[1])) {
-      throw new HubSpotError(
-        401,
-        'INVALID_AUTHENTICATION',
-        'Authentication credentials not found. This API supports OAuth 2.0 authentication.',
-      );
-    }
-    await next();
-  });
+  const router = fake.router;
 
-  const router = new Router({ prefix: '/crm/v3' });
-
-  router.get('/objects/:object', (ctx) => {
+  router.get('/crm/v3/objects/:object', (ctx) => {
     const object = objectOf(ctx);
     const limit = Math.min(Number(ctx.query.limit ?? 10), 100);
     const after = Number(ctx.query.after ?? 0);
@@ -290,7 +237,7 @@ export async function startFakeHubSpot(): Promise<FakeHubSpot> {
     };
   });
 
-  router.post('/objects/:object/search', (ctx) => {
+  router.post('/crm/v3/objects/:object/search', (ctx) => {
     const object = objectOf(ctx);
     const body = (ctx.request.body ?? {}) as {
       filterGroups?: { filters: { propertyName: string; operator: string; value: string }[] }[];
@@ -356,7 +303,7 @@ export async function startFakeHubSpot(): Promise<FakeHubSpot> {
     };
   });
 
-  router.post('/objects/:object', (ctx) => {
+  router.post('/crm/v3/objects/:object', (ctx) => {
     const object = objectOf(ctx);
     const body = (ctx.request.body ?? {}) as { properties?: unknown };
     const values = checkValues(object, body.properties);
@@ -376,7 +323,7 @@ export async function startFakeHubSpot(): Promise<FakeHubSpot> {
     ctx.body = record;
   });
 
-  router.patch('/objects/:object/:id', (ctx) => {
+  router.patch('/crm/v3/objects/:object/:id', (ctx) => {
     const object = objectOf(ctx);
     const record = recordOf(object, ctx.params.id);
     const values = checkValues(object, (ctx.request.body as { properties?: unknown })?.properties);
@@ -385,17 +332,17 @@ export async function startFakeHubSpot(): Promise<FakeHubSpot> {
     ctx.body = record;
   });
 
-  router.delete('/objects/:object/:id', (ctx) => {
+  router.delete('/crm/v3/objects/:object/:id', (ctx) => {
     const object = objectOf(ctx);
     recordOf(object, ctx.params.id).archived = true;
     ctx.status = 204;
   });
 
-  router.get('/properties/:object', (ctx) => {
+  router.get('/crm/v3/properties/:object', (ctx) => {
     ctx.body = { results: properties.get(objectOf(ctx)) };
   });
 
-  router.post('/properties/:object', (ctx) => {
+  router.post('/crm/v3/properties/:object', (ctx) => {
     const object = objectOf(ctx);
     const body = ctx.request.body as Partial<FakeProperty> & { name?: string };
     if (!body?.name || !body.label || !body.type || !body.fieldType || !body.groupName) {
@@ -425,7 +372,7 @@ export async function startFakeHubSpot(): Promise<FakeHubSpot> {
     ctx.body = created;
   });
 
-  router.patch('/properties/:object/:name', (ctx) => {
+  router.patch('/crm/v3/properties/:object/:name', (ctx) => {
     const object = objectOf(ctx);
     const existing = properties.get(object)!.find((p) => p.name === ctx.params.name);
     if (!existing)
@@ -438,50 +385,51 @@ export async function startFakeHubSpot(): Promise<FakeHubSpot> {
     ctx.body = existing;
   });
 
-  app.use(router.routes());
-
-  const server: Server = createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  await fake.start();
+  const seedRecords = (object: string, modifiedTimes: number[]): FakeRecord[] => {
+    const created = modifiedTimes.map((ms) => {
+      const id = String(nextId.get(object)!);
+      nextId.set(object, Number(id) + 1);
+      const record: FakeRecord = {
+        id,
+        properties: {
+          hs_object_id: id,
+          createdate: new Date(ms).toISOString(),
+          ...(object === 'contacts' && { email: `c${id}@example.com` }),
+        },
+        createdAt: new Date(ms).toISOString(),
+        updatedAt: '',
+        archived: false,
+      };
+      setModified(record, object, ms);
+      return record;
+    });
+    records.get(object)!.push(...created);
+    return created;
+  };
 
   return {
-    url: `http://127.0.0.1:${port}`,
-    tokens,
-    requests,
+    url: fake.url,
+    tokenUrl: fake.tokenUrl,
+    get credential() {
+      return fake.credential;
+    },
+    rotateCredential: () => fake.rotateCredential(),
+    refuseRefresh: () => fake.refuseRefresh(),
+    requests: fake.requests,
     records: (object) => records.get(object)!,
     properties: (object) => properties.get(object)!,
-    seed(object, modifiedTimes) {
-      const created = modifiedTimes.map((ms) => {
-        const id = String(nextId.get(object)!);
-        nextId.set(object, Number(id) + 1);
-        const record: FakeRecord = {
-          id,
-          properties: {
-            hs_object_id: id,
-            createdate: new Date(ms).toISOString(),
-            ...(object === 'contacts' && { email: `c${id}@example.com` }),
-          },
-          createdAt: new Date(ms).toISOString(),
-          updatedAt: '',
-          archived: false,
-        };
-        setModified(record, object, ms);
-        return record;
-      });
-      records.get(object)!.push(...created);
-      return created;
-    },
+    seedRecords,
+    seed: (object, modifiedTimes) => seedRecords(object, modifiedTimes).map((record) => record.id),
+    stored: (object, id) =>
+      records.get(object)!.find((record) => record.id === id && !record.archived) as unknown as
+        Record<string, unknown> | undefined,
     touch(object, id, modifiedMs) {
       setModified(recordOf(object, id), object, modifiedMs);
     },
-    failNext(count, status, headers = {}) {
-      for (let i = 0; i < count; i++) failures.push({ status, headers });
-    },
+    failNext: (count, status, headers) => fake.failNext(count, status, headers),
     reset,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => fake.stop(),
+    stop: () => fake.stop(),
   };
 }

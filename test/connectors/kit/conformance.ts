@@ -1,0 +1,253 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { resetConfig } from '../../../src/config.js';
+import type { AuthMaterial, ConnectionTarget } from '../../../src/providers/auth-material.js';
+import { connectorDeclaration, getProvider } from '../../../src/providers/catalog/index.js';
+import { effectiveObject } from '../../../src/providers/catalog/connector-declarations.js';
+import type { Connector, ProviderRecord, ReadPageInput } from '../../../src/providers/connector.js';
+import { connectorFor } from '../../../src/providers/connectors/index.js';
+import { ProviderError } from '../../../src/providers/errors.js';
+import type { FieldMetadata } from '../../../src/schemas/object-metadata.js';
+import type { LoggedRequest } from './fake-provider.js';
+
+/**
+ * The conformance suite every deep connector runs: its declaration (and hooks) against a local
+ * server that answers as the provider's public API reference says, reached through
+ * FERRY_PROVIDER_OVERRIDES, the same mechanism a self-hoster uses for a regional instance.
+ */
+
+/** What the suite asks of a provider's local server. */
+export interface ConformanceFake {
+  /** The provider's API base URL on this server. */
+  url: string;
+  /** Its OAuth token endpoint, for OAuth providers (used by the pipeline test's refresh). */
+  tokenUrl?: string;
+  /** The credential it accepts now. */
+  credential: string;
+  rotateCredential(): string;
+  /** OAuth providers: the token endpoint refuses the refresh token from now on (a revoked grant). */
+  refuseRefresh?(): void;
+  failNext(count: number, status: number, headers?: Record<string, string>): void;
+  requests: LoggedRequest[];
+  /** Adds one record per modification time (ms) and returns their ids, in order. */
+  seed(object: string, modifiedTimes: number[]): string[];
+  /** Sets a record's modification time, as an edit at the provider would. */
+  touch(object: string, id: string, modifiedMs: number): void;
+  /** The record as the provider stores it, or undefined once deleted. */
+  stored(object: string, id: string): Record<string, unknown> | undefined;
+  stop(): Promise<void>;
+}
+
+export interface ConformanceObject {
+  name: string;
+  /** A field to select, which every seeded record has, and one that selection leaves out. */
+  fields?: { selected: string; other?: string };
+  /** A create, then an update of it; `check` reads a stored field back. */
+  write?: {
+    create: Record<string, unknown>;
+    update: Record<string, unknown>;
+    /** The value the provider stores for the update's first field, e.g. `stored.properties.name`. */
+    check(stored: Record<string, unknown>): unknown;
+    /** Deletes are declared too. */
+    delete?: boolean;
+  };
+  /** Fields the metadata must describe, with what it must say of them. */
+  metadata?: Record<string, Partial<FieldMetadata>>;
+}
+
+export interface ConformanceSpec {
+  provider: string;
+  /** The public reference the fake follows (also in SOURCES.md). */
+  reference: string;
+  start(): Promise<ConformanceFake>;
+  objects: ConformanceObject[];
+  /** Connection metadata the provider's URLs need (a workspace). */
+  templateVars?: Record<string, string>;
+  /** How the connection's credential is presented; from the catalog's auth type when absent. */
+  material?(credential: string): AuthMaterial;
+}
+
+function materialFor(provider: string, credential: string): AuthMaterial {
+  const catalog = getProvider(provider)!;
+  if (catalog.authType === 'oauth2') return { type: 'oauth2', accessToken: credential };
+  if (catalog.authType === 'basic') return { type: 'basic', username: credential, password: '' };
+  return { type: 'apiKey', apiKey: credential };
+}
+
+const fastRetry = { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, maxRetryAfterMs: 2_000 };
+
+export function conformance(spec: ConformanceSpec): void {
+  describe(`${spec.provider} conformance`, () => {
+    let fake: ConformanceFake;
+    let target: ConnectionTarget;
+    let credential: string;
+    let refreshes = 0;
+    let refreshingAuth: ConnectionTarget['auth'];
+    const connector = (): Connector => connectorFor(target, { retry: fastRetry });
+    const declaration = () => connectorDeclaration(spec.provider)!;
+
+    beforeAll(async () => {
+      fake = await spec.start();
+      process.env.FERRY_PROVIDER_OVERRIDES = JSON.stringify({
+        [spec.provider]: { baseURL: fake.url, ...(fake.tokenUrl && { tokenURL: fake.tokenUrl }) },
+      });
+      resetConfig();
+      credential = fake.credential;
+      refreshingAuth = async (options) => {
+        if (options?.forceRefresh) {
+          refreshes++;
+          credential = fake.credential;
+        }
+        return spec.material?.(credential) ?? materialFor(spec.provider, credential);
+      };
+      target = { provider: spec.provider, templateVars: spec.templateVars ?? {}, auth: refreshingAuth };
+    });
+
+    afterAll(async () => {
+      delete process.env.FERRY_PROVIDER_OVERRIDES;
+      resetConfig();
+      await fake?.stop();
+    });
+
+    async function readAll(input: Omit<ReadPageInput, 'pageToken'>): Promise<ProviderRecord[]> {
+      const records: ProviderRecord[] = [];
+      let pageToken: string | undefined;
+      for (let pages = 0; pages < 1000; pages++) {
+        const page = await connector().readPage({ ...input, ...(pageToken && { pageToken }) });
+        records.push(...page.records);
+        if (page.done) return records;
+        pageToken = page.nextPageToken;
+        expect(pageToken).toBeTruthy();
+      }
+      throw new Error('the read never ended');
+    }
+
+    /** The smallest page size the object's listing takes, so a few records make several pages. */
+    const smallPage = (object: string) => {
+      const listing = effectiveObject(declaration(), object)!.read!.list;
+      return Math.min(listing.pageSize.max, Math.max(listing.pageSize.min ?? 1, 3));
+    };
+
+    it('is declared, and its declaration names the reference the fake follows', () => {
+      expect(declaration()).toBeDefined();
+      expect(declaration().reference).toBeTruthy();
+      for (const object of spec.objects) expect(effectiveObject(declaration(), object.name)).toBeDefined();
+    });
+
+    describe.each(spec.objects.map((object) => [object.name, object] as const))('%s', (name, object) => {
+      const base = Date.UTC(2024, 0, 1);
+      const minute = 60_000;
+
+      it('reads every record across pages, none lost or repeated', async () => {
+        const pageSize = smallPage(name);
+        const ids = fake.seed(
+          name,
+          Array.from({ length: pageSize * 3 + 1 }, (_, i) => base + i * minute),
+        );
+        const read = (await readAll({ objectName: name, pageSize })).map((record) => record.id);
+        const mine = read.filter((id) => ids.includes(id));
+        expect(new Set(mine).size).toBe(mine.length);
+        expect(mine.sort()).toEqual([...ids].sort());
+      });
+
+      it('reads exactly the records changed in [since, until)', async () => {
+        const start = Date.UTC(2025, 5, 1);
+        const ids = fake.seed(
+          name,
+          Array.from({ length: 12 }, (_, i) => start + i * minute),
+        );
+        // An old record edited inside the window counts; one edited after it does not.
+        const [old, later] = fake.seed(name, [base - 86_400_000, base - 86_400_000]);
+        fake.touch(name, old, start + 5 * minute + 30_000);
+        fake.touch(name, later, start + 20 * minute);
+        const since = new Date(start + 3 * minute);
+        const until = new Date(start + 8 * minute);
+        const read = await readAll({ objectName: name, pageSize: smallPage(name), since, until });
+        expect(read.map((record) => record.id).sort()).toEqual([...ids.slice(3, 8), old].sort());
+        for (const record of read) {
+          const time = Date.parse(record.updatedAt!);
+          expect(time).toBeGreaterThanOrEqual(since.getTime());
+          expect(time).toBeLessThan(until.getTime());
+        }
+      });
+
+      if (object.fields) {
+        const { selected, other } = object.fields;
+        it(`reads chosen fields${other ? ', leaving others out' : ''}`, async () => {
+          fake.seed(name, [Date.UTC(2026, 0, 1)]);
+          const records = await readAll({ objectName: name, pageSize: smallPage(name), fields: [selected] });
+          expect(records.length).toBeGreaterThan(0);
+          const text = JSON.stringify(records.map((record) => record.raw));
+          expect(text).toContain(`"${selected}"`);
+          if (other) expect(text).not.toContain(`"${other}"`);
+        });
+      }
+
+      if (object.write) {
+        const write = object.write;
+        it(`creates, updates${write.delete ? ' and deletes' : ''} a record`, async () => {
+          const created = await connector().write({ objectName: name, type: 'create', record: write.create });
+          expect(created.recordId).toBeTruthy();
+          expect(fake.stored(name, created.recordId)).toBeDefined();
+          const updated = await connector().write({
+            objectName: name,
+            type: 'update',
+            recordId: created.recordId,
+            record: write.update,
+          });
+          expect(updated.recordId).toBe(created.recordId);
+          expect(write.check(fake.stored(name, created.recordId)!)).toEqual(Object.values(write.update)[0]);
+          if (write.delete) {
+            await connector().write({ objectName: name, type: 'delete', recordId: created.recordId });
+            expect(fake.stored(name, created.recordId)).toBeUndefined();
+          }
+        });
+      }
+
+      if (object.metadata) {
+        it('describes its fields: type, read-only, custom, required and allowed values', async () => {
+          const metadata = await connector().listObjectMetadata(name);
+          expect(metadata.name).toBe(name);
+          for (const [field, expected] of Object.entries(object.metadata!)) {
+            expect({ field, ...metadata.fields[field] }).toMatchObject({
+              field,
+              fieldName: field,
+              ...expected,
+            });
+          }
+        });
+      }
+    });
+
+    const first = spec.objects[0].name;
+
+    it('waits out a 429 with Retry-After, and retries a 5xx of a read', async () => {
+      fake.seed(first, [Date.UTC(2026, 1, 1)]);
+      fake.failNext(1, 429, { 'retry-after': '1' });
+      fake.failNext(1, 503);
+      const before = fake.requests.length;
+      const started = Date.now();
+      await connector().readPage({ objectName: first, pageSize: smallPage(first) });
+      expect(fake.requests.length - before).toBe(3);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    });
+
+    it('refreshes the credential once after a 401, and fails clearly when that does not help', async () => {
+      const refreshed = refreshes;
+      fake.rotateCredential();
+      await connector().readPage({ objectName: first, pageSize: smallPage(first) });
+      expect(refreshes).toBe(refreshed + 1);
+
+      const stale = credential;
+      target = { ...target, auth: async () => spec.material?.(stale) ?? materialFor(spec.provider, stale) };
+      fake.rotateCredential();
+      const error = await connector()
+        .readPage({ objectName: first, pageSize: smallPage(first) })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ProviderError);
+      expect((error as ProviderError).status).toBe(401);
+      expect((error as ProviderError).retryable).toBe(false);
+      credential = fake.credential;
+      target = { ...target, auth: refreshingAuth };
+    });
+  });
+}

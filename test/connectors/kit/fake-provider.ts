@@ -1,0 +1,209 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa, { type Context } from 'koa';
+import Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+
+/**
+ * What every provider's local test server shares: a Koa app on a free loopback port, a request log,
+ * accepted credentials that a test can rotate (so a stale one gets the provider's 401), failures
+ * queued for the next requests (429 with the provider's rate-limit headers, 5xx), and errors
+ * rendered in the provider's own body shape. Each provider's fake adds its routes and its records,
+ * written from that provider's public API reference.
+ */
+
+export interface LoggedRequest {
+  method: string;
+  path: string;
+  query: Record<string, unknown>;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+}
+
+/** Thrown by a fake's routes: answered with the provider's error body. */
+export class FakeHttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code?: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export interface FakeProviderOptions {
+  /** The credential a request carries (token, key...), or undefined when it carries none. */
+  credentialOf(ctx: Context): string | undefined;
+  /** The provider's error body. */
+  errorBody(error: FakeHttpError): unknown;
+  /** Headers on a rate-limited answer, beside any the test asked for. */
+  rateLimitHeaders?(): Record<string, string>;
+  /** The provider's code of a rate-limited answer (used by `errorBody`). */
+  rateLimitCode?: string;
+  /** Path prefix of the provider's API (`/api/v2`); `url` includes it. */
+  prefix?: string;
+}
+
+export class FakeProvider {
+  url = '';
+  readonly requests: LoggedRequest[] = [];
+  readonly router: Router;
+  #credential = 'valid-credential-1';
+  #generation = 1;
+  #failures: { status: number; headers: Record<string, string> }[] = [];
+  #server?: Server;
+  #refreshRefused = false;
+  /** The URL of the OAuth token endpoint (refresh grant), for OAuth providers. */
+  tokenUrl?: string;
+
+  constructor(private readonly options: FakeProviderOptions) {
+    this.router = new Router(options.prefix ? { prefix: options.prefix } : undefined);
+  }
+
+  /** The credential the provider accepts now. */
+  get credential(): string {
+    return this.#credential;
+  }
+
+  /** Makes the current credential stale (a revoked or expired token) and returns the new one. */
+  rotateCredential(): string {
+    this.#generation += 1;
+    this.#credential = `valid-credential-${this.#generation}`;
+    return this.#credential;
+  }
+
+  /** From now on the token endpoint refuses refresh tokens (`invalid_grant`): the grant was revoked. */
+  refuseRefresh(): void {
+    this.#refreshRefused = true;
+  }
+
+  /** The next `count` requests answer `status` instead (a 429 with the provider's rate-limit headers). */
+  failNext(count: number, status: number, headers: Record<string, string> = {}): void {
+    for (let index = 0; index < count; index++) this.#failures.push({ status, headers });
+  }
+
+  async start(): Promise<this> {
+    const app = new Koa();
+    app.silent = true;
+    app.use(async (ctx, next) => {
+      try {
+        await next();
+        if (ctx.status === 404 && ctx.body === undefined)
+          throw new FakeHttpError(404, `No route for ${ctx.method} ${ctx.path}`);
+      } catch (error) {
+        const failure = error instanceof FakeHttpError ? error : new FakeHttpError(500, 'internal error');
+        if (!(error instanceof FakeHttpError)) console.error(error);
+        ctx.status = failure.status;
+        for (const [name, value] of Object.entries(failure.headers)) ctx.set(name, value);
+        ctx.body = this.options.errorBody(failure);
+      }
+    });
+    app.use(bodyParser({ enableTypes: ['json', 'form'] }));
+    // RFC 6749 refresh: a new access token, or invalid_grant once the grant is revoked.
+    app.use(async (ctx, next) => {
+      if (ctx.method !== 'POST' || ctx.path !== '/oauth/token') return next();
+      const body = (ctx.request.body ?? {}) as Record<string, string>;
+      if (body.grant_type !== 'refresh_token' || !body.refresh_token || this.#refreshRefused) {
+        ctx.status = 400;
+        ctx.body = { error: 'invalid_grant', error_description: 'The refresh token is invalid or revoked.' };
+        return;
+      }
+      ctx.body = { access_token: this.rotateCredential(), token_type: 'bearer', expires_in: 3600 };
+    });
+    app.use(async (ctx, next) => {
+      this.requests.push({
+        method: ctx.method,
+        path: ctx.path,
+        query: { ...ctx.query },
+        headers: { ...ctx.headers },
+        body: ctx.request.body,
+      });
+      const failure = this.#failures.shift();
+      if (failure) {
+        const rateLimited = failure.status === 429;
+        throw new FakeHttpError(
+          failure.status,
+          rateLimited ? 'Rate limit exceeded' : 'The service is unavailable',
+          rateLimited ? this.options.rateLimitCode : undefined,
+          { ...(rateLimited ? this.options.rateLimitHeaders?.() : {}), ...failure.headers },
+        );
+      }
+      if (this.options.credentialOf(ctx) !== this.#credential) {
+        throw new FakeHttpError(401, 'The credentials are missing, expired or revoked', 'unauthorized');
+      }
+      await next();
+    });
+    app.use(this.router.routes());
+    app.use(this.router.allowedMethods());
+    this.#server = createServer(app.callback());
+    await new Promise<void>((resolve) => this.#server!.listen(0, '127.0.0.1', resolve));
+    const { port } = this.#server.address() as AddressInfo;
+    this.url = `http://127.0.0.1:${port}${this.options.prefix ?? ''}`;
+    this.tokenUrl = `http://127.0.0.1:${port}/oauth/token`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.#server;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+/** `Authorization: Bearer <token>` → the token. */
+export function bearerCredential(ctx: Context): string | undefined {
+  return /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'))?.[1];
+}
+
+/** `Authorization: Basic base64(user:password)` → `user` (an API key sent as the Basic user name). */
+export function basicUserCredential(ctx: Context): string | undefined {
+  const encoded = /^Basic\s+(.+)$/i.exec(ctx.get('authorization'))?.[1];
+  return encoded ? Buffer.from(encoded, 'base64').toString('utf8').split(':')[0] : undefined;
+}
+
+/** A record kept by a fake: the provider-shaped record and its modification time. */
+export interface StoredRecord<T> {
+  record: T;
+  modifiedMs: number;
+  deleted?: boolean;
+}
+
+/**
+ * A fake's records of one object, in insertion (id) order. Providers differ in shape, so the store
+ * holds each record as the provider returns it and leaves formatting to the fake.
+ */
+export class RecordStore<T extends object> {
+  readonly rows = new Map<string, StoredRecord<T>>();
+  #nextId = 1;
+
+  nextId(): number {
+    return this.#nextId++;
+  }
+
+  put(id: string, record: T, modifiedMs: number): T {
+    this.rows.set(id, { record, modifiedMs });
+    return record;
+  }
+
+  get(id: string): StoredRecord<T> | undefined {
+    const row = this.rows.get(id);
+    return row && !row.deleted ? row : undefined;
+  }
+
+  /** Live records, oldest id first. */
+  live(): StoredRecord<T>[] {
+    return [...this.rows.values()].filter((row) => !row.deleted);
+  }
+
+  /** Live records modified in [since, until), oldest modification first (ties by id). */
+  modifiedBetween(since: number | undefined, until: number | undefined): StoredRecord<T>[] {
+    return this.live()
+      .filter(
+        (row) =>
+          (since === undefined || row.modifiedMs >= since) && (until === undefined || row.modifiedMs < until),
+      )
+      .sort((a, b) => a.modifiedMs - b.modifiedMs);
+  }
+}

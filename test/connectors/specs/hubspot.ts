@@ -1,0 +1,42 @@
+import type { ConformanceSpec } from '../kit/conformance.js';
+import { startFakeHubSpot } from '../fakes/hubspot.js';
+
+/** HubSpot CRM v3 against its local fake (test/connectors/fakes/hubspot.ts). */
+export const spec: ConformanceSpec = {
+  provider: 'hubspot',
+  reference: 'https://developers.hubspot.com/docs/api/crm',
+  start: () => startFakeHubSpot(),
+  objects: [
+    {
+      name: 'contacts',
+      fields: { selected: 'email', other: 'firstname' },
+      write: {
+        create: { email: 'ada@example.com', firstname: 'Ada' },
+        update: { firstname: 'Augusta' },
+        check: (stored) => (stored.properties as Record<string, unknown>).firstname,
+        delete: true,
+      },
+      metadata: {
+        email: { valueType: 'string', readOnly: false, isCustom: false, isRequired: false },
+        lifecyclestage: {
+          valueType: 'singleSelect',
+          values: [
+            { value: 'lead', displayValue: 'Lead' },
+            { value: 'customer', displayValue: 'Customer' },
+          ],
+        },
+        hs_object_id: { valueType: 'float', readOnly: true },
+        hs_email_optout: { valueType: 'boolean' },
+      },
+    },
+    { name: 'companies', fields: { selected: 'hs_object_id' } },
+    {
+      name: 'deals',
+      write: {
+        create: { dealname: 'Renewal' },
+        update: { dealname: 'Renewal 2027' },
+        check: (stored) => (stored.properties as Record<string, unknown>).dealname,
+      },
+    },
+  ],
+};
