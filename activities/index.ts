@@ -3,3 +3,4 @@ export * from './read.js';
 export * from './notifications.js';
 export * from './installation.js';
 export * from './write.js';
+export * from './operator.js';

@@ -51,6 +51,8 @@ export interface Config {
    * (500) on a mismatch: on in tests, so a view that drifts from the OpenAPI document fails a test.
    */
   checkResponses: boolean;
+  /** Where operators open the Temporal UI; operations link their runs there (FERRY_TEMPORAL_UI_URL). */
+  temporalUiUrl: string;
   /** Provider endpoints this deployment uses instead of the catalog's (FERRY_PROVIDER_OVERRIDES[_FILE]). */
   providerOverrides: ProviderOverrides;
 }
@@ -185,6 +187,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     checkResponses: boolVar(env, 'FERRY_CHECK_RESPONSES', mode === 'test'),
     providerOverrides: providerOverrides(env),
+    temporalUiUrl: (env.FERRY_TEMPORAL_UI_URL ?? 'http://localhost:8233').replace(/\/$/, ''),
   };
 }
 

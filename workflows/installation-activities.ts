@@ -1,5 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type * as activities from '../activities/installation.js';
+import type * as operatorActivities from '../activities/operator.js';
 
 // Every activity of the installation workflow, with its timeouts and retries, in one place.
 
@@ -17,6 +18,14 @@ export const { recordSchedulePaused, recordSubscriptionFailure, abandonTriggered
   startToCloseTimeout: '30 seconds',
   retry: { maximumInterval: '1 minute' },
 });
+
+// An operator waits on these (the Update answers once they are done): few quick retries, and a
+// refusal (an operation that cannot be retried) fails the Update at once with its reason.
+export const { recordRequestedRead, recordIgnoredMessage, describeRetry, prepareReadRetry, retryWrite } =
+  proxyActivities<typeof operatorActivities>({
+    startToCloseTimeout: '15 seconds',
+    retry: { initialInterval: '500 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 5 },
+  });
 
 export const { changeSubscriptions } = proxyActivities<typeof activities>({
   // A provider subscription change typically takes 1 to 2 minutes and may take up to 10 (spec: States).

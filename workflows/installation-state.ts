@@ -1,8 +1,11 @@
 import type {
   ApplyConfigResult,
+  IgnoredMessage,
   InstallationConfigMessage,
   InstallationDescription,
 } from '../src/temporal/contracts/installation.js';
+
+const IGNORED_KEPT = 20;
 import type { InstallationRunInput, InstallationStateSnapshot } from './installation-snapshot.js';
 import { ReadSchedule } from './read-schedule.js';
 import { spreadFraction, type ScheduleSpread } from './schedule.js';
@@ -23,6 +26,8 @@ export class InstallationState {
   readonly subscriptions: Subscriptions;
   readonly #spread: ScheduleSpread;
   #woken = false;
+  /** Operator messages that could not act, newest last; not carried across continue-as-new. */
+  readonly #ignored: IgnoredMessage[] = [];
 
   constructor(input: InstallationRunInput) {
     const carried = input.carried;
@@ -38,6 +43,11 @@ export class InstallationState {
     const wake = () => this.wake();
     this.reads = new ReadSchedule(carried, this.#spread, wake);
     this.subscriptions = new Subscriptions(carried?.subscription, wantedSubscriptions(input.config), wake);
+  }
+
+  noteIgnored(message: IgnoredMessage): void {
+    this.#ignored.push(message);
+    if (this.#ignored.length > IGNORED_KEPT) this.#ignored.shift();
   }
 
   wake(): void {
@@ -83,6 +93,7 @@ export class InstallationState {
       recentFires: this.reads.recentFires(),
       generation: this.generation,
       spread: { maxSeconds: this.#spread.maxMs / 1000, fraction: this.#spread.fraction },
+      ignoredMessages: [...this.#ignored],
     };
   }
 

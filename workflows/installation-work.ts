@@ -4,6 +4,8 @@ import {
   executeChild,
   isCancellation,
   log,
+  patched,
+  upsertMemo,
   uuid4,
 } from '@temporalio/workflow';
 import type { ApplyConfigResult, InstallationConfigMessage } from '../src/temporal/contracts/installation.js';
@@ -24,6 +26,9 @@ import type { readObjectWorkflow } from './read.js';
 import type { PendingSubscriptionChange } from './subscriptions.js';
 import { workflowNow } from './workflow-now.js';
 
+/** Workflows started before the memo showed the running config replay without it. */
+const CONFIG_IN_MEMO = 'config-in-memo';
+
 // What the installation workflow does beside its main loop: apply config versions, start what became
 // due, and clean up when the installation is deleted.
 
@@ -38,7 +43,10 @@ export async function applyConfig(
     fresh.length || !state.ready
       ? await objectsNeedingBackfill({ installationId: state.installationId, objectNames: fresh })
       : [];
-  return state.applyConfig(config, needing, workflowNow());
+  const result = state.applyConfig(config, needing, workflowNow());
+  // The Temporal UI shows a workflow's memo: the config it runs now, not only the one it started with.
+  if (patched(CONFIG_IN_MEMO)) upsertMemo({ configId: config.configId, revisionId: config.revisionId });
+  return result;
 }
 
 /** Starts what became due: a pending subscription change, failing triggers that cannot run, reads. */

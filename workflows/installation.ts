@@ -10,11 +10,7 @@ import {
 } from '@temporalio/workflow';
 import {
   applyConfigUpdate,
-  backfillSignal,
   describeQuery,
-  pauseSignal,
-  resumeSignal,
-  triggerReadSignal,
   type InstallationConfigMessage,
 } from '../src/temporal/contracts/installation.js';
 import { configMessageProblem } from './config-message-problem.js';
@@ -23,6 +19,7 @@ import { InFlight } from './in-flight.js';
 import type { InstallationRunInput } from './installation-snapshot.js';
 import { InstallationState } from './installation-state.js';
 import { applyConfig, cleanUp, startDueWork } from './installation-work.js';
+import { setOperatorHandlers } from './operator-messages.js';
 import { SerialQueue } from './serial-queue.js';
 import { WakeTimer } from './wake-timer.js';
 import { workflowNow } from './workflow-now.js';
@@ -50,24 +47,7 @@ export async function installationWorkflow(input: InstallationRunInput): Promise
       if (problem) throw new Error(problem);
     },
   });
-  setHandler(triggerReadSignal, async (request) => {
-    await whenReady();
-    const outcome = state.reads.trigger(request, workflowNow());
-    if (outcome !== 'queued') log.warn(`trigger ignored: ${outcome}`, { ...request });
-  });
-  setHandler(backfillSignal, async ({ objectName }) => {
-    await whenReady();
-    if (!state.reads.requestBackfill(objectName, workflowNow()))
-      log.warn('backfill of an unknown object ignored', { objectName });
-  });
-  setHandler(pauseSignal, async (request) => {
-    await whenReady();
-    state.reads.pause(request);
-  });
-  setHandler(resumeSignal, async ({ objects }) => {
-    await whenReady();
-    state.reads.resume(objects, workflowNow());
-  });
+  setOperatorHandlers(state, whenReady);
 
   try {
     if (!state.ready) {

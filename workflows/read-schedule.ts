@@ -146,6 +146,33 @@ export class ReadSchedule {
     }
   }
 
+  /**
+   * Queues a read someone asked for besides a trigger (an operator's backfill with a window, a retry),
+   * with its operation already recorded; it runs in turn with triggered reads.
+   */
+  queueRun(
+    run: {
+      objectName: string;
+      readType: ReadType;
+      operationId: string;
+      sinceTimestamp?: string;
+      untilTimestamp?: string;
+      retryOf?: string;
+    },
+    now: Date,
+  ): void {
+    const { objectName, ...queued } = run;
+    this.#remember(run.operationId);
+    this.#book.trigger(objectName, queued, now);
+    this.#onChange();
+  }
+
+  /** Whether the object is read by this installation, and whether it is paused. */
+  status(objectName: string): 'unknown' | 'paused' | 'active' {
+    const object = this.#book.get(objectName);
+    return !object ? 'unknown' : object.paused ? 'paused' : 'active';
+  }
+
   requestBackfill(objectName: string, now: Date): boolean {
     if (!this.#book.get(objectName)) return false;
     this.#book.requestBackfill(objectName, now);
@@ -227,6 +254,7 @@ export class ReadSchedule {
         ...(object.nextFireAt && { nextFireAt: object.nextFireAt }),
         needsBackfill: object.needsBackfill,
         queuedTriggers: object.triggered.length,
+        queued: object.triggered.map((run) => ({ ...run, readType: run.readType ?? 'triggered' })),
         ...(running && { running }),
         ...(object.lastRun && {
           lastRun: {

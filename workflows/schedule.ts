@@ -78,13 +78,20 @@ export function nextSpreadFireTime(
   return undefined;
 }
 
-/** A read the caller asked for (the read host's trigger endpoint); its operation id is already known to the client. */
+/**
+ * A read someone asked for, waiting its turn: a triggered read (the read host's trigger endpoint; its
+ * operation id is already known to the client), an operator's backfill with a window, or a retry.
+ */
 export interface TriggeredRun {
   operationId?: string;
   /** ISO 8601. */
   requestedAt: string;
   sinceTimestamp?: string;
   untilTimestamp?: string;
+  /** What kind of read it is; `triggered` when absent. */
+  readType?: ReadType;
+  /** The failed operation this run retries. */
+  retryOf?: string;
 }
 
 export interface ActiveRun {
@@ -92,6 +99,8 @@ export interface ActiveRun {
   /** ISO 8601. */
   startedAt: string;
   operationId?: string;
+  /** It came from the queue of asked-for reads, not from the schedule or the object's own backfill. */
+  queued?: boolean;
 }
 
 export interface FinishedRun extends ActiveRun {
@@ -138,6 +147,9 @@ export interface DueRun {
   operationId?: string;
   sinceTimestamp?: string;
   untilTimestamp?: string;
+  /** Taken from the queue of asked-for reads. */
+  queued?: boolean;
+  retryOf?: string;
 }
 
 export interface ConfigureResult {
@@ -288,8 +300,10 @@ export class ScheduleBook {
     const run = object.running;
     delete object.running;
     object.lastRun = { ...run, finishedAt: now.toISOString(), succeeded: outcome.succeeded };
+    // An asked-for read leaves the schedule and the object's own backfill as they were.
+    if (run.queued || run.kind === 'triggered') return;
     if (run.kind === 'backfill' && outcome.succeeded) object.needsBackfill = false;
-    if (run.kind !== 'triggered') object.nextFireAt = this.#planFrom(object, now);
+    object.nextFireAt = this.#planFrom(object, now);
   }
 
   /** The earliest time something becomes due, for the workflow's single timer; undefined when nothing is planned. */
@@ -323,8 +337,9 @@ export class ScheduleBook {
       kind: run.kind,
       startedAt: now.toISOString(),
       ...(run.operationId !== undefined && { operationId: run.operationId }),
+      ...(run.queued && run.kind !== 'triggered' && { queued: true }),
     };
-    if (run.kind === 'triggered') {
+    if (run.queued) {
       object.triggered.shift();
     } else {
       // The fire is consumed; the tentative next one shows in queries and is replanned at finish.
@@ -368,11 +383,13 @@ function nextRunOf(object: ObjectSchedule, now: Date): DueRun | undefined {
   if (triggered) {
     return {
       ...base,
-      kind: 'triggered',
+      kind: triggered.readType ?? 'triggered',
       dueAt: triggered.requestedAt,
       ...(triggered.operationId !== undefined && { operationId: triggered.operationId }),
       ...(triggered.sinceTimestamp !== undefined && { sinceTimestamp: triggered.sinceTimestamp }),
       ...(triggered.untilTimestamp !== undefined && { untilTimestamp: triggered.untilTimestamp }),
+      queued: true,
+      ...(triggered.retryOf !== undefined && { retryOf: triggered.retryOf }),
     };
   }
   if (fireDue) return { ...base, kind: 'scheduled', dueAt: object.nextFireAt! };

@@ -1,7 +1,13 @@
 import { defineRoute } from './route.js';
 import { Paginated, ProjectPathParams } from '../schemas/common.js';
-import { EventListQuery, NotificationEventSchema } from '../schemas/notifications.js';
+import {
+  EventListQuery,
+  EventParams,
+  NotificationEventSchema,
+  RedeliveryResultSchema,
+} from '../schemas/notifications.js';
 import { listEvents } from '../notifications/event-list.js';
+import { redeliverEvent } from '../notifications/redeliver.js';
 
 export const eventRoutes = [
   defineRoute({
@@ -23,5 +29,19 @@ export const eventRoutes = [
       pageToken: query.pageToken,
     });
     return { status: 200, body: page };
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/projects/{projectIdOrName}/events/{eventId}:retry',
+    operationId: 'retryEventDelivery',
+    summary: 'Send a notification event again where it was not delivered',
+    description:
+      'Starts a new delivery to every destination the event’s routes lead to that has not accepted it (retries ran out, or the destination was disabled and is enabled again), under the same `webhook-id`. Destinations that accepted it are left alone.',
+    tags: ['Notifications'],
+    auth: ['apiKey', 'bearer'],
+    params: EventParams,
+    responses: { 202: { description: 'The deliveries started', schema: RedeliveryResultSchema } },
+  }).handle(async ({ em, project, params }) => {
+    return { status: 202, body: await redeliverEvent(em, project.id, params.eventId) };
   }),
 ];

@@ -8,7 +8,9 @@ import {
   OperationPageSchema,
   OperationParams,
   OperationSchema,
+  RetryResultSchema,
 } from '../schemas/operations.js';
+import { retryOperation } from '../domain/operation-retry.js';
 import { findOperation, listInstallationOperations, operationView } from '../domain/operations.js';
 import { listLogs } from '../domain/operation-logs.js';
 import { findInstallationOfIntegration } from '../domain/reads/installation-context.js';
@@ -76,5 +78,19 @@ export const operationRoutes = [
   }).handle(async ({ em, project, params }) => {
     const operation = await findOperation(em, project.id, params.operationId);
     return { status: 200, body: await listLogs(em, project.id, operation.id) };
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/projects/{projectIdOrName}/operations/{operationId}:retry',
+    operationId: 'retryOperation',
+    summary: 'Retry a failed operation',
+    description:
+      'Runs a failed operation again as a new operation linked to it (`metadata.retryOf`), with the usual events. A read resumes from its last delivered page, in turn with its object’s other reads; an asynchronous write sends only the records that failed. 409 for an operation that did not fail; 422 for one that cannot be retried (a synchronous write, whose caller has the answer).',
+    tags: ['Operations'],
+    auth: ['apiKey', 'bearer'],
+    params: OperationParams,
+    responses: { 201: { description: 'The retry’s operation', schema: RetryResultSchema } },
+  }).handle(async ({ em, project, params }) => {
+    return { status: 201, body: await retryOperation(em, project, params.operationId) };
   }),
 ];

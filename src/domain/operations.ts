@@ -6,6 +6,7 @@ import { config } from '../config.js';
 import { constantTimeEqual } from '../crypto/secrets.js';
 import { OperationEntity, type Operation } from '../db/entities/operation.js';
 import type { OperationView } from '../schemas/operations.js';
+import { readWorkflowId, writeWorkflowId } from '../temporal/contracts/workflow-ids.js';
 
 /**
  * Operations: one row per read, write or subscribe run, listed newest first with opaque cursors.
@@ -21,7 +22,22 @@ export interface OperationProgress {
   recordsEstimatedTotal?: number;
 }
 
+/** The Temporal run behind an operation, for operators: its workflow id and its page in the Temporal UI. */
+function temporalRun(operation: Operation): { workflowId: string; url: string } | undefined {
+  const workflowId =
+    operation.actionType === 'read'
+      ? readWorkflowId(operation.id)
+      : operation.actionType === 'write' && operation.metadata.mode === 'asynchronous'
+        ? writeWorkflowId(operation.id)
+        : undefined;
+  if (!workflowId) return undefined;
+  const { temporalUiUrl, temporal } = config();
+  const url = `${temporalUiUrl}/namespaces/${encodeURIComponent(temporal.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+  return { workflowId, url };
+}
+
 export function operationView(operation: Operation): OperationView {
+  const run = temporalRun(operation);
   return {
     id: operation.id,
     projectId: operation.projectId,
@@ -31,7 +47,7 @@ export function operationView(operation: Operation): OperationView {
     actionType: operation.actionType,
     status: operation.status,
     ...(operation.result != null && { result: operation.result }),
-    metadata: operation.metadata ?? {},
+    metadata: { ...operation.metadata, ...(run && { temporal: run }) },
     createTime: operation.createTime.toISOString(),
     updateTime: operation.updateTime.toISOString(),
   };

@@ -99,3 +99,13 @@ export const EventListQuery = Type.Object({
   eventType: Type.Optional(EventTypeSchema),
   ...PaginationQuery.properties,
 });
+
+export const EventParams = Type.Object({
+  projectIdOrName: ProjectIdOrName,
+  eventId: Type.String({ minLength: 1, description: 'The event ID.' }),
+});
+
+export const RedeliveryResultSchema = Type.Object({
+  eventId: Uuid,
+  destinationIds: Type.Array(Uuid, { description: 'Destinations the event is sent to again.' }),
+});

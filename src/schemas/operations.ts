@@ -19,7 +19,8 @@ export const OperationSchema = Type.Object({
   status: Type.Enum(['success', 'failure', 'in_progress']),
   result: Type.Optional(Type.String({ description: 'A human-readable summary.' })),
   metadata: Type.Record(Type.String(), Type.Unknown(), {
-    description: 'May hold `objects`, `progress`, `readType`, the read window, retry information.',
+    description:
+      'May hold `objects`, `progress`, `readType`, the read window, `retryOf` (the failed operation a retry runs again), and `temporal` (`workflowId` and `url` of its run in the Temporal UI).',
   }),
   createTime: DateTime,
   updateTime: DateTime,
@@ -54,3 +55,9 @@ export const OperationParams = Type.Object({
 });
 
 export const OperationListQuery = PaginationQuery;
+
+export const RetryResultSchema = Type.Object({
+  operationId: Type.String({ format: 'uuid', description: 'The new operation that runs the retry.' }),
+  retryOf: Type.String({ format: 'uuid', description: 'The failed operation it retries.' }),
+  actionType: Type.Enum(['read', 'write']),
+});

@@ -16,6 +16,8 @@ import {
   INSTALLATION_WORKFLOW_TYPE,
   applyConfigUpdate,
   describeQuery,
+  retryOperationUpdate,
+  type RetryResult,
   type ApplyConfigResult,
   type InstallationConfigMessage,
   type InstallationDescription,
@@ -182,6 +184,16 @@ export async function applyInstallationConfig(
   );
 }
 
+/** Asks the installation's workflow to retry one of its failed operations (the `retryOperation` Update). */
+export async function retryInInstallation(installationId: string, operationId: string): Promise<RetryResult> {
+  return temporalCall(`retrying operation ${operationId}`, installationWorkflowId(installationId), (client) =>
+    installationHandle(client, installationId).executeUpdate(retryOperationUpdate, {
+      args: [{ operationId }],
+      updateId: `retry/${operationId}`,
+    }),
+  );
+}
+
 /** Sends one of the installation workflow's signals (trigger, backfill, pause, resume). */
 export async function signalInstallation<T>(
   installationId: string,
@@ -293,14 +305,37 @@ export async function startWriteWorkflow(input: AsyncWriteInput, identity: Workf
 }
 
 /**
+ * The input an asynchronous write's workflow started with (its records travel there, not in the
+ * database), read from the first event of its history; undefined once Temporal no longer keeps it.
+ */
+export async function writeWorkflowInput(operationId: string): Promise<AsyncWriteInput | undefined> {
+  const workflowId = writeWorkflowId(operationId);
+  try {
+    return await temporalCall(`reading write ${operationId}`, workflowId, async (client) => {
+      const history = await client.workflow.getHandle(workflowId).fetchHistory();
+      const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+      return payload
+        ? (client.options.loadedDataConverter.payloadConverter.fromPayload(payload) as AsyncWriteInput)
+        : undefined;
+    });
+  } catch (error) {
+    if (error instanceof WorkflowNotRunningError) return undefined;
+    throw error;
+  }
+}
+
+/**
  * Starts the delivery of one notification event to one destination. Starting it again (a retried
  * outbox batch) is a no-op, also after it finished: each delivery runs once.
  */
 export async function startNotificationDelivery(
   input: NotificationDeliveryInput,
-  options: { eventType: string; taskQueue?: string },
+  options: { eventType: string; taskQueue?: string; workflowIdSuffix?: string },
 ): Promise<void> {
-  const workflowId = notificationWorkflowId(input.eventId, input.destinationId);
+  // A redelivery asked for later runs under an id of its own: the first delivery's id is spent.
+  const workflowId = [notificationWorkflowId(input.eventId, input.destinationId), options.workflowIdSuffix]
+    .filter(Boolean)
+    .join('/');
   try {
     await temporalCall(`delivering event ${input.eventId}`, workflowId, (client) =>
       client.workflow.start(NOTIFICATION_WORKFLOW_TYPE, {

@@ -84,6 +84,7 @@ describe('InstallationState', () => {
           pauseNote: 'maintenance',
           needsBackfill: false,
           queuedTriggers: 0,
+          queued: [],
           consecutiveAuthFailures: 0,
         },
       ],
@@ -93,6 +94,7 @@ describe('InstallationState', () => {
       recentFires: [],
       generation: 0,
       spread: { maxSeconds: 60, fraction: spreadFraction(installationId) },
+      ignoredMessages: [],
     });
   });
 

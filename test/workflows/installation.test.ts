@@ -299,8 +299,9 @@ describe('the installation workflow', () => {
   });
 
   it('runs a requested backfill on signal before the next scheduled read', async () => {
+    harness.needsBackfill = () => []; // the object's own backfill is done
     handle = await harness.startInstallation([
-      { objectName: 'contacts', schedule: '0 * * * *', backfill: false },
+      { objectName: 'contacts', schedule: '0 * * * *', backfill: true },
     ]);
     await harness.advance(2 * HOUR);
     const before = harness.readsOf('contacts').length;
@@ -310,6 +311,38 @@ describe('the installation workflow', () => {
     expect(harness.readsOf('contacts')[before]?.readType).toBe('backfill');
     await harness.advance(2 * HOUR);
     expect(harness.readsOf('contacts', 'backfill')).toHaveLength(1);
+  });
+
+  it('refuses a backfill signal for an object whose manifest has none, saying why, and runs one with a window', async () => {
+    handle = await harness.startInstallation([
+      { objectName: 'contacts', schedule: '0 * * * *', backfill: false },
+    ]);
+    await harness.advance(MINUTE);
+    await handle.signal(backfillSignal, { objectName: 'contacts' });
+    await harness.advance(MINUTE);
+    expect(harness.readsOf('contacts', 'backfill')).toHaveLength(0);
+    expect(harness.ignored).toEqual([
+      expect.objectContaining({
+        message: 'backfill',
+        objectName: 'contacts',
+        reason: expect.stringContaining('no backfill'),
+      }),
+    ]);
+    expect((await handle.query(describeQuery)).ignoredMessages).toEqual([
+      expect.objectContaining({ message: 'backfill', objectName: 'contacts' }),
+    ]);
+    await handle.signal(backfillSignal, { objectName: 'contacts', days: 7 });
+    await harness.advance(MINUTE);
+    const [backfill] = harness.readsOf('contacts', 'backfill');
+    expect(backfill.sinceTimestamp).toBeDefined();
+    expect(harness.requested).toEqual([
+      expect.objectContaining({
+        objectName: 'contacts',
+        readType: 'backfill',
+        requestedWindow: true,
+        operationId: backfill.operationId,
+      }),
+    ]);
   });
 
   it('creates, updates and deletes provider subscriptions as the subscribe config changes', async () => {

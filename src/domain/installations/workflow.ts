@@ -79,7 +79,7 @@ export async function ensureInstallationWorkflow(
 }
 
 /** Sends a message to the installation's workflow, restarting the workflow from PostgreSQL when none runs. */
-async function tellInstallation<T>(
+export async function tellInstallation<T>(
   em: EntityManager,
   installationId: string,
   send: () => Promise<T>,

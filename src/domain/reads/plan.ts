@@ -54,6 +54,8 @@ export interface WindowInput {
   backfill?: { defaultPeriod: { days?: number; fullHistory?: boolean } };
   sinceTimestamp?: string;
   untilTimestamp?: string;
+  /** A backfill an operator asked for with its own window (`sinceTimestamp`, or none for the full history). */
+  requestedWindow?: boolean;
 }
 
 export interface ReadWindow {
@@ -65,7 +67,8 @@ export interface ReadWindow {
 /**
  * The window of a read:
  * - scheduled: from just after the watermark (or the installation's creation) until now;
- * - backfill: the last `days` days, or the whole history (also when no period is configured);
+ * - backfill: the last `days` days, or the whole history (also when no period is configured); or
+ *   the window an operator asked for (`requestedWindow`);
  * - triggered: the window asked for; no `sinceTimestamp` means the whole history.
  * The watermark may only move to the end of a window that leaves no gap behind it.
  */
@@ -75,7 +78,7 @@ export function readWindow(input: WindowInput): ReadWindow {
   let until = now;
   if (input.readType === 'scheduled') {
     since = watermark ? new Date(watermark.getTime() + 1) : input.installationCreateTime;
-  } else if (input.readType === 'backfill') {
+  } else if (input.readType === 'backfill' && !input.requestedWindow) {
     const period = input.backfill?.defaultPeriod;
     if (period && !period.fullHistory && period.days !== undefined)
       since = new Date(now.getTime() - period.days * DAY_MS);

@@ -93,6 +93,7 @@ async function buildPlan(em: EntityManager, input: ReadObjectInput, now: Date): 
     backfill: setup.configured?.backfill ?? setup.declared.backfill,
     sinceTimestamp: input.sinceTimestamp,
     untilTimestamp: input.untilTimestamp,
+    requestedWindow: operation?.metadata.requestedWindow === true,
   });
   const selection = readSelection(setup.declared, setup.configured);
   const context: ReadMessageContext = {
@@ -132,7 +133,7 @@ async function buildPlan(em: EntityManager, input: ReadObjectInput, now: Date): 
     destinationName: destination.name,
     context,
     eventBase: { ...installationEventBase(installation, parties), objectName: input.objectName },
-    ...(input.readType === 'triggered' && {
+    ...((input.readType === 'triggered' || operation?.metadata.requestedWindow === true) && {
       requested: { sinceTimestamp: input.sinceTimestamp, untilTimestamp: input.untilTimestamp },
     }),
   };

@@ -87,7 +87,7 @@ export async function finishWrite(input: {
     const success = errors.length === 0;
     operation.status = success ? 'success' : 'failure';
     operation.result = `${pastTense[type]} ${succeeded.length} of ${input.outcomes.length} ${objectName} records`;
-    operation.metadata = { ...operation.metadata, successfulRecordIds };
+    operation.metadata = { ...operation.metadata, successfulRecordIds, ...(errors.length && { errors }) };
     operation.updateTime = new Date();
     installation.lastOperationStatus = operation.status;
     appendLogs(em, operation.projectId, operation.id, [

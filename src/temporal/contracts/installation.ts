@@ -48,8 +48,36 @@ export interface TriggerReadRequest {
   untilTimestamp?: string;
 }
 
+/**
+ * A backfill of one object. A window (`days`, `fullHistory`, or `sinceTimestamp`/`untilTimestamp`)
+ * replaces the manifest's `backfill.defaultPeriod` for this run; without one the manifest's is used,
+ * and an object whose manifest has none (or `days: 0`) is refused with the reason.
+ */
 export interface BackfillRequest {
   objectName: string;
+  days?: number;
+  fullHistory?: boolean;
+  sinceTimestamp?: string;
+  untilTimestamp?: string;
+}
+
+/** A failed operation to run again, as a new operation linked to it (`retryOf`). */
+export interface RetryRequest {
+  operationId: string;
+}
+
+/** A read an operator asked for, and the operation that records it. */
+export interface RequestedRun {
+  operationId: string;
+  objectName: string;
+  readType: ReadType;
+}
+
+export interface RetryResult {
+  /** The new operation. */
+  operationId: string;
+  retryOf: string;
+  actionType: 'read' | 'write';
 }
 
 export interface PauseRequest {
@@ -74,6 +102,19 @@ export const resumeSignal = defineSignal<[ResumeRequest]>('resume');
  */
 export const applyConfigUpdate = defineUpdate<ApplyConfigResult, [InstallationConfigMessage]>('applyConfig');
 
+/**
+ * Operator messages as Updates: the sender learns of a mistake (an unknown or removed object, a
+ * paused one, a malformed window, an operation that cannot be retried) from the Temporal UI or CLI,
+ * and gets the new operation's id on success. The Signals above do the same fire-and-forget.
+ */
+export const requestReadUpdate = defineUpdate<RequestedRun, [Omit<TriggerReadRequest, 'operationId'>]>(
+  'requestRead',
+);
+export const requestBackfillUpdate = defineUpdate<RequestedRun, [BackfillRequest]>('requestBackfill');
+export const retryOperationUpdate = defineUpdate<RetryResult, [RetryRequest]>('retryOperation');
+export const pauseReadsUpdate = defineUpdate<{ paused: string[] }, [PauseRequest]>('pauseReads');
+export const resumeReadsUpdate = defineUpdate<{ resumed: string[] }, [ResumeRequest]>('resumeReads');
+
 export interface RunningRead {
   objectName: string;
   operationId: string;
@@ -82,6 +123,15 @@ export interface RunningRead {
   plannedAt: string;
   /** Workflow time when the child was started (ISO 8601). */
   startedAt: string;
+}
+
+export interface QueuedRead {
+  readType: ReadType;
+  operationId?: string;
+  requestedAt: string;
+  sinceTimestamp?: string;
+  untilTimestamp?: string;
+  retryOf?: string;
 }
 
 export interface ObjectDescription {
@@ -93,6 +143,8 @@ export interface ObjectDescription {
   nextFireAt?: string;
   needsBackfill: boolean;
   queuedTriggers: number;
+  /** Reads waiting their turn (triggered, requested backfills, retries), oldest first. */
+  queued: QueuedRead[];
   running?: RunningRead;
   lastRun?: { readType: ReadType; startedAt: string; finishedAt: string; succeeded: boolean };
   consecutiveAuthFailures: number;
@@ -122,6 +174,15 @@ export interface InstallationDescription {
   generation: number;
   /** Each fire comes `fraction` of the spread window after its cron time (the window is at most `maxSeconds`). */
   spread: { maxSeconds: number; fraction: number };
+  /** Operator messages the workflow could not act on, newest last, with the reason. */
+  ignoredMessages: IgnoredMessage[];
+}
+
+export interface IgnoredMessage {
+  message: 'triggerRead' | 'backfill' | 'pause' | 'resume';
+  at: string;
+  reason: string;
+  objectName?: string;
 }
 
 /** A Query: read-only and answered from memory, so the UI and the bench can ask often. */

@@ -9,7 +9,7 @@ export interface ReadObjectInput {
   projectId: string;
   objectName: string;
   readType: ReadType;
-  /** Triggered reads: the window asked for; absent `sinceTimestamp` means full history. */
+  /** Triggered reads and requested backfills: the window asked for; absent `sinceTimestamp` means full history. */
   sinceTimestamp?: string;
   untilTimestamp?: string;
 }

@@ -41,6 +41,15 @@ export class InstallationHarness {
   readonly subscriptionFailures: { installationId: string; action: SubscriptionAction; error: string }[] = [];
   /** Operation ids of triggered reads the workflow gave up (failed), with the reason. */
   readonly abandoned: { operationId: string; reason: string }[] = [];
+  /** Reads operators asked for, as the workflow recorded them before queueing. */
+  readonly requested: Record<string, unknown>[] = [];
+  /** Signals the workflow could not act on, as it recorded them. */
+  readonly ignored: { message: string; reason: string; objectName?: string }[] = [];
+  /** Retries the workflow prepared: `operationId` retried as `newOperationId`. */
+  readonly retries: { operationId: string; newOperationId: string; actionType: string }[] = [];
+  /** What `describeRetry` answers for an operation id; refused when absent. */
+  failedOperations: Record<string, { actionType: 'read' | 'write'; objectName?: string; readType?: string }> =
+    {};
   /** How each read behaves; instant success by default. */
   readBehaviour: (input: ReadObjectInput) => FakeReadBehaviour = () => ({ durationMs: 0, status: 'success' });
   /** Which objects the database says still need a backfill; all asked about by default. */
@@ -126,6 +135,10 @@ export class InstallationHarness {
     this.subscriptionChanges.length = 0;
     this.subscriptionFailures.length = 0;
     this.abandoned.length = 0;
+    this.requested.length = 0;
+    this.ignored.length = 0;
+    this.retries.length = 0;
+    this.failedOperations = {};
     this.readBehaviour = () => ({ durationMs: 0, status: 'success' });
     this.needsBackfill = (objectNames) => objectNames;
     this.installationMissing = false;
@@ -196,6 +209,28 @@ function harnessActivities(
       harness().abandoned.push(
         ...input.operationIds.map((operationId) => ({ operationId, reason: input.reason })),
       );
+    },
+    async recordRequestedRead(input: Record<string, unknown>) {
+      harness().requested.push(input);
+    },
+    async recordIgnoredMessage(input: { message: string; reason: string; objectName?: string }) {
+      harness().ignored.push(input);
+    },
+    async describeRetry(input: { installationId: string; operationId: string }) {
+      const failed = harness().failedOperations[input.operationId];
+      if (!failed) {
+        throw ApplicationFailure.nonRetryable(
+          `Operation ${input.operationId} was not found.`,
+          'OperatorRequestRefused',
+        );
+      }
+      return { projectId: 'p', installationId: input.installationId, ...failed };
+    },
+    async prepareReadRetry(input: { operationId: string; newOperationId: string }) {
+      harness().retries.push({ ...input, actionType: 'read' });
+    },
+    async retryWrite(input: { operationId: string; newOperationId: string }) {
+      harness().retries.push({ ...input, actionType: 'write' });
     },
     async recordSubscriptionFailure(input: {
       installationId: string;

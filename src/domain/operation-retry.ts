@@ -1,0 +1,203 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ProblemError } from '../core/problem.js';
+import { InstallationEntity } from '../db/entities/installation.js';
+import { OperationEntity } from '../db/entities/operation.js';
+import type { Project } from '../db/entities/project.js';
+import { ReadCheckpointEntity } from '../db/entities/read-checkpoint.js';
+import { em as newEntityManager, transaction } from '../db/orm.js';
+import type { ReadType } from '../schemas/reads.js';
+import type { RetryResult } from '../temporal/contracts/installation.js';
+import {
+  retryInInstallation,
+  startWriteWorkflow,
+  writeWorkflowInput,
+  WorkflowRefusedError,
+} from '../temporal/gateway.js';
+import { tellInstallation } from './installations/workflow.js';
+import { appendLogs } from './operation-logs.js';
+import { createOperation } from './operations.js';
+import { createReadOperation } from './reads/read-operation.js';
+import type { ReadPlan } from './reads/plan.js';
+
+/**
+ * Retrying a failed operation as a new one linked to it (`retryOf` in its metadata): a read resumes
+ * from its last delivered page, an asynchronous write sends only the records that failed. A read's
+ * retry runs in the installation's workflow, in turn with the object's other reads; a write's runs
+ * in a write workflow of its own.
+ */
+
+export interface FailedOperation {
+  actionType: 'read' | 'write';
+  projectId: string;
+  installationId: string;
+  objectName?: string;
+  readType?: ReadType;
+}
+
+/** The operation, if it can be retried; a 404, 409 or 422 problem saying why not otherwise. */
+export async function describeFailedOperation(
+  operationId: string,
+  scope: { projectId?: string; installationId?: string },
+): Promise<FailedOperation> {
+  const em = await newEntityManager();
+  const operation = await em.findOne(OperationEntity, { id: operationId, ...scope });
+  if (!operation) throw ProblemError.notFound(`Operation ${operationId} was not found.`);
+  if (operation.status !== 'failure') {
+    throw ProblemError.conflict(
+      `Operation ${operationId} is ${operation.status}; only a failed operation can be retried.`,
+    );
+  }
+  const base = { projectId: operation.projectId, installationId: operation.installationId };
+  if (operation.actionType === 'read') {
+    return {
+      ...base,
+      actionType: 'read',
+      objectName: (operation.metadata.objects as string[])[0],
+      readType: (operation.metadata.readType as ReadType | undefined) ?? 'triggered',
+    };
+  }
+  if (operation.actionType === 'write') {
+    if (operation.metadata.mode !== 'asynchronous') {
+      throw new ProblemError({
+        status: 422,
+        detail: `Operation ${operationId} was a synchronous write, answered when it was sent; send the records again.`,
+      });
+    }
+    return { ...base, actionType: 'write', objectName: (operation.metadata.objects as string[])[0] };
+  }
+  throw new ProblemError({ status: 422, detail: `A ${operation.actionType} operation cannot be retried.` });
+}
+
+function retriedLog(retryId: string) {
+  return { severity: 'INFO' as const, msg: `Retried as operation ${retryId}.`, details: { retryId } };
+}
+
+/**
+ * The retry's operation and checkpoint: the failed read's plan and position, so the retry reads from
+ * the page that failed, skipping that page's messages already delivered. Idempotent.
+ */
+export async function prepareReadRetry(operationId: string, newOperationId: string): Promise<void> {
+  await transaction(async (tx) => {
+    if (await tx.count(OperationEntity, { id: newOperationId })) return;
+    const failed = await tx.findOneOrFail(OperationEntity, { id: operationId });
+    const installation = await tx.findOne(InstallationEntity, { id: failed.installationId });
+    if (!installation) throw ProblemError.notFound(`Installation ${failed.installationId} no longer exists.`);
+    const checkpoint = await tx.findOne(ReadCheckpointEntity, { operationId });
+    const objectName = (failed.metadata.objects as string[])[0];
+    const keep = ['backfill', 'requested', 'requestedWindow', 'window', 'destination'] as const;
+    createReadOperation(tx, installation, {
+      operationId: newOperationId,
+      objectName,
+      readType: (failed.metadata.readType as ReadType | undefined) ?? 'triggered',
+      metadata: {
+        ...Object.fromEntries(
+          keep.filter((key) => key in failed.metadata).map((key) => [key, failed.metadata[key]]),
+        ),
+        retryOf: operationId,
+      },
+    });
+    const now = new Date();
+    if (checkpoint && !checkpoint.done) {
+      const plan = checkpoint.plan as unknown as ReadPlan;
+      tx.create(ReadCheckpointEntity, {
+        ...checkpoint,
+        operationId: newOperationId,
+        plan: {
+          ...plan,
+          context: { ...plan.context, operationId: newOperationId, operationTime: now.toISOString() },
+        } as unknown as Record<string, unknown>,
+        recordsProcessed: 0,
+        createTime: now,
+        updateTime: now,
+      });
+    }
+    appendLogs(tx, installation.projectId, newOperationId, [
+      {
+        severity: 'INFO',
+        msg:
+          checkpoint && !checkpoint.done
+            ? `Retries operation ${operationId} from page ${checkpoint.pageIndex + 1}, after its last delivered page.`
+            : `Retries operation ${operationId} from the start: it failed before reading a page.`,
+        details: { retryOf: operationId, ...(checkpoint && { pageIndex: checkpoint.pageIndex }) },
+      },
+    ]);
+    appendLogs(tx, installation.projectId, operationId, [retriedLog(newOperationId)]);
+  });
+}
+
+/** Writes again, in a new write workflow, the records of a failed asynchronous write that failed. Idempotent. */
+export async function retryAsyncWrite(operationId: string, newOperationId: string): Promise<void> {
+  const em = await newEntityManager();
+  if (await em.count(OperationEntity, { id: newOperationId })) return;
+  const failed = await em.findOneOrFail(OperationEntity, { id: operationId });
+  const input = await writeWorkflowInput(operationId);
+  if (!input) {
+    throw new ProblemError({
+      status: 422,
+      detail: `The records of operation ${operationId} are no longer kept (Temporal's retention ended); send them again.`,
+    });
+  }
+  const failedIndexes = ((failed.metadata.errors as { index: number }[] | undefined) ?? []).map(
+    (error) => error.index,
+  );
+  const items = failedIndexes.map((index) => input.items[index]).filter(Boolean);
+  if (!items.length) {
+    throw ProblemError.conflict(`Operation ${operationId} has no failed records to write again.`);
+  }
+  await transaction(async (tx) => {
+    const installation = await tx.findOneOrFail(InstallationEntity, { id: failed.installationId });
+    tx.persist(
+      createOperation(tx, {
+        id: newOperationId,
+        projectId: failed.projectId,
+        integrationId: failed.integrationId,
+        installationId: failed.installationId,
+        configId: installation.configId,
+        actionType: 'write',
+        metadata: {
+          objects: failed.metadata.objects,
+          writeType: failed.metadata.writeType,
+          mode: 'asynchronous',
+          records: items.length,
+          retryOf: operationId,
+        },
+      }),
+    );
+    installation.lastOperationStatus = 'in_progress';
+    appendLogs(tx, failed.projectId, operationId, [retriedLog(newOperationId)]);
+  });
+  await startWriteWorkflow(
+    { ...input, operationId: newOperationId, items },
+    {
+      projectId: failed.projectId,
+      integrationId: failed.integrationId,
+      installationId: failed.installationId,
+    },
+  );
+}
+
+/**
+ * `POST .../operations/{operationId}:retry`: a read's retry goes through the installation's
+ * workflow (so it never overlaps another read of its object); a write's starts at once.
+ */
+export async function retryOperation(
+  em: EntityManager,
+  project: Project,
+  operationId: string,
+): Promise<RetryResult> {
+  const failed = await describeFailedOperation(operationId, { projectId: project.id });
+  if (failed.actionType === 'write') {
+    const newOperationId = randomUUID();
+    await retryAsyncWrite(operationId, newOperationId);
+    return { operationId: newOperationId, retryOf: operationId, actionType: 'write' };
+  }
+  try {
+    return await tellInstallation(em, failed.installationId, () =>
+      retryInInstallation(failed.installationId, operationId),
+    );
+  } catch (error) {
+    if (!(error instanceof WorkflowRefusedError)) throw error;
+    throw ProblemError.conflict(error.message);
+  }
+}
