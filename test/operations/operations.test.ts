@@ -61,7 +61,13 @@ describe('GET .../installations/{id}/operations', () => {
       configId: expect.any(String),
       actionType: 'read',
       status: 'in_progress',
-      metadata: { index: 6 },
+      metadata: {
+        index: 6,
+        temporal: {
+          workflowId: `read/${ids[6]}`,
+          url: `http://localhost:8233/namespaces/default/workflows/${encodeURIComponent(`read/${ids[6]}`)}`,
+        },
+      },
       createTime: expect.any(String),
       updateTime: expect.any(String),
     });
