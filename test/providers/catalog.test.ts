@@ -182,6 +182,27 @@ describe('provider facts', () => {
   const orUndefined = (value: string | undefined) => (value ? value : undefined);
   const noTrailingSlash = (value: string) => value.replace(/\/$/, '');
 
+  /** tsv providers Ferry cannot serve yet, with the reason. */
+  const notInCatalog: Record<string, string> = {
+    // Password grant (not implemented) against a self-hosted instance URL that includes its scheme.
+    sugarCRM: 'password grant, self-hosted URL',
+  };
+
+  (present ? it : it.skip)('hold every provider provider-facts.tsv lists, with its auth type', () => {
+    const missing: string[] = [];
+    for (const [name, fact] of Object.entries(facts)) {
+      if (Object.hasOwn(notInCatalog, name)) {
+        expect(isKnownProvider(name)).toBe(false);
+        continue;
+      }
+      const provider = getProvider(name);
+      if (!provider) missing.push(name);
+      else expect({ name, authType: provider.authType }).toEqual({ name, authType: fact.authType });
+    }
+    expect(missing).toEqual([]);
+    expect(Object.keys(facts).length - Object.keys(notInCatalog).length).toBe(real.length);
+  });
+
   (present ? it : it.skip)('match provider-facts.tsv for every provider it lists', () => {
     const listed = real.filter((provider) => facts[provider.name]);
     expect(listed.length).toBe(real.length);
@@ -254,7 +275,7 @@ describe('catalog API', () => {
         delete: true,
         subscribe: true,
         proxy: true,
-        search: { operators: { equals: false } },
+        search: { operators: { equals: true } },
         bulkWrite: { insert: false, update: false, upsert: false, delete: false },
         subscribeSupport: { create: true, update: true, delete: true },
       });

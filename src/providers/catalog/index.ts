@@ -50,7 +50,7 @@ function supportOf(declaration: ConnectorDeclaration | undefined): ProviderSuppo
     subscribe,
     write: capabilities?.write ?? false,
     delete: capabilities?.delete ?? false,
-    search: { operators: { equals: false } },
+    search: { operators: { equals: capabilities?.search ?? false } },
     subscribeSupport: { create: subscribe, update: subscribe, delete: subscribe, passThrough: false },
   };
 }
