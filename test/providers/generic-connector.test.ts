@@ -33,6 +33,7 @@ describe('a provider known only from the catalog', () => {
       customFields: false,
       subscribe: false,
       count: false,
+      search: false,
       proxy: true,
     });
   });
@@ -43,6 +44,11 @@ describe('a provider known only from the catalog', () => {
       source.readPage({ objectName: 'customers', pageSize: 10 }),
       source.write({ objectName: 'customers', type: 'create', record: {} }),
       source.listObjectMetadata('customers'),
+      source.search({
+        objectName: 'customers',
+        filters: [{ fieldName: 'email', value: 'a@b.c' }],
+        pageSize: 10,
+      }),
       source.upsertCustomFields('customers', []),
       source.subscribe({ objectName: 'customers', events: ['create'], webhookUrl: 'http://127.0.0.1/x' }),
       source.deleteSubscription('x'),

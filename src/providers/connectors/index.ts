@@ -3,6 +3,7 @@ import { connectorDeclaration, isKnownProvider } from '../catalog/index.js';
 import { ConnectorDeclarationError } from '../catalog/connector-declarations.js';
 import type { Connector, ConnectorOptions } from '../connector.js';
 import { DeclaredConnector, type ConnectorHooks } from '../declarative/connector.js';
+import { closeHooks } from './close.js';
 import { hubspotHooks } from './hubspot.js';
 import { sandboxHooks } from './sandbox.js';
 
@@ -10,6 +11,7 @@ import { sandboxHooks } from './sandbox.js';
 const hookModules: Record<string, ConnectorHooks> = {
   hubspot: hubspotHooks,
   sandbox: sandboxHooks,
+  close: closeHooks,
 };
 
 /** What each capability a declaration gives to its hooks needs them to implement. */

@@ -12,6 +12,12 @@ export function holds(predicate: Predicate | undefined, descriptor: unknown): bo
   }
   if ('not' in predicate) return !holds(predicate.not, descriptor);
   if ('anyOf' in predicate) return predicate.anyOf.some((inner) => holds(inner, descriptor));
+  if ('includes' in predicate) {
+    const value = valueAt(descriptor, predicate.includes.at);
+    return Array.isArray(value)
+      ? value.includes(predicate.includes.value)
+      : value === predicate.includes.value;
+  }
   return predicate.allOf.every((inner) => holds(inner, descriptor));
 }
 

@@ -6,7 +6,8 @@ import { bearerCredential, FakeHttpError, FakeProvider } from '../kit/fake-provi
 /**
  * A local stand-in for HubSpot's CRM v3 API, answering with the documented shapes: objects
  * (`{id, properties, createdAt, updatedAt, archived}`), list paging (`paging.next.after`), search
- * (`total`, sorted, filtered, at most 10,000 results per query), properties, and error bodies
+ * (`total`, sorted, filtered with EQ and range operators on known properties only, at most 10,000
+ * results per query), properties, and error bodies
  * `{status: 'error', message, correlationId, category}`. Only what Ferry's connector uses.
  */
 
@@ -253,6 +254,16 @@ export async function startFakeHubSpot(): Promise<FakeHubSpot> {
       throw new HubSpotError(400, 'VALIDATION_ERROR', `after + limit must be at most ${searchCap}`);
     }
     const dateProperties = new Set(['createdate', 'lastmodifieddate', 'hs_lastmodifieddate']);
+    const known = new Set(properties.get(object)!.map((p) => p.name));
+    for (const filter of (body.filterGroups ?? []).flatMap((group) => group.filters)) {
+      if (!known.has(filter.propertyName)) {
+        throw new HubSpotError(
+          400,
+          'VALIDATION_ERROR',
+          `There was a problem with the request: property ${filter.propertyName} does not exist for ${object}.`,
+        );
+      }
+    }
     const matches = (record: FakeRecord) =>
       (body.filterGroups ?? []).length === 0 ||
       body.filterGroups!.some((group) =>

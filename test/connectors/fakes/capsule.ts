@@ -1,0 +1,272 @@
+import type { Context } from 'koa';
+import type { ConformanceFake } from '../kit/conformance.js';
+import { bearerCredential, FakeHttpError, FakeProvider, RecordStore } from '../kit/fake-provider.js';
+
+/**
+ * A local stand-in for Capsule CRM's API v2 (https://developer.capsulecrm.com/v2/), answering with
+ * the documented shapes: OAuth bearer tokens; parties and opportunities under `/api/v2/<entity>`
+ * listed with `page`/`perPage` (100 at most) and `since` (records updated since an ISO 8601 time),
+ * the next page in a `Link: <…>; rel="next"` header; records wrapped in the singular on reads and
+ * writes (`{party: {...}}`); `DELETE` answering 204; custom field definitions per entity at
+ * `/api/v2/<entity>/fields/definitions`; errors `{message, errors: [{message, resource, field}]}`;
+ * `X-RateLimit-Limit`/`-Remaining`/`-Reset` headers, and a 429 beyond 4,000 requests an hour.
+ */
+
+type CapsuleRecord = Record<string, unknown> & { id: number; updatedAt: string };
+
+const entities = ['parties', 'opportunities'] as const;
+type Entity = (typeof entities)[number];
+const singular: Record<Entity, string> = { parties: 'party', opportunities: 'opportunity' };
+const maxPerPage = 100;
+const hourlyLimit = 4000;
+
+const definitions: Record<Entity, Record<string, unknown>[]> = {
+  parties: [
+    {
+      id: 201,
+      name: 'Segment',
+      type: 'list',
+      options: ['SMB', 'Enterprise'],
+      important: false,
+      displayOrder: 1,
+      tag: null,
+      description: null,
+      captureRule: 'party',
+    },
+    {
+      id: 202,
+      name: 'Newsletter',
+      type: 'boolean',
+      options: [],
+      important: false,
+      displayOrder: 2,
+      tag: null,
+      description: null,
+      captureRule: 'party',
+    },
+  ],
+  opportunities: [
+    {
+      id: 301,
+      name: 'Seats',
+      type: 'number',
+      options: [],
+      important: true,
+      displayOrder: 1,
+      tag: null,
+      description: null,
+      captureRule: 'opportunity',
+    },
+  ],
+};
+
+export async function startFakeCapsule(): Promise<ConformanceFake> {
+  const stores = Object.fromEntries(
+    entities.map((entity) => [entity, new RecordStore<CapsuleRecord>()]),
+  ) as Record<Entity, RecordStore<CapsuleRecord>>;
+  let nextId = 1;
+  let used = 0;
+
+  const resetAt = () => Math.ceil(Date.now() / 3_600_000) * 3600;
+  const fake = new FakeProvider({
+    prefix: '/api',
+    credentialOf: bearerCredential,
+    errorBody: (error) =>
+      error.code === 'validation'
+        ? { message: 'Validation failed', errors: JSON.parse(error.message) as unknown[] }
+        : { message: error.status === 401 ? 'authentication failed' : error.message },
+    rateLimitHeaders: () => ({
+      'X-RateLimit-Limit': String(hourlyLimit),
+      'X-RateLimit-Remaining': '0',
+      'X-RateLimit-Reset': String(resetAt()),
+    }),
+  });
+
+  fake.router.use(async (ctx, next) => {
+    used += 1;
+    ctx.set('X-RateLimit-Limit', String(hourlyLimit));
+    ctx.set('X-RateLimit-Remaining', String(Math.max(0, hourlyLimit - used)));
+    ctx.set('X-RateLimit-Reset', String(resetAt()));
+    await next();
+  });
+
+  const entityOf = (ctx: Context): Entity => {
+    const entity = ctx.params.entity as Entity;
+    if (!entities.includes(entity)) throw new FakeHttpError(404, 'Not Found');
+    return entity;
+  };
+
+  const recordOf = (entity: Entity, id: string): CapsuleRecord => {
+    const row = stores[entity].get(id);
+    if (!row) throw new FakeHttpError(404, `Could not find resource with id ${id}`);
+    return row.record;
+  };
+
+  const invalid = (resource: string, field: string, message: string) =>
+    new FakeHttpError(422, JSON.stringify([{ message, resource, field }]), 'validation');
+
+  const touch = (entity: Entity, record: CapsuleRecord, ms: number) => {
+    record.updatedAt = new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    stores[entity].put(String(record.id), record, ms);
+  };
+
+  const newRecord = (entity: Entity, values: Record<string, unknown>, ms: number): CapsuleRecord => {
+    const id = nextId++;
+    const time = new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const base = {
+      id,
+      createdAt: time,
+      updatedAt: time,
+      owner: { id: 1, username: 'owner', name: 'Owner' },
+      team: null,
+      fields: [],
+    };
+    const record: CapsuleRecord =
+      entity === 'parties'
+        ? {
+            ...base,
+            type: 'person',
+            firstName: null,
+            lastName: null,
+            title: null,
+            jobTitle: null,
+            about: null,
+            organisation: null,
+            lastContactedAt: null,
+            emailAddresses: [],
+            phoneNumbers: [],
+            addresses: [],
+            websites: [],
+            ...values,
+          }
+        : {
+            ...base,
+            name: '',
+            description: null,
+            party: null,
+            milestone: { id: 1, name: 'New' },
+            value: { amount: 0, currency: 'GBP' },
+            expectedCloseOn: null,
+            probability: 10,
+            closedOn: null,
+            durationBasis: 'FIXED',
+            ...values,
+          };
+    stores[entity].put(String(id), record, ms);
+    return record;
+  };
+
+  const checkValues = (entity: Entity, body: unknown, existing?: CapsuleRecord): Record<string, unknown> => {
+    const wrapped = (body as Record<string, unknown> | undefined)?.[singular[entity]];
+    if (!wrapped || typeof wrapped !== 'object' || Array.isArray(wrapped)) {
+      throw new FakeHttpError(400, `The request must hold a ${singular[entity]} object`);
+    }
+    const values = { ...(wrapped as Record<string, unknown>) };
+    for (const readOnly of ['id', 'createdAt', 'updatedAt', 'lastContactedAt', 'closedOn'])
+      delete values[readOnly];
+    const merged = { ...existing, ...values };
+    if (entity === 'parties') {
+      if (merged.type !== 'person' && merged.type !== 'organisation') {
+        throw invalid('party', 'type', 'type must be person or organisation');
+      }
+      if (merged.type === 'person' && !merged.firstName && !merged.lastName) {
+        throw invalid('party', 'firstName', 'person must have a first name or last name');
+      }
+      if (merged.type === 'organisation' && !merged.name) throw invalid('party', 'name', 'name is required');
+    } else {
+      if (!merged.name) throw invalid('opportunity', 'name', 'name is required');
+      const party = merged.party as { id?: unknown } | null | undefined;
+      if (!party || !stores.parties.get(String(party.id)))
+        throw invalid('opportunity', 'party', 'party is required');
+      const milestone = merged.milestone as { id?: unknown } | null | undefined;
+      if (!milestone?.id) throw invalid('opportunity', 'milestone', 'milestone is required');
+    }
+    return values;
+  };
+
+  const router = fake.router;
+
+  router.get('/v2/:entity/fields/definitions', (ctx) => {
+    ctx.body = { definitions: definitions[entityOf(ctx)] };
+  });
+
+  router.get('/v2/:entity', (ctx) => {
+    const entity = entityOf(ctx);
+    const perPage = Number(ctx.query.perPage ?? 50);
+    const page = Number(ctx.query.page ?? 1);
+    if (!Number.isInteger(perPage) || perPage < 1 || perPage > maxPerPage) {
+      throw new FakeHttpError(400, `perPage must be between 1 and ${maxPerPage}`);
+    }
+    let since: number | undefined;
+    if (ctx.query.since !== undefined) {
+      since = Date.parse(String(ctx.query.since));
+      if (Number.isNaN(since)) throw new FakeHttpError(400, 'since must be an ISO 8601 date and time');
+    }
+    // Updated at or after `since` (see SOURCES.md: verify), in id order.
+    const rows = stores[entity].live().filter((row) => since === undefined || row.modifiedMs >= since);
+    const start = (page - 1) * perPage;
+    if (start + perPage < rows.length) {
+      const next = new URLSearchParams({ ...(ctx.query as Record<string, string>), page: String(page + 1) });
+      ctx.set('Link', `<${fake.url}${ctx.path.slice('/api'.length)}?${next.toString()}>; rel="next"`);
+    }
+    ctx.body = { [entity]: rows.slice(start, start + perPage).map((row) => row.record) };
+  });
+
+  router.get('/v2/:entity/:id', (ctx) => {
+    const entity = entityOf(ctx);
+    ctx.body = { [singular[entity]]: recordOf(entity, ctx.params.id) };
+  });
+
+  router.post('/v2/:entity', (ctx) => {
+    const entity = entityOf(ctx);
+    ctx.status = 201;
+    ctx.body = { [singular[entity]]: newRecord(entity, checkValues(entity, ctx.request.body), Date.now()) };
+  });
+
+  router.put('/v2/:entity/:id', (ctx) => {
+    const entity = entityOf(ctx);
+    const record = recordOf(entity, ctx.params.id);
+    Object.assign(record, checkValues(entity, ctx.request.body, record));
+    touch(entity, record, Date.now());
+    ctx.body = { [singular[entity]]: record };
+  });
+
+  router.delete('/v2/:entity/:id', (ctx) => {
+    const entity = entityOf(ctx);
+    const record = recordOf(entity, ctx.params.id);
+    stores[entity].rows.get(String(record.id))!.deleted = true;
+    ctx.status = 204;
+  });
+
+  await fake.start();
+  const fixture = newRecord('parties', { type: 'organisation', name: 'Fixture Ltd' }, Date.UTC(2020, 0, 1));
+  if (fixture.id !== capsuleFixturePartyId) throw new Error(`the fixture party is ${fixture.id}`);
+
+  return {
+    url: fake.url,
+    tokenUrl: fake.tokenUrl,
+    get credential() {
+      return fake.credential;
+    },
+    rotateCredential: () => fake.rotateCredential(),
+    refuseRefresh: () => fake.refuseRefresh(),
+    failNext: (count, status, headers) => fake.failNext(count, status, headers),
+    requests: fake.requests,
+    seed: (entity, modifiedTimes) =>
+      modifiedTimes.map((ms) => {
+        const values: Record<string, unknown> =
+          entity === 'parties'
+            ? { type: 'person', firstName: 'Seed', lastName: String(ms) }
+            : { name: `Deal ${ms}`, party: { id: capsuleFixturePartyId }, milestone: { id: 1, name: 'New' } };
+        return String(newRecord(entity as Entity, values, ms).id);
+      }),
+    touch(entity, id, modifiedMs) {
+      touch(entity as Entity, recordOf(entity as Entity, id), modifiedMs);
+    },
+    stored: (entity, id) => stores[entity as Entity].get(id)?.record,
+    stop: () => fake.stop(),
+  };
+}
+
+/** The organisation the fake starts with; a spec's opportunity belongs to it. */
+export const capsuleFixturePartyId = 1;

@@ -1,0 +1,37 @@
+import type { ConformanceSpec } from '../kit/conformance.js';
+import { startFakeDynamics } from '../fakes/dynamicsCRM.js';
+
+/** Dynamics 365 (Dataverse Web API v9.2) against its local fake (test/connectors/fakes/dynamicsCRM.ts). */
+export const spec: ConformanceSpec = {
+  provider: 'dynamicsCRM',
+  reference: 'https://learn.microsoft.com/power-apps/developer/data-platform/webapi/overview',
+  start: () => startFakeDynamics(),
+  templateVars: { workspace: 'acme', region: 'crm' },
+  objects: [
+    {
+      name: 'contacts',
+      fields: { selected: 'lastname', other: 'createdon' },
+      write: {
+        create: { lastname: 'Lovelace', firstname: 'Ada' },
+        update: { firstname: 'Augusta' },
+        check: (stored) => stored.firstname,
+        delete: true,
+      },
+      metadata: {
+        lastname: { valueType: 'string', readOnly: false, isCustom: false },
+        modifiedon: { valueType: 'datetime', readOnly: true },
+        new_tier: { valueType: 'singleSelect', isCustom: true },
+      },
+    },
+    { name: 'accounts', fields: { selected: 'name' } },
+    {
+      name: 'opportunities',
+      write: {
+        create: { name: 'Renewal' },
+        update: { name: 'Renewal 2027' },
+        check: (stored) => stored.name,
+      },
+      metadata: { estimatedvalue: { valueType: 'float' } },
+    },
+  ],
+};
