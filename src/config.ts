@@ -17,13 +17,15 @@ export interface Config {
   env: 'development' | 'production' | 'test';
   databaseUrl: string;
   temporal: { address: string; namespace: string; taskQueue: string };
-  ports: { api: number; read: number; write: number };
+  ports: { api: number; read: number; write: number; search: number; proxy: number };
   host: string;
   publicApiUrl: string;
   sandboxUrl: string;
   encryptionKey: Buffer;
   builderTokenSecret: Buffer;
   bodyLimitBytes: number;
+  /** A request (headers and body) must arrive within this; a stalled one is answered 408. */
+  requestTimeoutMs: number;
   corsOrigins: string[];
   logLevel: string;
   allowPrivateDestinations: boolean;
@@ -151,6 +153,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     api: intVar(env, 'FERRY_API_PORT', 8080),
     read: intVar(env, 'FERRY_READ_PORT', 8081),
     write: intVar(env, 'FERRY_WRITE_PORT', 8082),
+    search: intVar(env, 'FERRY_SEARCH_PORT', 8084),
+    proxy: intVar(env, 'FERRY_PROXY_PORT', 8083),
   };
   return {
     env: mode,
@@ -167,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     encryptionKey: secretKey(env, 'FERRY_ENCRYPTION_KEY', mode, dataDir, 'encryption.key'),
     builderTokenSecret: secretKey(env, 'FERRY_BUILDER_TOKEN_SECRET', mode, dataDir, 'builder-token.key'),
     bodyLimitBytes: parseByteSize(env.FERRY_BODY_LIMIT ?? '10mb'),
+    requestTimeoutMs: intVar(env, 'FERRY_REQUEST_TIMEOUT_SECONDS', 30) * 1000,
     corsOrigins: (env.FERRY_CORS_ORIGINS ?? (mode === 'production' ? '' : '*'))
       .split(',')
       .map((origin) => origin.trim())

@@ -1,3 +1,4 @@
+import { DriverException } from '@mikro-orm/core';
 import { pino } from 'pino';
 import { config } from './config.js';
 
@@ -25,11 +26,39 @@ const redactedPaths = [
   'req.headers["x-api-key"]',
 ];
 
+/**
+ * Errors as logged. A database driver's error carries the statement with its values inlined (which
+ * may be a customer's data or a secret): only what went wrong is kept, never the statement.
+ */
+export function serializeError(error: unknown): unknown {
+  const serialized = pino.stdSerializers.err(error as Error) as unknown as Record<string, unknown>;
+  if (!(error instanceof DriverException)) return serialized;
+  const said =
+    (error as { sqlMessage?: string }).sqlMessage ??
+    String(serialized.message ?? '')
+      .split(' - ')
+      .at(-1);
+  // PostgreSQL quotes the offending value in its message ("invalid input syntax …: "<value>"").
+  const message = (said ?? '').replace(/"[^"]*"/g, '"…"');
+  const kept = ['type', 'name', 'code', 'severity', 'routine', 'table', 'column', 'constraint'];
+  return {
+    ...Object.fromEntries(
+      kept.filter((key) => serialized[key] !== undefined).map((key) => [key, serialized[key]]),
+    ),
+    message,
+    stack: String(serialized.stack ?? '')
+      .split('\n')
+      .filter((line) => line.trimStart().startsWith('at '))
+      .join('\n'),
+  };
+}
+
 /** Logs go to stderr, so CLI commands can print machine-readable JSON on stdout. */
 export const logger = pino(
   {
     level: config().logLevel,
     redact: { paths: redactedPaths, censor: '[redacted]' },
+    serializers: { err: serializeError },
     base: { service: 'ferry' },
   },
   pino.destination(2),

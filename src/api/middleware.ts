@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { DriverException, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { logger } from '../logger.js';
 import { problemBody } from './problem.js';
+import { hasNul, jsonInputProblem } from '../core/input-limits.js';
 import { ProblemError } from '../core/problem.js';
 
 const requestIdPattern = /^[\w.-]{8,128}$/;
@@ -16,6 +17,7 @@ export async function requestId(ctx: Context, next: Next): Promise<void> {
 }
 
 interface HttpishError {
+  code?: unknown;
   status?: number;
   statusCode?: number;
   expose?: boolean;
@@ -26,6 +28,10 @@ interface HttpishError {
 
 /** Errors from Koa's own stack (body parser, router) mapped onto problem details. */
 function fromHttpError(error: HttpishError): ProblemError | undefined {
+  // zlib's errors: a body whose Content-Encoding does not match its bytes.
+  if (typeof error.code === 'string' && error.code.startsWith('Z_')) {
+    return ProblemError.badRequest('The request body could not be decoded as its Content-Encoding says.');
+  }
   const status = error.status ?? error.statusCode;
   if (!status || status < 400 || status >= 500) return undefined;
   if (error.type === 'entity.too.large' || status === 413) {
@@ -55,6 +61,14 @@ export async function problems(ctx: Context, next: Next): Promise<void> {
     // Two requests racing past a "does it exist?" check meet at a unique index: that is a conflict.
     if (thrown instanceof UniqueConstraintViolationException) {
       problem = ProblemError.conflict('A resource with the same unique name or key already exists.');
+    }
+    // A value PostgreSQL cannot read as its column's type (an id that is no UUID) came from the request.
+    if (thrown instanceof DriverException && (thrown as { code?: string }).code === '22P02') {
+      logger.warn(
+        { err: thrown, requestId: ctx.state.requestId, path: ctx.path },
+        'unchecked input reached the database',
+      );
+      problem = ProblemError.badRequest('A value in the request is not of the type it must be.');
     }
     if (!problem) {
       logger.error({ err: thrown, requestId: ctx.state.requestId, path: ctx.path }, 'unhandled error');
@@ -98,4 +112,29 @@ export async function accessLog(ctx: Context, next: Next): Promise<void> {
       'request',
     );
   }
+}
+
+const knownMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** Methods no route serves (TRACE, CONNECT, made-up ones) are refused as problems, not plain text. */
+export async function refuseUnknownMethods(ctx: Context, next: Next): Promise<void> {
+  if (!knownMethods.has(ctx.method)) {
+    ctx.set('Allow', [...knownMethods].join(', '));
+    throw new ProblemError({ status: 405, detail: `${ctx.method} is not served by Ferry.` });
+  }
+  await next();
+}
+
+/** Every input held to the bounds of `core/input-limits.ts` before any handler (or the database) sees it. */
+export async function boundedInput(ctx: Context, next: Next): Promise<void> {
+  if (hasNul(ctx.path)) {
+    throw ProblemError.badRequest('The path contains a NUL character (%00), which is not allowed.');
+  }
+  if (hasNul(ctx.querystring)) {
+    throw ProblemError.badRequest('The query contains a NUL character (%00), which is not allowed.');
+  }
+  const body = (ctx.request as { body?: unknown }).body;
+  const issue = body === undefined || ctx.state.rawBodyRoute ? undefined : jsonInputProblem(body, 'body');
+  if (issue) throw ProblemError.invalid([issue], 'The request body is not allowed.');
+  await next();
 }

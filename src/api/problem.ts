@@ -1,3 +1,4 @@
+import { echoable } from '../core/input-limits.js';
 import type { ProblemError } from '../core/problem.js';
 
 /** The problem-details body of an error response; `instance` and `requestId` are the request id. */
@@ -8,7 +9,11 @@ export function problemBody(error: ProblemError, instance: string): Record<strin
     status: error.status,
     ...(error.detail !== undefined && { detail: error.detail }),
     instance,
-    ...(error.issues && { issues: error.issues }),
+    ...(error.issues && {
+      issues: error.issues.map((issue) =>
+        'value' in issue ? { ...issue, value: echoable(issue.value) } : issue,
+      ),
+    }),
     ...(error.remedy && { remedy: error.remedy }),
     ...(error.retryable !== undefined && { retryable: error.retryable }),
     ...(error.retryAfter !== undefined && { retryAfter: error.retryAfter }),

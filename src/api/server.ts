@@ -1,32 +1,76 @@
-import type { Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
 import { createApp } from './app.js';
+import { proxyHandler } from './proxy/forward.js';
 import type { Host } from './route.js';
 
+/** The Koa hosts, and the proxy listener (a plain request handler: its paths are the provider's). */
+export type Listener = Host | 'proxy';
+
 export interface RunningServers {
-  urls: Record<Host, string>;
+  /** Koa hosts end in `/v1`; the proxy's URL is its origin, as any path is forwarded. */
+  urls: Record<Listener, string>;
   close(): Promise<void>;
 }
 
-function listen(host: Host, port: number, bind: string): Promise<Server> {
+/** Headers larger than this are refused with 431 (Node's default, stated so it is one decision). */
+const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * What Node answers before Koa sees a request (headers too large, a stalled or malformed request)
+ * is a problem-details body too, not an empty reply.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, title, detail] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [
+          431,
+          'Request Header Fields Too Large',
+          `The request's headers are larger than ${MAX_HEADER_BYTES / 1024} KB.`,
+        ]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'The request did not arrive in time.']
+        : [400, 'Bad Request', 'The request is not valid HTTP.'];
+  const body = JSON.stringify({ type: 'about:blank', title, status, detail });
+  socket.end(
+    `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+function listen(listener: Listener, port: number, bind: string): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = createApp(host).listen(port, bind, () => resolve(server));
+    const handler: RequestListener =
+      listener === 'proxy' ? proxyHandler : (createApp(listener).callback() as RequestListener);
+    const server = createServer(
+      { maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: config().requestTimeoutMs },
+      handler,
+    );
+    server.headersTimeout = Math.min(config().requestTimeoutMs, 20_000);
+    server.on('clientError', answerClientError);
+    server.listen(port, bind, () => resolve(server));
     server.once('error', reject);
   });
 }
 
-/** Starts the api, read and write listeners (port 0 picks a free port, for tests). */
+/** Starts the api, read, write, search and proxy listeners (port 0 picks a free port, for tests). */
 export async function startServers(ports = config().ports, bind = config().host): Promise<RunningServers> {
-  const hosts: Host[] = ['api', 'read', 'write'];
+  const hosts: Listener[] = ['api', 'read', 'write', 'search', 'proxy'];
   const servers = await Promise.all(hosts.map((host) => listen(host, ports[host], bind)));
   const urls = Object.fromEntries(
     hosts.map((host, index) => {
       const address = servers[index].address();
       const port = typeof address === 'object' && address ? address.port : ports[host];
-      return [host, `http://${bind === '0.0.0.0' ? 'localhost' : bind}:${port}/v1`];
+      const origin = `http://${bind === '0.0.0.0' ? 'localhost' : bind}:${port}`;
+      return [host, host === 'proxy' ? origin : `${origin}/v1`];
     }),
-  ) as Record<Host, string>;
+  ) as Record<Listener, string>;
   logger.info(urls, 'listening');
   return {
     urls,

@@ -1,0 +1,47 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import Koa from 'koa';
+import { problems, requestId } from '../../src/api/middleware.js';
+import { closeOrm, em as newEntityManager } from '../../src/db/orm.js';
+import { serializeError } from '../../src/logger.js';
+
+afterAll(() => closeOrm());
+
+async function unreadableValueError(): Promise<unknown> {
+  try {
+    await (await newEntityManager()).execute('select ?::int as n', ['sk_live_do_not_log_me']);
+  } catch (error) {
+    return error;
+  }
+  throw new Error('the query succeeded');
+}
+
+describe('database errors', () => {
+  it('are logged with what went wrong, never their statement or values', async () => {
+    const thrown = await unreadableValueError();
+    expect(String((thrown as Error).message)).toContain('sk_live_do_not_log_me');
+    const logged = JSON.stringify(serializeError(thrown));
+    expect(logged).not.toContain('sk_live_do_not_log_me');
+    expect(logged).not.toContain('select');
+    expect(logged).toMatch(/invalid input syntax/);
+  });
+
+  it('answer 400, not 500, when a value the request sent cannot be read as its column’s type', async () => {
+    const app = new Koa();
+    app.use(requestId);
+    app.use(problems);
+    app.use(async () => {
+      throw await unreadableValueError();
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      const response = await fetch(`http://127.0.0.1:${port}/`);
+      expect(response.status).toBe(400);
+      expect(response.headers.get('content-type')).toMatch(/application\/problem\+json/);
+      expect(await response.text()).not.toContain('sk_live_do_not_log_me');
+    } finally {
+      server.close();
+    }
+  });
+});
