@@ -24,7 +24,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterEach(async () => {
-  await handle?.terminate('test over').catch(() => undefined);
+  if (handle) await harness.stop(handle);
   handle = undefined;
   harness.reset();
 });
