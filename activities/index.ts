@@ -4,3 +4,5 @@ export * from './notifications.js';
 export * from './installation.js';
 export * from './write.js';
 export * from './operator.js';
+export * from './subscriptions.js';
+export * from './schema-watch.js';

@@ -195,7 +195,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
 
   let worker: ChildProcess | undefined;
   const { startServers } = await import('../src/api/server.js');
-  const servers = await startServers({ api: 0, read: 0, write: 0 }, '127.0.0.1');
+  const servers = await startServers({ api: 0, read: 0, write: 0, search: 0, proxy: 0 }, '127.0.0.1');
   try {
     say('starting the worker');
     worker = await startWorkerProcess(process.env);

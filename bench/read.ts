@@ -318,7 +318,7 @@ export async function benchRead(args: string[]): Promise<void> {
     stops.push(() => receiver.close());
     const { startServers } = await import('../src/api/server.js');
     const { closeTemporalClient } = await import('../src/temporal/client.js');
-    const servers = await startServers({ api: 0, read: 0, write: 0 }, '127.0.0.1');
+    const servers = await startServers({ api: 0, read: 0, write: 0, search: 0, proxy: 0 }, '127.0.0.1');
     stops.push(async () => {
       await servers.close();
       await closeTemporalClient();

@@ -3,3 +3,5 @@ export { readObjectWorkflow } from './read.js';
 export { deliverNotificationWorkflow } from './notification.js';
 export { installationWorkflow } from './installation.js';
 export { writeRecordsWorkflow } from './write.js';
+export { deliverSubscriptionEventWorkflow } from './subscription-event.js';
+export { deliverSchemaWatchWorkflow } from './schema-watch.js';

@@ -1,6 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type * as activities from '../activities/installation.js';
 import type * as operatorActivities from '../activities/operator.js';
+import type * as schemaWatchActivities from '../activities/schema-watch.js';
 
 // Every activity of the installation workflow, with its timeouts and retries, in one place.
 
@@ -39,4 +40,15 @@ export const { changeSubscriptions: removeSubscriptionsNow } = proxyActivities<t
   startToCloseTimeout: '20 seconds',
   scheduleToCloseTimeout: '25 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '5 seconds' },
+});
+
+export const { watchSchema } = proxyActivities<typeof schemaWatchActivities>({
+  // Describes every read object at the provider: a few provider calls each.
+  startToCloseTimeout: '5 minutes',
+  retry: {
+    initialInterval: '5 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 5,
+  },
 });

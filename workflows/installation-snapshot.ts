@@ -3,6 +3,7 @@ import type {
   RunningRead,
   SubscriptionDescription,
 } from '../src/temporal/contracts/installation.js';
+import type { SchemaWatchState } from './schema-watch-schedule.js';
 import type { ScheduleBookState } from './schedule.js';
 
 /** What the provider subscriptions currently reflect; carried across continue-as-new. */
@@ -26,6 +27,8 @@ export interface InstallationStateSnapshot {
   /** Triggered reads given up but not yet marked failed. */
   abandonedOperationIds?: string[];
   generation: number;
+  /** The schema watch's schedule and next run, when the manifest watches schemas. */
+  schemaWatch?: SchemaWatchState;
 }
 
 /** What a run of the installation workflow starts from: the API's input, plus the state of the run before it. */

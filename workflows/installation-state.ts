@@ -9,6 +9,7 @@ const IGNORED_KEPT = 20;
 import type { InstallationRunInput, InstallationStateSnapshot } from './installation-snapshot.js';
 import { ReadSchedule } from './read-schedule.js';
 import { spreadFraction, type ScheduleSpread } from './schedule.js';
+import { SchemaWatchSchedule } from './schema-watch-schedule.js';
 import { Subscriptions } from './subscriptions.js';
 
 /**
@@ -24,6 +25,7 @@ export class InstallationState {
   ready: boolean;
   readonly reads: ReadSchedule;
   readonly subscriptions: Subscriptions;
+  readonly schemaWatch: SchemaWatchSchedule;
   readonly #spread: ScheduleSpread;
   #woken = false;
   /** Operator messages that could not act, newest last; not carried across continue-as-new. */
@@ -43,6 +45,15 @@ export class InstallationState {
     const wake = () => this.wake();
     this.reads = new ReadSchedule(carried, this.#spread, wake);
     this.subscriptions = new Subscriptions(carried?.subscription, wantedSubscriptions(input.config), wake);
+    this.schemaWatch = new SchemaWatchSchedule(carried?.schemaWatch, this.#spread);
+  }
+
+  /** The earliest time the main loop must wake: a read's fire or the schema watch's run. */
+  nextWakeAt(now: Date): Date | undefined {
+    const times = [this.reads.nextWakeAt(now), this.schemaWatch.nextWakeAt()].filter(
+      (time): time is Date => time !== undefined,
+    );
+    return times.length ? new Date(Math.min(...times.map((time) => time.getTime()))) : undefined;
   }
 
   noteIgnored(message: IgnoredMessage): void {
@@ -72,6 +83,7 @@ export class InstallationState {
     now: Date,
   ): ApplyConfigResult {
     const result = this.reads.configure(config.reads, needsBackfill, now);
+    this.schemaWatch.configure(config.watchSchema, now);
     this.config = config;
     this.ready = true;
     const action = this.subscriptions.want(wantedSubscriptions(config));
@@ -99,6 +111,7 @@ export class InstallationState {
 
   snapshot(): InstallationStateSnapshot {
     const reads = this.reads.toJSON();
+    const schemaWatch = this.schemaWatch.toJSON();
     // Spelled out so the keys keep the order earlier runs wrote them in.
     return {
       schedules: reads.schedules,
@@ -109,6 +122,7 @@ export class InstallationState {
       seenOperationIds: reads.seenOperationIds,
       abandonedOperationIds: reads.abandonedOperationIds,
       generation: this.generation,
+      ...(schemaWatch && { schemaWatch }),
     };
   }
 }

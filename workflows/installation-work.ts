@@ -7,6 +7,7 @@ import {
   patched,
   upsertMemo,
   uuid4,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { ApplyConfigResult, InstallationConfigMessage } from '../src/temporal/contracts/installation.js';
 import { readWorkflowId } from '../src/temporal/contracts/workflow-ids.js';
@@ -19,6 +20,7 @@ import {
   recordSchedulePaused,
   recordSubscriptionFailure,
   removeSubscriptionsNow,
+  watchSchema,
 } from './installation-activities.js';
 import type { InstallationState } from './installation-state.js';
 import type { StartedRead } from './read-schedule.js';
@@ -28,6 +30,8 @@ import { workflowNow } from './workflow-now.js';
 
 /** Workflows started before the memo showed the running config replay without it. */
 const CONFIG_IN_MEMO = 'config-in-memo';
+/** Workflows started before schemas were watched never ran the schema watch activity. */
+const SCHEMA_WATCH = 'schema-watch';
 
 // What the installation workflow does beside its main loop: apply config versions, start what became
 // due, and clean up when the installation is deleted.
@@ -60,6 +64,23 @@ export function startDueWork(state: InstallationState, inFlight: InFlight): void
     inFlight.track(abandonTriggeredReads({ operationIds: abandoned, reason }));
   }
   for (const read of state.reads.takeDueReads(workflowNow(), uuid4)) inFlight.track(runRead(state, read));
+  if (state.schemaWatch.isDue(workflowNow()) && patched(SCHEMA_WATCH)) {
+    state.schemaWatch.started();
+    inFlight.track(runSchemaWatch(state));
+  }
+}
+
+/** One schema watch run, an activity; the next is planned when it ends, whatever its outcome. */
+async function runSchemaWatch(state: InstallationState): Promise<void> {
+  try {
+    await watchSchema({ installationId: state.installationId, runId: uuid4() });
+  } catch (error) {
+    if (isCancellation(error)) throw error;
+    log.warn('schema watch failed', { error: errorMessage(error) });
+  } finally {
+    state.schemaWatch.finished(workflowNow());
+    state.wake();
+  }
 }
 
 /**
@@ -102,6 +123,10 @@ async function runRead(state: InstallationState, read: StartedRead): Promise<voi
           ...(read.untilTimestamp !== undefined && { untilTimestamp: read.untilTimestamp }),
         },
       ],
+      // The read is found in the Temporal UI by the same attributes as its installation.
+      ...(patched('read-search-attributes') && {
+        typedSearchAttributes: workflowInfo().typedSearchAttributes,
+      }),
       // A read never outlives its installation's workflow; continue-as-new waits for reads first.
       parentClosePolicy: ParentClosePolicy.TERMINATE,
       cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,

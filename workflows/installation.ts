@@ -68,7 +68,7 @@ export async function installationWorkflow(input: InstallationRunInput): Promise
       startDueWork(state, inFlight);
       if (iteration >= maxIterations || workflowInfo().continueAsNewSuggested) break;
       const now = workflowNow();
-      wakeTimer.arm(state.reads.nextWakeAt(now)?.getTime(), now.getTime());
+      wakeTimer.arm(state.nextWakeAt(now)?.getTime(), now.getTime());
       await condition(() => state.woken || wakeTimer.fired);
     }
     // Nothing may be lost: running reads and subscription changes finish, and handlers complete, first.

@@ -10,7 +10,14 @@ import { authenticate, registerBearerVerifier } from './auth.js';
 import { resolveProject } from '../domain/project-access.js';
 import { verifyBuilderToken } from '../domain/builder-tokens.js';
 import { verifyProjectJwt } from '../domain/project-jwt.js';
-import { accessLog, problems, requestId, requireJsonBody } from './middleware.js';
+import {
+  accessLog,
+  boundedInput,
+  problems,
+  refuseUnknownMethods,
+  requestId,
+  requireJsonBody,
+} from './middleware.js';
 import { buildOpenApiDocument, referencePage } from './openapi.js';
 import { ProblemError } from '../core/problem.js';
 import { toKoaPath, type AnyRoute, type HandlerContext, type HandlerResult, type Host } from './route.js';
@@ -92,6 +99,23 @@ function noteCheckedAnswer(operationId: string, status: number): void {
   appendFileSync(join(config().dataDir, 'answers.log'), `${key}\n`);
 }
 
+async function readRawBody(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  const limit = config().bodyLimitBytes;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit)
+      throw new ProblemError({
+        status: 413,
+        detail: 'The request body is larger than the configured limit.',
+      });
+    chunks.push(chunk);
+  }
+  ctx.state.rawBody = Buffer.concat(chunks);
+  await next();
+}
+
 /** Builds the Koa application for one host (api, read or write) from the route declarations. */
 export function createApp(host: Host, routes: AnyRoute[] = allRoutes()): Koa {
   // Bearer tokens are either a builder's (issued by Ferry) or signed with a project JWT key.
@@ -120,6 +144,7 @@ export function createApp(host: Host, routes: AnyRoute[] = allRoutes()): Koa {
   app.use(requestId);
   app.use(problems);
   app.use(accessLog);
+  app.use(refuseUnknownMethods);
   if (origins.length) {
     app.use(
       cors({
@@ -136,14 +161,16 @@ export function createApp(host: Host, routes: AnyRoute[] = allRoutes()): Koa {
     await next();
   });
   app.use(requireJsonBody);
-  app.use(
-    bodyParser({
-      enableTypes: ['json'],
-      jsonLimit: config().bodyLimitBytes,
-      encoding: 'utf-8',
-      extendTypes: { json: ['application/json', 'application/*+json'] },
-    }),
-  );
+  const parseJson = bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: config().bodyLimitBytes,
+    encoding: 'utf-8',
+    extendTypes: { json: ['application/json', 'application/*+json'] },
+  });
+  // A raw-body route (provider webhooks) gets the exact bytes it was sent, whatever their type:
+  // signatures are computed over them.
+  app.use((ctx, next) => (ctx.state.rawBodyRoute ? readRawBody(ctx, next) : parseJson(ctx, next)));
+  app.use(boundedInput);
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

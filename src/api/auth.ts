@@ -18,7 +18,8 @@ export function registerBearerVerifier(verifier: BearerVerifier): void {
   if (!bearerVerifiers.includes(verifier)) bearerVerifiers.push(verifier);
 }
 
-async function authenticateApiKey(key: string, em: EntityManager): Promise<Principal> {
+/** The principal of an API key (`X-Api-Key`); a 401 problem when the key is unknown or revoked. */
+export async function authenticateApiKey(key: string, em: EntityManager): Promise<Principal> {
   const apiKey = await em.findOne(ApiKeyEntity, { keyHash: hashToken(key), active: true });
   if (!apiKey) throw ProblemError.unauthorized('The API key is not valid.');
   // Once a minute at most, so busy keys do not turn every request into a write.

@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { defineRoute } from './route.js';
-import { ProjectPathParams } from '../schemas/common.js';
+import { ProblemSchema, ProjectPathParams } from '../schemas/common.js';
 import {
   CreateDestinationBody,
   DestinationParams,
@@ -10,6 +10,7 @@ import {
 } from '../schemas/destinations.js';
 import { DestinationEntity } from '../db/entities/operation.js';
 import {
+  assertDestinationUnused,
   createDestination,
   destinationView,
   findDestination,
@@ -102,11 +103,16 @@ export const destinationRoutes = [
     tags: ['Destinations'],
     auth: ['apiKey', 'bearer'],
     params: DestinationParams,
-    responses: { 204: { description: 'Deleted' } },
+    responses: {
+      204: { description: 'Deleted' },
+      409: { description: 'Integrations or installations still name it', schema: ProblemSchema },
+    },
   }).handle(async ({ em, project, params }) => {
-    await em.transactional(async (tx) =>
-      tx.remove(await findDestination(tx, project.id, params.destinationNameOrId)),
-    );
+    await em.transactional(async (tx) => {
+      const destination = await findDestination(tx, project.id, params.destinationNameOrId);
+      await assertDestinationUnused(tx, destination, 'delete');
+      tx.remove(destination);
+    });
     return { status: 204 };
   }),
 ];

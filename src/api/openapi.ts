@@ -48,7 +48,13 @@ export function buildOpenApiDocument(host: Host, routes: AnyRoute[]): Record<str
             {
               description: response.description,
               ...(response.schema && {
-                content: { [response.contentType ?? 'application/json']: { schema: response.schema } },
+                content: {
+                  // Errors are sent as problem details, whatever the route declares.
+                  [response.contentType ??
+                  (Number(status) >= 400 ? 'application/problem+json' : 'application/json')]: {
+                    schema: response.schema,
+                  },
+                },
               }),
             },
           ]),

@@ -4,7 +4,7 @@ import type { Static, TSchema } from 'typebox';
 import type { Project } from '../db/entities/project.js';
 import type { Principal } from '../core/principal.js';
 
-export type Host = 'api' | 'read' | 'write';
+export type Host = 'api' | 'read' | 'write' | 'search';
 /**
  * `bearer` is a builder's Ferry-issued token; `projectJwt` a token the builder's backend signs with
  * a project JWT key, accepted only where the spec lists Bearer for it.
@@ -72,7 +72,7 @@ export interface RouteDeclaration<
   params?: P;
   query?: Q;
   body?: B;
-  /** Accept a body that is not JSON (e.g. provider webhooks); the handler reads `koa.request.rawBody`. */
+  /** Accept a body that is not JSON (e.g. provider webhooks); the handler reads its bytes, `koa.state.rawBody`. */
   rawBody?: boolean;
   deprecated?: boolean;
   responses: R;

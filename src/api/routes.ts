@@ -20,6 +20,8 @@ import { connectionRoutes } from './connections.js';
 import { objectMetadataRoutes } from './object-metadata.js';
 import { hydrateRoutes } from './hydrate.js';
 import { writeRoutes } from './write.js';
+import { searchRoutes } from './search.js';
+import { providerWebhookRoutes } from './provider-webhooks.js';
 
 /** Every endpoint of every host. Add a resource's routes here. */
 export function allRoutes(): AnyRoute[] {
@@ -46,5 +48,7 @@ export function allRoutes(): AnyRoute[] {
     ...objectMetadataRoutes,
     ...hydrateRoutes,
     ...writeRoutes,
+    ...searchRoutes,
+    ...providerWebhookRoutes,
   ];
 }

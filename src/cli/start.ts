@@ -147,6 +147,8 @@ export async function start(args: string[]): Promise<void> {
     `  api        ${servers.urls.api}      reference: ${servers.urls.api}/docs`,
     `  read       ${servers.urls.read}`,
     `  write      ${servers.urls.write}`,
+    `  search     ${servers.urls.search}`,
+    `  proxy      ${servers.urls.proxy}`,
     `  Temporal   ${config().temporal.address}${temporalUi ? `   UI: ${temporalUi}` : ''}`,
     `  sandbox    ${sandbox.url}   (API key: sandbox-demo-key)`,
     `  database   ${databaseUrl.replace(/:[^:@/]+@/, ':***@')}`,

@@ -107,3 +107,21 @@ export function validateCron(cron: string, options: CronValidationOptions): Cron
   }
   return { ok: true };
 }
+
+const checked = new Map<string, CronValidation>();
+const CHECKED_LIMIT = 1000;
+
+/**
+ * `validateCron` for a schedule checked again and again (every installation of an integration
+ * repeats the same few expressions): the verdicts are remembered.
+ */
+export function checkSchedule(schedule: string, minIntervalSeconds: number): CronValidation {
+  const key = `${minIntervalSeconds}\u0000${schedule}`;
+  let verdict = checked.get(key);
+  if (!verdict) {
+    verdict = validateCron(schedule, { minIntervalSeconds });
+    if (checked.size >= CHECKED_LIMIT) checked.clear();
+    checked.set(key, verdict);
+  }
+  return verdict;
+}

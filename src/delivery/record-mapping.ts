@@ -62,18 +62,18 @@ function lookupField(
   return { found: true, value: current };
 }
 
-/**
- * Prepares a selection once and returns the function that applies it to each record, since a read
- * maps many records with the same selection.
- */
-export function fieldMapper(selection: FieldSelection): (raw: ProviderRecord) => MappedRecord {
+/** The selected field names (lower-cased) and the active mappings (mapToName → lower-cased provider field). */
+function selectionSets(selection: FieldSelection): {
+  selected: Set<string>;
+  allFields: boolean;
+  mappings: Map<string, string>;
+} {
   const selected = new Set<string>();
   for (const name of selection.requiredFields ?? []) selected.add(name.toLowerCase());
   for (const [name, isSelected] of Object.entries(selection.selectedFields ?? {})) {
     if (isSelected) selected.add(name.toLowerCase());
   }
   const allFields = selection.allFields === true;
-  // mapToName → lower-cased provider field
   const mappings = new Map<string, string>();
   for (const [field, mapToName] of Object.entries(selection.fieldMappings ?? {})) {
     if (allFields || selected.has(field.toLowerCase())) mappings.set(mapToName, field.toLowerCase());
@@ -81,6 +81,35 @@ export function fieldMapper(selection: FieldSelection): (raw: ProviderRecord) =>
   for (const [mapToName, field] of Object.entries(selection.selectedFieldMappings ?? {})) {
     mappings.set(mapToName, field.toLowerCase());
   }
+  return { selected, allFields, mappings };
+}
+
+/**
+ * The provider field a builder names, when the selection delivers it: a selected field (any case),
+ * or a `mapToName` standing for its provider field. Spelled as the selection spells it, which is how
+ * the provider knows it. Undefined when the selection does not deliver that field.
+ */
+export function selectedProviderField(selection: FieldSelection, name: string): string | undefined {
+  const { selected, allFields, mappings } = selectionSets(selection);
+  const lower = mappings.get(name) ?? name.toLowerCase();
+  if (!allFields && !selected.has(lower) && ![...mappings.values()].includes(lower)) return undefined;
+  const spellings = [
+    ...(selection.requiredFields ?? []),
+    ...Object.keys(selection.selectedFields ?? {}),
+    ...Object.keys(selection.fieldMappings ?? {}),
+    ...Object.values(selection.selectedFieldMappings ?? {}),
+  ];
+  return (
+    spellings.find((spelling) => spelling.toLowerCase() === lower) ?? (mappings.has(name) ? lower : name)
+  );
+}
+
+/**
+ * Prepares a selection once and returns the function that applies it to each record, since a read
+ * maps many records with the same selection.
+ */
+export function fieldMapper(selection: FieldSelection): (raw: ProviderRecord) => MappedRecord {
+  const { selected, allFields, mappings } = selectionSets(selection);
   const mappedSources = new Set(mappings.values());
 
   return (raw) => {

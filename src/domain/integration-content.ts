@@ -1,18 +1,11 @@
-import { Cron } from 'croner';
+import { config } from '../config.js';
+import { checkSchedule } from '../core/cron.js';
 import type { ProblemIssue } from '../core/problem.js';
 import { isKnownProvider } from '../providers/catalog/index.js';
 import type { IntegrationContent } from '../schemas/integration-content.js';
 
-/** Returns why a cron expression is unusable, or undefined when it is fine. */
-export function cronProblem(expression: string): string | undefined {
-  try {
-    const cron = new Cron(expression, { paused: true, timezone: 'UTC' });
-    if (!cron.nextRun()) return 'never fires';
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
-}
+/** The most often a schema watch may run. */
+const WATCH_SCHEMA_MIN_INTERVAL_SECONDS = 3600;
 
 function duplicates(names: string[]): Set<string> {
   return new Set(names.filter((name, index) => names.indexOf(name) !== index));
@@ -47,9 +40,9 @@ export function integrationContentIssues(content: IntegrationContent, prefix: st
 
   content.read?.objects.forEach((object, index) => {
     const path = `read.objects[${index}]`;
-    const scheduleProblem = cronProblem(object.schedule);
-    if (scheduleProblem)
-      issue(`${path}.schedule`, object.schedule, `is not a valid cron schedule: ${scheduleProblem}`);
+    const schedule = checkSchedule(object.schedule, config().minScheduleIntervalSeconds);
+    if (!schedule.ok)
+      issue(`${path}.schedule`, object.schedule, `is not an allowed schedule: ${schedule.reason}`);
     const period = object.backfill?.defaultPeriod;
     if (period && (period.days === undefined) === (period.fullHistory === undefined)) {
       issue(`${path}.backfill.defaultPeriod`, period, 'must have exactly one of days or fullHistory');
@@ -61,13 +54,15 @@ export function integrationContentIssues(content: IntegrationContent, prefix: st
       issue(`${path}.optionalFields`, name, `lists field "${name}" twice`);
   });
   if (content.watchSchema?.schedule) {
-    const scheduleProblem = cronProblem(content.watchSchema.schedule);
-    if (scheduleProblem)
+    // Field metadata changes slowly and describing every object costs provider calls: at most hourly.
+    const schedule = checkSchedule(content.watchSchema.schedule, WATCH_SCHEMA_MIN_INTERVAL_SECONDS);
+    if (!schedule.ok) {
       issue(
         'watchSchema.schedule',
         content.watchSchema.schedule,
-        `is not a valid cron schedule: ${scheduleProblem}`,
+        `is not an allowed schedule: ${schedule.reason}`,
       );
+    }
   }
   return issues;
 }

@@ -44,7 +44,16 @@ export function parseManifest(sourceYaml: string, field = 'sourceYaml'): Manifes
       'The manifest is not valid YAML.',
     );
   }
-  const value = document.toJS() as unknown;
+  let value: unknown;
+  try {
+    // Aliases are expanded here; a document that expands to millions of nodes is refused.
+    value = document.toJS({ maxAliasCount: 100 }) as unknown;
+  } catch (error) {
+    throw ProblemError.invalid(
+      [{ in: 'body', name: field, detail: `${field} could not be expanded: ${(error as Error).message}` }],
+      'The manifest is not valid YAML.',
+    );
+  }
   const issues = schemaIssues(ManifestSchema, value, 'body');
   if (!issues.length) {
     const manifest = value as Manifest;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { isUuid } from '../core/ids.js';
 import { ProblemError } from '../core/problem.js';
 import { InstallationEntity } from '../db/entities/installation.js';
 import { OperationEntity } from '../db/entities/operation.js';
@@ -14,7 +15,7 @@ import {
   writeWorkflowInput,
   WorkflowRefusedError,
 } from '../temporal/gateway.js';
-import { tellInstallation } from './installations/workflow.js';
+import { runIdentityOf, tellInstallation } from './installations/workflow.js';
 import { appendLogs } from './operation-logs.js';
 import { createOperation } from './operations.js';
 import { createReadOperation } from './reads/read-operation.js';
@@ -167,14 +168,8 @@ export async function retryAsyncWrite(operationId: string, newOperationId: strin
     installation.lastOperationStatus = 'in_progress';
     appendLogs(tx, failed.projectId, operationId, [retriedLog(newOperationId)]);
   });
-  await startWriteWorkflow(
-    { ...input, operationId: newOperationId, items },
-    {
-      projectId: failed.projectId,
-      integrationId: failed.integrationId,
-      installationId: failed.installationId,
-    },
-  );
+  const owner = await em.findOneOrFail(InstallationEntity, { id: failed.installationId });
+  await startWriteWorkflow({ ...input, operationId: newOperationId, items }, await runIdentityOf(em, owner));
 }
 
 /**
@@ -186,6 +181,7 @@ export async function retryOperation(
   project: Project,
   operationId: string,
 ): Promise<RetryResult> {
+  if (!isUuid(operationId)) throw ProblemError.notFound(`Operation ${operationId} was not found.`);
   const failed = await describeFailedOperation(operationId, { projectId: project.id });
   if (failed.actionType === 'write') {
     const newOperationId = randomUUID();

@@ -5,6 +5,7 @@ import { logger } from '../logger.js';
 import { transaction } from '../db/orm.js';
 import { NotificationEventEntity } from '../db/entities/event.js';
 import { startNotificationDelivery } from '../temporal/gateway.js';
+import { eventIdentity } from './message.js';
 import { destinationsForEvent, type ClaimedEvent } from './routing.js';
 
 /**
@@ -43,6 +44,7 @@ interface EventRow {
   project_id: string;
   type: string;
   subject_destination_id: string | null;
+  data: Record<string, unknown>;
 }
 
 /** Relays one batch; returns how many events it claimed. */
@@ -55,7 +57,9 @@ export async function relayBatch(
   if (projects && !projects.length) return 0;
   return transaction(async (em: EntityManager) => {
     const rows = await em.execute<EventRow[]>(
-      `select id, project_id, type, data->>'destinationId' as subject_destination_id
+      `select id, project_id, type, data->>'destinationId' as subject_destination_id,
+              jsonb_build_object('integrationId', data->'integrationId', 'installationId', data->'installationId',
+                                 'provider', data->'provider', 'groupRef', data->'groupRef') as data
          from events
         where routed_time is null ${projects ? 'and project_id = any(?::uuid[])' : ''}
         order by create_time, id
@@ -76,7 +80,7 @@ export async function relayBatch(
         destinations.map((destinationId) =>
           startNotificationDelivery(
             { eventId: event.id, destinationId, projectId: event.projectId },
-            { eventType: event.type, taskQueue },
+            { eventType: event.type, taskQueue, identity: eventIdentity(event.projectId, row.data) },
           ),
         ),
       );

@@ -1,9 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { isUuid } from '../core/ids.js';
 import { ProblemError } from '../core/problem.js';
 import { DeliveryAttemptEntity } from '../db/entities/delivery.js';
 import { NotificationEventEntity } from '../db/entities/event.js';
 import { startNotificationDelivery } from '../temporal/gateway.js';
-import { notificationDeliveryMessageId } from './message.js';
+import { eventIdentity, notificationDeliveryMessageId } from './message.js';
 import { destinationsForEvent } from './routing.js';
 
 /**
@@ -16,7 +17,9 @@ export async function redeliverEvent(
   projectId: string,
   eventId: string,
 ): Promise<{ eventId: string; destinationIds: string[] }> {
-  const event = await em.findOne(NotificationEventEntity, { id: eventId, projectId });
+  const event = isUuid(eventId)
+    ? await em.findOne(NotificationEventEntity, { id: eventId, projectId })
+    : null;
   if (!event) throw ProblemError.notFound(`Event ${eventId} was not found.`);
   const routed = await destinationsForEvent(em, {
     id: event.id,
@@ -35,7 +38,7 @@ export async function redeliverEvent(
   for (const destinationId of pending) {
     await startNotificationDelivery(
       { eventId, destinationId, projectId },
-      { eventType: event.type, workflowIdSuffix: retry },
+      { eventType: event.type, workflowIdSuffix: retry, identity: eventIdentity(projectId, event.data) },
     );
   }
   return { eventId, destinationIds: pending };

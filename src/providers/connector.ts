@@ -20,6 +20,7 @@
  * - Records are returned exactly as the provider sent them (`raw`); field selection, mapping and
  *   lower-casing are the read pipeline's business.
  */
+import type { Readable } from 'node:stream';
 import type { RequestLogEntry, RetryPolicy } from './http.js';
 import type { ConnectorCapabilities } from '../schemas/capabilities.js';
 import type {
@@ -119,6 +120,25 @@ export interface IncomingProviderEvent {
   rawEvent: Record<string, unknown>;
 }
 
+/** Records whose fields equal the values given (every filter holds), one page at a time. */
+export interface SearchInput {
+  /** The provider's object name. */
+  objectName: string;
+  /** Provider field names and the values they must equal; ignored when `pageToken` is given. */
+  filters: { fieldName: string; value: unknown }[];
+  /** Provider field names to fetch; all (or the provider's defaults) when absent. */
+  fields?: string[];
+  pageSize: number;
+  /** `nextPageToken` of the previous page; it carries the query it continues. */
+  pageToken?: string;
+}
+
+export interface SearchPageResult {
+  records: ProviderRecord[];
+  /** Absent on the last page. */
+  nextPageToken?: string;
+}
+
 export interface CountInput {
   objectName: string;
   since?: Date;
@@ -134,6 +154,12 @@ export interface ProxyRequest {
   body?: string | Uint8Array;
 }
 
+export interface ProxyStreamResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Readable;
+}
+
 export interface ProxyResponse {
   status: number;
   headers: Record<string, string>;
@@ -147,6 +173,12 @@ export interface Connector {
 
   /** One page of records modified in [since, until), oldest first where the provider can sort. */
   readPage(input: ReadPageInput): Promise<ReadPageResult>;
+
+  /** One page of records matching equality filters, where the provider declares a search. */
+  search(input: SearchInput): Promise<SearchPageResult>;
+
+  /** One record by id, as the provider has it now; undefined when it has none by that id. */
+  readRecord(objectName: string, recordId: string): Promise<ProviderRecord | undefined>;
 
   /** Creates, updates or deletes one record. */
   write(input: WriteInput): Promise<WriteResult>;
@@ -183,6 +215,8 @@ export interface Connector {
 
   /** Sends one request with the connection's credentials (same retries, refresh and logging). */
   proxy(request: ProxyRequest): Promise<ProxyResponse>;
+  /** As `proxy`, with the answer's body streamed rather than held (the proxy listener uses it). */
+  proxyStream?(request: ProxyRequest): Promise<ProxyStreamResponse>;
 }
 
 export interface ConnectorOptions {

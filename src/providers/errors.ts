@@ -21,6 +21,7 @@ const capabilityNames: Record<Capability | string, string> = {
   customFields: 'creating custom fields',
   subscribe: 'subscribing to record changes',
   count: 'counting records',
+  search: 'searching records',
   proxy: 'proxying requests',
 };
 

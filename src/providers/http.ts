@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request, type Dispatcher } from 'undici';
 import { config } from '../config.js';
@@ -74,6 +75,13 @@ export interface ProviderHttpResponse<T = unknown> {
   /** Parsed JSON when the body is JSON, the text otherwise, undefined when empty. */
   body: T;
   rawBody: Buffer;
+}
+
+/** An answer whose body is still arriving (the proxy passes large bodies through without holding them). */
+export interface ProviderHttpStream {
+  status: number;
+  headers: Record<string, string>;
+  body: Readable;
 }
 
 export interface ProviderHttpOptions {
@@ -188,6 +196,22 @@ export function providerErrorMessage(body: unknown): string | undefined {
   return trimmed.length > 500 ? `${trimmed.slice(0, 497)}...` : trimmed;
 }
 
+/** Failures of the network or the peer (refused, reset, unknown host, timed out), not of Ferry's own code. */
+function isNetworkFailure(error: unknown): boolean {
+  if (error instanceof AttemptTimeout) return true;
+  const codes = [
+    (error as { code?: unknown })?.code,
+    (error as { cause?: { code?: unknown } })?.cause?.code,
+  ].filter((code): code is string => typeof code === 'string');
+  return codes.some(
+    (code) =>
+      /^E[A-Z]+$/.test(code) ||
+      ['UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_DESTROYED', 'UND_ERR_INFO'].includes(code) ||
+      /^UND_ERR_.*TIMEOUT$/.test(code) ||
+      code.startsWith('HPE_'),
+  );
+}
+
 function isConnectionRefused(error: unknown): boolean {
   const code = (error as { code?: string; cause?: { code?: string } })?.code;
   const causeCode = (error as { cause?: { code?: string } })?.cause?.code;
@@ -195,6 +219,18 @@ function isConnectionRefused(error: unknown): boolean {
 }
 
 class AttemptTimeout extends Error {}
+
+/** One attempt's log entry, its duration measured from now. */
+function logEntryOf(method: string, url: string, attempt: number) {
+  const started = performance.now();
+  return (extra: Partial<RequestLogEntry>): RequestLogEntry => ({
+    method,
+    url,
+    durationMs: Math.round(performance.now() - started),
+    attempt,
+    ...extra,
+  });
+}
 
 /**
  * An authenticated HTTP client for one connection. Connectors make one per connector; it holds no
@@ -250,33 +286,18 @@ export class ProviderHttpClient {
     for (let attempt = 1; ; attempt++) {
       const { url, headers, secrets } = this.prepare(req, material);
       const logUrl = redactUrl(url, secrets);
-      const started = performance.now();
-      const entry = (extra: Partial<RequestLogEntry>): RequestLogEntry => ({
-        method: req.method,
-        url: logUrl,
-        durationMs: Math.round(performance.now() - started),
-        attempt,
-        ...extra,
-      });
+      const entry = logEntryOf(req.method, logUrl, attempt);
       let response: ProviderHttpResponse;
       try {
         response = await this.attempt(req, url, headers);
       } catch (error) {
-        const timedOut = error instanceof AttemptTimeout;
-        const reason = scrub(
-          timedOut ? `no answer within ${this.timeoutMs} ms` : ((error as Error)?.message ?? String(error)),
-          secrets,
-        );
+        // A bug of Ferry's (a body that cannot be sent, say) is not an outage of the provider's.
+        if (!isNetworkFailure(error)) throw error;
+        const reason = this.failureReason(error, secrets);
         const canRetry = (idempotent || isConnectionRefused(error)) && retries + 1 < this.retry.maxAttempts;
         const delay = canRetry ? backoffDelay(retries + 1, this.retry) : undefined;
         this.report(entry({ error: reason, ...(delay !== undefined && { retryInMs: delay }) }));
-        if (delay === undefined) {
-          throw new ProviderError(
-            this.provider.name,
-            `Provider "${this.provider.name}" could not be reached for ${req.method} ${pathOf(logUrl)}: ${reason}.`,
-            { retryable: true, request: { method: req.method, url: logUrl } },
-          );
-        }
+        if (delay === undefined) throw this.unreachable(req, logUrl, reason);
         retries++;
         await sleep(delay);
         continue;
@@ -313,6 +334,94 @@ export class ProviderHttpClient {
       }
       return response;
     }
+  }
+
+  /**
+   * Like `send`, but the answer's body is handed over as a stream, whatever its status: credentials
+   * injected, one forced refresh after a 401, a 429's `Retry-After` waited for. No retry after a 5xx
+   * or once an answer began, as its body belongs to the caller; a refused connection is retried.
+   */
+  async stream(req: ProviderHttpRequest): Promise<ProviderHttpStream> {
+    let material = await this.target.auth();
+    let refreshed = false;
+    let retries = 0;
+    for (let attempt = 1; ; attempt++) {
+      const { url, headers, secrets } = this.prepare(req, material);
+      const logUrl = redactUrl(url, secrets);
+      const entry = logEntryOf(req.method, logUrl, attempt);
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(new AttemptTimeout()), this.timeoutMs);
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await request(url, {
+          method: req.method,
+          headers,
+          body: req.json !== undefined ? JSON.stringify(req.json) : req.body,
+          signal: controller.signal,
+          dispatcher: this.dispatcher,
+          headersTimeout: this.timeoutMs,
+          bodyTimeout: this.timeoutMs,
+        });
+      } catch (thrown) {
+        const error = controller.signal.aborted ? new AttemptTimeout() : thrown;
+        if (!isNetworkFailure(error)) throw error;
+        const reason = this.failureReason(error, secrets);
+        const delay =
+          isConnectionRefused(error) && retries + 1 < this.retry.maxAttempts
+            ? backoffDelay(retries + 1, this.retry)
+            : undefined;
+        this.report(entry({ error: reason, ...(delay !== undefined && { retryInMs: delay }) }));
+        if (delay === undefined) throw this.unreachable(req, logUrl, reason);
+        retries++;
+        await sleep(delay);
+        continue;
+      } finally {
+        // Only the wait for the answer's headers is bounded here; its body has `bodyTimeout` between chunks.
+        clearTimeout(timer);
+      }
+      const status = response.statusCode;
+      const flat = flattenHeaders(response.headers);
+      if (status === 401 && !refreshed) {
+        this.report(entry({ status, error: 'unauthorized; refreshing credentials' }));
+        await response.body.dump();
+        refreshed = true;
+        material = await this.target.auth({ forceRefresh: true });
+        continue;
+      }
+      if (status === 429 && retries + 1 < this.retry.maxAttempts) {
+        const delay =
+          parseRetryAfter(flat['retry-after']) ??
+          this.options.rateLimitWait?.(flat) ??
+          backoffDelay(retries + 1, this.retry);
+        if (delay <= this.retry.maxRetryAfterMs) {
+          this.report(entry({ status, error: `HTTP ${status}`, retryInMs: delay }));
+          await response.body.dump();
+          retries++;
+          await sleep(delay);
+          continue;
+        }
+      }
+      this.report(entry({ status, ...(status >= 400 && { error: `HTTP ${status}` }) }));
+      return { status, headers: flat, body: response.body };
+    }
+  }
+
+  /** Why no answer came, fit for logs and errors: the provider's credentials scrubbed out. */
+  private failureReason(error: unknown, secrets: string[]): string {
+    return scrub(
+      error instanceof AttemptTimeout
+        ? `no answer within ${this.timeoutMs} ms`
+        : ((error as Error)?.message ?? String(error)),
+      secrets,
+    );
+  }
+
+  private unreachable(req: ProviderHttpRequest, logUrl: string, reason: string): ProviderError {
+    return new ProviderError(
+      this.provider.name,
+      `Provider "${this.provider.name}" could not be reached for ${req.method} ${pathOf(logUrl)}: ${reason}.`,
+      { retryable: true, request: { method: req.method, url: logUrl } },
+    );
   }
 
   /** Sends a request and returns the 2xx answer; any other status becomes a `ProviderError`. */

@@ -69,6 +69,7 @@ export function apiRouter(sandbox: SandboxContext): Router {
               since: query.since,
               until: query.until,
               includeDeleted: query.includeDeleted,
+              where: query.where,
             })
           : null,
     };

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { validationError } from './errors.js';
 import type { ObjectName } from './schema.js';
-import type { ListKey } from './store.js';
+import type { FieldEquals, ListKey } from './store.js';
 
 /** Everything needed to resume a listing: the last key returned and the filters it was made under. */
 export interface CursorState {
@@ -10,6 +10,7 @@ export interface CursorState {
   since?: number;
   until?: number;
   includeDeleted?: boolean;
+  where?: FieldEquals[];
 }
 
 interface CursorJson {
@@ -20,6 +21,7 @@ interface CursorJson {
   s?: number;
   e?: number;
   d?: true;
+  w?: FieldEquals[];
 }
 
 /**
@@ -38,6 +40,7 @@ export class CursorCodec {
     if (state.since !== undefined) json.s = state.since;
     if (state.until !== undefined) json.e = state.until;
     if (state.includeDeleted) json.d = true;
+    if (state.where?.length) json.w = state.where;
     const payload = Buffer.from(JSON.stringify(json)).toString('base64url');
     return `${payload}.${this.mac(payload)}`;
   }
@@ -67,6 +70,7 @@ export class CursorCodec {
       since: json.s,
       until: json.e,
       includeDeleted: json.d === true,
+      ...(Array.isArray(json.w) && { where: json.w }),
     };
   }
 

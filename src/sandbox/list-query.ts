@@ -2,7 +2,7 @@ import type { CursorCodec } from './cursor.js';
 import { validationError, type FieldProblem } from './errors.js';
 import type { SandboxRecord } from './data.js';
 import type { ObjectName, ObjectSchemas } from './schema.js';
-import type { ListQuery, Tombstone } from './store.js';
+import type { FieldEquals, ListQuery, Tombstone } from './store.js';
 import { parseIsoTime } from './validation.js';
 
 export interface ParsedListQuery extends ListQuery {
@@ -44,8 +44,42 @@ export function parseWindow(query: Record<string, unknown>): { since?: number; u
   return { since, until };
 }
 
+/** `where`: a JSON array of `{field, value}`, records whose field equals the value (a search). */
+function whereParam(
+  raw: string | undefined,
+  object: ObjectName,
+  schemas: ObjectSchemas,
+  problems: FieldProblem[],
+): FieldEquals[] | undefined {
+  if (raw === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    parsed = undefined;
+  }
+  const valid =
+    Array.isArray(parsed) &&
+    parsed.every(
+      (item) =>
+        item !== null &&
+        typeof item === 'object' &&
+        typeof (item as FieldEquals).field === 'string' &&
+        'value' in item,
+    );
+  if (!valid) {
+    problems.push({ name: 'where', message: 'A JSON array of {"field": name, "value": value}.' });
+    return undefined;
+  }
+  const where = parsed as FieldEquals[];
+  for (const { field } of where) {
+    if (!schemas.field(object, field)) problems.push({ name: 'where', message: `Unknown field "${field}".` });
+  }
+  return where;
+}
+
 /**
- * limit, cursor, updatedSince, updatedUntil, fields, includeDeleted. A cursor carries the filters
+ * limit, cursor, updatedSince, updatedUntil, fields, includeDeleted, where. A cursor carries the filters
  * of the listing it continues, so later pages need only the cursor (and may repeat the filters).
  */
 export function parseListQuery(
@@ -74,6 +108,7 @@ export function parseListQuery(
   for (const name of fields ?? []) {
     if (!schemas.field(object, name)) problems.push({ name: 'fields', message: `Unknown field "${name}".` });
   }
+  const where = whereParam(singleParam(query, 'where', problems), object, schemas, problems);
   const cursor = singleParam(query, 'cursor', problems);
   if (problems.length) throw validationError('Invalid query parameters.', problems);
   const parsed: ParsedListQuery = {
@@ -82,6 +117,7 @@ export function parseListQuery(
     until,
     includeDeleted: includeDeletedRaw === 'true',
     fields,
+    ...(where && { where }),
   };
   if (cursor !== undefined) {
     const state = cursors.decode(cursor, object);
@@ -90,6 +126,7 @@ export function parseListQuery(
       since: state.since,
       until: state.until,
       includeDeleted: state.includeDeleted,
+      where: state.where,
     });
   }
   return parsed;

@@ -22,6 +22,18 @@ export interface ListQuery {
   until?: number;
   limit: number;
   includeDeleted?: boolean;
+  /** Only records whose fields equal these values (deletions never match). */
+  where?: FieldEquals[];
+}
+
+/** A field and the value it must equal. */
+export interface FieldEquals {
+  field: string;
+  value: unknown;
+}
+
+function matches(record: Record<string, unknown>, where: FieldEquals[] | undefined): boolean {
+  return (where ?? []).every(({ field, value }) => (record[field] ?? null) === value);
 }
 
 export interface ListItem {
@@ -134,15 +146,17 @@ export class RecordStore {
       const id = idOf(object, index);
       if (overlay.has(id)) continue; // changed later: listed with the overlay
       const key = { updatedAtMs: this.generator.updatedAtOf(object, index), id };
-      if (isAfter(key, query.after)) items.push({ key, value: this.generator.record(object, index) });
+      if (!isAfter(key, query.after)) continue;
+      const record = this.generator.record(object, index);
+      if (matches(record, query.where)) items.push({ key, value: record });
     }
     for (const entry of overlay.values()) {
       if (items.length >= want) break;
       const key = { updatedAtMs: entry.updatedAtMs, id: entry.id };
       if (!inWindow(entry.updatedAtMs, query) || !isAfter(key, query.after)) continue;
       if (entry.record) {
-        items.push({ key, value: entry.record });
-      } else if (query.includeDeleted) {
+        if (matches(entry.record, query.where)) items.push({ key, value: entry.record });
+      } else if (query.includeDeleted && !query.where?.length) {
         const updatedAt = new Date(entry.updatedAtMs).toISOString();
         items.push({ key, value: { id: entry.id, updatedAt, deleted: true } });
       }

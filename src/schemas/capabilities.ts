@@ -9,6 +9,8 @@ export const ConnectorCapabilitiesSchema = Type.Object({
   customFields: Type.Boolean(),
   subscribe: Type.Boolean(),
   count: Type.Boolean(),
+  /** Records matching equality filters (`support.search.operators.equals`). */
+  search: Type.Boolean(),
   proxy: Type.Boolean(),
 });
 export type ConnectorCapabilities = Static<typeof ConnectorCapabilitiesSchema>;

@@ -137,6 +137,8 @@ export const ReadDeclarationSchema = Type.Object(
     list: ListingSchema,
     /** Windowed reads (`since` set), when the provider lists changes another way (a search, an events feed). */
     incremental: Type.Optional(ListingSchema),
+    /** One record by id (`{{id}}`): a change event that names only its record is read through this. */
+    get: Type.Optional(Type.Object({ request: DeclaredRequestSchema, record: JsonPointerSchema }, strict)),
     /** How many records a window holds (`{{since}}`, `{{until}}`), where the provider can say. */
     count: Type.Optional(
       Type.Object(
@@ -147,6 +149,28 @@ export const ReadDeclarationSchema = Type.Object(
   },
   strict,
 );
+
+/**
+ * Records matching equality filters, as one query (HubSpot's CRM search). `equals` is one filter, a
+ * template using `{{field}}` (the provider's field name) and `{{value}}`; the request carries them
+ * all as `{{filters}}` (a list, or a string when `join` is set), with `{{pageSize}}`, `{{fields}}`
+ * and the pagination's placeholder. Declaring it is what `support.search.operators.equals` says.
+ */
+export const SearchDeclarationSchema = Type.Object(
+  {
+    request: DeclaredRequestSchema,
+    equals: Type.Unknown({
+      description: 'One equality filter: a template using `{{field}}` and `{{value}}`.',
+    }),
+    join: Type.Optional(Type.String()),
+    records: JsonPointerSchema,
+    record: Type.Optional(JsonPointerSchema),
+    pagination: PaginationSchema,
+    pageSize: Type.Object({ max: Type.Integer({ minimum: 1 }) }, strict),
+  },
+  strict,
+);
+export type SearchDeclaration = Static<typeof SearchDeclarationSchema>;
 
 export const WriteOperationSchema = Type.Object(
   {
@@ -175,7 +199,12 @@ export const WriteDeclarationSchema = Type.Object(
 
 /** Whether a field descriptor has a property: a pointer to a truthy value, its negation, or a combination. */
 export type Predicate =
-  boolean | string | { not: Predicate } | { anyOf: Predicate[] } | { allOf: Predicate[] };
+  | boolean
+  | string
+  | { not: Predicate }
+  | { anyOf: Predicate[] }
+  | { allOf: Predicate[] }
+  | { includes: { at: string; value: string | number | boolean } };
 export const PredicateSchema = Type.Cyclic(
   {
     Predicate: Type.Union([
@@ -184,6 +213,16 @@ export const PredicateSchema = Type.Cyclic(
       Type.Object({ not: Type.Ref('Predicate') }, strict),
       Type.Object({ anyOf: Type.Array(Type.Ref('Predicate'), { minItems: 1 }) }, strict),
       Type.Object({ allOf: Type.Array(Type.Ref('Predicate'), { minItems: 1 }) }, strict),
+      /** The value at `at` is `value`, or a list holding it (Copper's `available_on: ["person", …]`). */
+      Type.Object(
+        {
+          includes: Type.Object(
+            { at: JsonPointerSchema, value: Type.Union([Type.String(), Type.Number(), Type.Boolean()]) },
+            strict,
+          ),
+        },
+        strict,
+      ),
     ]),
   },
   'Predicate',
@@ -244,6 +283,8 @@ export const ObjectDeclarationSchema = Type.Object(
     deleted: Type.Optional(JsonPointerSchema),
     read: Type.Optional(ReadDeclarationSchema),
     write: Type.Optional(WriteDeclarationSchema),
+    /** Records matching equality filters (optional: absent, the provider cannot search this object). */
+    search: Type.Optional(SearchDeclarationSchema),
     metadata: Type.Optional(MetadataDeclarationSchema),
     /** Fields no endpoint describes (standard fields of providers that describe only custom ones). */
     fields: Type.Optional(Type.Record(Type.String({ minLength: 1 }), StaticFieldSchema)),
@@ -251,6 +292,124 @@ export const ObjectDeclarationSchema = Type.Object(
   strict,
 );
 export type ObjectDeclaration = Static<typeof ObjectDeclarationSchema>;
+
+/** A provider event for one record change: its name, and what registering for it sends (default: the name). */
+export const WebhookEventSchema = Type.Union([
+  Type.String({ minLength: 1 }),
+  Type.Object({ name: Type.String({ minLength: 1 }), register: Type.Unknown() }, strict),
+]);
+export type WebhookEvent = Static<typeof WebhookEventSchema>;
+
+/** How a provider signs what it posts: an HMAC-SHA256 of `signed`, keyed with the subscription's secret. */
+export const HmacSignatureSchema = Type.Object(
+  {
+    scheme: Type.Optional(Type.Literal('hmac-sha256')),
+    /** The header carrying the signature. */
+    header: Type.String({ minLength: 1 }),
+    /** A regular expression whose first group is one signature, matched repeatedly (several during a rotation); absent: the whole header. */
+    pattern: Type.Optional(Type.String({ minLength: 1 })),
+    encoding: Type.Enum(['hex', 'base64']),
+    /** What is signed, from `{{timestamp}}` and `{{body}}` (the raw body), e.g. `{{timestamp}}.{{body}}`. */
+    signed: Type.String({ minLength: 1 }),
+    /** Where the signing time is, for `{{timestamp}}` and the replay window: a header, optionally a pattern's first group. */
+    timestamp: Type.Optional(
+      Type.Object(
+        {
+          header: Type.String({ minLength: 1 }),
+          pattern: Type.Optional(Type.String({ minLength: 1 })),
+          unit: Type.Enum(['seconds', 'milliseconds']),
+        },
+        strict,
+      ),
+    ),
+    /** How far the signing time may be from now (default 300). */
+    toleranceSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** How the secret becomes the key: as text (default), or hex- or base64-decoded after `secretPrefix` is removed. */
+    secretEncoding: Type.Optional(Type.Enum(['utf8', 'hex', 'base64'])),
+    secretPrefix: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  strict,
+);
+export type HmacSignature = Static<typeof HmacSignatureSchema>;
+
+/** Providers that sign nothing but send the credentials Ferry gave them as HTTP Basic auth (Pipedrive). */
+export const BasicSignatureSchema = Type.Object(
+  {
+    scheme: Type.Literal('basic'),
+    /** The user name Ferry registers; the password is the subscription's secret (`ferrySecret`). */
+    username: Type.String({ minLength: 1 }),
+  },
+  strict,
+);
+
+export const WebhookSignatureSchema = Type.Union([HmacSignatureSchema, BasicSignatureSchema]);
+export type WebhookSignature = Static<typeof WebhookSignatureSchema>;
+
+/**
+ * Change events the provider posts to Ferry: registering a subscription for one object
+ * (`{{webhookUrl}}`, `{{events}}`: the objects' register values, `{{secret}}` when Ferry makes the
+ * secret, `{{subscriptionId}}` once it exists), checking signatures, and reading events.
+ */
+export const WebhooksDeclarationSchema = Type.Object(
+  {
+    create: Type.Object(
+      {
+        request: DeclaredRequestSchema,
+        /** The provider's id of the subscription in the answer. */
+        id: JsonPointerSchema,
+        /** The signing secret in the answer, for providers that issue one. */
+        secret: Type.Optional(JsonPointerSchema),
+      },
+      strict,
+    ),
+    /** Providers that give the signing secret only through another call (`{{subscriptionId}}`). */
+    secret: Type.Optional(Type.Object({ request: DeclaredRequestSchema, value: JsonPointerSchema }, strict)),
+    /** Ferry makes the secret and sends it as `{{secret}}` (providers that take one). */
+    ferrySecret: Type.Optional(Type.Boolean()),
+    /** Changes the subscription in place; absent: it is deleted and created again. */
+    update: Type.Optional(Type.Object({ request: DeclaredRequestSchema }, strict)),
+    /** A 404 counts as done: the subscription is gone either way. */
+    delete: Type.Object({ request: DeclaredRequestSchema }, strict),
+    signature: WebhookSignatureSchema,
+    event: Type.Object(
+      {
+        /** Where a body carrying several events lists them; absent: the body is one event. */
+        list: Type.Optional(JsonPointerSchema),
+        /** The event within the body (or each listed item), e.g. `/event`; default the whole. */
+        root: Type.Optional(JsonPointerSchema),
+        /** The provider's event id, for deduplication. */
+        id: Type.Optional(JsonPointerSchema),
+        /** The event's name, from these values joined with `.` (e.g. `/type` and `/action`). */
+        type: Type.Array(JsonPointerSchema, { minItems: 1 }),
+        recordId: JsonPointerSchema,
+        /** The record as it is after the change; absent: Ferry reads it by id. */
+        record: Type.Optional(JsonPointerSchema),
+        occurredAt: Type.Optional(
+          Type.Object({ field: JsonPointerSchema, format: TimeFormatSchema }, strict),
+        ),
+        /** Which fields changed: a list of names, or an object whose keys are the names (previous values). */
+        fieldsUpdated: Type.Optional(
+          Type.Object({ pointer: JsonPointerSchema, as: Type.Enum(['list', 'keys']) }, strict),
+        ),
+      },
+      strict,
+    ),
+    /** Per object, the provider event of each record change. */
+    objects: Type.Record(
+      Type.String({ minLength: 1 }),
+      Type.Object(
+        {
+          create: Type.Optional(WebhookEventSchema),
+          update: Type.Optional(WebhookEventSchema),
+          delete: Type.Optional(WebhookEventSchema),
+        },
+        strict,
+      ),
+    ),
+  },
+  strict,
+);
+export type WebhooksDeclaration = Static<typeof WebhooksDeclarationSchema>;
 
 export const ConnectorDeclarationSchema = Type.Object(
   {
@@ -275,6 +434,8 @@ export const ConnectorDeclarationSchema = Type.Object(
         strict,
       ),
     ),
+    /** Change events the provider posts (subscribe), when it can send them. */
+    webhooks: Type.Optional(WebhooksDeclarationSchema),
     /** Where the provider's error message sits in an error body, tried in order. */
     errorMessage: Type.Optional(Type.Array(JsonPointerSchema, { minItems: 1 })),
     /** Headers saying when a rate limit resets, used when a 429 has no Retry-After. */

@@ -7,17 +7,23 @@ const strict = { additionalProperties: false } as const;
 const ObjectName = Type.String({ minLength: 1, maxLength: 200 });
 
 /** A read object as the customer configured it (COMPAT "Installation config content"). */
+/** More fields than any provider's object has (Salesforce allows about 800 custom ones). */
+const MAX_SELECTED_FIELDS = 2000;
+const FieldName = Type.String({ minLength: 1, maxLength: 256 });
+
 export const ReadConfigSchema = Type.Object(
   {
     objectName: ObjectName,
     schedule: Type.String({ minLength: 1, description: 'Cron schedule, e.g. `*/30 * * * *`.' }),
     disabled: Type.Optional(Type.Boolean({ description: 'true stops scheduled reads of this object.' })),
     destination: Type.String({ minLength: 1, description: 'Name of the destination receiving records.' }),
-    selectedFields: Type.Record(Type.String({ minLength: 1 }), Type.Boolean(), {
-      description: 'Field name to whether it is read.',
+    selectedFields: Type.Record(FieldName, Type.Boolean(), {
+      maxProperties: MAX_SELECTED_FIELDS,
+      description: `Field name to whether it is read (at most ${MAX_SELECTED_FIELDS}).`,
     }),
     selectedFieldMappings: Type.Optional(
-      Type.Record(Type.String({ minLength: 1 }), Type.String({ minLength: 1 }), {
+      Type.Record(FieldName, FieldName, {
+        maxProperties: MAX_SELECTED_FIELDS,
         description: 'mapToName to the provider field it maps.',
       }),
     ),

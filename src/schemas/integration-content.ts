@@ -134,6 +134,7 @@ export const WatchSchemaSchema = Type.Object(
   },
   strict,
 );
+export type WatchSchema = Static<typeof WatchSchemaSchema>;
 
 export const IntegrationContentSchema = Type.Object(
   {

@@ -15,7 +15,7 @@ export const OperationSchema = Type.Object({
   integrationId: Uuid,
   installationId: Uuid,
   configId: Uuid,
-  actionType: Type.Enum(['read', 'write', 'subscribe']),
+  actionType: Type.Enum(['read', 'write', 'subscribe', 'schema.watch']),
   status: Type.Enum(['success', 'failure', 'in_progress']),
   result: Type.Optional(Type.String({ description: 'A human-readable summary.' })),
   metadata: Type.Record(Type.String(), Type.Unknown(), {

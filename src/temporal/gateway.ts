@@ -25,7 +25,18 @@ import {
 } from './contracts/installation.js';
 import { NOTIFICATION_WORKFLOW_TYPE, type NotificationDeliveryInput } from './contracts/notification.js';
 import { WRITE_WORKFLOW_TYPE, type AsyncWriteInput } from './contracts/write.js';
-import { installationWorkflowId, notificationWorkflowId, writeWorkflowId } from './contracts/workflow-ids.js';
+import { SUBSCRIPTION_EVENT_WORKFLOW_TYPE, type SubscriptionEventInput } from './contracts/subscription.js';
+import {
+  SCHEMA_WATCH_DELIVERY_WORKFLOW_TYPE,
+  type SchemaWatchDeliveryInput,
+} from './contracts/schema-watch.js';
+import {
+  installationWorkflowId,
+  notificationWorkflowId,
+  schemaWatchWorkflowId,
+  subscriptionEventWorkflowId,
+  writeWorkflowId,
+} from './contracts/workflow-ids.js';
 import {
   FerryGroupRef,
   FerryInstallationId,
@@ -330,7 +341,13 @@ export async function writeWorkflowInput(operationId: string): Promise<AsyncWrit
  */
 export async function startNotificationDelivery(
   input: NotificationDeliveryInput,
-  options: { eventType: string; taskQueue?: string; workflowIdSuffix?: string },
+  options: {
+    eventType: string;
+    taskQueue?: string;
+    workflowIdSuffix?: string;
+    /** Whom the event concerns (its installation, when it has one), for the Temporal UI. */
+    identity?: WorkflowIdentity;
+  },
 ): Promise<void> {
   // A redelivery asked for later runs under an id of its own: the first delivery's id is spent.
   const workflowId = [notificationWorkflowId(input.eventId, input.destinationId), options.workflowIdSuffix]
@@ -343,8 +360,50 @@ export async function startNotificationDelivery(
         workflowId,
         args: [input],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: searchAttributesOf({ projectId: input.projectId }),
+        typedSearchAttributes: searchAttributesOf(options.identity ?? { projectId: input.projectId }),
         memo: { eventType: options.eventType },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}
+
+/** Starts the delivery of one change event a provider sent; starting it again is a no-op. */
+export async function startSubscriptionEventDelivery(
+  input: SubscriptionEventInput,
+  identity: WorkflowIdentity,
+): Promise<void> {
+  const workflowId = subscriptionEventWorkflowId(input.subscriptionEventId);
+  try {
+    await temporalCall(`delivering change event ${input.subscriptionEventId}`, workflowId, (client) =>
+      client.workflow.start(SUBSCRIPTION_EVENT_WORKFLOW_TYPE, {
+        taskQueue: config().temporal.taskQueue,
+        workflowId,
+        args: [input],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: searchAttributesOf(identity),
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}
+
+/** Starts the delivery of one schema watch run's messages; starting it again is a no-op. */
+export async function startSchemaWatchDelivery(
+  input: SchemaWatchDeliveryInput,
+  identity: WorkflowIdentity,
+): Promise<void> {
+  const workflowId = schemaWatchWorkflowId(input.operationId);
+  try {
+    await temporalCall(`delivering schema changes of ${input.operationId}`, workflowId, (client) =>
+      client.workflow.start(SCHEMA_WATCH_DELIVERY_WORKFLOW_TYPE, {
+        taskQueue: config().temporal.taskQueue,
+        workflowId,
+        args: [input],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: searchAttributesOf(identity),
       }),
     );
   } catch (error) {

@@ -10,7 +10,7 @@ afterAll(async () => stack.close());
 
 describe('API conventions', () => {
   it('serves every host under /v1 with a request id on every response', async () => {
-    for (const host of ['api', 'read', 'write'] as const) {
+    for (const host of ['api', 'read', 'write', 'search'] as const) {
       const response = await request('GET', `${stack.urls[host]}/health`);
       expect(response.status).toBe(200);
       expect(response.headers.get('x-request-id')).toMatch(/[\w-]{8,}/);
@@ -120,5 +120,22 @@ describe('API conventions', () => {
     expect(String(page.body)).toContain('/v1/openapi.json');
     const read = await request('GET', `${stack.urls.read}/openapi.json`);
     expect(read.body.paths['/v1/projects/{projectIdOrName}/integrations']).toBeUndefined();
+  });
+
+  it('documents every error answer as application/problem+json, the type it is sent as', async () => {
+    for (const host of ['api', 'read', 'write', 'search'] as const) {
+      const document = (await request('GET', `${stack.urls[host]}/openapi.json`)).body;
+      for (const [path, operations] of Object.entries<any>(document.paths)) {
+        for (const [method, operation] of Object.entries<any>(operations)) {
+          for (const [status, response] of Object.entries<any>(operation.responses)) {
+            if (status !== 'default' && Number(status) < 400) continue;
+            expect([`${method} ${path} ${status}`, Object.keys(response.content ?? {})]).toEqual([
+              `${method} ${path} ${status}`,
+              response.content ? ['application/problem+json'] : [],
+            ]);
+          }
+        }
+      }
+    }
   });
 });

@@ -53,7 +53,7 @@ describe('the run-time check of answers', () => {
 });
 
 describe('error answers of every route', () => {
-  const hosts = ['api', 'read', 'write'] as const;
+  const hosts = ['api', 'read', 'write', 'search'] as const;
   const documents: Record<string, any> = {};
   beforeAll(async () => {
     for (const host of hosts)

@@ -84,6 +84,7 @@ const expected: Record<Host, string[]> = {
     'POST /projects/{}/integrations/{}/objects/{}:deliverResults',
   ],
   write: ['POST /projects/{}/integrations/{}/objects/{}'],
+  search: ['POST /projects/{}/integrations/{}'],
 };
 
 function operations(host: Host): string[] {
@@ -99,7 +100,7 @@ function operations(host: Host): string[] {
 }
 
 describe('the OpenAPI documents', () => {
-  it.each(['api', 'read', 'write'] as const)(
+  it.each(['api', 'read', 'write', 'search'] as const)(
     'list every endpoint of the spec and COMPAT.md on the %s host',
     (host) => {
       const documented = operations(host);

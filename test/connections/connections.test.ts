@@ -248,6 +248,25 @@ describe('POST connections:generate', () => {
       expect(response.body.issues[0].detail).toMatch(/must be one of: .*zoho/);
     }
   });
+
+  it('takes a value that is only the first label of a host under the provider’s domain', async () => {
+    const response = await generate({
+      provider: 'activeCampaign',
+      groupRef: 'g-activecampaign',
+      consumerRef: 'c',
+      providerMetadata: { workspace: 'acme' },
+      apiKey: 'ac-key',
+    });
+    expect(response.status).toBe(201);
+    const refused = await generate({
+      provider: 'activeCampaign',
+      groupRef: 'g-activecampaign-2',
+      consumerRef: 'c',
+      providerMetadata: { workspace: 'evil.example/steal?' },
+      apiKey: 'ac-key',
+    });
+    expect(refused.status).toBe(400);
+  });
 });
 
 describe('GET connections', () => {

@@ -24,6 +24,7 @@ import {
   resumeSignal,
   triggerReadSignal,
 } from '../../src/temporal/contracts/installation.js';
+import { runAttributes } from '../support/run-attributes.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import {
   configContent,
@@ -194,6 +195,13 @@ describe('the installation workflow, through the API', () => {
     expect((await client.workflow.getHandle(`read/${operationId}`).describe()).type).toBe(
       'readObjectWorkflow',
     );
+    expect(await runAttributes(`read/${operationId}`)).toEqual({
+      projectId: stack.project.id,
+      integrationId: fixture.integrationId,
+      installationId: created.id,
+      provider: 'sandboxApiKey',
+      groupRef,
+    });
     expect((await stack.api('DELETE', `${fixture.base}/${created.id}`)).status).toBe(204);
     expect(await statusOf(created.id)).toBe('CANCELLED');
     expect(['COMPLETED', 'CANCELLED', 'TERMINATED', 'FAILED']).toContain(

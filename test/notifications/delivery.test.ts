@@ -10,6 +10,7 @@ import { generateSigningSecret } from '../../src/delivery/signing.js';
 import { temporalClient } from '../../src/temporal/client.js';
 import { notificationDeliveryMessageId } from '../../src/notifications/message.js';
 import { notificationWorkflowId } from '../../src/temporal/contracts/workflow-ids.js';
+import { runAttributes } from '../support/run-attributes.js';
 
 let stack: TestStack;
 let receiver: Receiver;
@@ -134,6 +135,13 @@ describe('notification delivery', () => {
     expect(delivery.headers['svix-signature']).toBe(delivery.headers['webhook-signature']);
     expect(await deliveryResult(eventId, hook.id)).toEqual({ outcome: 'delivered', attempts: 1 });
     expect((await routedEvent(p, eventId)).eventType).toBe('installation.created');
+    expect(await runAttributes(notificationWorkflowId(eventId, hook.id))).toEqual({
+      projectId: p.id,
+      integrationId: data.integrationId,
+      installationId: data.installationId,
+      provider: 'sandbox',
+      groupRef: 'acme',
+    });
   });
 
   it('keeps and lists an event no route leads to, and delivers it nowhere', async () => {

@@ -4,6 +4,7 @@ import {
   checkDeclaration,
   effectiveObject,
 } from '../../src/providers/catalog/connector-declarations.js';
+import { holds } from '../../src/providers/declarative/field-metadata.js';
 import { nextLink, nextPageState } from '../../src/providers/declarative/pagination.js';
 import { ABSENT, renderJson, renderString } from '../../src/providers/declarative/template.js';
 import { parseTime } from '../../src/providers/declarative/times.js';
@@ -202,5 +203,31 @@ describe('provider times', () => {
     expect(parseTime(1714566896, 'unixSeconds')?.toISOString()).toBe('2024-05-01T12:34:56.000Z');
     expect(parseTime('1714566896789', 'unixMs')?.toISOString()).toBe('2024-05-01T12:34:56.789Z');
     expect(parseTime('not a time', 'iso')).toBeUndefined();
+  });
+});
+
+describe('field descriptor predicates', () => {
+  it('includes: holds when the value at the pointer is the value, or a list holding it', () => {
+    const descriptor = { available_on: ['person', 'company'], data_type: 'Dropdown' };
+    expect(holds({ includes: { at: '/available_on', value: 'person' } }, descriptor)).toBe(true);
+    expect(holds({ includes: { at: '/available_on', value: 'opportunity' } }, descriptor)).toBe(false);
+    expect(holds({ includes: { at: '/data_type', value: 'Dropdown' } }, descriptor)).toBe(true);
+    expect(holds({ includes: { at: '/missing', value: 'person' } }, descriptor)).toBe(false);
+    expect(holds({ not: { includes: { at: '/available_on', value: 'lead' } } }, descriptor)).toBe(true);
+  });
+
+  it('includes: is checked at load, naming the field of a malformed one', () => {
+    const broken = declaration();
+    broken.objects.people.metadata = {
+      request: { method: 'GET', path: '/fields' },
+      fields: '/data',
+      name: '/name',
+      type: '/type',
+      types: {},
+      where: { includes: { at: 'available_on', value: 'person' } },
+    };
+    expect(() => checkDeclaration('acme.json', broken, known)).toThrow(ConnectorDeclarationError);
+    broken.objects.people.metadata.where = { includes: { at: '/available_on', value: 'person' } };
+    expect(() => checkDeclaration('acme.json', broken, known)).not.toThrow();
   });
 });

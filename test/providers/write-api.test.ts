@@ -6,6 +6,7 @@ import { NotificationEventEntity } from '../../src/db/entities/event.js';
 import { InstallationConfigEntity, InstallationEntity } from '../../src/db/entities/installation.js';
 import { createIntegration } from '../../src/domain/integrations.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
+import { runAttributes } from '../support/run-attributes.js';
 import type { TestStack } from '../support/stack.js';
 import { generateConnection, startStackWithSandbox } from './api-helpers.js';
 
@@ -224,6 +225,11 @@ describe('asynchronous writes', () => {
     expect(Object.keys(response.body)).toEqual(['operationId']);
     const op = await waitForOperation(response.body.operationId);
     expect(op).toMatchObject({ status: 'success', result: 'Created 2 of 2 deals records' });
+    expect(await runAttributes(`write/${op.id}`)).toMatchObject({
+      installationId: op.installationId,
+      provider: 'sandboxApiKey',
+      groupRef,
+    });
     const event = await asyncDoneEvent(response.body.operationId);
     expect(event?.data).toMatchObject({
       objectName: 'deals',

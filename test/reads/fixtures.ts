@@ -4,7 +4,7 @@ import { generateSigningSecret } from '../../src/delivery/signing.js';
 import { transaction } from '../../src/db/orm.js';
 import { InstallationConfigEntity, InstallationEntity } from '../../src/db/entities/installation.js';
 import { createIntegration } from '../../src/domain/integrations.js';
-import type { ReadObject } from '../../src/schemas/integration-content.js';
+import type { ReadObject, WatchSchema } from '../../src/schemas/integration-content.js';
 import type { ReadConfig } from '../../src/schemas/installations.js';
 import { temporalClient } from '../../src/temporal/client.js';
 import type { ReadObjectInput, ReadObjectResult } from '../../src/temporal/contracts/read.js';
@@ -33,6 +33,11 @@ export interface FixtureOptions {
   /** Extra objects in the manifest and config. */
   more?: { declared: ReadObject; configured?: ReadConfig }[];
   receiver?: WebhookReceiver;
+  /** The provider and the credentials its connection is generated with (default: the sandbox's API key). */
+  provider?: string;
+  credentials?: Record<string, unknown>;
+  /** The manifest's watchSchema, sent to the fixture's destination unless it names another. */
+  watchSchema?: Partial<WatchSchema>;
 }
 
 export async function createReadFixture(
@@ -40,6 +45,7 @@ export async function createReadFixture(
   options: FixtureOptions = {},
 ): Promise<ReadFixture> {
   const objectName = options.objectName ?? 'contacts';
+  const provider = options.provider ?? 'sandboxApiKey';
   const signingSecret = generateSigningSecret();
   const receiver = options.receiver ?? (await WebhookReceiver.start());
   receiver.secrets.push(signingSecret);
@@ -57,10 +63,10 @@ export async function createReadFixture(
   const groupRef = `group-${randomUUID().slice(0, 8)}`;
   const connection = await stack.api('POST', `/projects/${stack.project.id}/connections:generate`, {
     body: {
-      provider: 'sandboxApiKey',
+      provider,
       groupRef,
       consumerRef: `user-${groupRef}`,
-      apiKey: 'sandbox-demo-key',
+      ...(options.credentials ?? { apiKey: 'sandbox-demo-key' }),
     },
   });
   expect(connection.status).toBe(201);
@@ -86,12 +92,15 @@ export async function createReadFixture(
   return transaction(async (em) => {
     const { integration, revision } = await createIntegration(em, stack.project.id, {
       name,
-      provider: 'sandboxApiKey',
+      provider,
       specVersion: '1.0.0',
       content: {
         name,
-        provider: 'sandboxApiKey',
+        provider,
         read: { objects: [declared, ...more.map((object) => object.declared)] },
+        ...(options.watchSchema && {
+          watchSchema: { destination: destinationName, ...options.watchSchema },
+        }),
       },
     });
     const installationId = randomUUID();
@@ -116,7 +125,7 @@ export async function createReadFixture(
       projectId: stack.project.id,
       installationId,
       revisionId: revision.id,
-      content: { provider: 'sandboxApiKey', read: { objects } },
+      content: { provider, read: { objects } },
       createdBy: 'builder:test',
       createTime: new Date(),
     });

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { em as newEntityManager } from '../../src/db/orm.js';
 import { NotificationEventEntity } from '../../src/db/entities/event.js';
+import { DestinationEntity } from '../../src/db/entities/operation.js';
 import { messageIdFor } from '../../src/delivery/messages.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { request, startTestStack, type TestStack } from '../support/stack.js';
@@ -191,7 +192,16 @@ describe('a provider answering 429s and 500s', () => {
 describe('a read that cannot run as configured', () => {
   it('fails with a clear result when its destination does not exist', async () => {
     const fixture = await createReadFixture(stack, backfill);
-    await stack.api('DELETE', `/projects/${stack.project.id}/destinations/${fixture.destinationName}`);
+    // The API refuses to delete a destination in use; one lost another way (a restore, a manual
+    // delete) must still fail the read clearly.
+    const refused = await stack.api(
+      'DELETE',
+      `/projects/${stack.project.id}/destinations/${fixture.destinationName}`,
+    );
+    expect(refused.status).toBe(409);
+    await (
+      await newEntityManager()
+    ).nativeDelete(DestinationEntity, { projectId: stack.project.id, name: fixture.destinationName });
     const { operationId, result } = await runRead(stack, fixture, { readType: 'backfill' });
     expect(result.status).toBe('failure');
     expect(result.result).toContain(`Destination "${fixture.destinationName}"`);

@@ -82,6 +82,11 @@ export interface TestStack {
     path: string,
     options?: Parameters<typeof request>[2],
   ): Promise<ApiResponse<T>>;
+  search<T = any>(
+    method: string,
+    path: string,
+    options?: Parameters<typeof request>[2],
+  ): Promise<ApiResponse<T>>;
   taskQueue: string;
   close(): Promise<void>;
 }
@@ -94,7 +99,7 @@ export async function startTestStack(options: { worker?: boolean } = {}): Promis
   const taskQueue = `test-${randomUUID()}`;
   process.env.FERRY_TASK_QUEUE = taskQueue;
   resetConfig();
-  const servers = await startServers({ api: 0, read: 0, write: 0 }, '127.0.0.1');
+  const servers = await startServers({ api: 0, read: 0, write: 0, search: 0, proxy: 0 }, '127.0.0.1');
   let worker: Worker | undefined;
   let workerRun: Promise<void> | undefined;
   let relay: { stop(): Promise<void> } | undefined;
@@ -116,6 +121,7 @@ export async function startTestStack(options: { worker?: boolean } = {}): Promis
     api: on(servers.urls.api),
     read: on(servers.urls.read),
     write: on(servers.urls.write),
+    search: on(servers.urls.search),
     taskQueue,
     async close() {
       await relay?.stop();

@@ -26,15 +26,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterEach(async () => {
-  // The time-skipping server stops skipping time for good when a parent is terminated with children
-  // still running (its TERMINATE parent-close policy), so end unfinished reads first.
-  for (const read of harness.reads.filter((candidate) => !candidate.finishedAt)) {
-    await harness.env.client.workflow
-      .getHandle(`read/${read.operationId}`)
-      .terminate('test over')
-      .catch(() => undefined);
-  }
-  await handle?.terminate('test over').catch(() => undefined);
+  if (handle) await harness.stop(handle);
   handle = undefined;
   harness.reset();
 });
@@ -434,4 +426,57 @@ describe('the installation workflow', () => {
     expect(harness.reads).toEqual([]);
     handle = undefined;
   });
+});
+
+/** Hours of skipped time with continue-as-new can be slow on a loaded CI machine. */
+const SLOW_SKIPPING_MS = 180_000;
+
+describe('the schema watch in the installation workflow', () => {
+  it(
+    'runs the watch activity on the manifest’s watchSchema schedule, beside the reads',
+    async () => {
+      handle = await harness.startInstallation(
+        [{ objectName: 'contacts', schedule: '*/30 * * * *', backfill: false }],
+        { watchSchema: { schedule: '0 */6 * * *' } },
+      );
+      await harness.advance(DAY);
+      const runs = harness.schemaWatches;
+      expect(runs).toHaveLength(4);
+      for (const run of runs) expect(new Date(run.at).getUTCHours() % 6).toBe(0);
+      expect(new Set(runs.map((run) => run.runId)).size).toBe(4);
+      expect(harness.readsOf('contacts')).toHaveLength(48);
+    },
+    SLOW_SKIPPING_MS,
+  );
+
+  it(
+    'stops watching when a config version comes without watchSchema, and never watches without one',
+    async () => {
+      handle = await harness.startInstallation(
+        [{ objectName: 'contacts', schedule: '0 * * * *', backfill: false }],
+        { watchSchema: { schedule: '0 * * * *' } },
+      );
+      await harness.advance(3 * HOUR + MINUTE);
+      expect(harness.schemaWatches).toHaveLength(3);
+      await handle.executeUpdate(applyConfigUpdate, {
+        args: [configMessage([{ objectName: 'contacts', schedule: '0 * * * *', backfill: false }])],
+      });
+      await harness.advance(3 * HOUR);
+      expect(harness.schemaWatches).toHaveLength(3);
+    },
+    SLOW_SKIPPING_MS,
+  );
+
+  it(
+    'carries the watch across continue-as-new',
+    async () => {
+      handle = await harness.startInstallation([], {
+        watchSchema: { schedule: '0 * * * *' },
+        maxIterations: 3,
+      });
+      await harness.advance(10 * HOUR + MINUTE);
+      expect(harness.schemaWatches).toHaveLength(10);
+    },
+    SLOW_SKIPPING_MS,
+  );
 });

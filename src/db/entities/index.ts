@@ -10,6 +10,8 @@ import { EventTopicRouteEntity, TopicDestinationRouteEntity, TopicEntity } from 
 import { JwtKeyEntity } from './jwt-key.js';
 import { InviteEntity } from './invite.js';
 import { SubscriptionEntity } from './subscription.js';
+import { SubscriptionEventEntity } from './subscription-event.js';
+import { SchemaSnapshotEntity, SchemaWatchMessageEntity } from './schema-watch.js';
 
 import { DeliveryAttemptEntity } from './delivery.js';
 import { ReadCheckpointEntity } from './read-checkpoint.js';
@@ -45,5 +47,8 @@ export const entities = [
   StoredPageEntity,
   DeliveryCreditEntity,
   SubscriptionEntity,
+  SubscriptionEventEntity,
   OAuthStateEntity,
+  SchemaSnapshotEntity,
+  SchemaWatchMessageEntity,
 ];

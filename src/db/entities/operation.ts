@@ -8,7 +8,7 @@ export interface Operation {
   integrationId: string;
   installationId: string;
   configId: string;
-  actionType: 'read' | 'write' | 'subscribe';
+  actionType: 'read' | 'write' | 'subscribe' | 'schema.watch';
   status: 'success' | 'failure' | 'in_progress';
   result?: string;
   metadata: Record<string, unknown>;

@@ -5,6 +5,8 @@ import { Migration20261121002000_oauth } from './Migration20261121002000_oauth.j
 import { Migration20261121001000_notifications } from './Migration20261121001000_notifications.js';
 import { Migration20261121004000_installations } from './Migration20261121004000_installations.js';
 import { Migration20261121005000_reads } from './Migration20261121005000_reads.js';
+import { Migration20261123000000_subscription_events } from './Migration20261123000000_subscription_events.js';
+import { Migration20261123100000_schema_watch } from './Migration20261123100000_schema_watch.js';
 
 /**
  * Migrations are listed explicitly rather than discovered from disk, so they run the same under
@@ -17,4 +19,9 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121002000_oauth', class: Migration20261121002000_oauth },
   { name: 'Migration20261121004000_installations', class: Migration20261121004000_installations },
   { name: 'Migration20261121005000_reads', class: Migration20261121005000_reads },
+  {
+    name: 'Migration20261123000000_subscription_events',
+    class: Migration20261123000000_subscription_events,
+  },
+  { name: 'Migration20261123100000_schema_watch', class: Migration20261123100000_schema_watch },
 ];

@@ -85,7 +85,12 @@ export function checkTemplateValues(provider: Provider, metadata: ProviderMetada
   for (const [name, entry] of Object.entries(metadata)) {
     const allowed = inputs.get(name)?.allowedValues;
     // A value that is the whole host could point credentials anywhere: only listed hosts will do.
-    const wholeHost = templates.some((template) => template.includes(`//{{.${name}}}`));
+    // (`https://{{.workspace}}.api-us1.com` keeps the host under the provider's domain: not whole.)
+    const wholeHost = templates.some((template) => {
+      const host = `//{{.${name}}}`;
+      const at = template.indexOf(host);
+      return at >= 0 && /^([/:?#]|$)/.test(template.slice(at + host.length));
+    });
     if (used.has(name) && (allowed || wholeHost) && !(allowed ?? []).includes(entry.value)) {
       issues.push({
         in: 'body',

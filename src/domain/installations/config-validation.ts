@@ -9,7 +9,7 @@ import {
   type InstallationConfigContent,
   type ReadConfig,
 } from '../../schemas/installations.js';
-import { validateCron, type CronValidation } from '../../core/cron.js';
+import { checkSchedule } from '../../core/cron.js';
 
 export const CONFIG_CONTENT_PATH = 'config.content';
 
@@ -21,24 +21,6 @@ export interface ConfigValidationContext {
   provider: string;
   /** The content of the integration revision the config is for. */
   manifest: IntegrationContent;
-}
-
-const CRON_CACHE_LIMIT = 1000;
-const cronChecks = new Map<string, CronValidation>();
-
-/**
- * validateCron walks two days of fires (2,880 for an every-minute schedule, a few hundred ms), and
- * installations of one integration repeat the same few expressions: remember the verdicts.
- */
-function checkCron(schedule: string, minIntervalSeconds: number): CronValidation {
-  const key = `${minIntervalSeconds}\u0000${schedule}`;
-  let verdict = cronChecks.get(key);
-  if (!verdict) {
-    verdict = validateCron(schedule, { minIntervalSeconds });
-    if (cronChecks.size >= CRON_CACHE_LIMIT) cronChecks.clear();
-    cronChecks.set(key, verdict);
-  }
-  return verdict;
 }
 
 /** The provider fields a read object lets the customer select; undefined when any field may be selected. */
@@ -129,7 +111,7 @@ function readObjectIssues(
   issue: (name: string, value: unknown, detail: string) => void,
 ): void {
   const path = `read.objects.${key}`;
-  const cron = checkCron(object.schedule, config().minScheduleIntervalSeconds);
+  const cron = checkSchedule(object.schedule, config().minScheduleIntervalSeconds);
   if (!cron.ok) issue(`${path}.schedule`, object.schedule, `is not an allowed schedule: ${cron.reason}`);
   const period = object.backfill?.defaultPeriod;
   if (period && (period.days === undefined) === (period.fullHistory === undefined)) {

@@ -44,10 +44,22 @@ export function readPlan(content: InstallationConfigContent, manifest: Integrati
 }
 
 /** A stored config version (already validated) as the workflow receives it. */
+/** How often schemas are compared when the manifest does not say: daily, as the public service does. */
+export const DEFAULT_SCHEMA_WATCH_SCHEDULE = '0 0 * * *';
+
 export function configMessage(
   config: { id: string; revisionId: string; content: Record<string, unknown> },
   manifest: IntegrationContent,
 ): InstallationConfigMessage {
   const content = config.content as InstallationConfigContent;
-  return { configId: config.id, revisionId: config.revisionId, content, reads: readPlan(content, manifest) };
+  return {
+    configId: config.id,
+    revisionId: config.revisionId,
+    content,
+    reads: readPlan(content, manifest),
+    // Absent unless the manifest watches schemas, so messages to workflows that never did stay as they were.
+    ...(manifest.watchSchema && {
+      watchSchema: { schedule: manifest.watchSchema.schedule ?? DEFAULT_SCHEMA_WATCH_SCHEDULE },
+    }),
+  };
 }

@@ -20,6 +20,7 @@ import {
   signalInstallation,
   startInstallationWorkflow,
   type InstallationWorkflowIdentity,
+  type WorkflowIdentity,
 } from '../../temporal/gateway.js';
 import { currentConfig } from './event-data.js';
 import { configMessage } from './read-plan.js';
@@ -45,6 +46,24 @@ export function identityOf(
     provider: integration.provider,
     groupRef: group.groupRef,
     groupName: group.groupName,
+  };
+}
+
+/** The search attributes of the runs an installation starts (writes, change events): who they work for. */
+export async function runIdentityOf(
+  em: EntityManager,
+  installation: Installation,
+): Promise<WorkflowIdentity> {
+  const [integration, group] = await Promise.all([
+    em.findOne(IntegrationEntity, { id: installation.integrationId }),
+    em.findOne(GroupEntity, { id: installation.groupId }),
+  ]);
+  return {
+    projectId: installation.projectId,
+    integrationId: installation.integrationId,
+    installationId: installation.id,
+    ...(integration && { provider: integration.provider }),
+    ...(group && { groupRef: group.groupRef }),
   };
 }
 

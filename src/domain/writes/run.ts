@@ -16,6 +16,7 @@ import {
 import type { RecordChangeType, WriteRecordResultView } from '../../schemas/write.js';
 import type { AsyncWriteInput, WriteOutcome } from '../../temporal/contracts/write.js';
 import { startWriteWorkflow } from '../../temporal/gateway.js';
+import { runIdentityOf } from '../installations/workflow.js';
 import { connectionTarget } from '../credentials.js';
 import { writeLogs, type LogEntry } from '../operation-logs.js';
 import { requestLog } from '../reads/connector.js';
@@ -140,12 +141,7 @@ export async function startAsyncWrite(
   const operation = await em.transactional((tx) => newWriteOperation(tx, write));
   input.operationId = operation.id;
   try {
-    await startWriteWorkflow(input, {
-      projectId: write.installation.projectId,
-      integrationId: write.installation.integrationId,
-      installationId: write.installation.id,
-      provider: connector.provider,
-    });
+    await startWriteWorkflow(input, await runIdentityOf(em, write.installation));
   } catch (error) {
     const cleanup = await newEntityManager();
     await cleanup.nativeDelete(OperationEntity, { id: operation.id });

@@ -9,6 +9,8 @@ import {
   type DeclaredRequest,
   type Listing,
   type ObjectDeclaration,
+  type SearchDeclaration,
+  type WebhooksDeclaration,
 } from '../../schemas/connector-declaration.js';
 import { isKnownFormat, placeholdersOf, timeFormats, type Placeholder } from '../declarative/template.js';
 
@@ -40,6 +42,7 @@ const readPlaceholders = [
   'fields',
   'includeDeleted',
 ];
+const searchPlaceholders = ['filters', 'pageSize', 'cursor', 'offset', 'page', 'lastId', 'fields'];
 const pagePlaceholder: Record<string, string | undefined> = {
   cursor: 'cursor',
   offset: 'offset',
@@ -144,11 +147,36 @@ class Checker {
     }
   }
 
+  /** A search: its filter uses both `{{field}}` and `{{value}}`, its request `{{filters}}` and its page placeholder. */
+  search(field: string, search: SearchDeclaration): void {
+    const filter = this.placeholders(`${field}.equals`, search.equals, ['field', 'value']).map((p) => p.name);
+    for (const name of ['field', 'value']) {
+      if (!filter.includes(name)) this.problem(`${field}.equals`, `must use {{${name}}}`);
+    }
+    const used = new Set(
+      this.request(`${field}.request`, search.request, searchPlaceholders).map((p) => p.name),
+    );
+    if (!used.has('filters')) this.problem(`${field}.request`, 'must send the filters, {{filters}}');
+    const needed = pagePlaceholder[search.pagination.style];
+    if (needed && !used.has(needed)) {
+      this.problem(
+        `${field}.pagination`,
+        `style ${search.pagination.style} needs {{${needed}}} in the request`,
+      );
+    }
+  }
+
   check(prefix: string): void {
     const object = this.declared;
     if (object.read) {
       this.listing(`${prefix}.read.list`, object.read.list);
       if (object.read.incremental) this.listing(`${prefix}.read.incremental`, object.read.incremental);
+      if (object.read.get) {
+        const used = this.request(`${prefix}.read.get.request`, object.read.get.request, ['id']);
+        if (!used.some((p) => p.name === 'id')) {
+          this.problem(`${prefix}.read.get.request`, 'must address the record with {{id}}');
+        }
+      }
       if (object.read.count) {
         this.request(`${prefix}.read.count.request`, object.read.count.request, ['since', 'until', 'window']);
       }
@@ -172,10 +200,70 @@ class Checker {
         }
       }
     }
+    if (object.search) this.search(`${prefix}.search`, object.search);
     if (object.metadata) {
       this.request(`${prefix}.metadata.request`, object.metadata.request, ['cursor', 'offset', 'page']);
     }
   }
+}
+
+function patternProblem(field: string, pattern: string | undefined): string | undefined {
+  if (pattern === undefined) return undefined;
+  try {
+    return new RegExp(pattern).source.includes('(') ? undefined : `${field}: needs a group, the value`;
+  } catch (error) {
+    return `${field}: ${(error as Error).message}`;
+  }
+}
+
+/** A declaration's `webhooks`: placeholders each request may use, patterns that compile, known objects. */
+function webhookProblems(declaration: ConnectorDeclaration, webhooks: WebhooksDeclaration): string[] {
+  const problems: string[] = [];
+  const { provider } = declaration;
+  const registering = ['webhookUrl', 'events', ...(webhooks.ferrySecret ? ['secret'] : [])];
+  for (const name of Object.keys(webhooks.objects)) {
+    const object = effectiveObject(declaration, name);
+    if (!object) {
+      problems.push(`${provider}: webhooks.objects.${name}: names no declared object`);
+      continue;
+    }
+    const checker = new Checker(provider, object);
+    const used = checker.request('webhooks.create.request', webhooks.create.request, registering);
+    if (!used.some((placeholder) => placeholder.name === 'webhookUrl'))
+      checker.problems.push(`${provider}: webhooks.create.request: must send {{webhookUrl}}`);
+    if (webhooks.ferrySecret && !used.some((placeholder) => placeholder.name === 'secret'))
+      checker.problems.push(`${provider}: webhooks.create.request: ferrySecret needs {{secret}} sent`);
+    if (webhooks.update) {
+      checker.request('webhooks.update.request', webhooks.update.request, [...registering, 'subscriptionId']);
+    }
+    problems.push(...checker.problems);
+  }
+  const anyObject = new Checker(provider, declaration.defaults ?? {});
+  const deleting = anyObject.request('webhooks.delete.request', webhooks.delete.request, ['subscriptionId']);
+  if (!deleting.some((placeholder) => placeholder.name === 'subscriptionId'))
+    anyObject.problems.push(`${provider}: webhooks.delete.request: must address it with {{subscriptionId}}`);
+  if (webhooks.secret) {
+    anyObject.request('webhooks.secret.request', webhooks.secret.request, ['subscriptionId', ...registering]);
+  }
+  problems.push(...new Set(anyObject.problems));
+  const { signature } = webhooks;
+  if (signature.scheme === 'basic') {
+    if (!webhooks.ferrySecret)
+      problems.push(`${provider}: webhooks.signature: the basic scheme needs ferrySecret, its password`);
+    return problems;
+  }
+  if (!signature.signed.includes('{{body}}'))
+    problems.push(`${provider}: webhooks.signature.signed: must include {{body}}`);
+  if (signature.signed.includes('{{timestamp}}') && !signature.timestamp)
+    problems.push(`${provider}: webhooks.signature.signed: uses {{timestamp}} but no timestamp is declared`);
+  for (const [field, pattern] of [
+    ['webhooks.signature.pattern', signature.pattern],
+    ['webhooks.signature.timestamp.pattern', signature.timestamp?.pattern],
+  ] as const) {
+    const problem = patternProblem(field, pattern);
+    if (problem) problems.push(`${provider}: ${problem}`);
+  }
+  return problems;
 }
 
 /** Checks one parsed declaration file; throws a ConnectorDeclarationError listing every problem. */
@@ -205,6 +293,7 @@ export function checkDeclaration(
     checker.check(`objects.${name}`);
     problems.push(...checker.problems);
   }
+  if (declaration.webhooks) problems.push(...webhookProblems(declaration, declaration.webhooks));
   if (problems.length) {
     throw new ConnectorDeclarationError(
       `Connector declaration ${file} is not valid:\n- ${problems.join('\n- ')}`,
@@ -248,7 +337,8 @@ export function declaredCapabilities(
     delete: objects.some((object) => object.write?.delete),
     objectMetadata: objects.some((object) => object.metadata || object.fields),
     customFields: extra.has('customFields'),
-    subscribe: extra.has('subscribe'),
+    subscribe: extra.has('subscribe') || declaration.webhooks !== undefined,
     count: extra.has('count') || objects.some((object) => object.read?.count),
+    search: objects.some((object) => object.search),
   };
 }

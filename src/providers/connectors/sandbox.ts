@@ -1,14 +1,10 @@
-import type { IncomingProviderEvent, SubscribeInput } from '../connector.js';
 import type { ConnectorHooks, DeclaredConnector } from '../declarative/connector.js';
 import { describedField } from '../declarative/field-metadata.js';
-import { WebhookVerificationError } from '../errors.js';
 import type { CustomFieldDefinition, CustomFieldUpsertResult } from '../../schemas/object-metadata.js';
-import type { RecordChangeType } from '../../schemas/write.js';
-import { sandboxSignatureHeader, verifySandboxSignature } from '../../sandbox/signature.js';
 
 /**
- * The bundled sandbox CRM's code: custom fields (its own field definition format) and webhook
- * subscriptions with signed deliveries. Everything else is in `catalog/connectors/sandbox.json`.
+ * The bundled sandbox CRM's code: custom fields (its own field definition format). Everything else,
+ * signed webhooks included, is in `catalog/connectors/sandbox.json`.
  */
 
 interface SandboxCustomFieldInput {
@@ -19,42 +15,6 @@ interface SandboxCustomFieldInput {
   description?: string;
   options?: string[];
   maxLength?: number;
-}
-
-interface SandboxWebhookEvent {
-  id: string;
-  type: string;
-  occurredAt: string;
-  object: string;
-  recordId: string;
-  record?: Record<string, unknown>;
-  changedFields?: string[];
-}
-
-const sandboxActions: Record<RecordChangeType, string> = {
-  create: 'created',
-  update: 'updated',
-  delete: 'deleted',
-};
-const ferryChanges: Record<string, RecordChangeType> = {
-  created: 'create',
-  updated: 'update',
-  deleted: 'delete',
-};
-
-function headerValue(
-  headers: Record<string, string | string[] | undefined>,
-  name: string,
-): string | undefined {
-  const wanted = name.toLowerCase();
-  for (const [key, value] of Object.entries(headers)) {
-    if (key.toLowerCase() === wanted) return Array.isArray(value) ? value[0] : value;
-  }
-  return undefined;
-}
-
-function eventNames(input: SubscribeInput): string[] {
-  return input.events.map((event) => `${input.objectName}.${sandboxActions[event]}`);
 }
 
 /** A definition in the sandbox's terms; what the sandbox cannot honour is refused or named in warnings. */
@@ -136,67 +96,5 @@ export const sandboxHooks: ConnectorHooks = {
       };
     }
     return { fields: results };
-  },
-
-  async subscribe(connector, input) {
-    const { body } = await connector.send(input.objectName, {
-      method: 'POST',
-      path: '/webhooks',
-      json: { url: input.webhookUrl, events: eventNames(input) },
-    });
-    const made = body as { id: string; secret: string };
-    return { subscriptionId: made.id, secret: made.secret };
-  },
-
-  async updateSubscription(connector, subscriptionId, input) {
-    const { body } = await connector.send(input.objectName, {
-      method: 'PATCH',
-      path: `/webhooks/${encodeURIComponent(subscriptionId)}`,
-      json: { url: input.webhookUrl, events: eventNames(input), active: true },
-      idempotent: true,
-    });
-    const made = body as { id: string; secret: string };
-    return { subscriptionId: made.id, secret: made.secret };
-  },
-
-  async deleteSubscription(connector, subscriptionId) {
-    const request = { method: 'DELETE' as const, path: `/webhooks/${encodeURIComponent(subscriptionId)}` };
-    const response = await connector.http.send(request);
-    if (response.status === 404) return; // already gone: the goal is reached
-    if (response.status >= 300) throw connector.http.errorFor(request, response);
-  },
-
-  verifyWebhook(connector, headers, rawBody, secret): IncomingProviderEvent[] {
-    const signature = headerValue(headers, sandboxSignatureHeader);
-    if (!verifySandboxSignature(secret, signature, rawBody)) {
-      throw new WebhookVerificationError(
-        signature
-          ? 'The sandbox webhook signature does not match the body, or is too old.'
-          : `The sandbox webhook has no ${sandboxSignatureHeader} header.`,
-        connector.provider,
-      );
-    }
-    let event: SandboxWebhookEvent;
-    try {
-      event = JSON.parse(
-        Buffer.isBuffer(rawBody) ? rawBody.toString('utf8') : rawBody,
-      ) as SandboxWebhookEvent;
-    } catch {
-      throw new WebhookVerificationError('The sandbox webhook body is not JSON.', connector.provider);
-    }
-    const action = event.type?.split('.')[1] ?? '';
-    return [
-      {
-        eventId: event.id,
-        eventType: ferryChanges[action] ?? 'other',
-        providerEventType: event.type,
-        objectName: event.object,
-        recordId: event.recordId,
-        ...(event.record && { record: event.record }),
-        ...(event.changedFields && { fieldsUpdated: event.changedFields }),
-        occurredAt: event.occurredAt,
-        rawEvent: event as unknown as Record<string, unknown>,
-      },
-    ];
   },
 };

@@ -10,8 +10,11 @@ import type {
   ProviderRecord,
   ProxyRequest,
   ProxyResponse,
+  ProxyStreamResponse,
   ReadPageInput,
   ReadPageResult,
+  SearchInput,
+  SearchPageResult,
   SubscribeInput,
   Subscription,
   WriteInput,
@@ -26,6 +29,7 @@ import type {
   DeclaredRequest,
   Listing,
   ObjectDeclaration,
+  WebhooksDeclaration,
 } from '../../schemas/connector-declaration.js';
 import type {
   CustomFieldDefinition,
@@ -40,6 +44,7 @@ import { firstPageState, nextPageState, pageValues, type PageState } from './pag
 import { ABSENT, placeholdersOf, renderJson, renderString, type TemplateValues } from './template.js';
 import { isoTime } from './times.js';
 import { rateLimitWait } from './rate-limit.js';
+import { checkSignature, readWebhookEvents, registerWebhook, unregisterWebhook } from './webhooks.js';
 
 /**
  * Code for one provider's quirks, beside its declaration. Each hook receives the declared behaviour
@@ -116,6 +121,16 @@ interface ReadToken extends Record<string, unknown> {
   d?: boolean;
 }
 
+/** A search's position between pages, with the query it continues. */
+interface SearchToken extends Record<string, unknown> {
+  o: string;
+  k: 'search';
+  s: PageState;
+  w: { fieldName: string; value: unknown }[];
+  n: number;
+  f?: string[];
+}
+
 /**
  * The connector of every catalog provider: what its declaration says, plus its hooks. A provider
  * with no declaration can only proxy; asked for anything else it answers CapabilityNotSupportedError.
@@ -167,6 +182,7 @@ export class DeclaredConnector implements Connector {
             customFields: false,
             subscribe: false,
             count: false,
+            search: false,
           }),
       proxy: catalog.support.proxy,
     });
@@ -259,7 +275,11 @@ export class DeclaredConnector implements Connector {
     return { object: objectName, vars: object.vars ?? {}, connection: this.target.templateVars };
   }
 
-  record(object: ObjectDeclaration, item: unknown, listing?: Listing): ProviderRecord {
+  record(
+    object: ObjectDeclaration,
+    item: unknown,
+    listing?: Pick<Listing, 'record' | 'updated'>,
+  ): ProviderRecord {
     const raw = (listing?.record ? valueAt(item, listing.record) : item) as Record<string, unknown>;
     const id = valueAt(raw, object.id ?? '/id');
     const updatedFrom = listing?.updated
@@ -345,6 +365,91 @@ export class DeclaredConnector implements Connector {
       ...(includeDeleted && { d: true }),
     };
     return { records: inWindow, nextPageToken: encodePageToken(nextToken), done: false };
+  }
+
+  /** One page of records matching every filter, as the object's `search` declares. */
+  async search(input: SearchInput): Promise<SearchPageResult> {
+    if (!this.capabilities.search) throw this.unsupported('search');
+    const object = this.object(input.objectName);
+    const search = object.search;
+    if (!search)
+      throw this.unsupported(
+        'search',
+        `Ferry cannot search ${input.objectName} records at "${this.provider}".`,
+      );
+    const token = input.pageToken
+      ? decodePageToken<SearchToken>(input.pageToken, this.provider, input.objectName)
+      : undefined;
+    if (token && token.k !== 'search') {
+      throw new ConnectorInputError(
+        'The page token was not issued by a search; pass back nextPageToken unchanged.',
+        this.provider,
+      );
+    }
+    const filters = token?.w ?? input.filters;
+    const fields = token ? token.f : input.fields;
+    const pageSize = token?.n ?? Math.max(1, Math.min(input.pageSize, search.pageSize.max));
+    const state = token?.s ?? firstPageState(search.pagination);
+    const base = this.templateValues(input.objectName, object);
+    const clauses = filters.map((filter) =>
+      renderJson(search.equals, { ...base, field: filter.fieldName, value: filter.value }),
+    );
+    const values: TemplateValues = {
+      ...base,
+      filters: search.join === undefined ? clauses : clauses.map(String).join(search.join),
+      pageSize,
+      ...(fields?.length && { fields }),
+      ...pageValues(state),
+    };
+    const request = state.url
+      ? {
+          ...this.request({ ...search.request, method: 'GET', query: {}, body: undefined }, values, true),
+          path: this.nextPageUrl(state.url),
+        }
+      : this.request(search.request, values, true);
+    const response = await this.send(input.objectName, request);
+    const listed = valueAt(response.body, search.records);
+    const items = Array.isArray(listed) ? listed : [];
+    const next = nextPageState(search.pagination, state, {
+      body: response.body,
+      headers: response.headers,
+      items,
+      ids: items.map((item) => String(valueAt(item, object.id ?? '/id'))),
+      pageSize,
+    });
+    const records = items.map((item) => this.record(object, item, { record: search.record }));
+    if (!next) return { records };
+    const nextToken: SearchToken = {
+      o: input.objectName,
+      k: 'search',
+      s: next,
+      w: filters,
+      n: pageSize,
+      ...(fields?.length && { f: fields }),
+    };
+    return { records, nextPageToken: encodePageToken(nextToken) };
+  }
+
+  async readRecord(objectName: string, recordId: string): Promise<ProviderRecord | undefined> {
+    if (!this.capabilities.read) throw this.unsupported('read');
+    const object = this.object(objectName);
+    const get = object.read?.get;
+    if (!get)
+      throw this.unsupported(
+        'read',
+        `Ferry cannot read one ${objectName} record by id at "${this.provider}".`,
+      );
+    try {
+      const response = await this.send(
+        objectName,
+        this.request(get.request, { ...this.templateValues(objectName, object), id: recordId }, true),
+      );
+      const raw = valueAt(response.body, get.record);
+      return raw && typeof raw === 'object' ? this.record(object, raw) : undefined;
+    } catch (error) {
+      if (error instanceof ProviderError && error.isNotFound) return undefined;
+      throw error;
+    }
   }
 
   /** The window's clauses for the times given, joined as declared. */
@@ -519,19 +624,39 @@ export class DeclaredConnector implements Connector {
     return this.hooks.upsertCustomFields(this, objectName, fields);
   }
 
+  /** The declared webhooks, when the provider's change events are data rather than hooks. */
+  private webhooks(): WebhooksDeclaration {
+    const webhooks = this.capabilities.subscribe ? this.declaration?.webhooks : undefined;
+    if (!webhooks) throw this.unsupported('subscribe');
+    return webhooks;
+  }
+
+  private webhookValues(objectName: string): TemplateValues {
+    const object = this.declaration && effectiveObject(this.declaration, objectName);
+    return this.templateValues(objectName, object ?? {});
+  }
+
   async subscribe(input: SubscribeInput): Promise<Subscription> {
-    if (!this.capabilities.subscribe || !this.hooks.subscribe) throw this.unsupported('subscribe');
-    return this.hooks.subscribe(this, input);
+    if (this.hooks.subscribe && this.capabilities.subscribe) return this.hooks.subscribe(this, input);
+    return registerWebhook(this, this.webhooks(), input, this.webhookValues(input.objectName));
   }
 
   async updateSubscription(subscriptionId: string, input: SubscribeInput): Promise<Subscription> {
-    if (!this.capabilities.subscribe || !this.hooks.updateSubscription) throw this.unsupported('subscribe');
-    return this.hooks.updateSubscription(this, subscriptionId, input);
+    if (this.hooks.updateSubscription && this.capabilities.subscribe)
+      return this.hooks.updateSubscription(this, subscriptionId, input);
+    return registerWebhook(
+      this,
+      this.webhooks(),
+      input,
+      this.webhookValues(input.objectName),
+      subscriptionId,
+    );
   }
 
   async deleteSubscription(subscriptionId: string): Promise<void> {
-    if (!this.capabilities.subscribe || !this.hooks.deleteSubscription) throw this.unsupported('subscribe');
-    return this.hooks.deleteSubscription(this, subscriptionId);
+    if (this.hooks.deleteSubscription && this.capabilities.subscribe)
+      return this.hooks.deleteSubscription(this, subscriptionId);
+    return unregisterWebhook(this, this.webhooks(), subscriptionId, this.webhookValues(''));
   }
 
   verifyWebhook(
@@ -539,11 +664,16 @@ export class DeclaredConnector implements Connector {
     rawBody: string | Buffer,
     secret: string,
   ): IncomingProviderEvent[] {
-    if (!this.capabilities.subscribe || !this.hooks.verifyWebhook) throw this.unsupported('subscribe');
-    return this.hooks.verifyWebhook(this, headers, rawBody, secret);
+    if (this.hooks.verifyWebhook && this.capabilities.subscribe)
+      return this.hooks.verifyWebhook(this, headers, rawBody, secret);
+    const webhooks = this.webhooks();
+    const body = Buffer.isBuffer(rawBody) ? rawBody : Buffer.from(rawBody);
+    checkSignature(this.provider, webhooks.signature, headers, body, secret);
+    return readWebhookEvents(this.provider, webhooks, body);
   }
 
-  async proxy(request: ProxyRequest): Promise<ProxyResponse> {
+  /** The provider request of a proxied one: a path under the base URL, no caller credentials. */
+  private proxied(request: ProxyRequest): ProviderHttpRequest {
     if (!this.capabilities.proxy) throw this.unsupported('proxy');
     const method = request.method.toUpperCase();
     if (!proxyMethods.has(method)) throw this.unsupported('proxy', `Method ${method} cannot be proxied.`);
@@ -558,15 +688,23 @@ export class DeclaredConnector implements Connector {
     const headers = Object.fromEntries(
       Object.entries(request.headers ?? {}).filter(([name]) => !unforwardedHeaders.has(name.toLowerCase())),
     );
-    const response = await this.http.send({
+    return {
       method: method as HttpMethod,
       path: `${request.path.startsWith('/') ? '' : '/'}${request.path}`,
       headers,
       body: request.body,
       // A proxied path may answer 401 for reasons of its own; only the connector's calls judge credentials.
       reportRejection: false,
-    });
+    };
+  }
+
+  async proxy(request: ProxyRequest): Promise<ProxyResponse> {
+    const response = await this.http.send(this.proxied(request));
     return { status: response.status, headers: response.headers, body: response.rawBody };
+  }
+
+  async proxyStream(request: ProxyRequest): Promise<ProxyStreamResponse> {
+    return this.http.stream(this.proxied(request));
   }
 }
 

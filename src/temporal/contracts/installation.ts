@@ -27,6 +27,8 @@ export interface InstallationConfigMessage {
   content: InstallationConfigContent;
   /** Selected, not disabled objects plus the manifest's `enabled: always` ones. */
   reads: ReadObjectPlan[];
+  /** The manifest's watchSchema: when to compare the read objects' fields with the last snapshot. */
+  watchSchema?: { schedule: string };
 }
 
 export type SubscriptionAction = 'create' | 'update' | 'delete';

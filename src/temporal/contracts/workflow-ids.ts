@@ -8,3 +8,8 @@ export const writeWorkflowId = (operationId: string) => `write/${operationId}`;
 /** One delivery of one event to one destination; starting it twice is a no-op. */
 export const notificationWorkflowId = (eventId: string, destinationId: string) =>
   `notification/${eventId}/${destinationId}`;
+/** The delivery of one change event a provider sent; one per event, so a redelivered event is not sent twice. */
+export const subscriptionEventWorkflowId = (subscriptionEventId: string) =>
+  `subscription-event/${subscriptionEventId}`;
+/** The delivery of one schema watch run's messages; one per run. */
+export const schemaWatchWorkflowId = (operationId: string) => `schema-watch/${operationId}`;

@@ -18,6 +18,9 @@ import type { InstallationConfigContent } from '../../../src/schemas/installatio
 import type { FakeReadActivities, FakeReadBehaviour } from './installation-test-workflows.js';
 import type { ReadObjectInput } from '../../../src/temporal/contracts/read.js';
 
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
 export interface RecordedRead {
   objectName: string;
   readType: string;
@@ -47,6 +50,8 @@ export class InstallationHarness {
   readonly ignored: { message: string; reason: string; objectName?: string }[] = [];
   /** Retries the workflow prepared: `operationId` retried as `newOperationId`. */
   readonly retries: { operationId: string; newOperationId: string; actionType: string }[] = [];
+  /** Schema watch runs, with the simulated time each started at. */
+  readonly schemaWatches: { installationId: string; runId: string; at: number }[] = [];
   /** What `describeRetry` answers for an operation id; refused when absent. */
   failedOperations: Record<string, { actionType: 'read' | 'write'; objectName?: string; readType?: string }> =
     {};
@@ -99,13 +104,18 @@ export class InstallationHarness {
       maxIterations?: number;
       scheduleSpreadSeconds?: number;
       installationId?: string;
+      watchSchema?: { schedule: string };
     } = {},
   ): Promise<WorkflowHandle<typeof installationWorkflow>> {
+    await this.#alignClock();
     const installationId = options.installationId ?? randomUUID();
     const input: InstallationWorkflowInput = {
       installationId,
       projectId: randomUUID(),
-      config: configMessage(reads, { subscribe: options.subscribe }),
+      config: {
+        ...configMessage(reads, { subscribe: options.subscribe }),
+        ...(options.watchSchema && { watchSchema: options.watchSchema }),
+      },
       ...(options.maxIterations !== undefined && { maxIterations: options.maxIterations }),
       ...(options.scheduleSpreadSeconds !== undefined && {
         scheduleSpreadSeconds: options.scheduleSpreadSeconds,
@@ -129,6 +139,34 @@ export class InstallationHarness {
     await this.env.sleep(ms);
   }
 
+  /**
+   * Ends an installation workflow and the reads it still runs. The time-skipping server stops
+   * skipping time for good when a parent is terminated with children still running (its TERMINATE
+   * parent-close policy), so the children go first, found from the parent, not from what was recorded.
+   */
+  async stop(handle: WorkflowHandle): Promise<void> {
+    const description = await handle.describe().catch(() => undefined);
+    for (const child of description?.raw.pendingChildren ?? []) {
+      if (!child.workflowId) continue;
+      await this.env.client.workflow
+        .getHandle(child.workflowId)
+        .terminate('test over')
+        .catch(() => undefined);
+    }
+    await handle.terminate('test over').catch(() => undefined);
+  }
+
+  /**
+   * Moves the simulated clock to a quarter past the hour, so a test that advances whole hours ends
+   * well away from any cron fire. Virtual time also runs with the wall clock while work is in
+   * flight, so an end a few milliseconds after a fire could pass before the fire's read is recorded.
+   */
+  async #alignClock(): Promise<void> {
+    const now = await this.env.currentTimeMs();
+    const sinceQuarter = (now - 15 * MINUTE) % HOUR;
+    await this.env.sleep(HOUR - sinceQuarter);
+  }
+
   reset(): void {
     this.reads.length = 0;
     this.pausedEvents.length = 0;
@@ -138,6 +176,7 @@ export class InstallationHarness {
     this.requested.length = 0;
     this.ignored.length = 0;
     this.retries.length = 0;
+    this.schemaWatches.length = 0;
     this.failedOperations = {};
     this.readBehaviour = () => ({ durationMs: 0, status: 'success' });
     this.needsBackfill = (objectNames) => objectNames;
@@ -209,6 +248,10 @@ function harnessActivities(
       harness().abandoned.push(
         ...input.operationIds.map((operationId) => ({ operationId, reason: input.reason })),
       );
+    },
+    async watchSchema(input: { installationId: string; runId: string }) {
+      harness().schemaWatches.push({ ...input, at: await harness().env.currentTimeMs() });
+      return { operationId: input.runId, messages: 0 };
     },
     async recordRequestedRead(input: Record<string, unknown>) {
       harness().requested.push(input);

@@ -1,0 +1,142 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { isUuid } from '../../core/ids.js';
+import { jsonInputProblem } from '../../core/input-limits.js';
+import { ProblemError } from '../../core/problem.js';
+import { decryptSecret } from '../../crypto/secrets.js';
+import { InstallationEntity } from '../../db/entities/installation.js';
+import { SubscriptionEntity, type Subscription } from '../../db/entities/subscription.js';
+import { em as newEntityManager, transaction } from '../../db/orm.js';
+import { logger } from '../../logger.js';
+import type { IncomingProviderEvent } from '../../providers/connector.js';
+import { connectorFor } from '../../providers/connectors/index.js';
+import { CapabilityNotSupportedError, WebhookVerificationError } from '../../providers/errors.js';
+import { startSubscriptionEventDelivery, type WorkflowIdentity } from '../../temporal/gateway.js';
+import { runIdentityOf } from '../installations/workflow.js';
+
+/**
+ * What a provider posts to `/v1/webhooks/providers/{provider}/{subscriptionId}`: the signature is
+ * checked with the subscription's secret before anything is kept; each verified event is kept once
+ * (a redelivered event id changes nothing) and handed to its own delivery workflow before the
+ * provider hears 200, so an accepted event is never lost. Temporal unreachable: 503, and the
+ * provider sends it again later.
+ */
+
+export interface InboundWebhook {
+  provider: string;
+  subscriptionId: string;
+  headers: Record<string, string | string[] | undefined>;
+  rawBody: Buffer;
+}
+
+export interface InboundResult {
+  received: number;
+  duplicates: number;
+}
+
+interface KnownSubscription {
+  row: Subscription;
+  secret: string;
+  identity: WorkflowIdentity;
+  loadedAt: number;
+}
+
+/** Subscriptions by id, kept a short while: a busy webhook (or a flood) does not read the database per request. */
+const known = new Map<string, KnownSubscription>();
+const KNOWN_FOR_MS = 30_000;
+const KNOWN_MAX = 5_000;
+
+async function subscriptionOf(
+  subscriptionId: string,
+  provider: string,
+): Promise<KnownSubscription | undefined> {
+  const now = Date.now();
+  const cached = known.get(subscriptionId);
+  if (cached && now - cached.loadedAt < KNOWN_FOR_MS)
+    return cached.row.provider === provider ? cached : undefined;
+  if (!isUuid(subscriptionId)) return undefined;
+  const em = await newEntityManager();
+  const row = await em.findOne(SubscriptionEntity, { id: subscriptionId });
+  if (!row?.secretEncrypted) return undefined;
+  const installation = await em.findOne(InstallationEntity, { id: row.installationId });
+  if (!installation) return undefined;
+  if (known.size >= KNOWN_MAX) known.delete(known.keys().next().value!);
+  const entry = {
+    row,
+    secret: decryptSecret(row.secretEncrypted),
+    identity: await runIdentityOf(em, installation),
+    loadedAt: now,
+  };
+  known.set(subscriptionId, entry);
+  return row.provider === provider ? entry : undefined;
+}
+
+/** The provider's event id, or a digest of the event when it gives none, to keep each event once. */
+function providerEventIdOf(event: IncomingProviderEvent): string {
+  if (event.eventId) return event.eventId;
+  const digest = createHash('sha256').update(
+    JSON.stringify([event.providerEventType, event.recordId, event.rawEvent]),
+  );
+  return `sha256:${digest.digest('base64url')}`;
+}
+
+export async function receiveProviderWebhook(input: InboundWebhook): Promise<InboundResult> {
+  const subscription = await subscriptionOf(input.subscriptionId, input.provider);
+  if (!subscription) {
+    throw ProblemError.notFound(
+      `No subscription ${input.subscriptionId} of provider "${input.provider}" takes webhooks here.`,
+    );
+  }
+  // Verification needs no credentials: only the provider's rules and the subscription's secret.
+  const connector = connectorFor({
+    provider: input.provider,
+    templateVars: {},
+    auth: async () => ({ type: 'none' }),
+  });
+  let events: IncomingProviderEvent[];
+  try {
+    events = connector.verifyWebhook(input.headers, input.rawBody, subscription.secret);
+  } catch (error) {
+    if (error instanceof WebhookVerificationError || error instanceof CapabilityNotSupportedError) {
+      throw ProblemError.unauthorized(`The webhook was refused: ${error.message}`);
+    }
+    throw error;
+  }
+  const { row } = subscription;
+  const kept = events.filter((event) => event.eventType === 'other' || event.objectName === row.objectName);
+  // PostgreSQL keeps no NUL characters: such an event is refused whole, before anything is kept.
+  const unstorable = kept.map((event) => jsonInputProblem(event, 'body')).find(Boolean);
+  if (unstorable) throw ProblemError.invalid([unstorable], 'The event cannot be kept.');
+  let started: string[] = [];
+  await transaction(async (tx) => {
+    started = [];
+    for (const event of kept) {
+      const rows = await tx.execute<{ id: string }[]>(
+        `insert into subscription_events (id, project_id, subscription_id, installation_id, provider_event_id, event)
+         values (?, ?, ?, ?, ?, ?)
+         on conflict (subscription_id, provider_event_id) do nothing
+         returning id`,
+        [
+          randomUUID(),
+          row.projectId,
+          row.id,
+          row.installationId,
+          providerEventIdOf(event),
+          JSON.stringify(event),
+        ],
+      );
+      started.push(...rows.map((inserted) => inserted.id));
+    }
+    // Started before the commit: if Temporal is unreachable nothing is kept, and the provider retries.
+    for (const subscriptionEventId of started) {
+      await startSubscriptionEventDelivery(
+        { subscriptionEventId, projectId: row.projectId },
+        subscription.identity,
+      );
+    }
+  });
+  logger.debug(
+    { provider: input.provider, subscriptionId: row.id, received: events.length, kept: started.length },
+    'provider webhook received',
+  );
+  return { received: events.length, duplicates: kept.length - started.length };
+}

@@ -1,0 +1,243 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { RecordChangeType } from '../../schemas/write.js';
+import type {
+  DeclaredRequest,
+  HmacSignature,
+  WebhookEvent,
+  WebhookSignature,
+  WebhooksDeclaration,
+} from '../../schemas/connector-declaration.js';
+import type { IncomingProviderEvent, SubscribeInput, Subscription } from '../connector.js';
+import { ProviderError, WebhookVerificationError } from '../errors.js';
+import type { ProviderHttpClient, ProviderHttpRequest } from '../http.js';
+import type { CapabilityNotSupportedError } from '../errors.js';
+import { valueAt } from './json-pointer.js';
+import type { TemplateValues } from './template.js';
+import { isoTime } from './times.js';
+
+/**
+ * A declaration's `webhooks`: subscriptions registered with declared requests, signatures checked
+ * as an HMAC-SHA256 the declaration describes, and events read with pointers. Most providers sign
+ * the same way with different names (Stripe, Close, Zendesk, Linear, Attio), so this is data.
+ */
+
+type Headers = Record<string, string | string[] | undefined>;
+
+/** What registering needs of the connector (DeclaredConnector). */
+export interface WebhookConnector {
+  readonly provider: string;
+  readonly http: ProviderHttpClient;
+  unsupported(capability: string, detail?: string): CapabilityNotSupportedError;
+  send(objectName: string, request: ProviderHttpRequest): Promise<{ body: unknown }>;
+  request(declared: DeclaredRequest, values: TemplateValues, idempotent?: boolean): ProviderHttpRequest;
+}
+
+const changes: RecordChangeType[] = ['create', 'update', 'delete'];
+
+const eventName = (event: WebhookEvent) => (typeof event === 'string' ? event : event.name);
+const registered = (event: WebhookEvent) => (typeof event === 'string' ? event : event.register);
+
+/** What registering for the input's changes sends as `{{events}}`: each value once, in order. */
+export function registeredEvents(webhooks: WebhooksDeclaration, input: SubscribeInput): unknown[] {
+  const object = webhooks.objects[input.objectName];
+  if (!object) return [];
+  const seen = new Set<string>();
+  const events: unknown[] = [];
+  for (const change of input.events) {
+    const event = object[change];
+    if (!event) continue;
+    const value = registered(event);
+    const key = JSON.stringify(value);
+    if (!seen.has(key)) events.push(value);
+    seen.add(key);
+  }
+  return events;
+}
+
+async function answer(
+  connector: WebhookConnector,
+  objectName: string,
+  request: Parameters<WebhookConnector['request']>[0],
+  values: TemplateValues,
+) {
+  return (await connector.send(objectName, connector.request(request, values))).body;
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+}
+
+/** Registers (or, with `subscriptionId`, changes) the provider's subscription for one object. */
+export async function registerWebhook(
+  connector: WebhookConnector,
+  webhooks: WebhooksDeclaration,
+  input: SubscribeInput,
+  base: TemplateValues,
+  subscriptionId?: string,
+): Promise<Subscription> {
+  if (!webhooks.objects[input.objectName]) {
+    throw connector.unsupported('subscribe', `The provider sends no change events of ${input.objectName}.`);
+  }
+  const secret = webhooks.ferrySecret ? randomBytes(32).toString('base64url') : undefined;
+  const values: TemplateValues = {
+    ...base,
+    webhookUrl: input.webhookUrl,
+    events: registeredEvents(webhooks, input),
+    ...(secret && { secret }),
+  };
+  if (subscriptionId && webhooks.update) {
+    await answer(connector, input.objectName, webhooks.update.request, { ...values, subscriptionId });
+    return { subscriptionId, ...(secret && { secret }) };
+  }
+  if (subscriptionId) await unregisterWebhook(connector, webhooks, subscriptionId, base);
+  const made = await answer(connector, input.objectName, webhooks.create.request, values);
+  const id = text(valueAt(made, webhooks.create.id));
+  if (!id) {
+    throw new ProviderError(connector.provider, 'The provider answered a new subscription without its id.', {
+      retryable: false,
+    });
+  }
+  let issued = webhooks.create.secret ? text(valueAt(made, webhooks.create.secret)) : secret;
+  if (webhooks.secret) {
+    const body = await answer(connector, input.objectName, webhooks.secret.request, {
+      ...values,
+      subscriptionId: id,
+    });
+    issued = text(valueAt(body, webhooks.secret.value));
+  }
+  return { subscriptionId: id, ...(issued && { secret: issued }) };
+}
+
+export async function unregisterWebhook(
+  connector: WebhookConnector,
+  webhooks: WebhooksDeclaration,
+  subscriptionId: string,
+  base: TemplateValues,
+): Promise<void> {
+  const request = connector.request(webhooks.delete.request, { ...base, subscriptionId }, true);
+  const response = await connector.http.send(request);
+  if (response.status === 404) return; // already gone: the goal is reached
+  if (response.status >= 300) throw connector.http.errorFor(request, response);
+}
+
+function headerValue(headers: Headers, name: string): string | undefined {
+  const wanted = name.toLowerCase();
+  for (const [key, value] of Object.entries(headers)) {
+    if (key.toLowerCase() === wanted) return Array.isArray(value) ? value[0] : value;
+  }
+  return undefined;
+}
+
+function matches(value: string, pattern: string | undefined): string[] {
+  if (!pattern) return [value.trim()];
+  return [...value.matchAll(new RegExp(pattern, 'g'))].map((match) => match[1]).filter(Boolean);
+}
+
+function keyOf(signature: HmacSignature, secret: string): Buffer {
+  const bare =
+    signature.secretPrefix && secret.startsWith(signature.secretPrefix)
+      ? secret.slice(signature.secretPrefix.length)
+      : secret;
+  return Buffer.from(bare, signature.secretEncoding ?? 'utf8');
+}
+
+/** Checks the signature (and its age); throws WebhookVerificationError saying what did not match. */
+export function checkSignature(
+  provider: string,
+  signature: WebhookSignature,
+  headers: Headers,
+  rawBody: Buffer,
+  secret: string,
+  now = Date.now(),
+): void {
+  const refuse = (why: string) => new WebhookVerificationError(why, provider);
+  if (signature.scheme === 'basic') {
+    const expected = Buffer.from(
+      `Basic ${Buffer.from(`${signature.username}:${secret}`).toString('base64')}`,
+    );
+    const given = Buffer.from(headerValue(headers, 'authorization') ?? '');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      throw refuse('The webhook does not carry the credentials registered with the provider.');
+    }
+    return;
+  }
+  const header = headerValue(headers, signature.header);
+  if (!header) throw refuse(`The webhook has no ${signature.header} header.`);
+  let timestamp = '';
+  if (signature.timestamp) {
+    const source = headerValue(headers, signature.timestamp.header) ?? '';
+    timestamp = matches(source, signature.timestamp.pattern)[0] ?? '';
+    if (!/^\d+$/.test(timestamp))
+      throw refuse(`The webhook has no signing time in ${signature.timestamp.header}.`);
+    const signedAt = Number(timestamp) * (signature.timestamp.unit === 'seconds' ? 1000 : 1);
+    if (Math.abs(now - signedAt) > (signature.toleranceSeconds ?? 300) * 1000) {
+      throw refuse('The webhook was signed too long ago (or in the future): a replay is refused.');
+    }
+  }
+  const [before, after] = signature.signed.split('{{body}}');
+  const expected = createHmac('sha256', keyOf(signature, secret))
+    .update(before.replaceAll('{{timestamp}}', timestamp))
+    .update(rawBody)
+    .update((after ?? '').replaceAll('{{timestamp}}', timestamp))
+    .digest();
+  const given = matches(header, signature.pattern).map((value) => Buffer.from(value, signature.encoding));
+  if (
+    !given.some((candidate) => candidate.length === expected.length && timingSafeEqual(candidate, expected))
+  ) {
+    throw refuse(`The ${signature.header} signature does not match the body.`);
+  }
+}
+
+function fieldsUpdated(webhooks: WebhooksDeclaration, event: unknown): string[] | undefined {
+  const declared = webhooks.event.fieldsUpdated;
+  if (!declared) return undefined;
+  const value = valueAt(event, declared.pointer);
+  if (declared.as === 'list') return Array.isArray(value) ? value.map(String) : undefined;
+  return value && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : undefined;
+}
+
+/** The events of a verified body in Ferry's terms; objects and changes by the declared event names. */
+export function readWebhookEvents(
+  provider: string,
+  webhooks: WebhooksDeclaration,
+  rawBody: Buffer,
+): IncomingProviderEvent[] {
+  let body: unknown;
+  try {
+    body = JSON.parse(rawBody.toString('utf8'));
+  } catch {
+    throw new WebhookVerificationError('The webhook body is not JSON.', provider);
+  }
+  const items = webhooks.event.list ? valueAt(body, webhooks.event.list) : [body];
+  if (!Array.isArray(items)) throw new WebhookVerificationError('The webhook lists no events.', provider);
+  const byName = new Map<string, { objectName: string; change: RecordChangeType }>();
+  for (const [objectName, object] of Object.entries(webhooks.objects)) {
+    for (const change of changes) {
+      const event = object[change];
+      if (event) byName.set(eventName(event), { objectName, change });
+    }
+  }
+  return items.map((item) => {
+    const event = webhooks.event.root ? valueAt(item, webhooks.event.root) : item;
+    const type = webhooks.event.type.map((pointer) => text(valueAt(event, pointer)) ?? '').join('.');
+    const known = byName.get(type);
+    const record = webhooks.event.record ? valueAt(event, webhooks.event.record) : undefined;
+    const occurred = webhooks.event.occurredAt;
+    const occurredAt = occurred && isoTime(valueAt(event, occurred.field), occurred.format);
+    const id = webhooks.event.id && text(valueAt(event, webhooks.event.id));
+    const updated = fieldsUpdated(webhooks, event);
+    return {
+      ...(id && { eventId: id }),
+      eventType: known?.change ?? 'other',
+      providerEventType: type,
+      objectName: known?.objectName ?? '',
+      recordId: text(valueAt(event, webhooks.event.recordId)) ?? '',
+      ...(record && typeof record === 'object' && !Array.isArray(record) && known?.change !== 'delete'
+        ? { record: record as Record<string, unknown> }
+        : {}),
+      ...(updated && { fieldsUpdated: updated }),
+      ...(occurredAt && { occurredAt }),
+      rawEvent: (item ?? {}) as Record<string, unknown>,
+    };
+  });
+}

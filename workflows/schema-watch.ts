@@ -1,0 +1,47 @@
+import { proxyActivities, sleep } from '@temporalio/workflow';
+import type * as activities from '../activities/schema-watch.js';
+import type {
+  SchemaWatchDeliveryInput,
+  SchemaWatchDeliveryResult,
+} from '../src/temporal/contracts/schema-watch.js';
+
+// HTTP failures come back as results; these retries only cover the activity itself failing.
+const { deliverSchemaWatchAttempt, finishSchemaWatchDelivery } = proxyActivities<typeof activities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '5 minutes', maximumAttempts: 20 },
+});
+
+/**
+ * Delivers the `schema.watch` messages of one run (workflow id `schema-watch/<operationId>`), one
+ * after the other, each attempted on the delivery retry schedule with durable timers, as change
+ * events are; ends the run's operation with the outcome.
+ */
+export async function deliverSchemaWatchWorkflow(
+  input: SchemaWatchDeliveryInput,
+): Promise<SchemaWatchDeliveryResult> {
+  let delivered = 0;
+  let failed = 0;
+  let lastError: string | undefined;
+  for (const messageId of input.messageIds) {
+    for (let attempt = 1; ; attempt++) {
+      const result = await deliverSchemaWatchAttempt({ messageId, attempt });
+      if (result.delivered) {
+        delivered++;
+        break;
+      }
+      if (result.disabled || !result.retryable || result.nextAttemptInMs === undefined) {
+        failed++;
+        lastError = result.error ?? 'not delivered';
+        break;
+      }
+      await sleep(result.nextAttemptInMs);
+    }
+  }
+  await finishSchemaWatchDelivery({
+    operationId: input.operationId,
+    delivered,
+    failed,
+    ...(lastError && { error: lastError }),
+  });
+  return { delivered, failed, ...(lastError && { error: lastError }) };
+}
