@@ -47,6 +47,12 @@ export interface Config {
   scheduleSpreadSeconds: number;
   /** How long an org invite stays pending before it expires. */
   inviteTtlSeconds: number;
+  repair: {
+    /** How often each worker reconciles workflows with PostgreSQL and sweeps stuck operations. */
+    intervalMs: number;
+    /** An operation untouched this long is checked for a live run behind it. */
+    stuckAfterMs: number;
+  };
   dataDir: string;
   /**
    * Check every handler's answer against the route's declared response schema, failing the request
@@ -189,6 +195,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     minScheduleIntervalSeconds: intVar(env, 'FERRY_MIN_SCHEDULE_INTERVAL_SECONDS', 300),
     scheduleSpreadSeconds: intVar(env, 'FERRY_SCHEDULE_SPREAD_SECONDS', 300),
     inviteTtlSeconds: intVar(env, 'FERRY_INVITE_TTL_SECONDS', 7 * 24 * 3600),
+    repair: {
+      intervalMs: Math.max(1, intVar(env, 'FERRY_REPAIR_INTERVAL_SECONDS', 60)) * 1000,
+      stuckAfterMs: Math.max(1, intVar(env, 'FERRY_STUCK_OPERATION_SECONDS', 120)) * 1000,
+    },
     dataDir,
     checkResponses: boolVar(env, 'FERRY_CHECK_RESPONSES', mode === 'test'),
     providerOverrides: providerOverrides(env),

@@ -5,7 +5,7 @@ import { startServers } from '../api/server.js';
 import { createWorker } from './worker.js';
 import { closeTemporalClient } from '../temporal/client.js';
 import { startOutboxRelay } from '../notifications/outbox-relay.js';
-import { reconcileInBackground } from './reconcile.js';
+import { startRepairLoop } from './repair-loop.js';
 
 /** Stops cleanly on SIGINT/SIGTERM: listeners close, in-flight work finishes, connections drop. */
 export function onShutdown(stop: () => Promise<void>): void {
@@ -39,13 +39,14 @@ export async function server(): Promise<void> {
 export async function worker(): Promise<void> {
   const running = await createWorker();
   const relay = startOutboxRelay();
+  const run = running.run();
+  // Repairs drift between PostgreSQL and Temporal from now on, crashes included, without a restart.
+  const repair = startRepairLoop();
   onShutdown(async () => {
+    await repair.stop();
     await relay.stop();
     running.shutdown();
   });
-  const run = running.run();
-  // Restarts installation workflows missing from Temporal (e.g. after it lost its data).
-  reconcileInBackground();
   await run;
   await closeOrm();
 }

@@ -1,16 +1,8 @@
 import { parseArgs } from 'node:util';
 import { closeOrm, em as newEntityManager } from '../db/orm.js';
-import { logger } from '../logger.js';
 import { closeTemporalClient } from '../temporal/client.js';
 import { findProject } from '../domain/project-access.js';
 import { reconcileInstallations } from '../domain/installations/reconcile.js';
-
-/** Run when a worker starts: repairs in the background and logs what it did; never stops the worker. */
-export function reconcileInBackground(): void {
-  reconcileInstallations()
-    .then((result) => logger.info(result, 'reconciled installation workflows'))
-    .catch((error: unknown) => logger.error({ err: error }, 'reconcile failed'));
-}
 
 /** `ferry reconcile [--project <idOrName>]`: prints the result as JSON. */
 export async function reconcileCommand(args: string[]): Promise<void> {

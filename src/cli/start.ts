@@ -132,7 +132,8 @@ export async function start(args: string[]): Promise<void> {
     worker.shutdown();
     await workerRun;
   });
-  (await import('./reconcile.js')).reconcileInBackground();
+  const repair = (await import('./repair-loop.js')).startRepairLoop();
+  stops.unshift(() => repair.stop());
   const { startOutboxRelay } = await import('../notifications/outbox-relay.js');
   const relay = startOutboxRelay();
   stops.unshift(() => relay.stop());

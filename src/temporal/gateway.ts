@@ -230,6 +230,41 @@ export async function describeInstallation(
   );
 }
 
+/** Where a workflow run stands, as the Temporal server itself records it (no worker needed). */
+export type WorkflowRunState =
+  { state: 'running' } | { state: 'closed'; status: string } | { state: 'missing' };
+
+export async function workflowRunState(workflowId: string): Promise<WorkflowRunState> {
+  try {
+    const description = await temporalCall(`describing ${workflowId}`, workflowId, (client) =>
+      client.workflow.getHandle(workflowId).describe(),
+    );
+    return description.status.name === 'RUNNING'
+      ? { state: 'running' }
+      : { state: 'closed', status: description.status.name };
+  } catch (error) {
+    if (error instanceof WorkflowNotRunningError) return { state: 'missing' };
+    throw error;
+  }
+}
+
+/**
+ * The config id an installation's running workflow holds, from the memo it keeps current: read by
+ * the server alone, so it answers while workers are busy. Undefined when the memo does not say
+ * (workflows started before it did, or whose first task has not run yet).
+ */
+export async function installationConfigIdFromMemo(installationId: string): Promise<string | undefined> {
+  const description = await temporalCall(
+    `describing installation ${installationId}`,
+    installationWorkflowId(installationId),
+    (client) => installationHandle(client, installationId).describe(),
+  );
+  if (description.status.name !== 'RUNNING')
+    throw new WorkflowNotRunningError(installationWorkflowId(installationId));
+  const configId = description.memo?.configId;
+  return typeof configId === 'string' ? configId : undefined;
+}
+
 /** Best effort: undoes a start whose database transaction did not commit. */
 export async function terminateInstallationWorkflow(installationId: string, reason: string): Promise<void> {
   try {
@@ -279,10 +314,13 @@ export async function endInstallationWorkflow(installationId: string): Promise<v
   }
 }
 
-/** Open installation workflows, oldest first, optionally of one project (reconcile's view of Temporal). */
+/**
+ * Open installation workflows, optionally of one project, with the config id their memo holds:
+ * reconcile's view of Temporal, a few visibility pages instead of one call per installation.
+ */
 export async function* runningInstallationWorkflows(
   projectId?: string,
-): AsyncIterable<{ installationId: string; startTime: Date }> {
+): AsyncIterable<{ installationId: string; startTime: Date; configId?: string }> {
   const query = [
     `WorkflowType = '${INSTALLATION_WORKFLOW_TYPE}'`,
     `ExecutionStatus = 'Running'`,
@@ -297,7 +335,12 @@ export async function* runningInstallationWorkflows(
   for await (const execution of client.workflow.list({ query })) {
     const installationId = execution.workflowId.replace(/^installation\//, '');
     if (execution.workflowId !== installationWorkflowId(installationId)) continue;
-    yield { installationId, startTime: execution.startTime };
+    const configId = execution.memo?.configId;
+    yield {
+      installationId,
+      startTime: execution.startTime,
+      ...(typeof configId === 'string' && { configId }),
+    };
   }
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';
 import { transaction } from '../../src/db/orm.js';
-import { InstallationEntity } from '../../src/db/entities/installation.js';
+import { InstallationConfigEntity, InstallationEntity } from '../../src/db/entities/installation.js';
 import { OperationEntity } from '../../src/db/entities/operation.js';
 import { SubscriptionEntity } from '../../src/db/entities/subscription.js';
 import { resetConfig } from '../../src/config.js';
@@ -343,5 +343,22 @@ describe('the installation workflow, through the API', () => {
 
     const again = await reconcileInstallations({ projectId: stack.project.id });
     expect(again).toMatchObject({ started: 0, configResent: 0, orphansEnded: 0, failed: 0 });
+  });
+
+  it('reconcile resends a config version committed while its workflow was never told (a crashed PATCH)', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await install(stack, fixture, groupRef);
+    const newConfigId = randomUUID();
+    await transaction(async (em) => {
+      const current = await em.findOneOrFail(InstallationConfigEntity, { id: created.config.id });
+      em.create(InstallationConfigEntity, { ...current, id: newConfigId, createTime: new Date() });
+      await em.nativeUpdate(InstallationEntity, { id: created.id }, { configId: newConfigId });
+    });
+
+    const result = await reconcileInstallations({ projectId: stack.project.id });
+    expect(result).toMatchObject({ started: 0, configResent: 1, failed: 0 });
+    expect((await describeInstallation(created.id)).configId).toBe(newConfigId);
+    const again = await reconcileInstallations({ projectId: stack.project.id });
+    expect(again).toMatchObject({ configResent: 0, failed: 0 });
   });
 });

@@ -4,6 +4,7 @@ import { logger } from '../../logger.js';
 import {
   WorkflowNotRunningError,
   describeInstallation,
+  installationConfigIdFromMemo,
   runningInstallationWorkflows,
   terminateInstallationWorkflow,
 } from '../../temporal/gateway.js';
@@ -43,30 +44,46 @@ async function eachLimited<T>(
   await Promise.all(lanes);
 }
 
-/** A running workflow whose config id differs from the database's missed an update: send it again. */
+/**
+ * A running workflow whose config id differs from the database's missed an update: send it again.
+ * Both sides are read afresh (the listing that raised the doubt may lag), the workflow's from its
+ * memo, which the server answers without a worker, or from its query when the memo does not say.
+ */
 async function resendConfigIfBehind(installationId: string): Promise<boolean> {
   const em = await newEntityManager();
   const installation = await em.findOne(InstallationEntity, { id: installationId });
   if (!installation) return false;
-  const description = await describeInstallation(installationId);
-  if (description.configId === installation.configId) return false;
+  const runningConfigId =
+    (await installationConfigIdFromMemo(installationId)) ??
+    (await describeInstallation(installationId)).configId;
+  if (runningConfigId === installation.configId) return false;
   await sendInstallationConfig(installationId, await currentConfigMessage(em, installation));
   return true;
 }
 
-/** Terminates running installation workflows whose installation is gone from PostgreSQL. */
-async function endOrphans(
-  known: Set<string>,
+interface RunningInstallation {
+  startTime: Date;
+  configId?: string;
+}
+
+async function runningInstallations(
   projectId: string | undefined,
-  graceMs: number,
-): Promise<number> {
+): Promise<Map<string, RunningInstallation>> {
+  const running = new Map<string, RunningInstallation>();
+  for await (const { installationId, ...run } of runningInstallationWorkflows(projectId)) {
+    running.set(installationId, run);
+  }
+  return running;
+}
+
+/** Terminates running workflows of installations gone from PostgreSQL (checked one by one before). */
+async function endOrphans(candidates: [string, RunningInstallation][], graceMs: number): Promise<number> {
   let ended = 0;
   const em = await newEntityManager();
-  // `known` was read before the listing: an installation created since then is not an orphan, and
-  // one still being created (its workflow starts before its row commits) is not visible yet.
+  // An installation still being created (its workflow starts before its row commits) is not an orphan.
   const settled = Date.now() - graceMs;
-  for await (const { installationId, startTime } of runningInstallationWorkflows(projectId)) {
-    if (known.has(installationId) || startTime.getTime() > settled) continue;
+  for (const [installationId, run] of candidates) {
+    if (run.startTime.getTime() > settled) continue;
     if (await em.count(InstallationEntity, { id: installationId })) continue;
     await terminateInstallationWorkflow(installationId, 'installation no longer exists');
     ended++;
@@ -77,8 +94,10 @@ async function endOrphans(
 /**
  * Makes Temporal match PostgreSQL: every installation has a running workflow (missing ones start
  * with the stored config and find their backfill state in `read_watermarks`), running workflows
- * hold the current config, and workflows of deleted installations end. Safe to run at any time and
- * from several processes at once: a start fails harmlessly when a run is already open.
+ * hold the current config, and workflows of deleted installations end. Temporal's side comes from
+ * one visibility listing; only installations that look out of step get a call of their own, so a
+ * pass over thousands of installations costs a few pages, not thousands of queries. Safe to run at
+ * any time and from several processes at once: a start fails harmlessly when a run is already open.
  */
 export async function reconcileInstallations(
   reconcileOptions: ReconcileOptions = {},
@@ -90,7 +109,9 @@ export async function reconcileInstallations(
     orphansEnded: 0,
     failed: 0,
   };
-  const known = new Set<string>();
+  // Listed before PostgreSQL is read: an installation created in between is seen as missing and
+  // its start is refused harmlessly, never taken for an orphan.
+  const running = await runningInstallations(reconcileOptions.projectId);
   const em = await newEntityManager();
   for (let lastId: string | undefined; ;) {
     const page = await em.fork().find(
@@ -99,13 +120,17 @@ export async function reconcileInstallations(
         ...(reconcileOptions.projectId && { projectId: reconcileOptions.projectId }),
         ...(lastId && { id: { $gt: lastId } }),
       },
-      { orderBy: { id: 'asc' }, limit: PAGE_SIZE, fields: ['id'] },
+      { orderBy: { id: 'asc' }, limit: PAGE_SIZE, fields: ['id', 'configId'] },
     );
     if (!page.length) break;
     lastId = page[page.length - 1].id;
-    await eachLimited(page, reconcileOptions.concurrency ?? 16, async ({ id }) => {
-      known.add(id);
-      result.installations++;
+    const outOfStep = page.filter(({ id, configId }) => {
+      const run = running.get(id);
+      running.delete(id);
+      return !run || run.configId !== configId;
+    });
+    result.installations += page.length;
+    await eachLimited(outOfStep, reconcileOptions.concurrency ?? 16, async ({ id }) => {
       try {
         if (await ensureInstallationWorkflow(em, id)) result.started++;
         else if (await resendConfigIfBehind(id)) result.configResent++;
@@ -116,10 +141,7 @@ export async function reconcileInstallations(
       }
     });
   }
-  result.orphansEnded = await endOrphans(
-    known,
-    reconcileOptions.projectId,
-    reconcileOptions.orphanGraceMs ?? 60_000,
-  );
+  // What is left running matched no installation row.
+  result.orphansEnded = await endOrphans([...running], reconcileOptions.orphanGraceMs ?? 60_000);
   return result;
 }

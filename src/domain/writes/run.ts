@@ -82,6 +82,8 @@ export async function writeSynchronously(
   const outcomes: WriteOutcome[] = [];
   let singleFailure: unknown;
   for (const [index, item] of write.items.entries()) {
+    // The operation's heartbeat: one left untouched has lost its process (see stuck-operations).
+    if (index > 0) await em.nativeUpdate(OperationEntity, { id: operation.id }, { updateTime: new Date() });
     try {
       const written: WriteResult = await connector.write({
         objectName: write.objectName,

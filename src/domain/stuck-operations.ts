@@ -1,0 +1,190 @@
+import { InstallationEntity } from '../db/entities/installation.js';
+import { OperationEntity, type Operation } from '../db/entities/operation.js';
+import { em as newEntityManager, transaction } from '../db/orm.js';
+import { logger } from '../logger.js';
+import { readWorkflowId, writeWorkflowId } from '../temporal/contracts/workflow-ids.js';
+import { workflowRunState, type WorkflowRunState } from '../temporal/gateway.js';
+import { triggerInstallationRead } from './installations/workflow.js';
+import { appendLogs } from './operation-logs.js';
+import { failTriggeredReads } from './reads/finish.js';
+import { finishWrite } from './writes/operation.js';
+
+/**
+ * Finds operations left `in_progress` with no live run behind them (a process killed between
+ * committing an operation and starting its run, a run terminated from the Temporal UI, an API
+ * process killed during a synchronous write) and ends or resumes each, logging why. Safe to run
+ * from several processes at once: every change is conditional on the operation still being open.
+ */
+
+export interface SweepOptions {
+  /** Operations untouched for less than this are never judged (default two minutes). */
+  staleAfterMs?: number;
+  /** Operations read per query, oldest first. */
+  batchSize?: number;
+  /** The most operations one sweep judges, so a pass stays short on a busy server. */
+  limit?: number;
+  projectId?: string;
+}
+
+export interface SweepResult {
+  examined: number;
+  /** Triggered reads whose installation workflow never heard of them, asked for again. */
+  resumed: number;
+  /** Operations ended as failures: their run is gone or never started. */
+  ended: number;
+}
+
+const DEFAULT_STALE_AFTER_MS = 2 * 60_000;
+
+export async function sweepStuckOperations(options: SweepOptions = {}): Promise<SweepResult> {
+  const result: SweepResult = { examined: 0, resumed: 0, ended: 0 };
+  const staleBefore = new Date(Date.now() - (options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS));
+  const batchSize = options.batchSize ?? 100;
+  const limit = options.limit ?? 1000;
+  const em = await newEntityManager();
+  // Keyset pages: long reads that are alive stay stale by updateTime, and must not hide the rest.
+  for (let after: Pick<Operation, 'updateTime' | 'id'> | undefined; result.examined < limit;) {
+    const page = await em.fork().find(
+      OperationEntity,
+      {
+        status: 'in_progress',
+        actionType: { $in: ['read', 'write'] },
+        updateTime: { $lt: staleBefore },
+        ...(options.projectId && { projectId: options.projectId }),
+        ...(after && {
+          $or: [
+            { updateTime: { $gt: after.updateTime } },
+            { updateTime: after.updateTime, id: { $gt: after.id } },
+          ],
+        }),
+      },
+      { orderBy: { updateTime: 'asc', id: 'asc' }, limit: batchSize },
+    );
+    if (!page.length) break;
+    after = page[page.length - 1];
+    for (const operation of page) {
+      result.examined++;
+      try {
+        const outcome = await settle(operation);
+        if (outcome) result[outcome]++;
+      } catch (error) {
+        logger.warn({ err: error, operationId: operation.id }, 'could not judge a stale operation');
+      }
+    }
+  }
+  return result;
+}
+
+async function settle(operation: Operation): Promise<'resumed' | 'ended' | undefined> {
+  if (operation.actionType === 'write' && operation.metadata.mode !== 'asynchronous') {
+    // A synchronous write runs in the API process that answered it, touching the operation after
+    // every record: one untouched this long has lost its process.
+    return end(
+      operation,
+      'The API process running this synchronous write stopped before it finished; records before the stop may have been written. Check them before writing again.',
+    );
+  }
+  const workflowId =
+    operation.actionType === 'read' ? readWorkflowId(operation.id) : writeWorkflowId(operation.id);
+  const run = await workflowRunState(workflowId);
+  if (run.state === 'running') return undefined;
+  if (run.state === 'closed')
+    return end(operation, `Its run ended (${run.status}) before it recorded an outcome.`);
+  if (operation.actionType === 'read' && operation.metadata.readType === 'triggered') {
+    return resumeTriggeredRead(operation);
+  }
+  return end(operation, neverStartedReason(operation, run));
+}
+
+function neverStartedReason(operation: Operation, run: WorkflowRunState): string {
+  if (operation.actionType === 'write') {
+    return 'The write was accepted but its run never started (the process stopped first); nothing was sent to the provider. Send it again.';
+  }
+  return `Its run was never started or is no longer kept (${run.state}).`;
+}
+
+/**
+ * A triggered read's row commits before its installation's workflow is told; a crash in between
+ * leaves a read nobody runs. Telling the workflow again is safe: it ignores an operation id it has
+ * seen, so a read merely queued behind another is not run twice.
+ */
+async function resumeTriggeredRead(operation: Operation): Promise<'resumed'> {
+  const [objectName] = (operation.metadata.objects as string[] | undefined) ?? [];
+  const requested = (operation.metadata.requested ?? {}) as {
+    sinceTimestamp?: string;
+    untilTimestamp?: string;
+  };
+  const em = await newEntityManager();
+  await triggerInstallationRead(em, operation.installationId, {
+    operationId: operation.id,
+    objectName,
+    ...(requested.sinceTimestamp && { sinceTimestamp: requested.sinceTimestamp }),
+    ...(requested.untilTimestamp && { untilTimestamp: requested.untilTimestamp }),
+  });
+  // Touched so the next sweep leaves it to the workflow for a while; logged once, not every sweep.
+  const first = operation.metadata.resumedAfterStall !== true;
+  await transaction(async (tx) => {
+    const updated = await tx.nativeUpdate(
+      OperationEntity,
+      { id: operation.id, status: 'in_progress' },
+      { updateTime: new Date(), metadata: { ...operation.metadata, resumedAfterStall: true } },
+    );
+    if (updated && first) {
+      appendLogs(tx, operation.projectId, operation.id, [
+        {
+          severity: 'WARN',
+          msg: 'The installation’s workflow had not heard of this read (the process that accepted it stopped first); asked again.',
+        },
+      ]);
+    }
+  });
+  logger.info({ operationId: operation.id }, 'resumed a triggered read its workflow never heard of');
+  return 'resumed';
+}
+
+/** Ends the operation as a failure the way its own run would have, events included. */
+async function end(operation: Operation, reason: string): Promise<'ended' | undefined> {
+  logger.warn(
+    { operationId: operation.id, actionType: operation.actionType, reason },
+    'ending a stuck operation',
+  );
+  if (operation.actionType === 'write') {
+    const records = Number(operation.metadata.records ?? 0);
+    await finishWrite({
+      operationId: operation.id,
+      outcomes: Array.from({ length: records }, (_, index) => ({ index, success: false, error: reason })),
+      logs: [{ severity: 'ERROR', msg: reason, error: reason }],
+      notify: operation.metadata.mode === 'asynchronous',
+    });
+    return 'ended';
+  }
+  if (operation.metadata.readType === 'triggered') {
+    await failTriggeredReads([operation.id], reason);
+  } else {
+    await transaction(async (tx) => {
+      const updated = await tx.nativeUpdate(
+        OperationEntity,
+        { id: operation.id, status: 'in_progress' },
+        { status: 'failure', result: reason, updateTime: new Date() },
+      );
+      if (updated)
+        appendLogs(tx, operation.projectId, operation.id, [
+          { severity: 'ERROR', msg: reason, error: reason },
+        ]);
+    });
+  }
+  await followLastOperationStatus(operation.installationId);
+  return 'ended';
+}
+
+/** The installation's `lastOperationStatus` is its newest operation's status. */
+async function followLastOperationStatus(installationId: string): Promise<void> {
+  const em = await newEntityManager();
+  const [newest] = await em.find(
+    OperationEntity,
+    { installationId },
+    { orderBy: { createTime: 'desc' }, limit: 1, fields: ['status'] },
+  );
+  if (newest)
+    await em.nativeUpdate(InstallationEntity, { id: installationId }, { lastOperationStatus: newest.status });
+}
