@@ -36,14 +36,11 @@ export async function beginReadOperation(input: ReadObjectInput): Promise<Starte
  */
 export async function readPages(input: { operationId: string }): Promise<PageOutcome> {
   const context = Context.current();
-  // Heartbeats prove the worker is alive, so a killed worker's page is retried elsewhere quickly.
-  const beat = setInterval(() => context.heartbeat(), 2000);
+  // The worker heartbeats every activity on a timer (cli/activity-heartbeat); delivery progress beats too.
   try {
     return await readPagesOfRead(input.operationId, { heartbeat: () => context.heartbeat() });
   } catch (error) {
     throw asApplicationFailure(error);
-  } finally {
-    clearInterval(beat);
   }
 }
 

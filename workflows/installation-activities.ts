@@ -31,6 +31,7 @@ export const { recordRequestedRead, recordIgnoredMessage, describeRetry, prepare
 export const { changeSubscriptions } = proxyActivities<typeof activities>({
   // A provider subscription change typically takes 1 to 2 minutes and may take up to 10 (spec: States).
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '20 seconds',
   scheduleToCloseTimeout: '10 minutes',
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
@@ -45,6 +46,7 @@ export const { changeSubscriptions: removeSubscriptionsNow } = proxyActivities<t
 export const { watchSchema } = proxyActivities<typeof schemaWatchActivities>({
   // Describes every read object at the provider: a few provider calls each.
   startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '20 seconds',
   retry: {
     initialInterval: '5 seconds',
     backoffCoefficient: 2,

@@ -15,6 +15,8 @@ import type { ReadObjectInput, ReadObjectResult } from '../src/temporal/contract
 
 const lifecycle = proxyActivities<typeof activities>({
   startToCloseTimeout: '2 minutes',
+  // Every activity heartbeats (cli/activity-heartbeat): a dead worker's activity moves on within this.
+  heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 20 },
 });
 

@@ -8,6 +8,7 @@ import type {
 // HTTP failures come back as results; these retries only cover the activity itself failing.
 const { deliverSchemaWatchAttempt, finishSchemaWatchDelivery } = proxyActivities<typeof activities>({
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '5 minutes', maximumAttempts: 20 },
 });
 

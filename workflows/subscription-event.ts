@@ -7,6 +7,7 @@ import type {
 
 const { prepareSubscriptionMessage } = proxyActivities<typeof activities>({
   startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '20 seconds',
   // The webhook's row appears within milliseconds of the start; one that never commits ends the run.
   scheduleToCloseTimeout: '5 minutes',
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
@@ -15,6 +16,7 @@ const { prepareSubscriptionMessage } = proxyActivities<typeof activities>({
 // HTTP failures come back as results; these retries only cover the activity itself failing.
 const { deliverSubscriptionAttempt, finishSubscriptionDelivery } = proxyActivities<typeof activities>({
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '5 minutes', maximumAttempts: 20 },
 });
 

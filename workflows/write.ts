@@ -12,6 +12,7 @@ import type { AsyncWriteInput, WriteOutcome } from '../src/temporal/contracts/wr
 // provider refuses comes back as a failed outcome at once.
 const { writeOneRecord } = proxyActivities<typeof activities>({
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '20 seconds',
   retry: {
     initialInterval: '2 seconds',
     backoffCoefficient: 2,
@@ -22,6 +23,7 @@ const { writeOneRecord } = proxyActivities<typeof activities>({
 
 const { finishAsyncWrite } = proxyActivities<typeof activities>({
   startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 20 },
 });
 

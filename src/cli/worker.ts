@@ -10,6 +10,7 @@ import {
 import { config } from '../config.js';
 import { logger } from '../logger.js';
 import * as activities from '../../activities/index.js';
+import { heartbeatEveryActivity } from './activity-heartbeat.js';
 
 export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 
@@ -57,6 +58,7 @@ export async function createWorker(options: FerryWorkerOptions = {}): Promise<Wo
     ...(options.workflowBundlePath
       ? { workflowBundle: { codePath: options.workflowBundlePath } }
       : { workflowsPath }),
+    interceptors: { activity: [heartbeatEveryActivity] },
     ...options.overrides,
   });
   logger.info({ taskQueue: options.taskQueue ?? taskQueue }, 'worker ready');

@@ -4,6 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { WorkflowHandle } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { heartbeatEveryActivity } from '../../../src/cli/activity-heartbeat.js';
 import { temporalTestServerPath } from '../../../src/temporal/cli.js';
 import type { installationWorkflow } from '../../../workflows/installation.js';
 import type {
@@ -90,6 +91,7 @@ export class InstallationHarness {
       taskQueue,
       workflowBundle: { code },
       activities,
+      interceptors: { activity: [heartbeatEveryActivity] },
     });
     const running = worker.run();
     holder.harness = new InstallationHarness(env, worker, running, taskQueue);
