@@ -39,6 +39,8 @@ const pages = proxyActivities<typeof activities>({
 interface Failure {
   error: string;
   authFailure?: boolean;
+  /** The destination refused, stayed down or was disabled: re-enabling it resumes the read. */
+  destinationFailure?: boolean;
 }
 
 function failureOf(error: unknown): Failure {
@@ -67,7 +69,9 @@ async function readAllPages(input: ReadObjectInput, retryScheduleMs: number[]): 
       failedAttempts = 0;
       continue;
     }
-    if (page.outcome === 'failed') return { error: page.error ?? 'the destination refused the delivery' };
+    if (page.outcome === 'failed') {
+      return { error: page.error ?? 'the destination refused the delivery', destinationFailure: true };
+    }
     // Pages got through before this failure: it is the first failure of a new page.
     if (page.pagesRead > 0) failedAttempts = 0;
     failedAttempts++;
@@ -75,6 +79,7 @@ async function readAllPages(input: ReadObjectInput, retryScheduleMs: number[]): 
     if (delay === undefined) {
       return {
         error: `the destination still failed after ${failedAttempts} attempts: ${page.error ?? 'unknown error'}`,
+        destinationFailure: true,
       };
     }
     await sleep(delay);
@@ -102,6 +107,7 @@ export async function readObjectWorkflow(input: ReadObjectInput): Promise<ReadOb
     status: failure ? 'failure' : 'success',
     ...(failure && { error: failure.error }),
     ...(failure?.authFailure && { authFailure: true }),
+    ...(failure?.destinationFailure && { destinationFailure: true }),
   });
   return {
     status: finished.status,

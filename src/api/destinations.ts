@@ -18,6 +18,8 @@ import {
   rotateDestinationSecret,
   updateDestination,
 } from '../domain/destinations.js';
+import { recoverDestination } from '../domain/destination-recovery.js';
+import { logger } from '../logger.js';
 
 export const destinationRoutes = [
   defineRoute({
@@ -88,11 +90,22 @@ export const destinationRoutes = [
     body: UpdateDestinationBody,
     responses: { 200: { description: 'The updated destination', schema: DestinationSchema } },
   }).handle(async ({ em, project, params, body }) => {
+    let failingSince: Date | undefined;
     const destination = await em.transactional(async (tx) => {
       const found = await findDestination(tx, project.id, params.destinationNameOrId);
+      if (found.disabledTime && body.updateMask.includes('disabled') && body.destination.disabled === false) {
+        failingSince = found.firstFailureTime ?? found.disabledTime;
+      }
       await updateDestination(tx, found, body.updateMask, body.destination);
       return found;
     });
+    // Re-enabled: what waited for it resumes (reads from their last page, notifications it missed).
+    // Best effort: the change is committed; what could not be resumed can be retried by hand.
+    if (failingSince) {
+      await recoverDestination(em, project, destination, failingSince).catch((error: unknown) =>
+        logger.warn({ err: error, destinationId: destination.id }, 'could not resume all that waited'),
+      );
+    }
     return { status: 200, body: destinationView(destination) };
   }),
   defineRoute({

@@ -20,6 +20,8 @@ export interface FinishReadInput extends ReadObjectInput {
   status: 'success' | 'failure';
   error?: string;
   authFailure?: boolean;
+  /** Failed at the destination (refused, down, disabled), not at the provider. */
+  destinationFailure?: boolean;
 }
 
 export interface FinishedRead {
@@ -92,6 +94,8 @@ export async function finishRead(input: FinishReadInput): Promise<FinishedRead> 
       progress: { ...progress, recordsProcessed: records },
       ...(input.error && { error: input.error }),
       ...(input.authFailure && { authFailure: true }),
+      // Which destination to wait for: re-enabling it retries this read (see destination-recovery).
+      ...(input.destinationFailure && plan && { failedAtDestinationId: plan.destinationId }),
     };
     installation.lastOperationStatus = input.status;
     installation.healthStatus = input.status === 'success' ? 'healthy' : 'unhealthy';
