@@ -196,7 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     scheduleSpreadSeconds: intVar(env, 'FERRY_SCHEDULE_SPREAD_SECONDS', 300),
     inviteTtlSeconds: intVar(env, 'FERRY_INVITE_TTL_SECONDS', 7 * 24 * 3600),
     repair: {
-      intervalMs: Math.max(1, intVar(env, 'FERRY_REPAIR_INTERVAL_SECONDS', 60)) * 1000,
+      intervalMs: Math.max(1, intVar(env, 'FERRY_REPAIR_INTERVAL_SECONDS', 15)) * 1000,
       stuckAfterMs: Math.max(1, intVar(env, 'FERRY_STUCK_OPERATION_SECONDS', 120)) * 1000,
     },
     dataDir,

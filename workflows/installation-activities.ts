@@ -8,8 +8,9 @@ import type * as schemaWatchActivities from '../activities/schema-watch.js';
 export const { objectsNeedingBackfill } = proxyActivities<typeof activities>({
   // The API starts this workflow just before committing the installation: at first start the row may
   // not be visible yet, so retry quickly, and end the run if it never appears (the commit failed).
+  // Ending too early is repaired: the workers' repair loop restarts a committed installation's run.
   startToCloseTimeout: '20 seconds',
-  scheduleToCloseTimeout: '2 minutes',
+  scheduleToCloseTimeout: '30 seconds',
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '5 seconds' },
 });
 

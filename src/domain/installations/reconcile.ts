@@ -14,7 +14,7 @@ export interface ReconcileOptions {
   /** Only this project's installations (tests; operators narrowing a repair). */
   projectId?: string;
   concurrency?: number;
-  /** Workflows younger than this are never ended as orphans (default one minute). */
+  /** Workflows younger than this are never ended as orphans (default 30 s: creates commit in milliseconds). */
   orphanGraceMs?: number;
 }
 
@@ -142,6 +142,6 @@ export async function reconcileInstallations(
     });
   }
   // What is left running matched no installation row.
-  result.orphansEnded = await endOrphans([...running], reconcileOptions.orphanGraceMs ?? 60_000);
+  result.orphansEnded = await endOrphans([...running], reconcileOptions.orphanGraceMs ?? 30_000);
   return result;
 }
