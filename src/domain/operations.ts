@@ -93,6 +93,23 @@ export function createOperation(em: EntityManager, input: NewOperation): Operati
 }
 
 /**
+ * An installation's `lastOperationStatus` reports the status of its latest operation (spec:
+ * Operation types), not of whichever finished last: set from the newest row, so an old operation
+ * ending late (a retry, a swept one, a slow read) never hides a newer one's status. Call it in the
+ * transaction that changed an operation, after the change is flushed.
+ */
+export async function followLatestOperation(em: EntityManager, installationId: string): Promise<void> {
+  await em.execute(
+    `update installations
+        set last_operation_status =
+              (select status from operations where installation_id = ? order by seq desc limit 1)
+      where id = ?`,
+    [installationId, installationId],
+    'run',
+  );
+}
+
+/**
  * Page tokens carry the last `seq` returned, bound to the listing it continues by an HMAC under a key
  * derived from FERRY_ENCRYPTION_KEY, so a token cannot be forged or replayed against another
  * installation. Paging by `seq` keeps pages stable while new operations arrive.

@@ -1,4 +1,3 @@
-import { InstallationEntity } from '../db/entities/installation.js';
 import { OperationEntity, type Operation } from '../db/entities/operation.js';
 import { em as newEntityManager, transaction } from '../db/orm.js';
 import { logger } from '../logger.js';
@@ -6,6 +5,7 @@ import { readWorkflowId, writeWorkflowId } from '../temporal/contracts/workflow-
 import { workflowRunState, type WorkflowRunState } from '../temporal/gateway.js';
 import { triggerInstallationRead } from './installations/workflow.js';
 import { appendLogs } from './operation-logs.js';
+import { followLatestOperation } from './operations.js';
 import { failTriggeredReads } from './reads/finish.js';
 import { finishWrite } from './writes/operation.js';
 
@@ -173,18 +173,6 @@ async function end(operation: Operation, reason: string): Promise<'ended' | unde
         ]);
     });
   }
-  await followLastOperationStatus(operation.installationId);
+  await followLatestOperation(await newEntityManager(), operation.installationId);
   return 'ended';
-}
-
-/** The installation's `lastOperationStatus` is its newest operation's status. */
-async function followLastOperationStatus(installationId: string): Promise<void> {
-  const em = await newEntityManager();
-  const [newest] = await em.find(
-    OperationEntity,
-    { installationId },
-    { orderBy: { createTime: 'desc' }, limit: 1, fields: ['status'] },
-  );
-  if (newest)
-    await em.nativeUpdate(InstallationEntity, { id: installationId }, { lastOperationStatus: newest.status });
 }

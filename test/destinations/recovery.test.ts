@@ -14,7 +14,7 @@ import { startTestStack, type TestStack } from '../support/stack.js';
  * disabled are sent; nothing it already accepted is sent again.
  */
 
-const CONTACTS = 120;
+const CONTACTS = 200;
 
 let sandbox: Sandbox;
 let stack: TestStack;
@@ -46,7 +46,7 @@ const reEnable = (destination: string) =>
 
 describe('re-enabling a destination', () => {
   it('resumes the read it stopped from its last delivered page, once', async () => {
-    const fixture = await createReadFixture(stack, { declared: { delivery: { pageSize: 10 } } });
+    const fixture = await createReadFixture(stack, { declared: { delivery: { pageSize: 50 } } });
     // Two pages get through, then the destination is down until it is disabled.
     fixture.receiver.respond((_request, index) => ({ status: index < 2 ? 200 : 503 }));
     const { operationId: failedId, result } = await runRead(stack, fixture, { readType: 'triggered' });
@@ -54,7 +54,7 @@ describe('re-enabling a destination', () => {
     const destination = (await stack.api('GET', `${projectPath()}/destinations/${fixture.destinationName}`))
       .body;
     expect(destination.disabled).toBe(true);
-    expect(fixture.receiver.acceptedRecordIds()).toHaveLength(20);
+    expect(fixture.receiver.acceptedRecordIds()).toHaveLength(100);
 
     fixture.receiver.respond(() => ({ status: 200 }));
     expect((await reEnable(fixture.destinationName)).status).toBe(200);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { generateSigningSecret } from '../../src/delivery/signing.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { eventually } from '../installations/support.js';
-import { createReadFixture, runRead } from '../reads/fixtures.js';
+import { createReadFixture, enableContactWrites, runRead } from '../reads/fixtures.js';
 import { request, startTestStack, type TestStack } from '../support/stack.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -85,49 +85,7 @@ describe('POST /operations/{operationId}:retry', () => {
 
   it('writes again only the records of an asynchronous write that failed', async () => {
     const fixture = await createReadFixture(stack);
-    const integration = (
-      await stack.api('GET', `/projects/${stack.project.id}/integrations/${fixture.integrationId}`)
-    ).body;
-    // A manifest revision that writes contacts too, and the installation switched to it.
-    const revision = await stack.api(
-      'POST',
-      `/projects/${stack.project.id}/integrations/${integration.id}/revisions`,
-      {
-        body: {
-          sourceYaml: [
-            'specVersion: 1.0.0',
-            'integrations:',
-            `  - name: ${integration.name}`,
-            '    provider: sandboxApiKey',
-            '    read:',
-            '      objects:',
-            '        - objectName: contacts',
-            `          destination: ${fixture.destinationName}`,
-            '          schedule: "*/30 * * * *"',
-            '    write:',
-            '      objects:',
-            '        - objectName: contacts',
-          ].join('\n'),
-        },
-      },
-    );
-    expect(revision.status).toBe(201);
-    const patched = await stack.api(
-      'PATCH',
-      `/projects/${stack.project.id}/integrations/${integration.id}/installations/${fixture.installationId}`,
-      {
-        body: {
-          updateMask: ['config.revisionId', 'config.content.write.objects.contacts'],
-          installation: {
-            config: {
-              revisionId: revision.body.id,
-              content: { write: { objects: { contacts: { objectName: 'contacts' } } } },
-            },
-          },
-        },
-      },
-    );
-    expect(patched.status).toBe(200);
+    const integration = await enableContactWrites(stack, fixture);
     const email = `kept-${randomUUID().slice(0, 8)}@example.com`;
     const write = await stack.write(
       'POST',

@@ -131,8 +131,8 @@ describe('sweeping operations with no live run', () => {
   });
 
   it('leaves a read whose run is alive, and ends it once the run is terminated', async () => {
-    const fixture = await createReadFixture(stack, { declared: { delivery: { pageSize: 10 } } });
-    sandbox.faults.set({ latencyMs: 400 });
+    const fixture = await createReadFixture(stack, { declared: { delivery: { pageSize: 50 } } });
+    sandbox.faults.set({ latencyMs: 1500 });
     const operationId = randomUUID();
     const reading = runRead(stack, fixture, { readType: 'scheduled', operationId }).catch((error) => error);
     await eventually(async () => (await operation(operationId)).status === 'in_progress', 30_000);

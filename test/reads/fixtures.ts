@@ -177,3 +177,44 @@ export async function runRead(
   });
   return { operationId, result: result as ReadObjectResult };
 }
+
+/** Switches the fixture's installation to a revision of its manifest that also writes contacts. */
+export async function enableContactWrites(
+  stack: TestStack,
+  fixture: ReadFixture,
+): Promise<{ id: string; name: string }> {
+  const path = `/projects/${stack.project.id}/integrations/${fixture.integrationId}`;
+  const integration = (await stack.api('GET', path)).body;
+  const revision = await stack.api('POST', `${path}/revisions`, {
+    body: {
+      sourceYaml: [
+        'specVersion: 1.0.0',
+        'integrations:',
+        `  - name: ${integration.name}`,
+        '    provider: sandboxApiKey',
+        '    read:',
+        '      objects:',
+        '        - objectName: contacts',
+        `          destination: ${fixture.destinationName}`,
+        '          schedule: "*/30 * * * *"',
+        '    write:',
+        '      objects:',
+        '        - objectName: contacts',
+      ].join('\n'),
+    },
+  });
+  expect(revision.status).toBe(201);
+  const patched = await stack.api('PATCH', `${path}/installations/${fixture.installationId}`, {
+    body: {
+      updateMask: ['config.revisionId', 'config.content.write.objects.contacts'],
+      installation: {
+        config: {
+          revisionId: revision.body.id,
+          content: { write: { objects: { contacts: { objectName: 'contacts' } } } },
+        },
+      },
+    },
+  });
+  expect(patched.status).toBe(200);
+  return { id: integration.id, name: integration.name };
+}

@@ -2,15 +2,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
- * A Ferry worker in a process of its own, so a test can SIGKILL it mid-read and start another.
- * Run directly (`node --import tsx test/support/worker-process.ts`) it is that worker: the
- * environment says where PostgreSQL and Temporal are, and FERRY_TASK_QUEUE which queue to serve.
+ * A Ferry worker (or API server) in a process of its own, so a test can SIGKILL it mid-work and
+ * start another. Run directly (`node --import tsx test/support/worker-process.ts`) it is that
+ * process: the environment says where PostgreSQL and Temporal are, FERRY_TASK_QUEUE which queue to
+ * serve, and FERRY_TEST_PROCESS_ROLE=api makes it the API's listeners on free ports instead.
  */
 
 export interface WorkerProcess {
   pid: number;
   child: ChildProcess;
-  /** Resolves once the worker polls its task queue. */
+  /** Resolves once the worker polls its task queue (the API listens: with its URLs). */
   ready: Promise<void>;
   exited: Promise<number | null>;
   /** The child's stderr so far, for failure messages. */
@@ -20,7 +21,24 @@ export interface WorkerProcess {
 
 const thisFile = fileURLToPath(import.meta.url);
 
+export interface ApiProcess extends WorkerProcess {
+  urls: Promise<Record<'api' | 'read' | 'write' | 'search' | 'proxy', string>>;
+}
+
 export function startWorkerProcess(env: Record<string, string | undefined>): WorkerProcess {
+  return startProcess(env, 'worker');
+}
+
+export function startApiProcess(env: Record<string, string | undefined>): ApiProcess {
+  const started = startProcess({ ...env, FERRY_TEST_PROCESS_ROLE: 'api' }, 'api');
+  const urls = started.ready.then(() => JSON.parse(/api ready (.*)/.exec(started.stdout())![1]));
+  return { ...started, urls };
+}
+
+function startProcess(
+  env: Record<string, string | undefined>,
+  role: 'worker' | 'api',
+): WorkerProcess & { stdout(): string } {
   const child = spawn(process.execPath, ['--import', 'tsx', thisFile], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -30,20 +48,21 @@ export function startWorkerProcess(env: Record<string, string | undefined>): Wor
     stderr = (stderr + chunk.toString()).slice(-8000);
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let stdout = '';
   const ready = new Promise<void>((resolve, reject) => {
-    let stdout = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
-      if (stdout.includes('worker ready')) resolve();
+      if (/(worker|api) ready.*\n/.test(stdout)) resolve();
     });
     void exited.then((code) =>
-      reject(new Error(`the worker process exited (${code}) before it was ready:\n${stderr}`)),
+      reject(new Error(`the ${role} process exited (${code}) before it was ready:\n${stderr}`)),
     );
   });
   return {
     pid: child.pid!,
     child,
     ready,
+    stdout: () => stdout,
     exited,
     output: () => stderr,
     async kill(signal: NodeJS.Signals = 'SIGKILL') {
@@ -62,9 +81,15 @@ async function runWorker(): Promise<void> {
   process.exit(0);
 }
 
+async function runApi(): Promise<void> {
+  const { startServers } = await import('../../src/api/server.js');
+  const servers = await startServers({ api: 0, read: 0, write: 0, search: 0, proxy: 0 }, '127.0.0.1');
+  process.stdout.write(`api ready ${JSON.stringify(servers.urls)}\n`);
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  runWorker().catch((error: Error) => {
-    process.stderr.write(`worker process failed: ${error.stack ?? error.message}\n`);
+  (process.env.FERRY_TEST_PROCESS_ROLE === 'api' ? runApi() : runWorker()).catch((error: Error) => {
+    process.stderr.write(`ferry process failed: ${error.stack ?? error.message}\n`);
     process.exit(1);
   });
 }

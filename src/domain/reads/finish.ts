@@ -6,6 +6,7 @@ import { em as newEntityManager } from '../../db/orm.js';
 import type { ReadObjectInput } from '../../temporal/contracts/read.js';
 import { recordEvent } from '../events.js';
 import { appendLogs } from '../operation-logs.js';
+import { followLatestOperation } from '../operations.js';
 import { createReadOperation } from './read-operation.js';
 import { installationEventBase, installationParties } from './installation-context.js';
 import type { ReadPlan } from './plan.js';
@@ -97,7 +98,6 @@ export async function finishRead(input: FinishReadInput): Promise<FinishedRead> 
       // Which destination to wait for: re-enabling it retries this read (see destination-recovery).
       ...(input.destinationFailure && plan && { failedAtDestinationId: plan.destinationId }),
     };
-    installation.lastOperationStatus = input.status;
     installation.healthStatus = input.status === 'success' ? 'healthy' : 'unhealthy';
 
     if (input.status === 'success' && plan?.advancesWatermark) {
@@ -147,6 +147,8 @@ export async function finishRead(input: FinishReadInput): Promise<FinishedRead> 
             details: { recordsProcessed: records, pages, ...(input.authFailure && { authFailure: true }) },
           },
     ]);
+    await tx.flush();
+    await followLatestOperation(tx, installation.id);
     return { status: input.status, recordsProcessed: records, result };
   });
 }
@@ -184,6 +186,8 @@ export async function failTriggeredReads(operationIds: readonly string[], reason
       appendLogs(tx, installation.projectId, operation.id, [
         { severity: 'ERROR', msg: reason, error: reason },
       ]);
+      await tx.flush();
+      await followLatestOperation(tx, installation.id);
     }
   });
 }

@@ -11,7 +11,7 @@ import { em as newEntityManager } from '../../db/orm.js';
 import type { ReadMessageContext } from '../../delivery/messages.js';
 import type { ReadObjectInput } from '../../temporal/contracts/read.js';
 import { appendLogs, type LogEntry } from '../operation-logs.js';
-import type { OperationProgress } from '../operations.js';
+import { followLatestOperation, type OperationProgress } from '../operations.js';
 import { createReadOperation } from './read-operation.js';
 import { readConnector } from './connector.js';
 import { classifyReadError, ReadSetupError } from './failures.js';
@@ -223,7 +223,6 @@ export async function startRead(input: ReadObjectInput): Promise<StartedRead> {
         updateTime: now,
       }),
     );
-    installation.lastOperationStatus = 'in_progress';
     appendLogs(tx, plan.projectId, input.operationId, [
       {
         severity: 'INFO',
@@ -239,6 +238,8 @@ export async function startRead(input: ReadObjectInput): Promise<StartedRead> {
       },
       ...logs,
     ]);
+    await tx.flush();
+    await followLatestOperation(tx, installation.id);
   });
   return started(plan, false, recordsEstimatedTotal);
 }

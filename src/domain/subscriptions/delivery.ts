@@ -19,7 +19,7 @@ import { connectionTarget } from '../credentials.js';
 import { attemptDelivery, type DeliveryAttemptResult } from '../destination-delivery.js';
 import { currentConfig } from '../installations/event-data.js';
 import { appendLogs, type LogEntry } from '../operation-logs.js';
-import { createOperation } from '../operations.js';
+import { createOperation, followLatestOperation } from '../operations.js';
 import { installationParties, readObjectSetup } from '../reads/installation-context.js';
 import { readSelection } from '../reads/plan.js';
 import { unwatchedReason, type SubscribeEventType } from './watch.js';
@@ -230,11 +230,8 @@ export async function finishSubscriptionEvent(
       ? `Delivered the ${what} to destination "${operation.metadata.destination}".`
       : `Could not deliver the ${what}: ${outcome.error ?? 'unknown error'}`;
     operation.updateTime = new Date();
-    await tx.nativeUpdate(
-      InstallationEntity,
-      { id: row.installationId },
-      { lastOperationStatus: operation.status },
-    );
+    await tx.flush();
+    await followLatestOperation(tx, row.installationId);
     appendLogs(tx, row.projectId, operation.id, [
       outcome.delivered
         ? { severity: 'INFO', msg: operation.result, details: { attempts: outcome.attempts } }

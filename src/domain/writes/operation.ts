@@ -6,7 +6,7 @@ import type { RecordChangeType } from '../../schemas/write.js';
 import type { WriteOutcome } from '../../temporal/contracts/write.js';
 import { recordEvent } from '../events.js';
 import { appendLogs, type LogEntry } from '../operation-logs.js';
-import { createOperation } from '../operations.js';
+import { createOperation, followLatestOperation } from '../operations.js';
 import { installationEventBase, installationParties } from '../reads/installation-context.js';
 import type { PreparedWrite } from './prepare.js';
 
@@ -89,7 +89,6 @@ export async function finishWrite(input: {
     operation.result = `${pastTense[type]} ${succeeded.length} of ${input.outcomes.length} ${objectName} records`;
     operation.metadata = { ...operation.metadata, successfulRecordIds, ...(errors.length && { errors }) };
     operation.updateTime = new Date();
-    installation.lastOperationStatus = operation.status;
     appendLogs(em, operation.projectId, operation.id, [
       ...(input.logs ?? []),
       ...input.outcomes.map((outcome) => outcomeLog(objectName, type, outcome)),
@@ -105,5 +104,7 @@ export async function finishWrite(input: {
         errors,
       });
     }
+    await em.flush();
+    await followLatestOperation(em, installation.id);
   });
 }

@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProblemError } from '../../core/problem.js';
-import { InstallationEntity, type Installation } from '../../db/entities/installation.js';
 import { OperationEntity } from '../../db/entities/operation.js';
 import { em as newEntityManager } from '../../db/orm.js';
 import { logger } from '../../logger.js';
@@ -20,6 +19,7 @@ import { runIdentityOf } from '../installations/workflow.js';
 import { connectionTarget } from '../credentials.js';
 import { writeLogs, type LogEntry } from '../operation-logs.js';
 import { requestLog } from '../reads/connector.js';
+import { followLatestOperation } from '../operations.js';
 import { finishWrite, newWriteOperation } from './operation.js';
 import type { PreparedWrite } from './prepare.js';
 
@@ -139,7 +139,6 @@ export async function startAsyncWrite(
       detail: `An asynchronous write carries at most ${maxAsyncPayloadBytes} bytes of records; split the batch.`,
     });
   }
-  const previousStatus = write.installation.lastOperationStatus ?? null;
   const operation = await em.transactional((tx) => newWriteOperation(tx, write));
   input.operationId = operation.id;
   try {
@@ -147,11 +146,7 @@ export async function startAsyncWrite(
   } catch (error) {
     const cleanup = await newEntityManager();
     await cleanup.nativeDelete(OperationEntity, { id: operation.id });
-    await cleanup.nativeUpdate(
-      InstallationEntity,
-      { id: write.installation.id },
-      { lastOperationStatus: previousStatus as Installation['lastOperationStatus'] },
-    );
+    await followLatestOperation(cleanup, write.installation.id);
     throw error;
   }
   return { operationId: operation.id };
