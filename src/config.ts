@@ -130,7 +130,7 @@ function retentionDays(env: NodeJS.ProcessEnv, name: string, fallback: number): 
 }
 
 function retention(env: NodeJS.ProcessEnv, retryScheduleMs: readonly number[]): RetentionConfig {
-  const schedule = (env.FERRY_RETENTION_SCHEDULE ?? '17 * * * *').trim();
+  const schedule = (env.FERRY_RETENTION_SCHEDULE || '17 * * * *').trim();
   try {
     nextFireTime(schedule, new Date());
   } catch (error) {
