@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { msToTs } from '@temporalio/common/lib/time.js';
 import { config } from '../../src/config.js';
 import { temporalClient } from '../../src/temporal/client.js';
 import { retentionWorkflowId } from '../../src/temporal/contracts/workflow-ids.js';
@@ -78,7 +79,7 @@ describe("the dev server's namespace retention", () => {
     const namespace = `retention-${randomUUID().slice(0, 8)}`;
     await client.connection.workflowService.registerNamespace({
       namespace,
-      workflowExecutionRetentionPeriod: { seconds: 86_400 },
+      workflowExecutionRetentionPeriod: msToTs('1 day'),
     });
     await setRetention(config().temporal.address, namespace, 45);
     const described = await client.connection.workflowService.describeNamespace({ namespace });
