@@ -73,12 +73,7 @@ class Run {
   /** One batch in a transaction of its own. */
   async once(batch: Batch): Promise<boolean> {
     const started = performance.now();
-    const em = await newEntityManager();
-    const { deleted, more } = await em.transactional(async (tx) => {
-      await tx.execute(`set local lock_timeout = '${LOCK_TIMEOUT}'`, [], 'run');
-      await tx.execute(`set local statement_timeout = '${STATEMENT_TIMEOUT}'`, [], 'run');
-      return batch(tx);
-    });
+    const { deleted, more } = await bounded(batch);
     const ms = performance.now() - started;
     this.progress.deleted += deleted;
     this.progress.batches++;
@@ -86,6 +81,23 @@ class Run {
     this.options.onBatch?.({ ...this.progress });
     return more;
   }
+}
+
+/**
+ * Runs `work` in a transaction of its own that gives up rather than waits: on a lock after
+ * LOCK_TIMEOUT, on any statement after STATEMENT_TIMEOUT. JIT is off: these statements are small,
+ * and compiling them would take longer than running them.
+ */
+async function bounded<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
+  const em = await newEntityManager();
+  return em.transactional(async (tx) => {
+    await tx.execute(
+      `set local lock_timeout = '${LOCK_TIMEOUT}'; set local statement_timeout = '${STATEMENT_TIMEOUT}'; set local jit = off`,
+      [],
+      'run',
+    );
+    return work(tx);
+  });
 }
 
 async function cutoffOf(days: number): Promise<Date> {
@@ -123,7 +135,7 @@ async function deleteByAge(
   return run.repeat(async (tx) => {
     const [row] = await tx.execute<{ deleted: number; at: string | null; k: string | null }[]>(
       `with doomed as (
-         select t.${key} as k, t.${time} as at from ${table} t
+         select t.ctid as row, t.${key} as k, t.${time} as at from ${table} t
           where t.${time} < ?
             ${cursor ? `and (t.${time}, t.${key}) > (?::timestamptz, ?)` : ''}
             ${spec.where ? `and ${spec.where}` : ''}
@@ -131,7 +143,7 @@ async function deleteByAge(
           order by t.${time}, t.${key} limit ?
           for update of t skip locked
        ), gone as (
-         delete from ${table} t using doomed where t.${key} = doomed.k returning 1
+         delete from ${table} t where t.ctid = any(array(select row from doomed)) returning 1
        ), last as (select at, k from doomed order by at desc, k desc limit 1)
        select (select count(*)::int from gone) as deleted, last.at::text as at, last.k::text as k
          from (select 1) one left join last on true`,
@@ -240,13 +252,13 @@ async function events(run: Run, retention: RetentionConfig): Promise<boolean> {
   return true;
 }
 
-/** What names an operation, deleted before it; `key` is the child's own key for batching. */
+/** What names an operation, deleted before it (each has an index leading with `operation_id`). */
 const OPERATION_CHILDREN = [
-  { table: 'operation_logs', key: 'id' },
-  { table: 'delivery_attempts', key: 'id' },
-  { table: 'stored_pages', key: 'id' },
-  { table: 'schema_watch_messages', key: 'id' },
-  { table: 'read_checkpoints', key: 'operation_id' },
+  { table: 'operation_logs' },
+  { table: 'delivery_attempts' },
+  { table: 'stored_pages' },
+  { table: 'schema_watch_messages' },
+  { table: 'read_checkpoints' },
 ] as const;
 
 /**
@@ -260,9 +272,9 @@ async function operations(run: Run, retention: RetentionConfig): Promise<boolean
   let cursor: Cursor | undefined;
   for (;;) {
     if (run.outOfTime) return false;
-    const em = await newEntityManager();
-    const candidates = await em.execute<{ id: string; time: string }[]>(
-      `select o.id, o.create_time::text as time from operations o
+    const candidates = await bounded((tx) =>
+      tx.execute<{ id: string; time: string }[]>(
+        `select o.id, o.create_time::text as time from operations o
         where o.create_time < ? ${cursor ? 'and (o.create_time, o.id) > (?::timestamptz, ?)' : ''}
           and o.status <> 'in_progress' and o.update_time < ?
           and exists (select 1 from operations n where n.installation_id = o.installation_id and n.seq > o.seq)
@@ -272,7 +284,8 @@ async function operations(run: Run, retention: RetentionConfig): Promise<boolean
                    and n.metadata @> '{"backfill": true}'
                    and n.metadata->'progress'->>'objectName' = o.metadata->'progress'->>'objectName'))
         order by o.create_time, o.id limit ?`,
-      [cutoff, ...(cursor ? [cursor.time, cursor.key] : []), cutoff, operationBatch],
+        [cutoff, ...(cursor ? [cursor.time, cursor.key] : []), cutoff, operationBatch],
+      ),
     );
     if (!candidates.length) return true;
     const last = candidates[candidates.length - 1];
@@ -282,11 +295,10 @@ async function operations(run: Run, retention: RetentionConfig): Promise<boolean
       const finished = await run.repeat(async (tx) => {
         const [row] = await tx.execute<{ deleted: number }[]>(
           `with doomed as (
-             select t.${child.key} from ${child.table} t where t.operation_id = any(?::uuid[])
+             select t.ctid as row from ${child.table} t where t.operation_id = any(?::uuid[])
               limit ? for update of t skip locked
            ), gone as (
-             delete from ${child.table} t using doomed where t.${child.key} = doomed.${child.key}
-             returning 1
+             delete from ${child.table} t where t.ctid = any(array(select row from doomed)) returning 1
            )
            select count(*)::int as deleted from gone`,
           [ids, retention.batchSize],
@@ -298,9 +310,9 @@ async function operations(run: Run, retention: RetentionConfig): Promise<boolean
     await run.once(async (tx) => {
       const [row] = await tx.execute<{ deleted: number }[]>(
         `with doomed as (
-           select o.id from operations o where o.id = any(?::uuid[]) and o.status <> 'in_progress'
+           select o.ctid as row from operations o where o.id = any(?::uuid[]) and o.status <> 'in_progress'
            for update of o skip locked
-         ), gone as (delete from operations o using doomed where o.id = doomed.id returning 1)
+         ), gone as (delete from operations o where o.ctid = any(array(select row from doomed)) returning 1)
          select count(*)::int as deleted from gone`,
         [ids],
       );

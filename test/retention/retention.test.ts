@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { config, type RetentionConfig } from '../../src/config.js';
 import { closeOrm } from '../../src/db/orm.js';
 import { runRetentionPass, runRetentionTask } from '../../src/domain/retention.js';
+import pg from 'pg';
 import { RetentionFixture } from './fixtures.js';
 
 /**
@@ -200,5 +201,52 @@ describe('batches', () => {
     expect(await f.count('delivery_attempts', 'operation_id = $2', [done])).toBe(0);
     expect(batches.length).toBe(second.batches);
     expect(second.longestBatchMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('steps over rows another transaction holds, and deletes them on a later pass', async () => {
+    const f = await fixture();
+    const done = await f.operation({ ageDays: 40 });
+    await f.operation({ ageDays: 1 });
+    await f.storedPages(done, 40, 3);
+    const holder = new pg.Client({ connectionString: config().databaseUrl });
+    await holder.connect();
+    try {
+      // A receiver's drain holds the oldest stored page while it sends it.
+      await holder.query('begin');
+      await holder.query(
+        'select id from stored_pages where operation_id = $1 order by id limit 1 for update',
+        [done],
+      );
+      const progress = await runRetentionTask('stored-pages', { retention: windows() });
+      expect(progress.done).toBe(true);
+      expect(await f.count('stored_pages', 'operation_id = $2', [done])).toBe(1);
+      await holder.query('commit');
+      await runRetentionTask('stored-pages', { retention: windows() });
+      expect(await f.count('stored_pages', 'operation_id = $2', [done])).toBe(0);
+    } finally {
+      await holder.end();
+    }
+  });
+
+  it('gives up on a table it cannot lock within its lock timeout instead of queueing behind it', async () => {
+    const f = await fixture();
+    const done = await f.operation({ ageDays: 40 });
+    await f.operation({ ageDays: 1 });
+    await f.attempts(done, 40, { count: 2 });
+    const holder = new pg.Client({ connectionString: config().databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('lock table delivery_attempts in exclusive mode');
+      const started = Date.now();
+      await expect(runRetentionTask('delivery-attempts', { retention: windows() })).rejects.toThrow(
+        /lock timeout/,
+      );
+      expect(Date.now() - started).toBeLessThan(10_000);
+      await holder.query('rollback');
+    } finally {
+      await holder.end();
+    }
+    expect(await f.count('delivery_attempts', 'operation_id = $2', [done])).toBe(2);
   });
 });
