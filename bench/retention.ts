@@ -11,8 +11,8 @@ import { options } from '../src/cli/options.js';
  * Fills a fresh database with the rows N delivered records leave behind, spread evenly over the last
  * `days` days, then runs one cleanup pass with the default windows and reports table sizes and row
  * counts before and after, the pass's time and its slowest batch. A writer beside the pass inserts
- * log rows and moves a checkpoint every 20 ms, as a running read does, and reports its slowest
- * statement: what the cleanup costs the hot tables. The last line printed is one JSON object.
+ * log rows, records an attempt and moves a checkpoint every 20 ms, as a running read does, alone
+ * for 5 s and then during the pass: its transaction times show what the cleanup costs the hot tables. The last line printed is one JSON object.
  *
  * The rows are generated in SQL, shaped as the read pipeline writes them (src/domain/reads): per read
  * an operation (metadata with window and progress) and its checkpoint (the plan), a start log, one
@@ -168,11 +168,12 @@ export async function fill(
 }
 
 /** A running read's writes beside the cleanup: a log row and a checkpoint move every 20 ms. */
-function startHotWriter(databaseUrl: string): { stop(): Promise<{ statements: number; slowestMs: number }> } {
+function startHotWriter(databaseUrl: string): {
+  stop(): Promise<{ transactions: number; p50Ms: number; p99Ms: number; slowestMs: number }>;
+} {
   const db = new pg.Client({ connectionString: databaseUrl });
   let stopped = false;
-  let statements = 0;
-  let slowestMs = 0;
+  const times: number[] = [];
   const loop = (async () => {
     await db.connect();
     const { rows } = await db.query<{ id: string }>(
@@ -206,8 +207,7 @@ function startHotWriter(databaseUrl: string): { stop(): Promise<{ statements: nu
         [operationId, page],
       );
       await db.query('commit');
-      statements++;
-      slowestMs = Math.max(slowestMs, performance.now() - started);
+      times.push(performance.now() - started);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   })();
@@ -216,7 +216,10 @@ function startHotWriter(databaseUrl: string): { stop(): Promise<{ statements: nu
       stopped = true;
       await loop;
       await db.end();
-      return { statements, slowestMs: Number(slowestMs.toFixed(1)) };
+      times.sort((a, b) => a - b);
+      const at = (q: number) =>
+        Number((times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? 0).toFixed(1));
+      return { transactions: times.length, p50Ms: at(0.5), p99Ms: at(0.99), slowestMs: at(1) };
     },
   };
 }
@@ -289,6 +292,11 @@ export async function benchRetention(args: string[]): Promise<void> {
     const before = await tableFigures(db);
 
     const { RETENTION_TASKS, runRetentionTask } = await import('../src/domain/retention.js');
+    // The writer alone first, for as long as the pass will roughly take: its figures without a cleanup.
+    say('a running read writing alone for 5 s');
+    const alone = startHotWriter(databaseUrl.toString());
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    const hotAlone = await alone.stop();
     const writer = startHotWriter(databaseUrl.toString());
     await new Promise((resolve) => setTimeout(resolve, 200));
     say('running one cleanup pass with the default windows');
@@ -322,7 +330,7 @@ export async function benchRetention(args: string[]): Promise<void> {
       deleted: Object.fromEntries(tasks.map((task) => [task.task, task.deleted])),
       taskSeconds,
       longestBatchMsByTask: Object.fromEntries(tasks.map((task) => [task.task, task.longestBatchMs])),
-      hotWriter: hot,
+      hotWriter: { alone: hotAlone, duringPass: hot },
       tables: Object.fromEntries(
         TABLES.map((table) => [
           table,
