@@ -2,6 +2,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  isCancellation,
   log,
   proxyActivities,
   setHandler,
@@ -49,6 +50,7 @@ async function pass(): Promise<RetentionPassResult> {
         total.done = part.done;
       }
     } catch (error) {
+      if (isCancellation(error)) throw error;
       // The next pass tries again; later tasks still run (they never depend on an earlier one's rows).
       log.warn('retention task failed', { task, error: errorMessage(error) });
     }

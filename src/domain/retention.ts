@@ -267,8 +267,8 @@ const OPERATION_CHILDREN = [
  */
 async function operations(run: Run, retention: RetentionConfig): Promise<boolean> {
   const cutoff = await cutoffOf(retention.operationsDays);
-  // Each operation may bring many children: take fewer at once.
-  const operationBatch = Math.max(1, Math.floor(retention.batchSize / 10));
+  // By now their own windows (shorter by default) have taken most children: half a batch at once.
+  const operationBatch = Math.max(1, Math.floor(retention.batchSize / 2));
   let cursor: Cursor | undefined;
   for (;;) {
     if (run.outOfTime) return false;
@@ -291,8 +291,11 @@ async function operations(run: Run, retention: RetentionConfig): Promise<boolean
     const last = candidates[candidates.length - 1];
     cursor = { time: last.time, key: last.id };
     const ids = `{${candidates.map((candidate) => candidate.id).join(',')}}`;
-    for (const child of OPERATION_CHILDREN) {
-      const finished = await run.repeat(async (tx) => {
+    // Every child table in one transaction, each at most a batch, until none has any left.
+    const childrenGone = await run.repeat(async (tx) => {
+      let deleted = 0;
+      let more = false;
+      for (const child of OPERATION_CHILDREN) {
         const [row] = await tx.execute<{ deleted: number }[]>(
           `with doomed as (
              select t.ctid as row from ${child.table} t where t.operation_id = any(?::uuid[])
@@ -303,10 +306,12 @@ async function operations(run: Run, retention: RetentionConfig): Promise<boolean
            select count(*)::int as deleted from gone`,
           [ids, retention.batchSize],
         );
-        return { deleted: row.deleted, more: row.deleted >= retention.batchSize };
-      });
-      if (!finished) return false;
-    }
+        deleted += row.deleted;
+        more ||= row.deleted >= retention.batchSize;
+      }
+      return { deleted, more };
+    });
+    if (!childrenGone) return false;
     await run.once(async (tx) => {
       const [row] = await tx.execute<{ deleted: number }[]>(
         `with doomed as (
