@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { config, type RetentionConfig } from '../../src/config.js';
 import { closeOrm } from '../../src/db/orm.js';
+import { prepareReadRetry } from '../../src/domain/operation-retry.js';
 import { runRetentionPass, runRetentionTask } from '../../src/domain/retention.js';
 import pg from 'pg';
 import { RetentionFixture } from './fixtures.js';
@@ -248,5 +250,30 @@ describe('batches', () => {
       await holder.end();
     }
     expect(await f.count('delivery_attempts', 'operation_id = $2', [done])).toBe(2);
+  });
+});
+
+describe('a failed read retried after its checkpoint was deleted', () => {
+  it('starts over, and its log says the checkpoint is no longer kept', async () => {
+    const f = await fixture();
+    const failed = await f.operation({
+      ageDays: 50,
+      status: 'failure',
+      metadata: { objects: ['contacts'], readType: 'backfill', progress: { recordsProcessed: 1500 } },
+    });
+    await f.checkpoint(failed, 50);
+    await f.operation({ ageDays: 1 });
+    await runRetentionTask('read-checkpoints', { retention: windows() });
+    expect(await f.count('read_checkpoints', 'operation_id = $2', [failed])).toBe(0);
+    const retry = randomUUID();
+    await prepareReadRetry(failed, retry);
+    const { rows } = await f.db.query<{ msg: string }>(
+      'select msg from operation_logs where operation_id = $1 order by id',
+      [retry],
+    );
+    expect(rows.map((row) => row.msg)).toEqual([
+      `Retries operation ${failed} from the start: its checkpoint is no longer kept (retention).`,
+    ]);
+    expect(await f.count('read_checkpoints', 'operation_id = $2', [retry])).toBe(0);
   });
 });
