@@ -6,3 +6,4 @@ export * from './write.js';
 export * from './operator.js';
 export * from './subscriptions.js';
 export * from './schema-watch.js';
+export * from './retention.js';

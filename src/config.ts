@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CronError, nextFireTime } from './core/cron.js';
 import { parseRetrySchedule } from './core/retry-schedule.js';
 import { schemaIssues } from './core/validation.js';
 import { ProviderOverridesSchema, type ProviderOverrides } from './schemas/provider.js';
@@ -63,6 +64,34 @@ export interface Config {
   temporalUiUrl: string;
   /** Provider endpoints this deployment uses instead of the catalog's (FERRY_PROVIDER_OVERRIDES[_FILE]). */
   providerOverrides: ProviderOverrides;
+  retention: RetentionConfig;
+}
+
+/**
+ * How long Ferry keeps what its runs leave behind (FERRY_RETENTION_*), in days, and when its cleanup
+ * workflow runs. Rows still needed are kept past their window: see src/domain/retention.ts.
+ */
+export interface RetentionConfig {
+  /** Operation log entries, counted from when they were written. */
+  operationLogsDays: number;
+  /** Delivery attempts of record pages, change events and schema messages. */
+  deliveryAttemptsDays: number;
+  /** Read checkpoints, counted from when their read ended. */
+  readCheckpointsDays: number;
+  /** Pages stored for `delivery.mode: onRequest` and not asked for, counted from when their read ended. */
+  storedPagesDays: number;
+  /** Notification events (and the attempts to deliver them), counted from when they were raised. */
+  eventsDays: number;
+  /** Change events providers sent: their bodies and the ids that make a redelivered event a no-op. */
+  subscriptionEventsDays: number;
+  /** Finished operations, counted from when they ended. */
+  operationsDays: number;
+  /** Closed workflow runs in Temporal: the namespace retention `ferry start` sets on its dev server. */
+  temporalDays: number;
+  /** Five-field cron (UTC) of the cleanup workflow's passes. */
+  schedule: string;
+  /** Rows one cleanup statement deletes at most: each is a short transaction of its own. */
+  batchSize: number;
 }
 
 export class ConfigError extends Error {}
@@ -90,6 +119,59 @@ function retrySchedule(env: NodeJS.ProcessEnv): readonly number[] {
   } catch (error) {
     throw new ConfigError(`FERRY_DELIVERY_RETRY_SCHEDULE: ${(error as Error).message}`);
   }
+}
+
+const MAX_RETENTION_DAYS = 3650;
+
+function retentionDays(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!/^\s*\d+\s*$/.test(raw) || value < 1 || value > MAX_RETENTION_DAYS) {
+    throw new ConfigError(
+      `${name} must be a whole number of days from 1 to ${MAX_RETENTION_DAYS}, got "${raw}"`,
+    );
+  }
+  return value;
+}
+
+function retention(env: NodeJS.ProcessEnv, retryScheduleMs: readonly number[]): RetentionConfig {
+  const schedule = (env.FERRY_RETENTION_SCHEDULE || '17 * * * *').trim();
+  try {
+    nextFireTime(schedule, new Date());
+  } catch (error) {
+    if (!(error instanceof CronError)) throw error;
+    throw new ConfigError(`FERRY_RETENTION_SCHEDULE: ${error.message}`);
+  }
+  const batchSize = intVar(env, 'FERRY_RETENTION_BATCH_SIZE', 1000);
+  if (batchSize < 10 || batchSize > 50_000) {
+    throw new ConfigError(`FERRY_RETENTION_BATCH_SIZE must be from 10 to 50000, got "${batchSize}"`);
+  }
+  const config: RetentionConfig = {
+    operationLogsDays: retentionDays(env, 'FERRY_RETENTION_OPERATION_LOGS_DAYS', 30),
+    deliveryAttemptsDays: retentionDays(env, 'FERRY_RETENTION_DELIVERY_ATTEMPTS_DAYS', 30),
+    readCheckpointsDays: retentionDays(env, 'FERRY_RETENTION_READ_CHECKPOINTS_DAYS', 30),
+    storedPagesDays: retentionDays(env, 'FERRY_RETENTION_STORED_PAGES_DAYS', 14),
+    eventsDays: retentionDays(env, 'FERRY_RETENTION_EVENTS_DAYS', 30),
+    subscriptionEventsDays: retentionDays(env, 'FERRY_RETENTION_SUBSCRIPTION_EVENTS_DAYS', 7),
+    operationsDays: retentionDays(env, 'FERRY_RETENTION_OPERATIONS_DAYS', 90),
+    temporalDays: retentionDays(env, 'FERRY_RETENTION_TEMPORAL_DAYS', 30),
+    schedule,
+    batchSize,
+  };
+  // An event, or a change event's body, must outlive the retries of its delivery.
+  const retryDays = retryScheduleMs.reduce((sum, ms) => sum + ms, 0) / 86_400_000;
+  for (const [name, days] of [
+    ['FERRY_RETENTION_EVENTS_DAYS', config.eventsDays],
+    ['FERRY_RETENTION_SUBSCRIPTION_EVENTS_DAYS', config.subscriptionEventsDays],
+  ] as const) {
+    if (days <= retryDays) {
+      throw new ConfigError(
+        `${name} (${days}) must be longer than FERRY_DELIVERY_RETRY_SCHEDULE, whose retries last ${retryDays.toFixed(1)} days: rows would be deleted while still being delivered`,
+      );
+    }
+  }
+  return config;
 }
 
 /** Parses sizes such as `10mb`, `512kb` or a plain byte count. */
@@ -162,6 +244,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     search: intVar(env, 'FERRY_SEARCH_PORT', 8084),
     proxy: intVar(env, 'FERRY_PROXY_PORT', 8083),
   };
+  const deliveryRetryScheduleMs = retrySchedule(env);
   return {
     env: mode,
     databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/ferry',
@@ -185,7 +268,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL ?? (mode === 'test' ? 'silent' : 'info'),
     allowPrivateDestinations: boolVar(env, 'FERRY_ALLOW_PRIVATE_DESTINATIONS', false),
     delivery: {
-      retryScheduleMs: retrySchedule(env),
+      retryScheduleMs: deliveryRetryScheduleMs,
       timeoutMs: intVar(env, 'FERRY_DELIVERY_TIMEOUT_SECONDS', 15) * 1000,
       disableAfterMs: intVar(env, 'FERRY_DESTINATION_DISABLE_AFTER_SECONDS', 5 * 24 * 3600) * 1000,
       secretRotationGraceMs: intVar(env, 'FERRY_SECRET_ROTATION_GRACE_SECONDS', 24 * 3600) * 1000,
@@ -203,6 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     checkResponses: boolVar(env, 'FERRY_CHECK_RESPONSES', mode === 'test'),
     providerOverrides: providerOverrides(env),
     temporalUiUrl: (env.FERRY_TEMPORAL_UI_URL ?? 'http://localhost:8233').replace(/\/$/, ''),
+    retention: retention(env, deliveryRetryScheduleMs),
   };
 }
 

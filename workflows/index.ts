@@ -5,3 +5,4 @@ export { installationWorkflow } from './installation.js';
 export { writeRecordsWorkflow } from './write.js';
 export { deliverSubscriptionEventWorkflow } from './subscription-event.js';
 export { deliverSchemaWatchWorkflow } from './schema-watch.js';
+export { retentionWorkflow } from './retention.js';

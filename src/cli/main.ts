@@ -29,6 +29,14 @@ const commands: Record<string, { summary: string; run: (args: string[]) => Promi
     summary: 'Restart missing installation workflows from PostgreSQL: [--project <idOrName>]',
     run: async (a) => (await import('./reconcile.js')).reconcileCommand(a),
   },
+  'retention run': {
+    summary: 'Run a cleanup pass now through the running retention workflow; prints what it deleted',
+    run: async () => (await import('./retention.js')).retentionRunCommand(),
+  },
+  'bench retention': {
+    summary: 'Benchmark a cleanup pass over aged rows: [--records 1000000] [--aged 0.5] [--batch-size 1000]',
+    run: async (a) => (await import('../../bench/retention.js')).benchRetention(a),
+  },
   'bench installations': {
     summary: 'Benchmark installation workflows: [--count 1000] [--idle-seconds 60]',
     run: async (a) => (await import('../../bench/installations.js')).benchInstallations(a),

@@ -6,6 +6,7 @@ import { createWorker } from './worker.js';
 import { closeTemporalClient } from '../temporal/client.js';
 import { startOutboxRelay } from '../notifications/outbox-relay.js';
 import { startRepairLoop } from './repair-loop.js';
+import { startRetentionInBackground } from './retention.js';
 
 /** Stops cleanly on SIGINT/SIGTERM: listeners close, in-flight work finishes, connections drop. */
 export function onShutdown(stop: () => Promise<void>): void {
@@ -37,6 +38,7 @@ export async function server(): Promise<void> {
 }
 
 export async function worker(): Promise<void> {
+  config(); // a bad setting stops the worker here, with its message, before anything starts
   const running = await createWorker();
   const relay = startOutboxRelay();
   const run = running.run();
@@ -47,6 +49,7 @@ export async function worker(): Promise<void> {
     await relay.stop();
     running.shutdown();
   });
+  startRetentionInBackground();
   await run;
   await closeOrm();
 }

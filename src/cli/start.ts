@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { options } from './options.js';
-import { projectRoot, resetConfig } from '../config.js';
+import { loadConfig, projectRoot, resetConfig } from '../config.js';
 
 const dataDir = join(projectRoot, '.data');
 
@@ -83,6 +83,8 @@ export async function start(args: string[]): Promise<void> {
   const started = performance.now();
   mkdirSync(dataDir, { recursive: true });
   process.env.FERRY_ALLOW_PRIVATE_DESTINATIONS ??= 'true';
+  // A bad setting stops `ferry start` here, with its message, before anything starts.
+  const { temporalDays } = loadConfig().retention;
   const stops: (() => Promise<void>)[] = [];
 
   const { temporalCliPath } = await import('../temporal/cli.js');
@@ -104,6 +106,7 @@ export async function start(args: string[]): Promise<void> {
       port: 7233,
       uiPort: 8233,
       dbFile: join(dataDir, 'temporal.sqlite'),
+      retentionDays: temporalDays,
       log: say,
     });
     process.env.TEMPORAL_ADDRESS = temporal.address;
@@ -134,6 +137,7 @@ export async function start(args: string[]): Promise<void> {
   });
   const repair = (await import('./repair-loop.js')).startRepairLoop();
   stops.unshift(() => repair.stop());
+  (await import('./retention.js')).startRetentionInBackground();
   const { startOutboxRelay } = await import('../notifications/outbox-relay.js');
   const relay = startOutboxRelay();
   stops.unshift(() => relay.stop());

@@ -70,6 +70,12 @@ export async function describeFailedOperation(
   throw new ProblemError({ status: 422, detail: `A ${operation.actionType} operation cannot be retried.` });
 }
 
+/** Whether a read had delivered records before it failed (its progress says so even once its checkpoint is gone). */
+function readBefore(metadata: Record<string, unknown>): boolean {
+  const progress = metadata.progress as { recordsProcessed?: number } | undefined;
+  return (progress?.recordsProcessed ?? 0) > 0;
+}
+
 function retriedLog(retryId: string) {
   return { severity: 'INFO' as const, msg: `Retried as operation ${retryId}.`, details: { retryId } };
 }
@@ -119,7 +125,9 @@ export async function prepareReadRetry(operationId: string, newOperationId: stri
         msg:
           checkpoint && !checkpoint.done
             ? `Retries operation ${operationId} from page ${checkpoint.pageIndex + 1}, after its last delivered page.`
-            : `Retries operation ${operationId} from the start: it failed before reading a page.`,
+            : readBefore(failed.metadata)
+              ? `Retries operation ${operationId} from the start: its checkpoint is no longer kept (retention).`
+              : `Retries operation ${operationId} from the start: it failed before reading a page.`,
         details: { retryOf: operationId, ...(checkpoint && { pageIndex: checkpoint.pageIndex }) },
       },
     ]);

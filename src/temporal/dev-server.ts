@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time.js';
 import { searchAttributeNames } from './search-attributes.js';
 import { temporalCliPath } from './cli.js';
 
@@ -11,6 +12,8 @@ export interface DevServerOptions {
   /** SQLite file; in memory when omitted (tests). */
   dbFile?: string;
   namespace?: string;
+  /** How long closed workflow runs are kept (the namespace's retention); the server's default when omitted. */
+  retentionDays?: number;
   log?: (line: string) => void;
 }
 
@@ -38,6 +41,19 @@ async function waitForServer(address: string, child: ChildProcess, timeoutMs: nu
     }
   }
   throw new Error(`the Temporal dev server at ${address} did not become ready: ${String(lastError)}`);
+}
+
+/** Sets the namespace's retention: closed runs (histories, inputs such as a write's records) are deleted after it. */
+export async function setRetention(address: string, namespace: string, days: number): Promise<void> {
+  const connection = await Connection.connect({ address, connectTimeout: 5000 });
+  try {
+    await connection.workflowService.updateNamespace({
+      namespace,
+      config: { workflowExecutionRetentionTtl: msToTs(`${days} days`) },
+    });
+  } finally {
+    await connection.close();
+  }
 }
 
 /** Starts `temporal server start-dev` with Ferry's search attributes registered. */
@@ -72,6 +88,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const address = `127.0.0.1:${options.port}`;
   try {
     await waitForServer(address, child, 60_000);
+    if (options.retentionDays)
+      await setRetention(address, options.namespace ?? 'default', options.retentionDays);
   } catch (error) {
     child.kill('SIGKILL');
     throw new Error(`${(error as Error).message}\n${stderr}`);

@@ -31,7 +31,17 @@ import {
   type SchemaWatchDeliveryInput,
 } from './contracts/schema-watch.js';
 import {
+  RETENTION_WORKFLOW_TYPE,
+  configureRetentionSignal,
+  describeRetentionQuery,
+  runRetentionNowUpdate,
+  type RetentionDescription,
+  type RetentionPassResult,
+  type RetentionWorkflowInput,
+} from './contracts/retention.js';
+import {
   installationWorkflowId,
+  retentionWorkflowId,
   notificationWorkflowId,
   schemaWatchWorkflowId,
   subscriptionEventWorkflowId,
@@ -452,4 +462,46 @@ export async function startSchemaWatchDelivery(
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
   }
+}
+
+/**
+ * Starts the deployment's cleanup workflow, or, when it runs already, hands it the schedule
+ * (signal-with-start): any number of workers starting at once leave one run, on the latest schedule.
+ */
+export async function startRetentionWorkflow(
+  options: { schedule?: string; taskQueue?: string } = {},
+): Promise<void> {
+  const taskQueue = options.taskQueue ?? config().temporal.taskQueue;
+  const schedule = options.schedule ?? config().retention.schedule;
+  const workflowId = retentionWorkflowId(taskQueue);
+  const input: RetentionWorkflowInput = { schedule };
+  await temporalCall('starting the retention workflow', workflowId, (client) =>
+    client.workflow.signalWithStart(RETENTION_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue,
+      args: [input],
+      signal: configureRetentionSignal,
+      signalArgs: [{ schedule }],
+    }),
+  );
+}
+
+/** Runs a cleanup pass now (the `runRetentionNow` Update) and answers what it deleted. */
+export async function runRetentionNow(
+  options: { taskQueue?: string; deadlineMs?: number } = {},
+): Promise<RetentionPassResult> {
+  const workflowId = retentionWorkflowId(options.taskQueue ?? config().temporal.taskQueue);
+  return temporalCall(
+    'running a retention pass',
+    workflowId,
+    (client) => client.workflow.getHandle(workflowId).executeUpdate(runRetentionNowUpdate),
+    options.deadlineMs,
+  );
+}
+
+export async function describeRetention(options: { taskQueue?: string } = {}): Promise<RetentionDescription> {
+  const workflowId = retentionWorkflowId(options.taskQueue ?? config().temporal.taskQueue);
+  return temporalCall('describing the retention workflow', workflowId, (client) =>
+    client.workflow.getHandle(workflowId).query(describeRetentionQuery),
+  );
 }

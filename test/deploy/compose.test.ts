@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { parse } from 'yaml';
 import { searchAttributeNames } from '../../src/temporal/search-attributes.js';
+import { loadConfig } from '../../src/config.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const read = (file: string) => readFileSync(join(root, file), 'utf8');
@@ -148,6 +149,18 @@ describe('docker-compose.yml', () => {
     expect(script).toContain('temporal operator search-attribute create');
     expect(script).toContain('--type Keyword');
     for (const name of searchAttributeNames) expect(script).toContain(name);
+  });
+
+  it("sets the namespace's retention on every start, by default as long as Ferry keeps logs", () => {
+    const admin = service('temporal-admin-tools');
+    const script = [admin.entrypoint, admin.command].flat().join(' ');
+    expect(script).toContain(
+      'temporal operator namespace update --namespace "$$TEMPORAL_NAMESPACE" --retention "$$TEMPORAL_NAMESPACE_RETENTION"',
+    );
+    const days = loadConfig({ ...process.env, FERRY_RETENTION_TEMPORAL_DAYS: '' }).retention.temporalDays;
+    expect(environment('temporal-admin-tools').TEMPORAL_NAMESPACE_RETENTION).toBe(
+      `\${TEMPORAL_NAMESPACE_RETENTION:-${days * 24}h}`,
+    );
   });
 
   it('runs migrate, server and worker from the one Ferry image', () => {

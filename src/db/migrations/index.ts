@@ -7,6 +7,7 @@ import { Migration20261121004000_installations } from './Migration20261121004000
 import { Migration20261121005000_reads } from './Migration20261121005000_reads.js';
 import { Migration20261123000000_subscription_events } from './Migration20261123000000_subscription_events.js';
 import { Migration20261123100000_schema_watch } from './Migration20261123100000_schema_watch.js';
+import { Migration20261123200000_retention } from './Migration20261123200000_retention.js';
 
 /**
  * Migrations are listed explicitly rather than discovered from disk, so they run the same under
@@ -24,4 +25,5 @@ export const migrationsList: MigrationObject[] = [
     class: Migration20261123000000_subscription_events,
   },
   { name: 'Migration20261123100000_schema_watch', class: Migration20261123100000_schema_watch },
+  { name: 'Migration20261123200000_retention', class: Migration20261123200000_retention },
 ];

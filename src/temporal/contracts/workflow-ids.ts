@@ -13,3 +13,5 @@ export const subscriptionEventWorkflowId = (subscriptionEventId: string) =>
   `subscription-event/${subscriptionEventId}`;
 /** The delivery of one schema watch run's messages; one per run. */
 export const schemaWatchWorkflowId = (operationId: string) => `schema-watch/${operationId}`;
+/** The deployment's cleanup: one per task queue, so deployments sharing a namespace each keep their own. */
+export const retentionWorkflowId = (taskQueue: string) => `retention/${taskQueue}`;
