@@ -188,6 +188,7 @@ class Checker {
         'id',
         'record',
         'associations',
+        'idempotencyKey',
       ]);
       if (type !== 'create' && !used.some((p) => p.name === 'id')) {
         this.problem(`${prefix}.write.${type}.request`, `a ${type} must address the record with {{id}}`);

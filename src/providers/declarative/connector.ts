@@ -278,7 +278,7 @@ export class DeclaredConnector implements Connector {
   record(
     object: ObjectDeclaration,
     item: unknown,
-    listing?: Pick<Listing, 'record' | 'updated'>,
+    listing?: Pick<Listing, 'record' | 'updated' | 'deleted'>,
   ): ProviderRecord {
     const raw = (listing?.record ? valueAt(item, listing.record) : item) as Record<string, unknown>;
     const id = valueAt(raw, object.id ?? '/id');
@@ -287,7 +287,9 @@ export class DeclaredConnector implements Connector {
       : object.updated && { source: raw, ...object.updated };
     const updated =
       updatedFrom && isoTime(valueAt(updatedFrom.source, updatedFrom.field), updatedFrom.format);
-    const deleted = object.deleted !== undefined && holds(object.deleted, raw);
+    const deleted =
+      (object.deleted !== undefined && holds(object.deleted, raw)) ||
+      (listing?.deleted !== undefined && holds(listing.deleted, item));
     return {
       id: String(id),
       ...(updated && { updatedAt: updated }),
@@ -339,7 +341,11 @@ export class DeclaredConnector implements Connector {
     const response = await this.send(input.objectName, request);
     const listed = valueAt(response.body, listing.records);
     const items = Array.isArray(listed) ? listed : [];
-    const records = items.map((item) => this.record(object, item, listing));
+    const records = listedRecords(
+      items.map((item) => this.record(object, item, listing)),
+      listing,
+      includeDeleted === true,
+    );
     const next = nextPageState(listing.pagination, state, {
       body: response.body,
       headers: response.headers,
@@ -532,11 +538,20 @@ export class DeclaredConnector implements Connector {
     const values: TemplateValues = {
       ...this.templateValues(input.objectName, object),
       ...(id !== undefined && { id }),
+      ...(input.idempotencyKey && { idempotencyKey: input.idempotencyKey }),
       ...(input.type !== 'delete' && { record: this.writeValues(input) }),
       ...(input.associations?.length && { associations: input.associations }),
     };
-    // Setting the same values twice leaves the same record; a create is never repeated blindly.
-    const request = this.request(operation.request, values, input.type === 'create' ? undefined : true);
+    // Setting the same values twice leaves the same record; a create is repeated only under an
+    // idempotency key the provider honours (the request sends {{idempotencyKey}}), never blindly.
+    const keyed =
+      input.idempotencyKey !== undefined &&
+      placeholdersOf(operation.request).some((p) => p.name === 'idempotencyKey');
+    const request = this.request(
+      operation.request,
+      values,
+      input.type === 'create' && !keyed ? undefined : true,
+    );
     const response = await this.send(input.objectName, request);
     const body = response.body;
     let recordId = id;
@@ -713,4 +728,21 @@ function withinWindow(record: ProviderRecord, since: Date | undefined, until: Da
   if (!record.updatedAt || (!since && !until)) return true;
   const time = Date.parse(record.updatedAt);
   return (!since || time >= since.getTime()) && (!until || time < until.getTime());
+}
+
+/**
+ * A page's records as a read returns them. Deletions a listing marks itself (change events) are kept
+ * only when the read asks for them. A feed of changes lists a record once per change: the page keeps
+ * its first, which is the newest in a feed listed newest first (Stripe's events).
+ */
+function listedRecords(
+  records: ProviderRecord[],
+  listing: Listing,
+  includeDeleted: boolean,
+): ProviderRecord[] {
+  const wanted =
+    listing.deleted === undefined || includeDeleted ? records : records.filter((record) => !record.deleted);
+  if (listing.record === undefined) return wanted;
+  const seen = new Set<string>();
+  return wanted.filter((record) => !seen.has(record.id) && seen.add(record.id));
 }

@@ -18,6 +18,10 @@ export function holds(predicate: Predicate | undefined, descriptor: unknown): bo
       ? value.includes(predicate.includes.value)
       : value === predicate.includes.value;
   }
+  if ('matches' in predicate) {
+    const value = valueAt(descriptor, predicate.matches.at);
+    return typeof value === 'string' && new RegExp(predicate.matches.pattern).test(value);
+  }
   return predicate.allOf.every((inner) => holds(inner, descriptor));
 }
 
