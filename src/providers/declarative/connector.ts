@@ -731,18 +731,21 @@ function withinWindow(record: ProviderRecord, since: Date | undefined, until: Da
 }
 
 /**
- * A page's records as a read returns them. Deletions a listing marks itself (change events) are kept
- * only when the read asks for them. A feed of changes lists a record once per change: the page keeps
- * its first, which is the newest in a feed listed newest first (Stripe's events).
+ * A page's records as a read returns them. A feed of changes lists a record once per change: the
+ * page keeps its first, the newest in a feed listed newest first (Stripe's events). Deletions a
+ * listing marks itself are kept only when the read asks for them.
  */
 function listedRecords(
   records: ProviderRecord[],
   listing: Listing,
   includeDeleted: boolean,
 ): ProviderRecord[] {
-  const wanted =
-    listing.deleted === undefined || includeDeleted ? records : records.filter((record) => !record.deleted);
-  if (listing.record === undefined) return wanted;
   const seen = new Set<string>();
-  return wanted.filter((record) => !seen.has(record.id) && seen.add(record.id));
+  const latest =
+    listing.record === undefined
+      ? records
+      : records.filter((record) => !seen.has(record.id) && seen.add(record.id));
+  return listing.deleted === undefined || includeDeleted
+    ? latest
+    : latest.filter((record) => !record.deleted);
 }
