@@ -12,7 +12,7 @@ import { ValueTypeSchema } from './object-metadata.js';
  * first page) is left out. Placeholders: `object` (the object's provider name), `vars.<name>` (the
  * object's `vars`), `connection.<name>` (the connection's metadata, as in URL templates), `since`, `until`, `window` (the joined window clauses), `pageSize`, `cursor`,
  * `offset`, `page`, `lastId`, `fields`, `includeDeleted` (read); `id`, `record`, `associations`, `idempotencyKey` (write); formats `iso` (default for
- * times), `isoSeconds`, `unixSeconds`, `unixSecondsUp` (rounded up), `unixMs`, `date`, `json`, `join:<separator>` (lists, default `,`).
+ * times), `isoSeconds`, `unixSeconds`, `unixSecondsUp` (rounded up), `unixSecondsBelow` (the last whole second before), `unixMs`, `date`, `json`, `join:<separator>` (lists, default `,`).
  */
 
 const strict = { additionalProperties: false } as const;
@@ -60,6 +60,11 @@ export const PaginationSchema = Type.Union([
       style: Type.Literal('nextUrl'),
       /** A URL (absolute, or a path) in the response that fetches the next page as it is. */
       next: JsonPointerSchema,
+      /**
+       * The URL names another host for the same API (Front's `<company>.api.frontapp.com`): its path
+       * and query are fetched from the provider's base URL, where the credentials belong.
+       */
+      rebase: Type.Optional(Type.Boolean()),
     },
     strict,
   ),
@@ -264,6 +269,8 @@ export const MetadataDeclarationSchema = Type.Object(
     /** Only descriptors for which this holds describe the object (Copper lists every object's fields). */
     where: Type.Optional(PredicateSchema),
     name: JsonPointerSchema,
+    /** Written before each described name: where the values sit in a record (Front's `custom_fields.`). */
+    prefix: Type.Optional(Type.String({ minLength: 1 })),
     label: Type.Optional(JsonPointerSchema),
     type: JsonPointerSchema,
     /** A second type property (HubSpot's `fieldType`): `types` is asked for `<type>/<subtype>` first. */

@@ -121,6 +121,8 @@ describe('templates', () => {
     expect(renderString('{{since|unixSeconds}}', { since })).toBe('1714566896');
     expect(renderString('{{since|unixSecondsUp}}', { since })).toBe('1714566897');
     expect(renderString('{{since|unixSecondsUp}}', { since: new Date(1714566896000) })).toBe('1714566896');
+    expect(renderString('{{since|unixSecondsBelow}}', { since })).toBe('1714566896');
+    expect(renderString('{{since|unixSecondsBelow}}', { since: new Date(1714566896000) })).toBe('1714566895');
     expect(renderString('{{since|date}}', { since })).toBe('2024-05-01');
     expect(renderJson({ v: '{{since|unixMs}}', s: '{{since|unixMs|string}}' }, { since })).toEqual({
       v: 1714566896789,

@@ -29,6 +29,7 @@ import type {
   DeclaredRequest,
   Listing,
   ObjectDeclaration,
+  Pagination,
   WebhooksDeclaration,
 } from '../../schemas/connector-declaration.js';
 import type {
@@ -255,10 +256,19 @@ export class DeclaredConnector implements Connector {
     };
   }
 
-  /** A provider's next-page URL, only ever on the provider's own origin: credentials go nowhere else. */
-  private nextPageUrl(url: string): string {
+  /**
+   * A provider's next-page URL, only ever on the provider's own origin: credentials go nowhere else.
+   * Rebased (`rebase`), a link naming another host has its path and query fetched from the base URL.
+   */
+  private nextPageUrl(url: string, pagination?: Pagination): string {
     const base = new URL(this.http.baseUrl());
-    const next = new URL(url, base.origin);
+    let next = new URL(url, base.origin);
+    if (pagination?.style === 'nextUrl' && pagination.rebase) {
+      const prefix = base.pathname.replace(/\/$/, '');
+      const path =
+        prefix && !next.pathname.startsWith(`${prefix}/`) ? `${prefix}${next.pathname}` : next.pathname;
+      next = new URL(`${path}${next.search}`, base.origin);
+    }
     if (next.origin !== base.origin) {
       throw new ProviderError(
         this.provider,
@@ -335,7 +345,7 @@ export class DeclaredConnector implements Connector {
     const request = state.url
       ? {
           ...this.request({ ...listing.request, method: 'GET', query: {}, body: undefined }, values, true),
-          path: this.nextPageUrl(state.url),
+          path: this.nextPageUrl(state.url, listing.pagination),
         }
       : this.request(listing.request, values, true);
     const response = await this.send(input.objectName, request);
@@ -410,7 +420,7 @@ export class DeclaredConnector implements Connector {
     const request = state.url
       ? {
           ...this.request({ ...search.request, method: 'GET', query: {}, body: undefined }, values, true),
-          path: this.nextPageUrl(state.url),
+          path: this.nextPageUrl(state.url, search.pagination),
         }
       : this.request(search.request, values, true);
     const response = await this.send(input.objectName, request);
@@ -600,7 +610,11 @@ export class DeclaredConnector implements Connector {
       let state: PageState | undefined = metadata.pagination ? firstPageState(metadata.pagination) : {};
       while (state) {
         const request = state.url
-          ? { method: 'GET' as const, path: this.nextPageUrl(state.url), idempotent: true }
+          ? {
+              method: 'GET' as const,
+              path: this.nextPageUrl(state.url, metadata.pagination),
+              idempotent: true,
+            }
           : this.request(metadata.request, { ...values, ...pageValues(state) }, true);
         const response = await this.send(objectName, request);
         const listed = valueAt(response.body, metadata.fields);

@@ -52,7 +52,7 @@ export function describedField(
         .map((option) => ({ value: option.value, displayValue: option.displayValue ?? option.value }))
     : [];
   return {
-    fieldName: name,
+    fieldName: `${declaration.prefix ?? ''}${name}`,
     displayName: (declaration.label && text(valueAt(descriptor, declaration.label))) || name,
     valueType: typeKey ? declaration.types[typeKey] : 'other',
     providerType,
