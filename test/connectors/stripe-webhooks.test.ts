@@ -292,6 +292,30 @@ describe('Stripe connector details', () => {
     expect(withDeleted.find((record) => record.id === gone)).toMatchObject({ deleted: true });
   });
 
+  it('changes an endpoint’s events in place, keeping its secret, and removes it (twice is fine)', async () => {
+    const webhookUrl =
+      'https://ferry.example/v1/webhooks/providers/stripe/0b8a5b1e-0000-4000-8000-000000000003';
+    const made = await connector().subscribe({ objectName: 'subscriptions', events: ['create'], webhookUrl });
+    expect(stripeWebhookEndpoints.get(made.subscriptionId)).toMatchObject({
+      url: webhookUrl,
+      enabled_events: ['customer.subscription.created'],
+      secret: made.secret,
+    });
+    const changed = await connector().updateSubscription(made.subscriptionId, {
+      objectName: 'subscriptions',
+      events: ['update', 'delete'],
+      webhookUrl,
+    });
+    expect(changed).toEqual({ subscriptionId: made.subscriptionId });
+    expect(stripeWebhookEndpoints.get(made.subscriptionId)).toMatchObject({
+      enabled_events: ['customer.subscription.updated', 'customer.subscription.deleted'],
+      secret: made.secret,
+    });
+    await connector().deleteSubscription(made.subscriptionId);
+    expect(stripeWebhookEndpoints.has(made.subscriptionId)).toBe(false);
+    await expect(connector().deleteSubscription(made.subscriptionId)).resolves.toBeUndefined();
+  });
+
   it('refuses a signature made with another secret', () => {
     const event = fake.events.at(-1)!;
     const { headers, body } = stripeWebhookDelivery('whsec_right', event);
