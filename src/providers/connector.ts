@@ -79,6 +79,8 @@ export interface WriteInput {
   record?: Record<string, unknown>;
   /** Provider-specific associations to create with the record (HubSpot's `associations` array). */
   associations?: unknown[];
+  /** Unique to this record of this write operation: a provider that dedupes retries (Stripe) gets it as `{{idempotencyKey}}`. */
+  idempotencyKey?: string;
 }
 
 export interface WriteResult {

@@ -11,8 +11,8 @@ import { ValueTypeSchema } from './object-metadata.js';
  * member whose value is one placeholder with no value (no `since` on a full read, no `cursor` on the
  * first page) is left out. Placeholders: `object` (the object's provider name), `vars.<name>` (the
  * object's `vars`), `connection.<name>` (the connection's metadata, as in URL templates), `since`, `until`, `window` (the joined window clauses), `pageSize`, `cursor`,
- * `offset`, `page`, `lastId`, `fields`, `includeDeleted` (read); `id`, `record`, `associations` (write); formats `iso` (default for
- * times), `isoSeconds`, `unixSeconds`, `unixMs`, `date`, `json`, `join:<separator>` (lists, default `,`).
+ * `offset`, `page`, `lastId`, `fields`, `includeDeleted` (read); `id`, `record`, `associations`, `idempotencyKey` (write); formats `iso` (default for
+ * times), `isoSeconds`, `unixSeconds`, `unixSecondsUp` (rounded up), `unixSecondsBelow` (the last whole second before), `unixMs`, `date`, `json`, `join:<separator>` (lists, default `,`).
  */
 
 const strict = { additionalProperties: false } as const;
@@ -60,6 +60,11 @@ export const PaginationSchema = Type.Union([
       style: Type.Literal('nextUrl'),
       /** A URL (absolute, or a path) in the response that fetches the next page as it is. */
       next: JsonPointerSchema,
+      /**
+       * The URL names another host for the same API (Front's `<company>.api.frontapp.com`): its path
+       * and query are fetched from the provider's base URL, where the credentials belong.
+       */
+      rebase: Type.Optional(Type.Boolean()),
     },
     strict,
   ),
@@ -95,6 +100,43 @@ export const PaginationSchema = Type.Union([
 export type Pagination = Static<typeof PaginationSchema>;
 export type PaginationStyle = Pagination['style'];
 
+/** Whether a field descriptor has a property: a pointer to a truthy value, its negation, or a combination. */
+export type Predicate =
+  | boolean
+  | string
+  | { not: Predicate }
+  | { anyOf: Predicate[] }
+  | { allOf: Predicate[] }
+  | { includes: { at: string; value: string | number | boolean } }
+  | { matches: { at: string; pattern: string } };
+export const PredicateSchema = Type.Cyclic(
+  {
+    Predicate: Type.Union([
+      Type.Boolean(),
+      JsonPointerSchema,
+      Type.Object({ not: Type.Ref('Predicate') }, strict),
+      Type.Object({ anyOf: Type.Array(Type.Ref('Predicate'), { minItems: 1 }) }, strict),
+      Type.Object({ allOf: Type.Array(Type.Ref('Predicate'), { minItems: 1 }) }, strict),
+      /** The value at `at` is `value`, or a list holding it (Copper's `available_on: ["person", …]`). */
+      Type.Object(
+        {
+          includes: Type.Object(
+            { at: JsonPointerSchema, value: Type.Union([Type.String(), Type.Number(), Type.Boolean()]) },
+            strict,
+          ),
+        },
+        strict,
+      ),
+      /** The text at `at` matches a regular expression (Stripe's event `type` ending in `.deleted`). */
+      Type.Object(
+        { matches: Type.Object({ at: JsonPointerSchema, pattern: Type.String({ minLength: 1 }) }, strict) },
+        strict,
+      ),
+    ]),
+  },
+  'Predicate',
+);
+
 /** The clauses of a read window, joined into `{{window}}`: a string with `join`, else a list. */
 export const WindowSchema = Type.Object(
   {
@@ -115,6 +157,11 @@ export const ListingSchema = Type.Object(
     record: Type.Optional(JsonPointerSchema),
     /** When an item's record changed, read from the item rather than the record (an event's `/created`). */
     updated: Type.Optional(Type.Object({ field: JsonPointerSchema, format: TimeFormatSchema }, strict)),
+    /**
+     * Items that are deletions, tested on the item (an event's `/type`): marked deleted, and listed
+     * only when the read asks for deletions (`includeDeleted`).
+     */
+    deleted: Type.Optional(PredicateSchema),
     pagination: PaginationSchema,
     window: Type.Optional(WindowSchema),
     pageSize: Type.Object(
@@ -197,37 +244,6 @@ export const WriteDeclarationSchema = Type.Object(
   strict,
 );
 
-/** Whether a field descriptor has a property: a pointer to a truthy value, its negation, or a combination. */
-export type Predicate =
-  | boolean
-  | string
-  | { not: Predicate }
-  | { anyOf: Predicate[] }
-  | { allOf: Predicate[] }
-  | { includes: { at: string; value: string | number | boolean } };
-export const PredicateSchema = Type.Cyclic(
-  {
-    Predicate: Type.Union([
-      Type.Boolean(),
-      JsonPointerSchema,
-      Type.Object({ not: Type.Ref('Predicate') }, strict),
-      Type.Object({ anyOf: Type.Array(Type.Ref('Predicate'), { minItems: 1 }) }, strict),
-      Type.Object({ allOf: Type.Array(Type.Ref('Predicate'), { minItems: 1 }) }, strict),
-      /** The value at `at` is `value`, or a list holding it (Copper's `available_on: ["person", …]`). */
-      Type.Object(
-        {
-          includes: Type.Object(
-            { at: JsonPointerSchema, value: Type.Union([Type.String(), Type.Number(), Type.Boolean()]) },
-            strict,
-          ),
-        },
-        strict,
-      ),
-    ]),
-  },
-  'Predicate',
-);
-
 export const StaticFieldSchema = Type.Object(
   {
     displayName: Type.String({ minLength: 1 }),
@@ -253,6 +269,8 @@ export const MetadataDeclarationSchema = Type.Object(
     /** Only descriptors for which this holds describe the object (Copper lists every object's fields). */
     where: Type.Optional(PredicateSchema),
     name: JsonPointerSchema,
+    /** Written before each described name: where the values sit in a record (Front's `custom_fields.`). */
+    prefix: Type.Optional(Type.String({ minLength: 1 })),
     label: Type.Optional(JsonPointerSchema),
     type: JsonPointerSchema,
     /** A second type property (HubSpot's `fieldType`): `types` is asked for `<type>/<subtype>` first. */

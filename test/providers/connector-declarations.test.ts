@@ -119,6 +119,10 @@ describe('templates', () => {
     expect(renderString('{{since}}', { since })).toBe('2024-05-01T12:34:56.789Z');
     expect(renderString('{{since|isoSeconds}}', { since })).toBe('2024-05-01T12:34:56Z');
     expect(renderString('{{since|unixSeconds}}', { since })).toBe('1714566896');
+    expect(renderString('{{since|unixSecondsUp}}', { since })).toBe('1714566897');
+    expect(renderString('{{since|unixSecondsUp}}', { since: new Date(1714566896000) })).toBe('1714566896');
+    expect(renderString('{{since|unixSecondsBelow}}', { since })).toBe('1714566896');
+    expect(renderString('{{since|unixSecondsBelow}}', { since: new Date(1714566896000) })).toBe('1714566895');
     expect(renderString('{{since|date}}', { since })).toBe('2024-05-01');
     expect(renderJson({ v: '{{since|unixMs}}', s: '{{since|unixMs|string}}' }, { since })).toEqual({
       v: 1714566896789,
@@ -228,6 +232,25 @@ describe('field descriptor predicates', () => {
     };
     expect(() => checkDeclaration('acme.json', broken, known)).toThrow(ConnectorDeclarationError);
     broken.objects.people.metadata.where = { includes: { at: '/available_on', value: 'person' } };
+    expect(() => checkDeclaration('acme.json', broken, known)).not.toThrow();
+  });
+});
+
+describe('listings that mark their own deletions', () => {
+  it('matches: holds when the text at the pointer matches the pattern', () => {
+    const event = { type: 'customer.subscription.deleted', created: 1 };
+    expect(holds({ matches: { at: '/type', pattern: '\\.deleted$' } }, event)).toBe(true);
+    expect(holds({ matches: { at: '/type', pattern: '\\.updated$' } }, event)).toBe(false);
+    expect(holds({ matches: { at: '/created', pattern: '1' } }, event)).toBe(false);
+  });
+
+  it('refuses a deletion pattern that does not compile, naming the field', () => {
+    const broken = declaration();
+    broken.objects.people.read.list.deleted = { matches: { at: '/type', pattern: '(' } };
+    expect(() => checkDeclaration('acme.json', broken, known)).toThrow(
+      /objects\.people\.read\.list\.deleted\.matches\.pattern/,
+    );
+    broken.objects.people.read.list.deleted = { matches: { at: '/type', pattern: '\\.deleted$' } };
     expect(() => checkDeclaration('acme.json', broken, known)).not.toThrow();
   });
 });

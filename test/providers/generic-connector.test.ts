@@ -11,21 +11,22 @@ beforeAll(async () => {
 });
 afterAll(() => echo.close());
 
-const stripe = () =>
+/** OpenAI stays in the catalog without a declaration, so it has only the generic connector. */
+const catalogOnly = () =>
   connectorFor(
     {
-      provider: 'stripe',
+      provider: 'openAI',
       templateVars: {},
-      auth: async () => ({ type: 'apiKey', apiKey: 'sk_test_123456' }),
+      auth: async () => ({ type: 'apiKey', apiKey: 'sk-test-123456' }),
     },
     { baseUrl: echo.url },
   );
 
 describe('a provider known only from the catalog', () => {
   it('gets the generic connector, which can only proxy', () => {
-    expect(hasDeepConnector('stripe')).toBe(false);
+    expect(hasDeepConnector('openAI')).toBe(false);
     expect(hasDeepConnector('hubspot')).toBe(true);
-    expect(stripe().capabilities).toEqual({
+    expect(catalogOnly().capabilities).toEqual({
       read: false,
       write: false,
       delete: false,
@@ -39,7 +40,7 @@ describe('a provider known only from the catalog', () => {
   });
 
   it('answers every record method with CapabilityNotSupportedError naming the provider', async () => {
-    const source = stripe();
+    const source = catalogOnly();
     const attempts: Promise<unknown>[] = [
       source.readPage({ objectName: 'customers', pageSize: 10 }),
       source.write({ objectName: 'customers', type: 'create', record: {} }),
@@ -56,24 +57,24 @@ describe('a provider known only from the catalog', () => {
     for (const attempt of attempts) {
       const error = await attempt.catch((e: unknown) => e);
       expect(error).toBeInstanceOf(CapabilityNotSupportedError);
-      expect((error as Error).message).toContain('"stripe"');
+      expect((error as Error).message).toContain('"openAI"');
     }
     expect(() => source.verifyWebhook({}, '', 'secret')).toThrow(CapabilityNotSupportedError);
     expect(await source.estimateCount({ objectName: 'customers' })).toBeUndefined();
   });
 
   it('maps an unsupported capability to a 422 problem', async () => {
-    const error = await stripe()
+    const error = await catalogOnly()
       .listObjectMetadata('customers')
       .catch((e: unknown) => e);
     const problem = toProblem(error) as ProblemError;
     expect(problem).toBeInstanceOf(ProblemError);
     expect(problem.status).toBe(422);
-    expect(problem.detail).toBe('Provider "stripe" does not support describing objects in Ferry.');
+    expect(problem.detail).toBe('Provider "openAI" does not support describing objects in Ferry.');
   });
 
   it('proxies with the connection’s credentials, never the caller’s', async () => {
-    const response = await stripe().proxy({
+    const response = await catalogOnly().proxy({
       method: 'post',
       path: '/v1/customers?expand[]=a&expand[]=b',
       headers: {
@@ -90,14 +91,14 @@ describe('a provider known only from the catalog', () => {
       url: '/v1/customers?expand[]=a&expand[]=b',
       body: 'name=x',
     });
-    expect(received.headers.authorization).toBe('Bearer sk_test_123456');
+    expect(received.headers.authorization).toBe('Bearer sk-test-123456');
     expect(received.headers['x-api-key']).toBeUndefined();
     expect(received.headers['content-type']).toBe('text/plain');
   });
 
   it('relays the provider’s error statuses through the proxy unchanged', async () => {
     echo.statuses.push(404);
-    const response = await stripe().proxy({ method: 'GET', path: '/v1/missing' });
+    const response = await catalogOnly().proxy({ method: 'GET', path: '/v1/missing' });
     expect(response.status).toBe(404);
   });
 

@@ -15,7 +15,8 @@ beforeAll(async () => {
     groupRef: 'acme',
     apiKey: 'sandbox-demo-key',
   });
-  await generateConnection(stack, { provider: 'stripe', groupRef: 'acme', apiKey: 'sk_test_123' });
+  // OpenAI stays catalog-only (no declaration): it can describe nothing and create no custom fields.
+  await generateConnection(stack, { provider: 'openAI', groupRef: 'acme', apiKey: 'sk-test-123' });
   await createIntegration(stack, 'crm', 'sandboxApiKey', {
     read: [
       { objectName: 'contacts', mapToName: 'people', mapToDisplayName: 'People' },
@@ -99,9 +100,9 @@ describe('GET /projects/{p}/providers/{provider}/objects/{objectName}/metadata',
   });
 
   it('answers 422 naming a provider that cannot describe objects', async () => {
-    const response = await stack.api('GET', path('stripe', 'customers'));
+    const response = await stack.api('GET', path('openAI', 'models'));
     expectProblem(response, 422);
-    expect(response.body.detail).toBe('Provider "stripe" does not support describing objects in Ferry.');
+    expect(response.body.detail).toBe('Provider "openAI" does not support describing objects in Ferry.');
   });
 
   it('answers 502, retryable, when the provider keeps failing', async () => {
@@ -262,14 +263,14 @@ describe('PUT /projects/{p}/providers/{provider}/object-metadata', () => {
   });
 
   it('answers 422 naming a provider without custom fields', async () => {
-    const response = await stack.api('PUT', path('stripe'), {
+    const response = await stack.api('PUT', path('openAI'), {
       body: {
         groupRef: 'acme',
-        fields: { customers: [{ fieldName: 'x', displayName: 'X', valueType: 'string' }] },
+        fields: { models: [{ fieldName: 'x', displayName: 'X', valueType: 'string' }] },
       },
     });
     expectProblem(response, 422);
-    expect(response.body.detail).toBe('Provider "stripe" does not support creating custom fields in Ferry.');
+    expect(response.body.detail).toBe('Provider "openAI" does not support creating custom fields in Ferry.');
   });
 
   it('answers 422 with the provider’s reason when it refuses a definition', async () => {

@@ -89,6 +89,7 @@ export async function writeSynchronously(
         objectName: write.objectName,
         type: write.type,
         ...item,
+        idempotencyKey: `${operation.id}:${index}`,
       });
       outcomes.push({ index, success: true, recordId: written.recordId });
       results.push({
@@ -165,7 +166,13 @@ export async function writeOneRecord(input: AsyncWriteInput & { index: number })
   const logs: LogEntry[] = [];
   try {
     const connector = await writeConnector(input.connectionId, logs);
-    const written = await connector.write({ objectName: input.objectName, type: input.type, ...item });
+    const written = await connector.write({
+      objectName: input.objectName,
+      type: input.type,
+      ...item,
+      // The same key on every retry of this record, so a provider that honours it applies it once.
+      idempotencyKey: `${input.operationId}:${input.index}`,
+    });
     return { index: input.index, success: true, recordId: written.recordId };
   } catch (error) {
     const retryable =

@@ -9,6 +9,7 @@ import {
   type DeclaredRequest,
   type Listing,
   type ObjectDeclaration,
+  type Predicate,
   type SearchDeclaration,
   type WebhooksDeclaration,
 } from '../../schemas/connector-declaration.js';
@@ -111,6 +112,23 @@ class Checker {
     ];
   }
 
+  /** A predicate's `matches` patterns must compile. */
+  predicate(field: string, predicate: Predicate | undefined): void {
+    if (predicate === undefined || typeof predicate !== 'object') return;
+    if ('not' in predicate) this.predicate(`${field}.not`, predicate.not);
+    if ('anyOf' in predicate)
+      predicate.anyOf.forEach((inner, i) => this.predicate(`${field}.anyOf.${i}`, inner));
+    if ('allOf' in predicate)
+      predicate.allOf.forEach((inner, i) => this.predicate(`${field}.allOf.${i}`, inner));
+    if ('matches' in predicate) {
+      try {
+        new RegExp(predicate.matches.pattern);
+      } catch (error) {
+        this.problem(`${field}.matches.pattern`, (error as Error).message);
+      }
+    }
+  }
+
   listing(field: string, listing: Listing): void {
     const used = new Set(
       this.request(`${field}.request`, listing.request, readPlaceholders).map((p) => p.name),
@@ -142,6 +160,7 @@ class Checker {
     } else if (used.has('window')) {
       this.problem(`${field}.request`, 'uses {{window}} but no window is declared');
     }
+    this.predicate(`${field}.deleted`, listing.deleted);
     if (listing.pageSize.min !== undefined && listing.pageSize.min > listing.pageSize.max) {
       this.problem(`${field}.pageSize`, 'min is larger than max');
     }
@@ -188,6 +207,7 @@ class Checker {
         'id',
         'record',
         'associations',
+        'idempotencyKey',
       ]);
       if (type !== 'create' && !used.some((p) => p.name === 'id')) {
         this.problem(`${prefix}.write.${type}.request`, `a ${type} must address the record with {{id}}`);
@@ -203,6 +223,9 @@ class Checker {
     if (object.search) this.search(`${prefix}.search`, object.search);
     if (object.metadata) {
       this.request(`${prefix}.metadata.request`, object.metadata.request, ['cursor', 'offset', 'page']);
+      for (const name of ['where', 'readOnly', 'required', 'custom'] as const) {
+        this.predicate(`${prefix}.metadata.${name}`, object.metadata[name]);
+      }
     }
   }
 }

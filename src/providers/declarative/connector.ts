@@ -29,6 +29,7 @@ import type {
   DeclaredRequest,
   Listing,
   ObjectDeclaration,
+  Pagination,
   WebhooksDeclaration,
 } from '../../schemas/connector-declaration.js';
 import type {
@@ -255,10 +256,19 @@ export class DeclaredConnector implements Connector {
     };
   }
 
-  /** A provider's next-page URL, only ever on the provider's own origin: credentials go nowhere else. */
-  private nextPageUrl(url: string): string {
+  /**
+   * A provider's next-page URL, only ever on the provider's own origin: credentials go nowhere else.
+   * Rebased (`rebase`), a link naming another host has its path and query fetched from the base URL.
+   */
+  private nextPageUrl(url: string, pagination?: Pagination): string {
     const base = new URL(this.http.baseUrl());
-    const next = new URL(url, base.origin);
+    let next = new URL(url, base.origin);
+    if (pagination?.style === 'nextUrl' && pagination.rebase) {
+      const prefix = base.pathname.replace(/\/$/, '');
+      const path =
+        prefix && !next.pathname.startsWith(`${prefix}/`) ? `${prefix}${next.pathname}` : next.pathname;
+      next = new URL(`${path}${next.search}`, base.origin);
+    }
     if (next.origin !== base.origin) {
       throw new ProviderError(
         this.provider,
@@ -278,7 +288,7 @@ export class DeclaredConnector implements Connector {
   record(
     object: ObjectDeclaration,
     item: unknown,
-    listing?: Pick<Listing, 'record' | 'updated'>,
+    listing?: Pick<Listing, 'record' | 'updated' | 'deleted'>,
   ): ProviderRecord {
     const raw = (listing?.record ? valueAt(item, listing.record) : item) as Record<string, unknown>;
     const id = valueAt(raw, object.id ?? '/id');
@@ -287,7 +297,9 @@ export class DeclaredConnector implements Connector {
       : object.updated && { source: raw, ...object.updated };
     const updated =
       updatedFrom && isoTime(valueAt(updatedFrom.source, updatedFrom.field), updatedFrom.format);
-    const deleted = object.deleted !== undefined && holds(object.deleted, raw);
+    const deleted =
+      (object.deleted !== undefined && holds(object.deleted, raw)) ||
+      (listing?.deleted !== undefined && holds(listing.deleted, item));
     return {
       id: String(id),
       ...(updated && { updatedAt: updated }),
@@ -333,13 +345,17 @@ export class DeclaredConnector implements Connector {
     const request = state.url
       ? {
           ...this.request({ ...listing.request, method: 'GET', query: {}, body: undefined }, values, true),
-          path: this.nextPageUrl(state.url),
+          path: this.nextPageUrl(state.url, listing.pagination),
         }
       : this.request(listing.request, values, true);
     const response = await this.send(input.objectName, request);
     const listed = valueAt(response.body, listing.records);
     const items = Array.isArray(listed) ? listed : [];
-    const records = items.map((item) => this.record(object, item, listing));
+    const records = listedRecords(
+      items.map((item) => this.record(object, item, listing)),
+      listing,
+      includeDeleted === true,
+    );
     const next = nextPageState(listing.pagination, state, {
       body: response.body,
       headers: response.headers,
@@ -404,7 +420,7 @@ export class DeclaredConnector implements Connector {
     const request = state.url
       ? {
           ...this.request({ ...search.request, method: 'GET', query: {}, body: undefined }, values, true),
-          path: this.nextPageUrl(state.url),
+          path: this.nextPageUrl(state.url, search.pagination),
         }
       : this.request(search.request, values, true);
     const response = await this.send(input.objectName, request);
@@ -532,11 +548,20 @@ export class DeclaredConnector implements Connector {
     const values: TemplateValues = {
       ...this.templateValues(input.objectName, object),
       ...(id !== undefined && { id }),
+      ...(input.idempotencyKey && { idempotencyKey: input.idempotencyKey }),
       ...(input.type !== 'delete' && { record: this.writeValues(input) }),
       ...(input.associations?.length && { associations: input.associations }),
     };
-    // Setting the same values twice leaves the same record; a create is never repeated blindly.
-    const request = this.request(operation.request, values, input.type === 'create' ? undefined : true);
+    // Setting the same values twice leaves the same record; a create is repeated only under an
+    // idempotency key the provider honours (the request sends {{idempotencyKey}}), never blindly.
+    const keyed =
+      input.idempotencyKey !== undefined &&
+      placeholdersOf(operation.request).some((p) => p.name === 'idempotencyKey');
+    const request = this.request(
+      operation.request,
+      values,
+      input.type === 'create' && !keyed ? undefined : true,
+    );
     const response = await this.send(input.objectName, request);
     const body = response.body;
     let recordId = id;
@@ -585,7 +610,11 @@ export class DeclaredConnector implements Connector {
       let state: PageState | undefined = metadata.pagination ? firstPageState(metadata.pagination) : {};
       while (state) {
         const request = state.url
-          ? { method: 'GET' as const, path: this.nextPageUrl(state.url), idempotent: true }
+          ? {
+              method: 'GET' as const,
+              path: this.nextPageUrl(state.url, metadata.pagination),
+              idempotent: true,
+            }
           : this.request(metadata.request, { ...values, ...pageValues(state) }, true);
         const response = await this.send(objectName, request);
         const listed = valueAt(response.body, metadata.fields);
@@ -713,4 +742,24 @@ function withinWindow(record: ProviderRecord, since: Date | undefined, until: Da
   if (!record.updatedAt || (!since && !until)) return true;
   const time = Date.parse(record.updatedAt);
   return (!since || time >= since.getTime()) && (!until || time < until.getTime());
+}
+
+/**
+ * A page's records as a read returns them. A feed of changes lists a record once per change: the
+ * page keeps its first, the newest in a feed listed newest first (Stripe's events). Deletions a
+ * listing marks itself are kept only when the read asks for them.
+ */
+function listedRecords(
+  records: ProviderRecord[],
+  listing: Listing,
+  includeDeleted: boolean,
+): ProviderRecord[] {
+  const seen = new Set<string>();
+  const latest =
+    listing.record === undefined
+      ? records
+      : records.filter((record) => !seen.has(record.id) && seen.add(record.id));
+  return listing.deleted === undefined || includeDeleted
+    ? latest
+    : latest.filter((record) => !record.deleted);
 }

@@ -18,6 +18,10 @@ export function holds(predicate: Predicate | undefined, descriptor: unknown): bo
       ? value.includes(predicate.includes.value)
       : value === predicate.includes.value;
   }
+  if ('matches' in predicate) {
+    const value = valueAt(descriptor, predicate.matches.at);
+    return typeof value === 'string' && new RegExp(predicate.matches.pattern).test(value);
+  }
   return predicate.allOf.every((inner) => holds(inner, descriptor));
 }
 
@@ -48,7 +52,7 @@ export function describedField(
         .map((option) => ({ value: option.value, displayValue: option.displayValue ?? option.value }))
     : [];
   return {
-    fieldName: name,
+    fieldName: `${declaration.prefix ?? ''}${name}`,
     displayName: (declaration.label && text(valueAt(descriptor, declaration.label))) || name,
     valueType: typeKey ? declaration.types[typeKey] : 'other',
     providerType,

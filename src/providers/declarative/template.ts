@@ -7,7 +7,20 @@
 const placeholderPattern = /\{\{\s*([A-Za-z][\w.]*)\s*(?:\|\s*([^}]*?)\s*)?\}\}/g;
 const wholePattern = /^\{\{\s*([A-Za-z][\w.]*)\s*(?:\|\s*([^}]*?)\s*)?\}\}$/;
 
-export const timeFormats = ['iso', 'isoSeconds', 'unixSeconds', 'unixMs', 'date'] as const;
+/**
+ * `unixSecondsUp` rounds up: a window bound at 12.5 s asks for seconds before 13, which hold 12.0 s.
+ * `unixSecondsBelow` is the last whole second before the time (11 for 12.0 s, 12 for 12.5 s): a
+ * provider's strict "after" bound then still returns what changed at the time itself.
+ */
+export const timeFormats = [
+  'iso',
+  'isoSeconds',
+  'unixSeconds',
+  'unixSecondsUp',
+  'unixSecondsBelow',
+  'unixMs',
+  'date',
+] as const;
 
 /** The values a template may use: times are Dates, `fields` a list, `vars` the object's own strings. */
 export type TemplateValues = Record<string, unknown> & {
@@ -52,6 +65,10 @@ function formatTime(time: Date, format: string): string | number {
       return time.toISOString().replace(/\.\d{3}Z$/, 'Z');
     case 'unixSeconds':
       return Math.floor(time.getTime() / 1000);
+    case 'unixSecondsUp':
+      return Math.ceil(time.getTime() / 1000);
+    case 'unixSecondsBelow':
+      return Math.ceil(time.getTime() / 1000) - 1;
     case 'unixMs':
       return time.getTime();
     case 'date':

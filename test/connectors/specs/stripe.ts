@@ -1,0 +1,71 @@
+import type { ConformanceSpec } from '../kit/conformance.js';
+import { startFakeStripe, stripeFixture } from '../fakes/stripe.js';
+
+/** Stripe's API (lists, events feed, form-encoded writes) against its local fake (test/connectors/fakes/stripe.ts). */
+export const spec: ConformanceSpec = {
+  provider: 'stripe',
+  reference: 'https://docs.stripe.com/api',
+  start: () => startFakeStripe(),
+  objects: [
+    {
+      name: 'customers',
+      write: {
+        create: { name: 'Ada Lovelace', email: 'ada@example.com', metadata: { tier: 'gold' } },
+        update: { email: 'ada@analytical.example' },
+        check: (stored) => stored.email,
+        delete: true,
+      },
+      metadata: {
+        email: { valueType: 'string', readOnly: false, isCustom: false },
+        created: { valueType: 'int', readOnly: true },
+        metadata: { valueType: 'other' },
+        tax_exempt: {
+          valueType: 'singleSelect',
+          values: [
+            { value: 'none', displayValue: 'None' },
+            { value: 'exempt', displayValue: 'Exempt' },
+            { value: 'reverse', displayValue: 'Reverse charge' },
+          ],
+        },
+      },
+    },
+    {
+      name: 'products',
+      write: {
+        create: { name: 'Team plan', active: true },
+        update: { metadata: { sku: 'TEAM-1' } },
+        check: (stored) => stored.metadata,
+        delete: true,
+      },
+      metadata: { name: { isRequired: true }, updated: { readOnly: true } },
+    },
+    {
+      name: 'prices',
+      write: {
+        create: { product: stripeFixture.product, currency: 'usd', unit_amount: 900 },
+        update: { nickname: 'Monthly' },
+        check: (stored) => stored.nickname,
+      },
+      metadata: { unit_amount: { valueType: 'int' }, type: { readOnly: true } },
+    },
+    {
+      name: 'invoices',
+      write: {
+        create: { customer: stripeFixture.customer, description: 'Setup' },
+        update: { description: 'Setup fee' },
+        check: (stored) => stored.description,
+        delete: true,
+      },
+      metadata: { customer: { isRequired: true }, status: { readOnly: true, valueType: 'singleSelect' } },
+    },
+    {
+      name: 'subscriptions',
+      write: {
+        create: { customer: stripeFixture.customer, items: [{ price: stripeFixture.price }] },
+        update: { cancel_at_period_end: true },
+        check: (stored) => stored.cancel_at_period_end,
+      },
+      metadata: { items: { valueType: 'other' } },
+    },
+  ],
+};
