@@ -438,6 +438,26 @@ export const ConnectorDeclarationSchema = Type.Object(
     webhooks: Type.Optional(WebhooksDeclarationSchema),
     /** Where the provider's error message sits in an error body, tried in order. */
     errorMessage: Type.Optional(Type.Array(JsonPointerSchema, { minItems: 1 })),
+    /**
+     * Failures a provider reports inside a 2xx answer (GraphQL's top-level `errors`, Shopify's
+     * mutation `userErrors`), tried in order: when the value at `at` is present, the answer is
+     * treated as `status` (or the status `codes` gives the code at `code` under `at`), so a
+     * throttled query is retried like a 429 and the rest fail as provider errors.
+     */
+    errorsInBody: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            at: JsonPointerSchema,
+            status: Type.Integer({ minimum: 400, maximum: 599 }),
+            code: Type.Optional(JsonPointerSchema),
+            codes: Type.Optional(Type.Record(Type.String(), Type.Integer({ minimum: 400, maximum: 599 }))),
+          },
+          strict,
+        ),
+        { minItems: 1 },
+      ),
+    ),
     /** Headers saying when a rate limit resets, used when a 429 has no Retry-After. */
     rateLimit: Type.Optional(
       Type.Object(

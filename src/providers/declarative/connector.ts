@@ -153,6 +153,7 @@ export class DeclaredConnector implements Connector {
     this.catalog = catalog;
     const messagePointers = declaration?.errorMessage;
     const rateLimit = declaration?.rateLimit;
+    const errorsInBody = declaration?.errorsInBody;
     this.http = new ProviderHttpClient(catalog, target, {
       onRequest: options.onRequest,
       baseUrl: options.baseUrl,
@@ -170,6 +171,7 @@ export class DeclaredConnector implements Connector {
       ...(rateLimit && {
         rateLimitWait: (headers: Record<string, string>) => rateLimitWait(rateLimit, headers),
       }),
+      ...(errorsInBody && { bodyStatus: (body: unknown) => statusInBody(errorsInBody, body) }),
     });
     this.capabilities = Object.freeze({
       ...(declaration
@@ -695,6 +697,7 @@ export class DeclaredConnector implements Connector {
       body: request.body,
       // A proxied path may answer 401 for reasons of its own; only the connector's calls judge credentials.
       reportRejection: false,
+      rawStatus: true,
     };
   }
 
@@ -713,4 +716,19 @@ function withinWindow(record: ProviderRecord, since: Date | undefined, until: Da
   if (!record.updatedAt || (!since && !until)) return true;
   const time = Date.parse(record.updatedAt);
   return (!since || time >= since.getTime()) && (!until || time < until.getTime());
+}
+
+/** The status of a 2xx answer whose body reports a failure, as the declaration's `errorsInBody` says. */
+export function statusInBody(
+  rules: NonNullable<ConnectorDeclaration['errorsInBody']>,
+  body: unknown,
+): number | undefined {
+  for (const rule of rules) {
+    const error = valueAt(body, rule.at);
+    if (error === undefined || error === null) continue;
+    const code = rule.code === undefined ? undefined : valueAt(error, rule.code);
+    const mapped = typeof code === 'string' && rule.codes && Object.hasOwn(rule.codes, code);
+    return mapped ? rule.codes![code as string] : rule.status;
+  }
+  return undefined;
 }
