@@ -13,6 +13,7 @@ import { ValueTypeSchema } from './object-metadata.js';
  * object's `vars`), `connection.<name>` (the connection's metadata, as in URL templates), `since`, `until`, `window` (the joined window clauses), `pageSize`, `cursor`,
  * `offset`, `page`, `lastId`, `fields`, `includeDeleted` (read); `id`, `record`, `associations` (write); formats `iso` (default for
  * times), `isoSeconds`, `unixSeconds`, `unixMs`, `date`, `json`, `join:<separator>` (lists, default `,`).
+ * A body member named `...` spreads its object value into the object holding it (`{"id": "{{id}}", "...": "{{record}}"}`).
  */
 
 const strict = { additionalProperties: false } as const;
@@ -252,7 +253,8 @@ export const MetadataDeclarationSchema = Type.Object(
     pagination: Type.Optional(PaginationSchema),
     /** Only descriptors for which this holds describe the object (Copper lists every object's fields). */
     where: Type.Optional(PredicateSchema),
-    name: JsonPointerSchema,
+    /** The field's name; several pointers are joined with `.` (Shopify's `namespace.key`). */
+    name: Type.Union([JsonPointerSchema, Type.Array(JsonPointerSchema, { minItems: 1 })]),
     label: Type.Optional(JsonPointerSchema),
     type: JsonPointerSchema,
     /** A second type property (HubSpot's `fieldType`): `types` is asked for `<type>/<subtype>` first. */
