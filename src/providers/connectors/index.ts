@@ -6,12 +6,14 @@ import { DeclaredConnector, type ConnectorHooks } from '../declarative/connector
 import { closeHooks } from './close.js';
 import { hubspotHooks } from './hubspot.js';
 import { sandboxHooks } from './sandbox.js';
+import { shopifyHooks } from './shopify.js';
 
 /** Code for providers' quirks, by the module name their declarations give under `hooks.module`. */
 const hookModules: Record<string, ConnectorHooks> = {
   hubspot: hubspotHooks,
   sandbox: sandboxHooks,
   close: closeHooks,
+  shopify: shopifyHooks,
 };
 
 /** What each capability a declaration gives to its hooks needs them to implement. */
