@@ -11,7 +11,7 @@ import { ValueTypeSchema } from './object-metadata.js';
  * member whose value is one placeholder with no value (no `since` on a full read, no `cursor` on the
  * first page) is left out. Placeholders: `object` (the object's provider name), `vars.<name>` (the
  * object's `vars`), `connection.<name>` (the connection's metadata, as in URL templates), `since`, `until`, `window` (the joined window clauses), `pageSize`, `cursor`,
- * `offset`, `page`, `lastId`, `fields`, `includeDeleted` (read); `id`, `record`, `associations` (write); formats `iso` (default for
+ * `offset`, `page`, `lastId`, `fields`, `includeDeleted`, `parent` (read; a record a hook reads within); `id`, `record`, `associations` (write); formats `iso` (default for
  * times), `isoSeconds`, `unixSeconds`, `unixMs`, `date`, `json`, `join:<separator>` (lists, default `,`).
  * A body member named `...` spreads its object value into the object holding it (`{"id": "{{id}}", "...": "{{record}}"}`).
  */

@@ -303,8 +303,12 @@ export class DeclaredConnector implements Connector {
     return this.hooks.readPage ? this.hooks.readPage(this, input, declared) : declared();
   }
 
-  /** One page as the declaration says: the listing, its page, its records inside the window. */
-  async readDeclaredPage(input: ReadPageInput): Promise<ReadPageResult> {
+  /**
+   * One page as the declaration says: the listing, its page, its records inside the window.
+   * `parent` is the record a hook reads within (`{{parent}}`: Asana's project); the hook passes it
+   * again with every page token, which does not carry it.
+   */
+  async readDeclaredPage(input: ReadPageInput, parent?: string): Promise<ReadPageResult> {
     if (!this.capabilities.read) throw this.unsupported('read');
     const object = this.object(input.objectName);
     if (!object.read)
@@ -329,6 +333,7 @@ export class DeclaredConnector implements Connector {
       pageSize,
       ...(fields?.length && { fields }),
       ...(includeDeleted && { includeDeleted: 'true' }),
+      ...(parent !== undefined && { parent }),
       ...pageValues(state),
     };
     if (listing.window) values.window = this.window(listing, values);
