@@ -3,6 +3,7 @@ import { connectorDeclaration, isKnownProvider } from '../catalog/index.js';
 import { ConnectorDeclarationError } from '../catalog/connector-declarations.js';
 import type { Connector, ConnectorOptions } from '../connector.js';
 import { DeclaredConnector, type ConnectorHooks } from '../declarative/connector.js';
+import { asanaHooks } from './asana.js';
 import { closeHooks } from './close.js';
 import { hubspotHooks } from './hubspot.js';
 import { sandboxHooks } from './sandbox.js';
@@ -14,6 +15,7 @@ const hookModules: Record<string, ConnectorHooks> = {
   sandbox: sandboxHooks,
   close: closeHooks,
   shopify: shopifyHooks,
+  asana: asanaHooks,
 };
 
 /** What each capability a declaration gives to its hooks needs them to implement. */
