@@ -133,6 +133,22 @@ describe('Shopify', () => {
     expect(picked.raw.firstName).toBeUndefined();
   });
 
+  it('relays a throttled answer through the proxy as Shopify sent it, a 200', async () => {
+    fake.throttleNext(1);
+    const before = fake.requests.length;
+    const response = await connector.proxy({
+      method: 'POST',
+      path: '/admin/api/2025-10/graphql.json',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from(JSON.stringify({ query: '{ customers(first: 1) { nodes { id } } }' })),
+    });
+    expect(response.status).toBe(200);
+    expect(JSON.parse(response.body.toString())).toMatchObject({
+      errors: [{ extensions: { code: 'THROTTLED' } }],
+    });
+    expect(fake.requests.length - before).toBe(1);
+  });
+
   it('reads one record by id, and none for an id it does not have', async () => {
     const [id] = fake.seed('products', [Date.UTC(2025, 2, 1)]);
     expect(await connector.readRecord('products', id)).toMatchObject({
