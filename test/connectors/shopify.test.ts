@@ -149,6 +149,27 @@ describe('Shopify', () => {
     expect(fake.requests.length - before).toBe(1);
   });
 
+  it('updates an order, and cannot create or delete one', async () => {
+    const [id] = fake.seed('orders', [Date.UTC(2025, 4, 1)]);
+    await connector.write({
+      objectName: 'orders',
+      type: 'update',
+      recordId: id,
+      record: { note: 'Leave at the door' },
+    });
+    expect(fake.stored('orders', id)!.note).toBe('Leave at the door');
+    expect(
+      await failure(connector.write({ objectName: 'orders', type: 'create', record: { note: 'x' } })),
+    ).toMatchObject({
+      name: 'CapabilityNotSupportedError',
+    });
+    expect(
+      await failure(connector.write({ objectName: 'orders', type: 'delete', recordId: id })),
+    ).toMatchObject({
+      name: 'CapabilityNotSupportedError',
+    });
+  });
+
   it('reads one record by id, and none for an id it does not have', async () => {
     const [id] = fake.seed('products', [Date.UTC(2025, 2, 1)]);
     expect(await connector.readRecord('products', id)).toMatchObject({
