@@ -13,6 +13,7 @@ import { ConnectionSetupError, ProviderError } from './errors.js';
  * - resolves the provider's base URL template (`{{.workspace}}`, `{{.sandboxURL}}`...);
  * - injects credentials from `target.auth()` the way the catalog says (OAuth 2 bearer, API key
  *   header or query parameter, Basic, API key as Basic, custom headers);
+ * - reads a 2xx answer whose body reports a failure (GraphQL `errors`) as the status it stands for;
  * - retries 429 (after `Retry-After`, seconds or HTTP date) and, for idempotent requests, 5xx
  *   and network failures, with exponential backoff and jitter, a bounded number of times;
  * - after a 401, asks `target.auth({ forceRefresh: true })` once and tries again;
@@ -67,6 +68,8 @@ export interface ProviderHttpRequest {
    * false for requests whose 401 may mean something else, such as a proxied path.
    */
   reportRejection?: boolean;
+  /** The answer's status as the provider sent it, even when its body reports a failure (the proxy). */
+  rawStatus?: boolean;
 }
 
 export interface ProviderHttpResponse<T = unknown> {
@@ -96,6 +99,8 @@ export interface ProviderHttpOptions {
   errorMessage?: (body: unknown) => string | undefined;
   /** How long to wait after a 429 that has no Retry-After, from the provider's rate-limit headers. */
   rateLimitWait?: (headers: Record<string, string>) => number | undefined;
+  /** The status a 2xx answer really has when its body reports a failure (GraphQL `errors`). */
+  bodyStatus?: (body: unknown) => number | undefined;
 }
 
 const defaultRetry: Required<RetryPolicy> = {
@@ -303,6 +308,9 @@ export class ProviderHttpClient {
         continue;
       }
 
+      if (response.status >= 200 && response.status < 300 && this.options.bodyStatus && !req.rawStatus) {
+        response.status = this.options.bodyStatus(response.body) ?? response.status;
+      }
       const { status } = response;
       if (status === 401 && !refreshed) {
         // The token may have been revoked or expired early: one forced refresh, then one more try.
@@ -538,7 +546,9 @@ function applyAuth(
   const secrets: string[] = [];
   switch (material.type) {
     case 'oauth2':
-      headers.authorization = `Bearer ${material.accessToken}`;
+      // A provider that takes the token in a header of its own (Shopify's X-Shopify-Access-Token) gets no Bearer.
+      if (!provider.customOpts?.headers?.some((header) => header.valueTemplate.includes('{{.accessToken}}')))
+        headers.authorization = `Bearer ${material.accessToken}`;
       secrets.push(material.accessToken);
       break;
     case 'basic':
@@ -568,7 +578,12 @@ function applyAuth(
     case 'none':
       break;
   }
-  const vars = material.type === 'apiKey' ? { ...templateVars, apiKey: material.apiKey } : templateVars;
+  const vars =
+    material.type === 'apiKey'
+      ? { ...templateVars, apiKey: material.apiKey }
+      : material.type === 'oauth2'
+        ? { ...templateVars, accessToken: material.accessToken }
+        : templateVars;
   for (const header of provider.customOpts?.headers ?? []) {
     const value = renderProviderTemplate(header.valueTemplate, vars);
     headers[header.name.toLowerCase()] = value;

@@ -11,8 +11,9 @@ import { ValueTypeSchema } from './object-metadata.js';
  * member whose value is one placeholder with no value (no `since` on a full read, no `cursor` on the
  * first page) is left out. Placeholders: `object` (the object's provider name), `vars.<name>` (the
  * object's `vars`), `connection.<name>` (the connection's metadata, as in URL templates), `since`, `until`, `window` (the joined window clauses), `pageSize`, `cursor`,
- * `offset`, `page`, `lastId`, `fields`, `includeDeleted` (read); `id`, `record`, `associations`, `idempotencyKey` (write); formats `iso` (default for
+ * `offset`, `page`, `lastId`, `fields`, `includeDeleted`, `parent` (read; a record a hook reads within); `id`, `record`, `associations`, `idempotencyKey` (write); formats `iso` (default for
  * times), `isoSeconds`, `unixSeconds`, `unixSecondsUp` (rounded up), `unixSecondsBelow` (the last whole second before), `unixMs`, `date`, `json`, `join:<separator>` (lists, default `,`).
+ * A body member named `...` spreads its object value into the object holding it (`{"id": "{{id}}", "...": "{{record}}"}`).
  */
 
 const strict = { additionalProperties: false } as const;
@@ -268,7 +269,8 @@ export const MetadataDeclarationSchema = Type.Object(
     pagination: Type.Optional(PaginationSchema),
     /** Only descriptors for which this holds describe the object (Copper lists every object's fields). */
     where: Type.Optional(PredicateSchema),
-    name: JsonPointerSchema,
+    /** The field's name; several pointers are joined with `.` (Shopify's `namespace.key`). */
+    name: Type.Union([JsonPointerSchema, Type.Array(JsonPointerSchema, { minItems: 1 })]),
     /** Written before each described name: where the values sit in a record (Front's `custom_fields.`). */
     prefix: Type.Optional(Type.String({ minLength: 1 })),
     label: Type.Optional(JsonPointerSchema),
@@ -456,6 +458,26 @@ export const ConnectorDeclarationSchema = Type.Object(
     webhooks: Type.Optional(WebhooksDeclarationSchema),
     /** Where the provider's error message sits in an error body, tried in order. */
     errorMessage: Type.Optional(Type.Array(JsonPointerSchema, { minItems: 1 })),
+    /**
+     * Failures a provider reports inside a 2xx answer (GraphQL's top-level `errors`, Shopify's
+     * mutation `userErrors`), tried in order: when the value at `at` is present, the answer is
+     * treated as `status` (or the status `codes` gives the code at `code` under `at`), so a
+     * throttled query is retried like a 429 and the rest fail as provider errors.
+     */
+    errorsInBody: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            at: JsonPointerSchema,
+            status: Type.Integer({ minimum: 400, maximum: 599 }),
+            code: Type.Optional(JsonPointerSchema),
+            codes: Type.Optional(Type.Record(Type.String(), Type.Integer({ minimum: 400, maximum: 599 }))),
+          },
+          strict,
+        ),
+        { minItems: 1 },
+      ),
+    ),
     /** Headers saying when a rate limit resets, used when a 429 has no Retry-After. */
     rateLimit: Type.Optional(
       Type.Object(

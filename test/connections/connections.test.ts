@@ -267,6 +267,25 @@ describe('POST connections:generate', () => {
     });
     expect(refused.status).toBe(400);
   });
+
+  it('creates a Shopify connection for a shop name, whose URLs put it before .myshopify.com', async () => {
+    const response = await generate({
+      provider: 'shopify',
+      groupRef: 'g-shopify',
+      consumerRef: 'c',
+      providerMetadata: { workspace: 'acme' },
+      oauth2AuthorizationCode: { accessToken: 'shpat-token' },
+    });
+    expect(response.status).toBe(201);
+    const refused = await generate({
+      provider: 'shopify',
+      groupRef: 'g-shopify-2',
+      consumerRef: 'c',
+      providerMetadata: { workspace: 'evil.example/steal?' },
+      oauth2AuthorizationCode: { accessToken: 'shpat-token' },
+    });
+    expect(refused.status).toBe(400);
+  });
 });
 
 describe('GET connections', () => {

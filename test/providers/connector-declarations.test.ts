@@ -4,7 +4,7 @@ import {
   checkDeclaration,
   effectiveObject,
 } from '../../src/providers/catalog/connector-declarations.js';
-import { holds } from '../../src/providers/declarative/field-metadata.js';
+import { describedField, holds } from '../../src/providers/declarative/field-metadata.js';
 import { nextLink, nextPageState } from '../../src/providers/declarative/pagination.js';
 import { ABSENT, renderJson, renderString } from '../../src/providers/declarative/template.js';
 import { parseTime } from '../../src/providers/declarative/times.js';
@@ -148,6 +148,14 @@ describe('templates', () => {
     expect(renderString('{{fields|join:;}}', { fields: ['a', 'b'] })).toBe('a;b');
     expect(renderString('{{vars.modified}}', { vars: { modified: 'updated_at' } })).toBe('updated_at');
   });
+
+  it('spreads a record beside written-out members under "..."', () => {
+    const template = { input: { id: '{{id}}', '...': '{{record}}' } };
+    expect(renderJson(template, { id: 'gid://shop/Customer/1', record: { note: 'vip' } })).toEqual({
+      input: { id: 'gid://shop/Customer/1', note: 'vip' },
+    });
+    expect(renderJson(template, { id: '7' })).toEqual({ input: { id: '7' } });
+  });
 });
 
 describe('pagination', () => {
@@ -252,5 +260,21 @@ describe('listings that mark their own deletions', () => {
     );
     broken.objects.people.read.list.deleted = { matches: { at: '/type', pattern: '\\.deleted$' } };
     expect(() => checkDeclaration('acme.json', broken, known)).not.toThrow();
+  });
+});
+
+describe('field descriptors', () => {
+  it('joins a name read from several pointers with "." (a namespace and a key)', () => {
+    const declared = {
+      request: { method: 'POST' as const, path: '/graphql' },
+      fields: '/nodes',
+      type: '/type',
+      types: {},
+    };
+    const descriptor = { namespace: 'custom', key: 'tier', type: 'single_line_text_field' };
+    expect(describedField({ ...declared, name: ['/namespace', '/key'] }, descriptor)?.fieldName).toBe(
+      'custom.tier',
+    );
+    expect(describedField({ ...declared, name: ['/namespace', '/missing'] }, descriptor)).toBeUndefined();
   });
 });

@@ -42,6 +42,7 @@ const readPlaceholders = [
   'lastId',
   'fields',
   'includeDeleted',
+  'parent',
 ];
 const searchPlaceholders = ['filters', 'pageSize', 'cursor', 'offset', 'page', 'lastId', 'fields'];
 const pagePlaceholder: Record<string, string | undefined> = {

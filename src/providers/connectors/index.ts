@@ -3,15 +3,19 @@ import { connectorDeclaration, isKnownProvider } from '../catalog/index.js';
 import { ConnectorDeclarationError } from '../catalog/connector-declarations.js';
 import type { Connector, ConnectorOptions } from '../connector.js';
 import { DeclaredConnector, type ConnectorHooks } from '../declarative/connector.js';
+import { asanaHooks } from './asana.js';
 import { closeHooks } from './close.js';
 import { hubspotHooks } from './hubspot.js';
 import { sandboxHooks } from './sandbox.js';
+import { shopifyHooks } from './shopify.js';
 
 /** Code for providers' quirks, by the module name their declarations give under `hooks.module`. */
 const hookModules: Record<string, ConnectorHooks> = {
   hubspot: hubspotHooks,
   sandbox: sandboxHooks,
   close: closeHooks,
+  shopify: shopifyHooks,
+  asana: asanaHooks,
 };
 
 /** What each capability a declaration gives to its hooks needs them to implement. */

@@ -154,6 +154,7 @@ export class DeclaredConnector implements Connector {
     this.catalog = catalog;
     const messagePointers = declaration?.errorMessage;
     const rateLimit = declaration?.rateLimit;
+    const errorsInBody = declaration?.errorsInBody;
     this.http = new ProviderHttpClient(catalog, target, {
       onRequest: options.onRequest,
       baseUrl: options.baseUrl,
@@ -171,6 +172,7 @@ export class DeclaredConnector implements Connector {
       ...(rateLimit && {
         rateLimitWait: (headers: Record<string, string>) => rateLimitWait(rateLimit, headers),
       }),
+      ...(errorsInBody && { bodyStatus: (body: unknown) => statusInBody(errorsInBody, body) }),
     });
     this.capabilities = Object.freeze({
       ...(declaration
@@ -313,8 +315,12 @@ export class DeclaredConnector implements Connector {
     return this.hooks.readPage ? this.hooks.readPage(this, input, declared) : declared();
   }
 
-  /** One page as the declaration says: the listing, its page, its records inside the window. */
-  async readDeclaredPage(input: ReadPageInput): Promise<ReadPageResult> {
+  /**
+   * One page as the declaration says: the listing, its page, its records inside the window.
+   * `parent` is the record a hook reads within (`{{parent}}`: Asana's project); the hook passes it
+   * again with every page token, which does not carry it.
+   */
+  async readDeclaredPage(input: ReadPageInput, parent?: string): Promise<ReadPageResult> {
     if (!this.capabilities.read) throw this.unsupported('read');
     const object = this.object(input.objectName);
     if (!object.read)
@@ -339,6 +345,7 @@ export class DeclaredConnector implements Connector {
       pageSize,
       ...(fields?.length && { fields }),
       ...(includeDeleted && { includeDeleted: 'true' }),
+      ...(parent !== undefined && { parent }),
       ...pageValues(state),
     };
     if (listing.window) values.window = this.window(listing, values);
@@ -724,6 +731,7 @@ export class DeclaredConnector implements Connector {
       body: request.body,
       // A proxied path may answer 401 for reasons of its own; only the connector's calls judge credentials.
       reportRejection: false,
+      rawStatus: true,
     };
   }
 
@@ -762,4 +770,19 @@ function listedRecords(
   return listing.deleted === undefined || includeDeleted
     ? latest
     : latest.filter((record) => !record.deleted);
+}
+
+/** The status of a 2xx answer whose body reports a failure, as the declaration's `errorsInBody` says. */
+export function statusInBody(
+  rules: NonNullable<ConnectorDeclaration['errorsInBody']>,
+  body: unknown,
+): number | undefined {
+  for (const rule of rules) {
+    const error = valueAt(body, rule.at);
+    if (error === undefined || error === null) continue;
+    const code = rule.code === undefined ? undefined : valueAt(error, rule.code);
+    const mapped = typeof code === 'string' && rule.codes && Object.hasOwn(rule.codes, code);
+    return mapped ? rule.codes![code as string] : rule.status;
+  }
+  return undefined;
 }

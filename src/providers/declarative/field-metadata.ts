@@ -34,8 +34,11 @@ export function describedField(
   declaration: MetadataDeclaration,
   descriptor: unknown,
 ): FieldMetadata | undefined {
-  const name = text(valueAt(descriptor, declaration.name));
-  if (!name) return undefined;
+  const parts = (Array.isArray(declaration.name) ? declaration.name : [declaration.name]).map((pointer) =>
+    text(valueAt(descriptor, pointer)),
+  );
+  if (parts.some((part) => !part)) return undefined;
+  const name = parts.join('.');
   const providerType = text(valueAt(descriptor, declaration.type)) ?? 'unknown';
   const subtype = declaration.subtype && text(valueAt(descriptor, declaration.subtype));
   const typeKey = [subtype && `${providerType}/${subtype}`, providerType].find(

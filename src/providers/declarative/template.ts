@@ -120,6 +120,9 @@ export function renderString(template: string, values: TemplateValues, keepType 
   });
 }
 
+/** The member name whose object value is spread into the object holding it. */
+export const SPREAD = '...';
+
 /** Renders a JSON template: members and items whose value is ABSENT are left out. */
 export function renderJson(template: unknown, values: TemplateValues): unknown {
   if (typeof template === 'string') return renderString(template, values, true);
@@ -130,7 +133,11 @@ export function renderJson(template: unknown, values: TemplateValues): unknown {
     const rendered: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(template)) {
       const result = renderJson(value, values);
-      if (result !== ABSENT) rendered[key] = result;
+      if (result === ABSENT) continue;
+      // `"...": "{{record}}"` spreads an object beside the members written out (GraphQL's `{id, ...fields}` inputs).
+      if (key === SPREAD && result && typeof result === 'object' && !Array.isArray(result))
+        Object.assign(rendered, result);
+      else rendered[key] = result;
     }
     return rendered;
   }

@@ -1,0 +1,44 @@
+import type { ConformanceSpec } from '../kit/conformance.js';
+import { startFakeShopify } from '../fakes/shopify.js';
+
+/** Shopify's Admin GraphQL API against its local fake (test/connectors/fakes/shopify.ts). */
+export const spec: ConformanceSpec = {
+  provider: 'shopify',
+  reference: 'https://shopify.dev/docs/api/admin-graphql/2025-10',
+  start: () => startFakeShopify(),
+  templateVars: { workspace: 'acme' },
+  objects: [
+    {
+      name: 'customers',
+      fields: { selected: 'email', other: 'lastName' },
+      write: {
+        create: { firstName: 'Ada', email: 'ada@example.com', 'custom.loyalty_tier': 'Silver' },
+        update: { note: 'Prefers email' },
+        check: (stored) => stored.note,
+        delete: true,
+      },
+      metadata: {
+        email: { valueType: 'string', readOnly: false, isCustom: false },
+        updatedAt: { valueType: 'datetime', readOnly: true },
+        'custom.loyalty_tier': { displayName: 'Loyalty tier', valueType: 'string', isCustom: true },
+        'custom.birthday': { valueType: 'date', isCustom: true },
+      },
+    },
+    {
+      name: 'products',
+      fields: { selected: 'title', other: 'vendor' },
+      write: {
+        create: { title: 'Wool hat', status: 'DRAFT' },
+        update: { title: 'Red wool hat' },
+        check: (stored) => stored.title,
+        delete: true,
+      },
+      metadata: {
+        title: { valueType: 'string', isRequired: true },
+        status: { valueType: 'singleSelect' },
+        'specs.weight_kg': { valueType: 'float', isCustom: true },
+      },
+    },
+    { name: 'orders', fields: { selected: 'email', other: 'note' } },
+  ],
+};
