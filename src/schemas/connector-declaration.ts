@@ -342,7 +342,24 @@ export const BasicSignatureSchema = Type.Object(
   strict,
 );
 
-export const WebhookSignatureSchema = Type.Union([HmacSignatureSchema, BasicSignatureSchema]);
+/**
+ * Providers that sign nothing but echo in each notification the key/value secret Ferry registered
+ * (Copper): the first value found at one of `at` must equal the subscription's secret.
+ */
+export const EchoedSecretSchema = Type.Object(
+  {
+    scheme: Type.Literal('echoed'),
+    at: Type.Array(JsonPointerSchema, { minItems: 1 }),
+  },
+  strict,
+);
+export type EchoedSecret = Static<typeof EchoedSecretSchema>;
+
+export const WebhookSignatureSchema = Type.Union([
+  HmacSignatureSchema,
+  BasicSignatureSchema,
+  EchoedSecretSchema,
+]);
 export type WebhookSignature = Static<typeof WebhookSignatureSchema>;
 
 /**
@@ -359,6 +376,12 @@ export const WebhooksDeclarationSchema = Type.Object(
         id: JsonPointerSchema,
         /** The signing secret in the answer, for providers that issue one. */
         secret: Type.Optional(JsonPointerSchema),
+        /**
+         * One provider subscription per registered event (Copper: one per type and event), each
+         * request sending that event's register value as `{{event}}`; Ferry keeps their ids joined
+         * with commas, and deletes each.
+         */
+        perEvent: Type.Optional(Type.Boolean()),
       },
       strict,
     ),
@@ -381,7 +404,10 @@ export const WebhooksDeclarationSchema = Type.Object(
         id: Type.Optional(JsonPointerSchema),
         /** The event's name, from these values joined with `.` (e.g. `/type` and `/action`). */
         type: Type.Array(JsonPointerSchema, { minItems: 1 }),
-        recordId: JsonPointerSchema,
+        /** The changed record's id; or `recordIds`. */
+        recordId: Type.Optional(JsonPointerSchema),
+        /** A list of changed records' ids (Copper's `ids`): one event per id, each read by id. */
+        recordIds: Type.Optional(JsonPointerSchema),
         /** The record as it is after the change; absent: Ferry reads it by id. */
         record: Type.Optional(JsonPointerSchema),
         occurredAt: Type.Optional(

@@ -205,3 +205,69 @@ describe('events', () => {
     );
   });
 });
+
+describe('the echoed scheme, per-event registrations and events naming several records', () => {
+  const echoed = () => {
+    const hooks = webhooks();
+    hooks.signature = { scheme: 'echoed', at: ['/token', '/secret/token'] };
+    hooks.ferrySecret = true;
+    hooks.create = {
+      request: {
+        method: 'POST',
+        path: '/hooks',
+        body: { url: '{{webhookUrl}}', event: '{{event}}', secret: { token: '{{secret}}' } },
+      },
+      id: '/id',
+      perEvent: true,
+    };
+    hooks.event = {
+      type: ['/type', '/event'],
+      recordIds: '/ids',
+      fieldsUpdated: { pointer: '/changed', as: 'keys' },
+    };
+    hooks.objects = { people: { create: { name: 'person.new', register: 'new' } } };
+    return hooks;
+  };
+
+  it('loads only with a secret of Ferry’s making, {{event}} sent per event, and one way to the record id', () => {
+    expect(() => checkDeclaration('acme.json', declaration(echoed()), known)).not.toThrow();
+    const noSecret = echoed();
+    delete noSecret.ferrySecret;
+    delete noSecret.create.request.body.secret;
+    expect(problemsOf(declaration(noSecret))).toContain('the echoed scheme needs ferrySecret');
+    const noEvent = echoed();
+    delete noEvent.create.request.body.event;
+    expect(problemsOf(declaration(noEvent))).toContain('perEvent needs {{event}} sent');
+    const both = echoed();
+    both.event.recordId = '/id';
+    expect(problemsOf(declaration(both))).toContain('exactly one of recordId and recordIds');
+    const elsewhere = webhooks();
+    elsewhere.create.request.body.event = '{{event}}';
+    expect(problemsOf(declaration(elsewhere))).toContain('{{event}} is not known here');
+  });
+
+  it('accepts the echoed secret at any declared place, and nothing else', () => {
+    const signature = { scheme: 'echoed' as const, at: ['/token', '/secret/token'] };
+    const check = (body: unknown, secret = 's3cret') =>
+      checkSignature('acme', signature, {}, Buffer.from(JSON.stringify(body)), secret);
+    expect(() => check({ token: 's3cret' })).not.toThrow();
+    expect(() => check({ secret: { token: 's3cret' } })).not.toThrow();
+    expect(() => check({ token: 's3cret' }, 'other')).toThrow(/another secret/);
+    expect(() => check({ token: 's3cre' })).toThrow(WebhookVerificationError);
+    expect(() => check({ ids: [1] })).toThrow(/does not carry the secret/);
+    expect(() => checkSignature('acme', signature, {}, Buffer.from('nope'), 's3cret')).toThrow(/not JSON/);
+  });
+
+  it('makes one event per listed record, each with what changed', () => {
+    const body = { type: 'person', event: 'new', ids: [4, 5], changed: { name: ['a', 'b'] }, token: 'x' };
+    const events = readWebhookEvents('acme', echoed(), Buffer.from(JSON.stringify(body)));
+    expect(events.map((event) => [event.recordId, event.eventType, event.providerEventType])).toEqual([
+      ['4', 'create', 'person.new'],
+      ['5', 'create', 'person.new'],
+    ]);
+    expect(events[0]).toMatchObject({ fieldsUpdated: ['name'], objectName: 'people', rawEvent: body });
+    expect(() =>
+      readWebhookEvents('acme', echoed(), Buffer.from(JSON.stringify({ type: 'person', event: 'new' }))),
+    ).toThrow(/no record ids/);
+  });
+});

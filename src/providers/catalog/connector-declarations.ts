@@ -228,7 +228,10 @@ function webhookProblems(declaration: ConnectorDeclaration, webhooks: WebhooksDe
       continue;
     }
     const checker = new Checker(provider, object);
-    const used = checker.request('webhooks.create.request', webhooks.create.request, registering);
+    const creating = webhooks.create.perEvent ? [...registering, 'event'] : registering;
+    const used = checker.request('webhooks.create.request', webhooks.create.request, creating);
+    if (webhooks.create.perEvent && !used.some((placeholder) => placeholder.name === 'event'))
+      checker.problems.push(`${provider}: webhooks.create.request: perEvent needs {{event}} sent`);
     if (!used.some((placeholder) => placeholder.name === 'webhookUrl'))
       checker.problems.push(`${provider}: webhooks.create.request: must send {{webhookUrl}}`);
     if (webhooks.ferrySecret && !used.some((placeholder) => placeholder.name === 'secret'))
@@ -246,7 +249,14 @@ function webhookProblems(declaration: ConnectorDeclaration, webhooks: WebhooksDe
     anyObject.request('webhooks.secret.request', webhooks.secret.request, ['subscriptionId', ...registering]);
   }
   problems.push(...new Set(anyObject.problems));
+  if (!webhooks.event.recordId === !webhooks.event.recordIds)
+    problems.push(`${provider}: webhooks.event: needs exactly one of recordId and recordIds`);
   const { signature } = webhooks;
+  if (signature.scheme === 'echoed') {
+    if (!webhooks.ferrySecret)
+      problems.push(`${provider}: webhooks.signature: the echoed scheme needs ferrySecret, the value echoed`);
+    return problems;
+  }
   if (signature.scheme === 'basic') {
     if (!webhooks.ferrySecret)
       problems.push(`${provider}: webhooks.signature: the basic scheme needs ferrySecret, its password`);

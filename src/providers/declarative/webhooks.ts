@@ -1,7 +1,8 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { RecordChangeType } from '../../schemas/write.js';
 import type {
   DeclaredRequest,
+  EchoedSecret,
   HmacSignature,
   WebhookEvent,
   WebhookSignature,
@@ -85,18 +86,15 @@ export async function registerWebhook(
     events: registeredEvents(webhooks, input),
     ...(secret && { secret }),
   };
-  if (subscriptionId && webhooks.update) {
+  if (subscriptionId && webhooks.update && !webhooks.create.perEvent) {
     await answer(connector, input.objectName, webhooks.update.request, { ...values, subscriptionId });
     return { subscriptionId, ...(secret && { secret }) };
   }
   if (subscriptionId) await unregisterWebhook(connector, webhooks, subscriptionId, base);
+  if (webhooks.create.perEvent) return registerPerEvent(connector, webhooks, input, values, secret);
   const made = await answer(connector, input.objectName, webhooks.create.request, values);
   const id = text(valueAt(made, webhooks.create.id));
-  if (!id) {
-    throw new ProviderError(connector.provider, 'The provider answered a new subscription without its id.', {
-      retryable: false,
-    });
-  }
+  if (!id) throw withoutId(connector);
   let issued = webhooks.create.secret ? text(valueAt(made, webhooks.create.secret)) : secret;
   if (webhooks.secret) {
     const body = await answer(connector, input.objectName, webhooks.secret.request, {
@@ -108,16 +106,53 @@ export async function registerWebhook(
   return { subscriptionId: id, ...(issued && { secret: issued }) };
 }
 
+const withoutId = (connector: WebhookConnector) =>
+  new ProviderError(connector.provider, 'The provider answered a new subscription without its id.', {
+    retryable: false,
+  });
+
+/**
+ * One provider subscription per event, sharing Ferry's secret; their ids joined with commas. A
+ * failure part way removes those already made, so nothing is left registered that Ferry forgets.
+ */
+async function registerPerEvent(
+  connector: WebhookConnector,
+  webhooks: WebhooksDeclaration,
+  input: SubscribeInput,
+  values: TemplateValues,
+  secret: string | undefined,
+): Promise<Subscription> {
+  const ids: string[] = [];
+  try {
+    for (const event of values.events as unknown[]) {
+      const made = await answer(connector, input.objectName, webhooks.create.request, { ...values, event });
+      const id = text(valueAt(made, webhooks.create.id));
+      if (!id) throw withoutId(connector);
+      ids.push(id);
+    }
+  } catch (error) {
+    if (ids.length) {
+      await unregisterWebhook(connector, webhooks, ids.join(','), values).catch(() => undefined);
+    }
+    throw error;
+  }
+  if (!ids.length) throw connector.unsupported('subscribe', `No change events of ${input.objectName} asked.`);
+  return { subscriptionId: ids.join(','), ...(secret && { secret }) };
+}
+
 export async function unregisterWebhook(
   connector: WebhookConnector,
   webhooks: WebhooksDeclaration,
   subscriptionId: string,
   base: TemplateValues,
 ): Promise<void> {
-  const request = connector.request(webhooks.delete.request, { ...base, subscriptionId }, true);
-  const response = await connector.http.send(request);
-  if (response.status === 404) return; // already gone: the goal is reached
-  if (response.status >= 300) throw connector.http.errorFor(request, response);
+  const ids = webhooks.create.perEvent ? subscriptionId.split(',') : [subscriptionId];
+  for (const id of ids) {
+    const request = connector.request(webhooks.delete.request, { ...base, subscriptionId: id }, true);
+    const response = await connector.http.send(request);
+    if (response.status === 404) continue; // already gone: the goal is reached
+    if (response.status >= 300) throw connector.http.errorFor(request, response);
+  }
 }
 
 function headerValue(headers: Headers, name: string): string | undefined {
@@ -151,6 +186,10 @@ export function checkSignature(
   now = Date.now(),
 ): void {
   const refuse = (why: string) => new WebhookVerificationError(why, provider);
+  if (signature.scheme === 'echoed') {
+    checkEchoedSecret(signature, rawBody, secret, refuse);
+    return;
+  }
   if (signature.scheme === 'basic') {
     const expected = Buffer.from(
       `Basic ${Buffer.from(`${signature.username}:${secret}`).toString('base64')}`,
@@ -188,6 +227,30 @@ export function checkSignature(
   }
 }
 
+/** The secret echoed in the body, compared by digest so neither its length nor its bytes leak by timing. */
+function checkEchoedSecret(
+  signature: EchoedSecret,
+  rawBody: Buffer,
+  secret: string,
+  refuse: (why: string) => WebhookVerificationError,
+): void {
+  let body: unknown;
+  try {
+    body = JSON.parse(rawBody.toString('utf8'));
+  } catch {
+    throw refuse('The webhook body is not JSON.');
+  }
+  const given = signature.at
+    .map((pointer) => text(valueAt(body, pointer)))
+    .find((value) => value !== undefined);
+  if (given === undefined)
+    throw refuse('The webhook does not carry the secret registered with the provider.');
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  if (!timingSafeEqual(digest(given), digest(secret))) {
+    throw refuse('The webhook carries another secret than the one registered with the provider.');
+  }
+}
+
 function fieldsUpdated(webhooks: WebhooksDeclaration, event: unknown): string[] | undefined {
   const declared = webhooks.event.fieldsUpdated;
   if (!declared) return undefined;
@@ -217,7 +280,7 @@ export function readWebhookEvents(
       if (event) byName.set(eventName(event), { objectName, change });
     }
   }
-  return items.map((item) => {
+  return items.flatMap((item) => {
     const event = webhooks.event.root ? valueAt(item, webhooks.event.root) : item;
     const type = webhooks.event.type.map((pointer) => text(valueAt(event, pointer)) ?? '').join('.');
     const known = byName.get(type);
@@ -226,18 +289,29 @@ export function readWebhookEvents(
     const occurredAt = occurred && isoTime(valueAt(event, occurred.field), occurred.format);
     const id = webhooks.event.id && text(valueAt(event, webhooks.event.id));
     const updated = fieldsUpdated(webhooks, event);
-    return {
-      ...(id && { eventId: id }),
+    const translated = (recordId: string, eventId: string | undefined): IncomingProviderEvent => ({
+      ...(eventId && { eventId }),
       eventType: known?.change ?? 'other',
       providerEventType: type,
       objectName: known?.objectName ?? '',
-      recordId: text(valueAt(event, webhooks.event.recordId)) ?? '',
+      recordId,
       ...(record && typeof record === 'object' && !Array.isArray(record) && known?.change !== 'delete'
         ? { record: record as Record<string, unknown> }
         : {}),
       ...(updated && { fieldsUpdated: updated }),
       ...(occurredAt && { occurredAt }),
       rawEvent: (item ?? {}) as Record<string, unknown>,
-    };
+    });
+    if (!webhooks.event.recordIds) {
+      const recordId = webhooks.event.recordId && text(valueAt(event, webhooks.event.recordId));
+      return [translated(recordId ?? '', id)];
+    }
+    // One notification naming several records (Copper's `ids`): an event per record.
+    const ids = valueAt(event, webhooks.event.recordIds);
+    if (!Array.isArray(ids)) throw new WebhookVerificationError('The webhook lists no record ids.', provider);
+    return ids
+      .map((value) => text(value))
+      .filter((value): value is string => value !== undefined)
+      .map((recordId) => translated(recordId, id && `${id}:${recordId}`));
   });
 }
