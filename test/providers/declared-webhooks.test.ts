@@ -4,7 +4,11 @@ import {
   ConnectorDeclarationError,
   checkDeclaration,
 } from '../../src/providers/catalog/connector-declarations.js';
-import { checkSignature, readWebhookEvents } from '../../src/providers/declarative/webhooks.js';
+import {
+  checkSignature,
+  objectsOfEvent,
+  readWebhookEvents,
+} from '../../src/providers/declarative/webhooks.js';
 import { WebhookVerificationError } from '../../src/providers/errors.js';
 import type { HmacSignature } from '../../src/schemas/connector-declaration.js';
 
@@ -269,5 +273,66 @@ describe('the echoed scheme, per-event registrations and events naming several r
     expect(() =>
       readWebhookEvents('acme', echoed(), Buffer.from(JSON.stringify({ type: 'person', event: 'new' }))),
     ).toThrow(/no record ids/);
+  });
+});
+
+describe('app-level webhooks (HubSpot-like)', () => {
+  const appLevel = () => ({
+    appLevel: true,
+    signature: {
+      header: 'X-Sig',
+      encoding: 'base64',
+      signed: '{{method}}{{uri}}{{body}}{{timestamp}}',
+      timestamp: { header: 'X-Time', unit: 'milliseconds' },
+    },
+    event: {
+      list: '',
+      id: ['/eventId', '/subscriptionId'],
+      workspace: '/portalId',
+      type: ['/subscriptionType'],
+      recordId: '/objectId',
+      fieldsUpdated: { pointer: '/propertyName', as: 'list' },
+    },
+    objects: { people: { create: 'person.creation', delete: 'person.deletion' } },
+  });
+
+  it('loads without registration requests, and only with a workspace to route by', () => {
+    expect(() => checkDeclaration('acme.json', declaration(appLevel()), known)).not.toThrow();
+    const registering: any = { ...appLevel(), delete: webhooks().delete };
+    expect(problemsOf(declaration(registering))).toContain('nothing is registered');
+    const unrouted: any = appLevel();
+    delete unrouted.event.workspace;
+    expect(problemsOf(declaration(unrouted))).toContain('routed by their workspace');
+    const half = webhooks();
+    delete half.delete;
+    expect(problemsOf(declaration(half))).toContain('create and delete are needed unless appLevel');
+  });
+
+  it('signs over method and URL too, and keys events by several values and their workspace', () => {
+    const hooks: any = appLevel();
+    const body = JSON.stringify([
+      { eventId: 1, subscriptionId: 9, portalId: 62515, subscriptionType: 'person.creation', objectId: 5 },
+      { eventId: 1, subscriptionId: 10, portalId: 62515, subscriptionType: 'person.merge', objectId: 5 },
+    ]);
+    const at = String(Date.now());
+    const uri = 'https://ferry.example/v1/webhooks/providers/acme/apps/x';
+    const signature = createHmac('sha256', 'secret').update(`POST${uri}${body}${at}`).digest('base64');
+    const headers = { 'X-Sig': signature, 'X-Time': at };
+    const request = { method: 'POST', uri };
+    expect(() =>
+      checkSignature('acme', hooks.signature, headers, Buffer.from(body), 'secret', Date.now(), request),
+    ).not.toThrow();
+    expect(() =>
+      checkSignature('acme', hooks.signature, headers, Buffer.from(body), 'secret', Date.now(), {
+        method: 'POST',
+        uri: `${uri}/other`,
+      }),
+    ).toThrow(/does not match/);
+    const [created, merged] = readWebhookEvents('acme', hooks, Buffer.from(body));
+    expect(created).toMatchObject({ eventId: '1:9', workspaceRef: '62515', objectName: 'people' });
+    expect(merged).toMatchObject({ eventId: '1:10', eventType: 'other', objectName: '' });
+    expect(objectsOfEvent(hooks, created)).toEqual(['people']);
+    expect(objectsOfEvent(hooks, merged)).toEqual(['people']);
+    expect(objectsOfEvent(hooks, { ...merged, providerEventType: 'deal.merge' })).toEqual([]);
   });
 });

@@ -79,6 +79,9 @@ export async function registerWebhook(
   if (!webhooks.objects[input.objectName]) {
     throw connector.unsupported('subscribe', `The provider sends no change events of ${input.objectName}.`);
   }
+  // The app's settings at the provider hold the subscription: there is nothing to register.
+  if (!webhooks.create) return { subscriptionId: `app:${input.objectName}` };
+  const { create } = webhooks;
   const secret = webhooks.ferrySecret ? randomBytes(32).toString('base64url') : undefined;
   const values: TemplateValues = {
     ...base,
@@ -86,16 +89,16 @@ export async function registerWebhook(
     events: registeredEvents(webhooks, input),
     ...(secret && { secret }),
   };
-  if (subscriptionId && webhooks.update && !webhooks.create.perEvent) {
+  if (subscriptionId && webhooks.update && !create.perEvent) {
     await answer(connector, input.objectName, webhooks.update.request, { ...values, subscriptionId });
     return { subscriptionId, ...(secret && { secret }) };
   }
   if (subscriptionId) await unregisterWebhook(connector, webhooks, subscriptionId, base);
-  if (webhooks.create.perEvent) return registerPerEvent(connector, webhooks, input, values, secret);
-  const made = await answer(connector, input.objectName, webhooks.create.request, values);
-  const id = text(valueAt(made, webhooks.create.id));
+  if (create.perEvent) return registerPerEvent(connector, webhooks, create, input, values, secret);
+  const made = await answer(connector, input.objectName, create.request, values);
+  const id = text(valueAt(made, create.id));
   if (!id) throw withoutId(connector);
-  let issued = webhooks.create.secret ? text(valueAt(made, webhooks.create.secret)) : secret;
+  let issued = create.secret ? text(valueAt(made, create.secret)) : secret;
   if (webhooks.secret) {
     const body = await answer(connector, input.objectName, webhooks.secret.request, {
       ...values,
@@ -118,6 +121,7 @@ const withoutId = (connector: WebhookConnector) =>
 async function registerPerEvent(
   connector: WebhookConnector,
   webhooks: WebhooksDeclaration,
+  create: NonNullable<WebhooksDeclaration['create']>,
   input: SubscribeInput,
   values: TemplateValues,
   secret: string | undefined,
@@ -125,8 +129,8 @@ async function registerPerEvent(
   const ids: string[] = [];
   try {
     for (const event of values.events as unknown[]) {
-      const made = await answer(connector, input.objectName, webhooks.create.request, { ...values, event });
-      const id = text(valueAt(made, webhooks.create.id));
+      const made = await answer(connector, input.objectName, create.request, { ...values, event });
+      const id = text(valueAt(made, create.id));
       if (!id) throw withoutId(connector);
       ids.push(id);
     }
@@ -146,7 +150,8 @@ export async function unregisterWebhook(
   subscriptionId: string,
   base: TemplateValues,
 ): Promise<void> {
-  const ids = webhooks.create.perEvent ? subscriptionId.split(',') : [subscriptionId];
+  if (!webhooks.delete) return; // the app's own subscription: nothing was registered
+  const ids = webhooks.create?.perEvent ? subscriptionId.split(',') : [subscriptionId];
   for (const id of ids) {
     const request = connector.request(webhooks.delete.request, { ...base, subscriptionId: id }, true);
     const response = await connector.http.send(request);
@@ -176,6 +181,13 @@ function keyOf(signature: HmacSignature, secret: string): Buffer {
   return Buffer.from(bare, signature.secretEncoding ?? 'utf8');
 }
 
+/** The request a webhook came in, for signatures over more than the body (HubSpot's v3). */
+export interface WebhookRequest {
+  method: string;
+  /** The URL the provider posted to, as it sees it (Ferry's public URL). */
+  uri: string;
+}
+
 /** Checks the signature (and its age); throws WebhookVerificationError saying what did not match. */
 export function checkSignature(
   provider: string,
@@ -184,6 +196,7 @@ export function checkSignature(
   rawBody: Buffer,
   secret: string,
   now = Date.now(),
+  request?: WebhookRequest,
 ): void {
   const refuse = (why: string) => new WebhookVerificationError(why, provider);
   if (signature.scheme === 'echoed') {
@@ -214,10 +227,15 @@ export function checkSignature(
     }
   }
   const [before, after] = signature.signed.split('{{body}}');
+  const filled = (part: string) =>
+    part
+      .replaceAll('{{timestamp}}', timestamp)
+      .replaceAll('{{method}}', request?.method ?? '')
+      .replaceAll('{{uri}}', request?.uri ?? '');
   const expected = createHmac('sha256', keyOf(signature, secret))
-    .update(before.replaceAll('{{timestamp}}', timestamp))
+    .update(filled(before))
     .update(rawBody)
-    .update((after ?? '').replaceAll('{{timestamp}}', timestamp))
+    .update(filled(after ?? ''))
     .digest();
   const given = matches(header, signature.pattern).map((value) => Buffer.from(value, signature.encoding));
   if (
@@ -259,6 +277,32 @@ function fieldsUpdated(webhooks: WebhooksDeclaration, event: unknown): string[] 
   return value && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : undefined;
 }
 
+function eventIdOf(webhooks: WebhooksDeclaration, event: unknown): string | undefined {
+  const declared = webhooks.event.id;
+  if (!declared) return undefined;
+  const parts = (Array.isArray(declared) ? declared : [declared]).map((pointer) =>
+    text(valueAt(event, pointer)),
+  );
+  return parts.every((part) => part !== undefined) ? parts.join(':') : undefined;
+}
+
+/**
+ * The objects an app-level event may concern: the one whose declared event it is, else those whose
+ * declared events share its first dotted part (`contact.merge` → the object of `contact.creation`).
+ */
+export function objectsOfEvent(webhooks: WebhooksDeclaration, event: IncomingProviderEvent): string[] {
+  if (event.objectName) return [event.objectName];
+  const prefix = `${event.providerEventType.split('.')[0]}.`;
+  return Object.entries(webhooks.objects)
+    .filter(([, object]) =>
+      changes.some((change) => {
+        const declared = object[change];
+        return declared !== undefined && eventName(declared).startsWith(prefix);
+      }),
+    )
+    .map(([name]) => name);
+}
+
 /** The events of a verified body in Ferry's terms; objects and changes by the declared event names. */
 export function readWebhookEvents(
   provider: string,
@@ -271,7 +315,8 @@ export function readWebhookEvents(
   } catch {
     throw new WebhookVerificationError('The webhook body is not JSON.', provider);
   }
-  const items = webhooks.event.list ? valueAt(body, webhooks.event.list) : [body];
+  // `list: ""` is a body that is itself the list (HubSpot).
+  const items = webhooks.event.list !== undefined ? valueAt(body, webhooks.event.list) : [body];
   if (!Array.isArray(items)) throw new WebhookVerificationError('The webhook lists no events.', provider);
   const byName = new Map<string, { objectName: string; change: RecordChangeType }>();
   for (const [objectName, object] of Object.entries(webhooks.objects)) {
@@ -287,7 +332,8 @@ export function readWebhookEvents(
     const record = webhooks.event.record ? valueAt(event, webhooks.event.record) : undefined;
     const occurred = webhooks.event.occurredAt;
     const occurredAt = occurred && isoTime(valueAt(event, occurred.field), occurred.format);
-    const id = webhooks.event.id && text(valueAt(event, webhooks.event.id));
+    const id = eventIdOf(webhooks, event);
+    const workspace = webhooks.event.workspace && text(valueAt(event, webhooks.event.workspace));
     const updated = fieldsUpdated(webhooks, event);
     const translated = (recordId: string, eventId: string | undefined): IncomingProviderEvent => ({
       ...(eventId && { eventId }),
@@ -300,6 +346,7 @@ export function readWebhookEvents(
         : {}),
       ...(updated && { fieldsUpdated: updated }),
       ...(occurredAt && { occurredAt }),
+      ...(workspace && { workspaceRef: workspace }),
       rawEvent: (item ?? {}) as Record<string, unknown>,
     });
     if (!webhooks.event.recordIds) {
