@@ -427,9 +427,9 @@ export const WebhooksDeclarationSchema = Type.Object(
         occurredAt: Type.Optional(
           Type.Object({ field: JsonPointerSchema, format: TimeFormatSchema }, strict),
         ),
-        /** Which fields changed: a list of names, or an object whose keys are the names (previous values). */
+        /** Which fields changed: a list of names, an object whose keys are the names (previous values), or one name. */
         fieldsUpdated: Type.Optional(
-          Type.Object({ pointer: JsonPointerSchema, as: Type.Enum(['list', 'keys']) }, strict),
+          Type.Object({ pointer: JsonPointerSchema, as: Type.Enum(['list', 'keys', 'name']) }, strict),
         ),
       },
       strict,

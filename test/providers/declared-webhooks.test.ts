@@ -291,7 +291,7 @@ describe('app-level webhooks (HubSpot-like)', () => {
       workspace: '/portalId',
       type: ['/subscriptionType'],
       recordId: '/objectId',
-      fieldsUpdated: { pointer: '/propertyName', as: 'list' },
+      fieldsUpdated: { pointer: '/propertyName', as: 'name' },
     },
     objects: { people: { create: 'person.creation', delete: 'person.deletion' } },
   });
@@ -311,7 +311,14 @@ describe('app-level webhooks (HubSpot-like)', () => {
   it('signs over method and URL too, and keys events by several values and their workspace', () => {
     const hooks: any = appLevel();
     const body = JSON.stringify([
-      { eventId: 1, subscriptionId: 9, portalId: 62515, subscriptionType: 'person.creation', objectId: 5 },
+      {
+        eventId: 1,
+        subscriptionId: 9,
+        portalId: 62515,
+        subscriptionType: 'person.creation',
+        objectId: 5,
+        propertyName: 'email',
+      },
       { eventId: 1, subscriptionId: 10, portalId: 62515, subscriptionType: 'person.merge', objectId: 5 },
     ]);
     const at = String(Date.now());
@@ -329,7 +336,13 @@ describe('app-level webhooks (HubSpot-like)', () => {
       }),
     ).toThrow(/does not match/);
     const [created, merged] = readWebhookEvents('acme', hooks, Buffer.from(body));
-    expect(created).toMatchObject({ eventId: '1:9', workspaceRef: '62515', objectName: 'people' });
+    expect(created).toMatchObject({
+      eventId: '1:9',
+      workspaceRef: '62515',
+      objectName: 'people',
+      fieldsUpdated: ['email'],
+    });
+    expect(readWebhookEvents('acme', hooks, Buffer.from(body))[1]).not.toHaveProperty('fieldsUpdated');
     expect(merged).toMatchObject({ eventId: '1:10', eventType: 'other', objectName: '' });
     expect(objectsOfEvent(hooks, created)).toEqual(['people']);
     expect(objectsOfEvent(hooks, merged)).toEqual(['people']);

@@ -274,6 +274,7 @@ function fieldsUpdated(webhooks: WebhooksDeclaration, event: unknown): string[] 
   if (!declared) return undefined;
   const value = valueAt(event, declared.pointer);
   if (declared.as === 'list') return Array.isArray(value) ? value.map(String) : undefined;
+  if (declared.as === 'name') return typeof value === 'string' && value ? [value] : undefined;
   return value && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : undefined;
 }
 
