@@ -71,6 +71,7 @@ export const providerWebhookRoutes = [
       receiveProviderWebhook({
         provider: params.provider,
         subscriptionId: params.subscriptionId,
+        request: { method: koa.method, uri: `${config().publicApiUrl}${koa.originalUrl}` },
         headers: koa.headers,
         rawBody: (koa.state.rawBody as Buffer | undefined) ?? Buffer.alloc(0),
       }),

@@ -26,6 +26,8 @@ export interface InboundWebhook {
   subscriptionId: string;
   headers: Record<string, string | string[] | undefined>;
   rawBody: Buffer;
+  /** The method and URL it came in, for signatures over them. */
+  request?: { method: string; uri: string };
 }
 
 export interface InboundResult {
@@ -86,7 +88,13 @@ export async function receiveProviderWebhook(input: InboundWebhook): Promise<Inb
       `No subscription ${input.subscriptionId} of provider "${input.provider}" takes webhooks here.`,
     );
   }
-  const events = verifiedEvents(input.provider, input.headers, input.rawBody, subscription.secret);
+  const events = verifiedEvents(
+    input.provider,
+    input.headers,
+    input.rawBody,
+    subscription.secret,
+    input.request,
+  );
   const { row } = subscription;
   const kept = events.filter((event) => event.eventType === 'other' || event.objectName === row.objectName);
   const started = await keepEvents(kept.map((event) => ({ row, identity: subscription.identity, event })));
