@@ -1,6 +1,8 @@
 import Type from 'typebox';
 import { FailureLimiter } from '../core/failure-limiter.js';
 import { ProblemError } from '../core/problem.js';
+import { config } from '../config.js';
+import { receiveAppWebhook } from '../domain/subscriptions/app-inbound.js';
 import { receiveProviderWebhook } from '../domain/subscriptions/inbound.js';
 import { defineRoute } from './route.js';
 
@@ -11,6 +13,38 @@ import { defineRoute } from './route.js';
  */
 
 const refused = new FailureLimiter(20, 60_000);
+
+/** Refuses a caller whose webhooks keep failing; counts a 401 or 404 answer against its keys. */
+async function limited<T>(keys: string[], receive: () => Promise<T>): Promise<T> {
+  const now = Date.now();
+  const waitMs = Math.max(...keys.map((key) => refused.blockedFor(key, now)));
+  if (waitMs > 0) {
+    throw new ProblemError({
+      status: 429,
+      detail: 'Too many webhooks with bad signatures; try again later.',
+      retryable: true,
+      retryAfter: Math.ceil(waitMs / 1000),
+    });
+  }
+  try {
+    return await receive();
+  } catch (error) {
+    if (error instanceof ProblemError && (error.status === 401 || error.status === 404)) {
+      for (const key of keys) refused.fail(key, now);
+    }
+    throw error;
+  }
+}
+
+const received = {
+  200: {
+    description: 'The events were accepted',
+    schema: Type.Object({
+      received: Type.Integer({ description: 'Events in the request.' }),
+      duplicates: Type.Integer({ description: 'Events already received before, not delivered again.' }),
+    }),
+  },
+};
 
 export const providerWebhookRoutes = [
   defineRoute({
@@ -31,40 +65,50 @@ export const providerWebhookRoutes = [
         description: 'Ferry’s id of the subscription.',
       }),
     }),
-    responses: {
-      200: {
-        description: 'The events were accepted',
-        schema: Type.Object({
-          received: Type.Integer({ description: 'Events in the request.' }),
-          duplicates: Type.Integer({ description: 'Events already received before, not delivered again.' }),
-        }),
-      },
-    },
+    responses: received,
   }).handle(async ({ params, koa }) => {
-    const now = Date.now();
-    const keys = [`ip:${koa.ip}`, `subscription:${params.subscriptionId}`];
-    const waitMs = Math.max(...keys.map((key) => refused.blockedFor(key, now)));
-    if (waitMs > 0) {
-      throw new ProblemError({
-        status: 429,
-        detail: 'Too many webhooks with bad signatures; try again later.',
-        retryable: true,
-        retryAfter: Math.ceil(waitMs / 1000),
-      });
-    }
-    try {
-      const result = await receiveProviderWebhook({
+    const result = await limited([`ip:${koa.ip}`, `subscription:${params.subscriptionId}`], () =>
+      receiveProviderWebhook({
         provider: params.provider,
         subscriptionId: params.subscriptionId,
+        request: { method: koa.method, uri: `${config().publicApiUrl}${koa.originalUrl}` },
         headers: koa.headers,
         rawBody: (koa.state.rawBody as Buffer | undefined) ?? Buffer.alloc(0),
-      });
-      return { status: 200, body: result };
-    } catch (error) {
-      if (error instanceof ProblemError && (error.status === 401 || error.status === 404)) {
-        for (const key of keys) refused.fail(key, now);
-      }
-      throw error;
-    }
+      }),
+    );
+    return { status: 200, body: result };
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/webhooks/providers/{provider}/apps/{providerAppId}',
+    operationId: 'receiveProviderAppWebhook',
+    summary: 'Where a provider sends the change events its app’s settings subscribe to',
+    description:
+      'Not called by clients: set this URL as the target of the webhooks in the provider app’s own settings (HubSpot: the app’s Webhooks page), for providers whose webhooks belong to the app rather than to each connection. One request may carry events of every account that installed the app; its signature is checked with the provider app’s client secret (a bad or stale one is answered 401 and changes nothing). Each event goes, once, to the subscribed object’s destination of every installation whose connection is through this provider app and to the event’s account (the connection’s `providerWorkspaceRef`, HubSpot’s portal id), as a subscribe message. Events no installation subscribed to are accepted and dropped.',
+    tags: ['Subscriptions'],
+    auth: ['none'],
+    rawBody: true,
+    params: Type.Object({
+      provider: Type.String({ minLength: 1, maxLength: 100, description: 'The provider’s catalog name.' }),
+      providerAppId: Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'Ferry’s id of the provider app.',
+      }),
+    }),
+    responses: received,
+  }).handle(async ({ params, koa }) => {
+    const result = await limited([`ip:${koa.ip}`, `app:${params.providerAppId}`], () =>
+      receiveAppWebhook({
+        provider: params.provider,
+        providerAppId: params.providerAppId,
+        method: koa.method,
+        // The provider signs the URL it posted to: Ferry's public URL, not the one behind a proxy.
+        uri: `${config().publicApiUrl}${koa.originalUrl}`,
+        headers: koa.headers,
+        rawBody: (koa.state.rawBody as Buffer | undefined) ?? Buffer.alloc(0),
+      }),
+    );
+    return { status: 200, body: result };
   }),
 ];

@@ -118,6 +118,8 @@ export interface IncomingProviderEvent {
   /** Fields whose value changed, for updates, when the provider says. */
   fieldsUpdated?: string[];
   occurredAt?: string;
+  /** The provider account the event belongs to, for app-level webhooks (HubSpot's `portalId`). */
+  workspaceRef?: string;
   /** The event exactly as received. */
   rawEvent: Record<string, unknown>;
 }
@@ -210,6 +212,8 @@ export interface Connector {
     headers: Record<string, string | string[] | undefined>,
     rawBody: string | Buffer,
     secret: string,
+    /** The method and URL it came in, for signatures over them (HubSpot's v3). */
+    request?: { method: string; uri: string },
   ): IncomingProviderEvent[];
 
   /** How many records a read of [since, until) would return; undefined when the provider cannot say. */

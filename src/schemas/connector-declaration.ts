@@ -329,7 +329,10 @@ export const HmacSignatureSchema = Type.Object(
     /** A regular expression whose first group is one signature, matched repeatedly (several during a rotation); absent: the whole header. */
     pattern: Type.Optional(Type.String({ minLength: 1 })),
     encoding: Type.Enum(['hex', 'base64']),
-    /** What is signed, from `{{timestamp}}` and `{{body}}` (the raw body), e.g. `{{timestamp}}.{{body}}`. */
+    /**
+     * What is signed, from `{{timestamp}}` and `{{body}}` (the raw body), e.g. `{{timestamp}}.{{body}}`;
+     * also `{{method}}` and `{{uri}}` (the URL the provider posted to), for HubSpot's v3 signature.
+     */
     signed: Type.String({ minLength: 1 }),
     /** Where the signing time is, for `{{timestamp}}` and the replay window: a header, optionally a pattern's first group. */
     timestamp: Type.Optional(
@@ -362,7 +365,24 @@ export const BasicSignatureSchema = Type.Object(
   strict,
 );
 
-export const WebhookSignatureSchema = Type.Union([HmacSignatureSchema, BasicSignatureSchema]);
+/**
+ * Providers that sign nothing but echo in each notification the key/value secret Ferry registered
+ * (Copper): the first value found at one of `at` must equal the subscription's secret.
+ */
+export const EchoedSecretSchema = Type.Object(
+  {
+    scheme: Type.Literal('echoed'),
+    at: Type.Array(JsonPointerSchema, { minItems: 1 }),
+  },
+  strict,
+);
+export type EchoedSecret = Static<typeof EchoedSecretSchema>;
+
+export const WebhookSignatureSchema = Type.Union([
+  HmacSignatureSchema,
+  BasicSignatureSchema,
+  EchoedSecretSchema,
+]);
 export type WebhookSignature = Static<typeof WebhookSignatureSchema>;
 
 /**
@@ -372,15 +392,30 @@ export type WebhookSignature = Static<typeof WebhookSignatureSchema>;
  */
 export const WebhooksDeclarationSchema = Type.Object(
   {
-    create: Type.Object(
-      {
-        request: DeclaredRequestSchema,
-        /** The provider's id of the subscription in the answer. */
-        id: JsonPointerSchema,
-        /** The signing secret in the answer, for providers that issue one. */
-        secret: Type.Optional(JsonPointerSchema),
-      },
-      strict,
+    /**
+     * The provider app's own settings hold the subscriptions (HubSpot): every account that installed
+     * the app gets its events, posted to `/v1/webhooks/providers/{provider}/apps/{providerAppId}` and
+     * signed with the app's client secret. Ferry registers nothing (no `create`, `delete`) and hands
+     * each event to the installations whose connection's workspace is the event's `workspace`.
+     */
+    appLevel: Type.Optional(Type.Boolean()),
+    create: Type.Optional(
+      Type.Object(
+        {
+          request: DeclaredRequestSchema,
+          /** The provider's id of the subscription in the answer. */
+          id: JsonPointerSchema,
+          /** The signing secret in the answer, for providers that issue one. */
+          secret: Type.Optional(JsonPointerSchema),
+          /**
+           * One provider subscription per registered event (Copper: one per type and event), each
+           * request sending that event's register value as `{{event}}`; Ferry keeps their ids joined
+           * with commas, and deletes each.
+           */
+          perEvent: Type.Optional(Type.Boolean()),
+        },
+        strict,
+      ),
     ),
     /** Providers that give the signing secret only through another call (`{{subscriptionId}}`). */
     secret: Type.Optional(Type.Object({ request: DeclaredRequestSchema, value: JsonPointerSchema }, strict)),
@@ -389,7 +424,7 @@ export const WebhooksDeclarationSchema = Type.Object(
     /** Changes the subscription in place; absent: it is deleted and created again. */
     update: Type.Optional(Type.Object({ request: DeclaredRequestSchema }, strict)),
     /** A 404 counts as done: the subscription is gone either way. */
-    delete: Type.Object({ request: DeclaredRequestSchema }, strict),
+    delete: Type.Optional(Type.Object({ request: DeclaredRequestSchema }, strict)),
     signature: WebhookSignatureSchema,
     event: Type.Object(
       {
@@ -397,19 +432,24 @@ export const WebhooksDeclarationSchema = Type.Object(
         list: Type.Optional(JsonPointerSchema),
         /** The event within the body (or each listed item), e.g. `/event`; default the whole. */
         root: Type.Optional(JsonPointerSchema),
-        /** The provider's event id, for deduplication. */
-        id: Type.Optional(JsonPointerSchema),
+        /** The provider's event id, for deduplication; several values are joined with `:`. */
+        id: Type.Optional(Type.Union([JsonPointerSchema, Type.Array(JsonPointerSchema, { minItems: 1 })])),
+        /** The provider account the event belongs to (HubSpot's `portalId`), for `appLevel` webhooks. */
+        workspace: Type.Optional(JsonPointerSchema),
         /** The event's name, from these values joined with `.` (e.g. `/type` and `/action`). */
         type: Type.Array(JsonPointerSchema, { minItems: 1 }),
-        recordId: JsonPointerSchema,
+        /** The changed record's id; or `recordIds`. */
+        recordId: Type.Optional(JsonPointerSchema),
+        /** A list of changed records' ids (Copper's `ids`): one event per id, each read by id. */
+        recordIds: Type.Optional(JsonPointerSchema),
         /** The record as it is after the change; absent: Ferry reads it by id. */
         record: Type.Optional(JsonPointerSchema),
         occurredAt: Type.Optional(
           Type.Object({ field: JsonPointerSchema, format: TimeFormatSchema }, strict),
         ),
-        /** Which fields changed: a list of names, or an object whose keys are the names (previous values). */
+        /** Which fields changed: a list of names, an object whose keys are the names (previous values), or one name. */
         fieldsUpdated: Type.Optional(
-          Type.Object({ pointer: JsonPointerSchema, as: Type.Enum(['list', 'keys']) }, strict),
+          Type.Object({ pointer: JsonPointerSchema, as: Type.Enum(['list', 'keys', 'name']) }, strict),
         ),
       },
       strict,

@@ -4,7 +4,11 @@ import {
   ConnectorDeclarationError,
   checkDeclaration,
 } from '../../src/providers/catalog/connector-declarations.js';
-import { checkSignature, readWebhookEvents } from '../../src/providers/declarative/webhooks.js';
+import {
+  checkSignature,
+  objectsOfEvent,
+  readWebhookEvents,
+} from '../../src/providers/declarative/webhooks.js';
 import { WebhookVerificationError } from '../../src/providers/errors.js';
 import type { HmacSignature } from '../../src/schemas/connector-declaration.js';
 
@@ -203,5 +207,145 @@ describe('events', () => {
     expect(() => readWebhookEvents('acme', webhooks(), Buffer.from('<xml/>'))).toThrow(
       WebhookVerificationError,
     );
+  });
+});
+
+describe('the echoed scheme, per-event registrations and events naming several records', () => {
+  const echoed = () => {
+    const hooks = webhooks();
+    hooks.signature = { scheme: 'echoed', at: ['/token', '/secret/token'] };
+    hooks.ferrySecret = true;
+    hooks.create = {
+      request: {
+        method: 'POST',
+        path: '/hooks',
+        body: { url: '{{webhookUrl}}', event: '{{event}}', secret: { token: '{{secret}}' } },
+      },
+      id: '/id',
+      perEvent: true,
+    };
+    hooks.event = {
+      type: ['/type', '/event'],
+      recordIds: '/ids',
+      fieldsUpdated: { pointer: '/changed', as: 'keys' },
+    };
+    hooks.objects = { people: { create: { name: 'person.new', register: 'new' } } };
+    return hooks;
+  };
+
+  it('loads only with a secret of Ferry’s making, {{event}} sent per event, and one way to the record id', () => {
+    expect(() => checkDeclaration('acme.json', declaration(echoed()), known)).not.toThrow();
+    const noSecret = echoed();
+    delete noSecret.ferrySecret;
+    delete noSecret.create.request.body.secret;
+    expect(problemsOf(declaration(noSecret))).toContain('the echoed scheme needs ferrySecret');
+    const noEvent = echoed();
+    delete noEvent.create.request.body.event;
+    expect(problemsOf(declaration(noEvent))).toContain('perEvent needs {{event}} sent');
+    const both = echoed();
+    both.event.recordId = '/id';
+    expect(problemsOf(declaration(both))).toContain('exactly one of recordId and recordIds');
+    const elsewhere = webhooks();
+    elsewhere.create.request.body.event = '{{event}}';
+    expect(problemsOf(declaration(elsewhere))).toContain('{{event}} is not known here');
+  });
+
+  it('accepts the echoed secret at any declared place, and nothing else', () => {
+    const signature = { scheme: 'echoed' as const, at: ['/token', '/secret/token'] };
+    const check = (body: unknown, secret = 's3cret') =>
+      checkSignature('acme', signature, {}, Buffer.from(JSON.stringify(body)), secret);
+    expect(() => check({ token: 's3cret' })).not.toThrow();
+    expect(() => check({ secret: { token: 's3cret' } })).not.toThrow();
+    expect(() => check({ token: 's3cret' }, 'other')).toThrow(/another secret/);
+    expect(() => check({ token: 's3cre' })).toThrow(WebhookVerificationError);
+    expect(() => check({ ids: [1] })).toThrow(/does not carry the secret/);
+    expect(() => checkSignature('acme', signature, {}, Buffer.from('nope'), 's3cret')).toThrow(/not JSON/);
+  });
+
+  it('makes one event per listed record, each with what changed', () => {
+    const body = { type: 'person', event: 'new', ids: [4, 5], changed: { name: ['a', 'b'] }, token: 'x' };
+    const events = readWebhookEvents('acme', echoed(), Buffer.from(JSON.stringify(body)));
+    expect(events.map((event) => [event.recordId, event.eventType, event.providerEventType])).toEqual([
+      ['4', 'create', 'person.new'],
+      ['5', 'create', 'person.new'],
+    ]);
+    expect(events[0]).toMatchObject({ fieldsUpdated: ['name'], objectName: 'people', rawEvent: body });
+    expect(() =>
+      readWebhookEvents('acme', echoed(), Buffer.from(JSON.stringify({ type: 'person', event: 'new' }))),
+    ).toThrow(/no record ids/);
+  });
+});
+
+describe('app-level webhooks (HubSpot-like)', () => {
+  const appLevel = () => ({
+    appLevel: true,
+    signature: {
+      header: 'X-Sig',
+      encoding: 'base64',
+      signed: '{{method}}{{uri}}{{body}}{{timestamp}}',
+      timestamp: { header: 'X-Time', unit: 'milliseconds' },
+    },
+    event: {
+      list: '',
+      id: ['/eventId', '/subscriptionId'],
+      workspace: '/portalId',
+      type: ['/subscriptionType'],
+      recordId: '/objectId',
+      fieldsUpdated: { pointer: '/propertyName', as: 'name' },
+    },
+    objects: { people: { create: 'person.creation', delete: 'person.deletion' } },
+  });
+
+  it('loads without registration requests, and only with a workspace to route by', () => {
+    expect(() => checkDeclaration('acme.json', declaration(appLevel()), known)).not.toThrow();
+    const registering: any = { ...appLevel(), delete: webhooks().delete };
+    expect(problemsOf(declaration(registering))).toContain('nothing is registered');
+    const unrouted: any = appLevel();
+    delete unrouted.event.workspace;
+    expect(problemsOf(declaration(unrouted))).toContain('routed by their workspace');
+    const half = webhooks();
+    delete half.delete;
+    expect(problemsOf(declaration(half))).toContain('create and delete are needed unless appLevel');
+  });
+
+  it('signs over method and URL too, and keys events by several values and their workspace', () => {
+    const hooks: any = appLevel();
+    const body = JSON.stringify([
+      {
+        eventId: 1,
+        subscriptionId: 9,
+        portalId: 62515,
+        subscriptionType: 'person.creation',
+        objectId: 5,
+        propertyName: 'email',
+      },
+      { eventId: 1, subscriptionId: 10, portalId: 62515, subscriptionType: 'person.merge', objectId: 5 },
+    ]);
+    const at = String(Date.now());
+    const uri = 'https://ferry.example/v1/webhooks/providers/acme/apps/x';
+    const signature = createHmac('sha256', 'secret').update(`POST${uri}${body}${at}`).digest('base64');
+    const headers = { 'X-Sig': signature, 'X-Time': at };
+    const request = { method: 'POST', uri };
+    expect(() =>
+      checkSignature('acme', hooks.signature, headers, Buffer.from(body), 'secret', Date.now(), request),
+    ).not.toThrow();
+    expect(() =>
+      checkSignature('acme', hooks.signature, headers, Buffer.from(body), 'secret', Date.now(), {
+        method: 'POST',
+        uri: `${uri}/other`,
+      }),
+    ).toThrow(/does not match/);
+    const [created, merged] = readWebhookEvents('acme', hooks, Buffer.from(body));
+    expect(created).toMatchObject({
+      eventId: '1:9',
+      workspaceRef: '62515',
+      objectName: 'people',
+      fieldsUpdated: ['email'],
+    });
+    expect(readWebhookEvents('acme', hooks, Buffer.from(body))[1]).not.toHaveProperty('fieldsUpdated');
+    expect(merged).toMatchObject({ eventId: '1:10', eventType: 'other', objectName: '' });
+    expect(objectsOfEvent(hooks, created)).toEqual(['people']);
+    expect(objectsOfEvent(hooks, merged)).toEqual(['people']);
+    expect(objectsOfEvent(hooks, { ...merged, providerEventType: 'deal.merge' })).toEqual([]);
   });
 });

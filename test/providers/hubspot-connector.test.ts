@@ -371,9 +371,25 @@ describe('HubSpot metadata and custom fields', () => {
     expect(hubspot.requests).toHaveLength(0);
   });
 
-  it('does not subscribe: HubSpot webhooks belong to the app, not the connection', async () => {
+  it('subscribes without calling HubSpot: its webhooks belong to the app, configured in its settings', async () => {
+    hubspot.requests.length = 0;
+    const made = await connector().subscribe({
+      objectName: 'contacts',
+      events: ['create', 'update'],
+      webhookUrl: 'http://127.0.0.1/x',
+    });
+    expect(made).toEqual({ subscriptionId: 'app:contacts' });
     await expect(
-      connector().subscribe({ objectName: 'contacts', events: ['create'], webhookUrl: 'http://127.0.0.1/x' }),
+      connector().updateSubscription('app:contacts', {
+        objectName: 'contacts',
+        events: ['delete'],
+        webhookUrl: 'http://127.0.0.1/x',
+      }),
+    ).resolves.toEqual({ subscriptionId: 'app:contacts' });
+    await connector().deleteSubscription('app:contacts');
+    expect(hubspot.requests).toHaveLength(0);
+    await expect(
+      connector().subscribe({ objectName: 'notes', events: ['create'], webhookUrl: 'http://127.0.0.1/x' }),
     ).rejects.toBeInstanceOf(CapabilityNotSupportedError);
   });
 });

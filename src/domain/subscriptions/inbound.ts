@@ -26,6 +26,8 @@ export interface InboundWebhook {
   subscriptionId: string;
   headers: Record<string, string | string[] | undefined>;
   rawBody: Buffer;
+  /** The method and URL it came in, for signatures over them. */
+  request?: { method: string; uri: string };
 }
 
 export interface InboundResult {
@@ -86,30 +88,63 @@ export async function receiveProviderWebhook(input: InboundWebhook): Promise<Inb
       `No subscription ${input.subscriptionId} of provider "${input.provider}" takes webhooks here.`,
     );
   }
-  // Verification needs no credentials: only the provider's rules and the subscription's secret.
-  const connector = connectorFor({
-    provider: input.provider,
-    templateVars: {},
-    auth: async () => ({ type: 'none' }),
-  });
-  let events: IncomingProviderEvent[];
+  const events = verifiedEvents(
+    input.provider,
+    input.headers,
+    input.rawBody,
+    subscription.secret,
+    input.request,
+  );
+  const { row } = subscription;
+  const kept = events.filter((event) => event.eventType === 'other' || event.objectName === row.objectName);
+  const started = await keepEvents(kept.map((event) => ({ row, identity: subscription.identity, event })));
+  logger.debug(
+    { provider: input.provider, subscriptionId: row.id, received: events.length, kept: started },
+    'provider webhook received',
+  );
+  return { received: events.length, duplicates: kept.length - started };
+}
+
+/** The events of a webhook whose signature checks out; a 401 problem otherwise. */
+export function verifiedEvents(
+  provider: string,
+  headers: InboundWebhook['headers'],
+  rawBody: Buffer,
+  secret: string,
+  request?: { method: string; uri: string },
+): IncomingProviderEvent[] {
+  // Verification needs no credentials: only the provider's rules and the secret.
+  const connector = connectorFor({ provider, templateVars: {}, auth: async () => ({ type: 'none' }) });
   try {
-    events = connector.verifyWebhook(input.headers, input.rawBody, subscription.secret);
+    return connector.verifyWebhook(headers, rawBody, secret, request);
   } catch (error) {
     if (error instanceof WebhookVerificationError || error instanceof CapabilityNotSupportedError) {
       throw ProblemError.unauthorized(`The webhook was refused: ${error.message}`);
     }
     throw error;
   }
-  const { row } = subscription;
-  const kept = events.filter((event) => event.eventType === 'other' || event.objectName === row.objectName);
+}
+
+/** An event for one subscription, and the workflow identity its delivery runs under. */
+export interface EventForSubscription {
+  row: Subscription;
+  identity: WorkflowIdentity;
+  event: IncomingProviderEvent;
+}
+
+/**
+ * Keeps each event once per subscription and starts its delivery before the commit: if Temporal is
+ * unreachable nothing is kept, and the provider retries. Answers how many were new.
+ */
+export async function keepEvents(entries: EventForSubscription[]): Promise<number> {
   // PostgreSQL keeps no NUL characters: such an event is refused whole, before anything is kept.
-  const unstorable = kept.map((event) => jsonInputProblem(event, 'body')).find(Boolean);
+  const unstorable = entries.map(({ event }) => jsonInputProblem(event, 'body')).find(Boolean);
   if (unstorable) throw ProblemError.invalid([unstorable], 'The event cannot be kept.');
-  let started: string[] = [];
+  let started: { id: string; entry: EventForSubscription }[] = [];
   await transaction(async (tx) => {
     started = [];
-    for (const event of kept) {
+    for (const entry of entries) {
+      const { row, event } = entry;
       const rows = await tx.execute<{ id: string }[]>(
         `insert into subscription_events (id, project_id, subscription_id, installation_id, provider_event_id, event)
          values (?, ?, ?, ?, ?, ?)
@@ -124,19 +159,14 @@ export async function receiveProviderWebhook(input: InboundWebhook): Promise<Inb
           JSON.stringify(event),
         ],
       );
-      started.push(...rows.map((inserted) => inserted.id));
+      started.push(...rows.map((inserted) => ({ id: inserted.id, entry })));
     }
-    // Started before the commit: if Temporal is unreachable nothing is kept, and the provider retries.
-    for (const subscriptionEventId of started) {
+    for (const { id, entry } of started) {
       await startSubscriptionEventDelivery(
-        { subscriptionEventId, projectId: row.projectId },
-        subscription.identity,
+        { subscriptionEventId: id, projectId: entry.row.projectId },
+        entry.identity,
       );
     }
   });
-  logger.debug(
-    { provider: input.provider, subscriptionId: row.id, received: events.length, kept: started.length },
-    'provider webhook received',
-  );
-  return { received: events.length, duplicates: kept.length - started.length };
+  return started.length;
 }

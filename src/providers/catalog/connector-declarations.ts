@@ -240,19 +240,24 @@ function patternProblem(field: string, pattern: string | undefined): string | un
   }
 }
 
-/** A declaration's `webhooks`: placeholders each request may use, patterns that compile, known objects. */
-function webhookProblems(declaration: ConnectorDeclaration, webhooks: WebhooksDeclaration): string[] {
+/** The requests that register and remove a subscription: the placeholders each may use. */
+function registrationProblems(
+  declaration: ConnectorDeclaration,
+  webhooks: WebhooksDeclaration,
+  create: NonNullable<WebhooksDeclaration['create']>,
+  remove: NonNullable<WebhooksDeclaration['delete']>,
+): string[] {
   const problems: string[] = [];
   const { provider } = declaration;
   const registering = ['webhookUrl', 'events', ...(webhooks.ferrySecret ? ['secret'] : [])];
   for (const name of Object.keys(webhooks.objects)) {
     const object = effectiveObject(declaration, name);
-    if (!object) {
-      problems.push(`${provider}: webhooks.objects.${name}: names no declared object`);
-      continue;
-    }
+    if (!object) continue;
     const checker = new Checker(provider, object);
-    const used = checker.request('webhooks.create.request', webhooks.create.request, registering);
+    const creating = create.perEvent ? [...registering, 'event'] : registering;
+    const used = checker.request('webhooks.create.request', create.request, creating);
+    if (create.perEvent && !used.some((placeholder) => placeholder.name === 'event'))
+      checker.problems.push(`${provider}: webhooks.create.request: perEvent needs {{event}} sent`);
     if (!used.some((placeholder) => placeholder.name === 'webhookUrl'))
       checker.problems.push(`${provider}: webhooks.create.request: must send {{webhookUrl}}`);
     if (webhooks.ferrySecret && !used.some((placeholder) => placeholder.name === 'secret'))
@@ -263,14 +268,42 @@ function webhookProblems(declaration: ConnectorDeclaration, webhooks: WebhooksDe
     problems.push(...checker.problems);
   }
   const anyObject = new Checker(provider, declaration.defaults ?? {});
-  const deleting = anyObject.request('webhooks.delete.request', webhooks.delete.request, ['subscriptionId']);
+  const deleting = anyObject.request('webhooks.delete.request', remove.request, ['subscriptionId']);
   if (!deleting.some((placeholder) => placeholder.name === 'subscriptionId'))
     anyObject.problems.push(`${provider}: webhooks.delete.request: must address it with {{subscriptionId}}`);
   if (webhooks.secret) {
     anyObject.request('webhooks.secret.request', webhooks.secret.request, ['subscriptionId', ...registering]);
   }
   problems.push(...new Set(anyObject.problems));
+  return problems;
+}
+
+/** A declaration's `webhooks`: placeholders each request may use, patterns that compile, known objects. */
+function webhookProblems(declaration: ConnectorDeclaration, webhooks: WebhooksDeclaration): string[] {
+  const problems: string[] = [];
+  const { provider } = declaration;
+  for (const name of Object.keys(webhooks.objects)) {
+    if (!effectiveObject(declaration, name))
+      problems.push(`${provider}: webhooks.objects.${name}: names no declared object`);
+  }
+  if (webhooks.appLevel) {
+    if (webhooks.create || webhooks.delete || webhooks.update || webhooks.secret || webhooks.ferrySecret)
+      problems.push(`${provider}: webhooks: appLevel subscriptions are the app's; nothing is registered`);
+    if (!webhooks.event.workspace)
+      problems.push(`${provider}: webhooks.event.workspace: appLevel events are routed by their workspace`);
+  } else if (!webhooks.create || !webhooks.delete) {
+    problems.push(`${provider}: webhooks: create and delete are needed unless appLevel`);
+  } else {
+    problems.push(...registrationProblems(declaration, webhooks, webhooks.create, webhooks.delete));
+  }
+  if (!webhooks.event.recordId === !webhooks.event.recordIds)
+    problems.push(`${provider}: webhooks.event: needs exactly one of recordId and recordIds`);
   const { signature } = webhooks;
+  if (signature.scheme === 'echoed') {
+    if (!webhooks.ferrySecret)
+      problems.push(`${provider}: webhooks.signature: the echoed scheme needs ferrySecret, the value echoed`);
+    return problems;
+  }
   if (signature.scheme === 'basic') {
     if (!webhooks.ferrySecret)
       problems.push(`${provider}: webhooks.signature: the basic scheme needs ferrySecret, its password`);

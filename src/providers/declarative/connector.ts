@@ -45,7 +45,13 @@ import { firstPageState, nextPageState, pageValues, type PageState } from './pag
 import { ABSENT, placeholdersOf, renderJson, renderString, type TemplateValues } from './template.js';
 import { isoTime } from './times.js';
 import { rateLimitWait } from './rate-limit.js';
-import { checkSignature, readWebhookEvents, registerWebhook, unregisterWebhook } from './webhooks.js';
+import {
+  checkSignature,
+  readWebhookEvents,
+  registerWebhook,
+  unregisterWebhook,
+  type WebhookRequest,
+} from './webhooks.js';
 
 /**
  * Code for one provider's quirks, beside its declaration. Each hook receives the declared behaviour
@@ -699,12 +705,13 @@ export class DeclaredConnector implements Connector {
     headers: Record<string, string | string[] | undefined>,
     rawBody: string | Buffer,
     secret: string,
+    request?: WebhookRequest,
   ): IncomingProviderEvent[] {
     if (this.hooks.verifyWebhook && this.capabilities.subscribe)
       return this.hooks.verifyWebhook(this, headers, rawBody, secret);
     const webhooks = this.webhooks();
     const body = Buffer.isBuffer(rawBody) ? rawBody : Buffer.from(rawBody);
-    checkSignature(this.provider, webhooks.signature, headers, body, secret);
+    checkSignature(this.provider, webhooks.signature, headers, body, secret, Date.now(), request);
     return readWebhookEvents(this.provider, webhooks, body);
   }
 

@@ -1,7 +1,8 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { RecordChangeType } from '../../schemas/write.js';
 import type {
   DeclaredRequest,
+  EchoedSecret,
   HmacSignature,
   WebhookEvent,
   WebhookSignature,
@@ -78,6 +79,9 @@ export async function registerWebhook(
   if (!webhooks.objects[input.objectName]) {
     throw connector.unsupported('subscribe', `The provider sends no change events of ${input.objectName}.`);
   }
+  // The app's settings at the provider hold the subscription: there is nothing to register.
+  if (!webhooks.create) return { subscriptionId: `app:${input.objectName}` };
+  const { create } = webhooks;
   const secret = webhooks.ferrySecret ? randomBytes(32).toString('base64url') : undefined;
   const values: TemplateValues = {
     ...base,
@@ -85,19 +89,16 @@ export async function registerWebhook(
     events: registeredEvents(webhooks, input),
     ...(secret && { secret }),
   };
-  if (subscriptionId && webhooks.update) {
+  if (subscriptionId && webhooks.update && !create.perEvent) {
     await answer(connector, input.objectName, webhooks.update.request, { ...values, subscriptionId });
     return { subscriptionId, ...(secret && { secret }) };
   }
   if (subscriptionId) await unregisterWebhook(connector, webhooks, subscriptionId, base);
-  const made = await answer(connector, input.objectName, webhooks.create.request, values);
-  const id = text(valueAt(made, webhooks.create.id));
-  if (!id) {
-    throw new ProviderError(connector.provider, 'The provider answered a new subscription without its id.', {
-      retryable: false,
-    });
-  }
-  let issued = webhooks.create.secret ? text(valueAt(made, webhooks.create.secret)) : secret;
+  if (create.perEvent) return registerPerEvent(connector, webhooks, create, input, values, secret);
+  const made = await answer(connector, input.objectName, create.request, values);
+  const id = text(valueAt(made, create.id));
+  if (!id) throw withoutId(connector);
+  let issued = create.secret ? text(valueAt(made, create.secret)) : secret;
   if (webhooks.secret) {
     const body = await answer(connector, input.objectName, webhooks.secret.request, {
       ...values,
@@ -108,16 +109,55 @@ export async function registerWebhook(
   return { subscriptionId: id, ...(issued && { secret: issued }) };
 }
 
+const withoutId = (connector: WebhookConnector) =>
+  new ProviderError(connector.provider, 'The provider answered a new subscription without its id.', {
+    retryable: false,
+  });
+
+/**
+ * One provider subscription per event, sharing Ferry's secret; their ids joined with commas. A
+ * failure part way removes those already made, so nothing is left registered that Ferry forgets.
+ */
+async function registerPerEvent(
+  connector: WebhookConnector,
+  webhooks: WebhooksDeclaration,
+  create: NonNullable<WebhooksDeclaration['create']>,
+  input: SubscribeInput,
+  values: TemplateValues,
+  secret: string | undefined,
+): Promise<Subscription> {
+  const ids: string[] = [];
+  try {
+    for (const event of values.events as unknown[]) {
+      const made = await answer(connector, input.objectName, create.request, { ...values, event });
+      const id = text(valueAt(made, create.id));
+      if (!id) throw withoutId(connector);
+      ids.push(id);
+    }
+  } catch (error) {
+    if (ids.length) {
+      await unregisterWebhook(connector, webhooks, ids.join(','), values).catch(() => undefined);
+    }
+    throw error;
+  }
+  if (!ids.length) throw connector.unsupported('subscribe', `No change events of ${input.objectName} asked.`);
+  return { subscriptionId: ids.join(','), ...(secret && { secret }) };
+}
+
 export async function unregisterWebhook(
   connector: WebhookConnector,
   webhooks: WebhooksDeclaration,
   subscriptionId: string,
   base: TemplateValues,
 ): Promise<void> {
-  const request = connector.request(webhooks.delete.request, { ...base, subscriptionId }, true);
-  const response = await connector.http.send(request);
-  if (response.status === 404) return; // already gone: the goal is reached
-  if (response.status >= 300) throw connector.http.errorFor(request, response);
+  if (!webhooks.delete) return; // the app's own subscription: nothing was registered
+  const ids = webhooks.create?.perEvent ? subscriptionId.split(',') : [subscriptionId];
+  for (const id of ids) {
+    const request = connector.request(webhooks.delete.request, { ...base, subscriptionId: id }, true);
+    const response = await connector.http.send(request);
+    if (response.status === 404) continue; // already gone: the goal is reached
+    if (response.status >= 300) throw connector.http.errorFor(request, response);
+  }
 }
 
 function headerValue(headers: Headers, name: string): string | undefined {
@@ -141,6 +181,13 @@ function keyOf(signature: HmacSignature, secret: string): Buffer {
   return Buffer.from(bare, signature.secretEncoding ?? 'utf8');
 }
 
+/** The request a webhook came in, for signatures over more than the body (HubSpot's v3). */
+export interface WebhookRequest {
+  method: string;
+  /** The URL the provider posted to, as it sees it (Ferry's public URL). */
+  uri: string;
+}
+
 /** Checks the signature (and its age); throws WebhookVerificationError saying what did not match. */
 export function checkSignature(
   provider: string,
@@ -149,8 +196,13 @@ export function checkSignature(
   rawBody: Buffer,
   secret: string,
   now = Date.now(),
+  request?: WebhookRequest,
 ): void {
   const refuse = (why: string) => new WebhookVerificationError(why, provider);
+  if (signature.scheme === 'echoed') {
+    checkEchoedSecret(signature, rawBody, secret, refuse);
+    return;
+  }
   if (signature.scheme === 'basic') {
     const expected = Buffer.from(
       `Basic ${Buffer.from(`${signature.username}:${secret}`).toString('base64')}`,
@@ -175,10 +227,15 @@ export function checkSignature(
     }
   }
   const [before, after] = signature.signed.split('{{body}}');
+  const filled = (part: string) =>
+    part
+      .replaceAll('{{timestamp}}', timestamp)
+      .replaceAll('{{method}}', request?.method ?? '')
+      .replaceAll('{{uri}}', request?.uri ?? '');
   const expected = createHmac('sha256', keyOf(signature, secret))
-    .update(before.replaceAll('{{timestamp}}', timestamp))
+    .update(filled(before))
     .update(rawBody)
-    .update((after ?? '').replaceAll('{{timestamp}}', timestamp))
+    .update(filled(after ?? ''))
     .digest();
   const given = matches(header, signature.pattern).map((value) => Buffer.from(value, signature.encoding));
   if (
@@ -188,12 +245,63 @@ export function checkSignature(
   }
 }
 
+/** The secret echoed in the body, compared by digest so neither its length nor its bytes leak by timing. */
+function checkEchoedSecret(
+  signature: EchoedSecret,
+  rawBody: Buffer,
+  secret: string,
+  refuse: (why: string) => WebhookVerificationError,
+): void {
+  let body: unknown;
+  try {
+    body = JSON.parse(rawBody.toString('utf8'));
+  } catch {
+    throw refuse('The webhook body is not JSON.');
+  }
+  const given = signature.at
+    .map((pointer) => text(valueAt(body, pointer)))
+    .find((value) => value !== undefined);
+  if (given === undefined)
+    throw refuse('The webhook does not carry the secret registered with the provider.');
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  if (!timingSafeEqual(digest(given), digest(secret))) {
+    throw refuse('The webhook carries another secret than the one registered with the provider.');
+  }
+}
+
 function fieldsUpdated(webhooks: WebhooksDeclaration, event: unknown): string[] | undefined {
   const declared = webhooks.event.fieldsUpdated;
   if (!declared) return undefined;
   const value = valueAt(event, declared.pointer);
   if (declared.as === 'list') return Array.isArray(value) ? value.map(String) : undefined;
+  if (declared.as === 'name') return typeof value === 'string' && value ? [value] : undefined;
   return value && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : undefined;
+}
+
+function eventIdOf(webhooks: WebhooksDeclaration, event: unknown): string | undefined {
+  const declared = webhooks.event.id;
+  if (!declared) return undefined;
+  const parts = (Array.isArray(declared) ? declared : [declared]).map((pointer) =>
+    text(valueAt(event, pointer)),
+  );
+  return parts.every((part) => part !== undefined) ? parts.join(':') : undefined;
+}
+
+/**
+ * The objects an app-level event may concern: the one whose declared event it is, else those whose
+ * declared events share its first dotted part (`contact.merge` → the object of `contact.creation`).
+ */
+export function objectsOfEvent(webhooks: WebhooksDeclaration, event: IncomingProviderEvent): string[] {
+  if (event.objectName) return [event.objectName];
+  const prefix = `${event.providerEventType.split('.')[0]}.`;
+  return Object.entries(webhooks.objects)
+    .filter(([, object]) =>
+      changes.some((change) => {
+        const declared = object[change];
+        return declared !== undefined && eventName(declared).startsWith(prefix);
+      }),
+    )
+    .map(([name]) => name);
 }
 
 /** The events of a verified body in Ferry's terms; objects and changes by the declared event names. */
@@ -208,7 +316,8 @@ export function readWebhookEvents(
   } catch {
     throw new WebhookVerificationError('The webhook body is not JSON.', provider);
   }
-  const items = webhooks.event.list ? valueAt(body, webhooks.event.list) : [body];
+  // `list: ""` is a body that is itself the list (HubSpot).
+  const items = webhooks.event.list !== undefined ? valueAt(body, webhooks.event.list) : [body];
   if (!Array.isArray(items)) throw new WebhookVerificationError('The webhook lists no events.', provider);
   const byName = new Map<string, { objectName: string; change: RecordChangeType }>();
   for (const [objectName, object] of Object.entries(webhooks.objects)) {
@@ -217,27 +326,40 @@ export function readWebhookEvents(
       if (event) byName.set(eventName(event), { objectName, change });
     }
   }
-  return items.map((item) => {
+  return items.flatMap((item) => {
     const event = webhooks.event.root ? valueAt(item, webhooks.event.root) : item;
     const type = webhooks.event.type.map((pointer) => text(valueAt(event, pointer)) ?? '').join('.');
     const known = byName.get(type);
     const record = webhooks.event.record ? valueAt(event, webhooks.event.record) : undefined;
     const occurred = webhooks.event.occurredAt;
     const occurredAt = occurred && isoTime(valueAt(event, occurred.field), occurred.format);
-    const id = webhooks.event.id && text(valueAt(event, webhooks.event.id));
+    const id = eventIdOf(webhooks, event);
+    const workspace = webhooks.event.workspace && text(valueAt(event, webhooks.event.workspace));
     const updated = fieldsUpdated(webhooks, event);
-    return {
-      ...(id && { eventId: id }),
+    const translated = (recordId: string, eventId: string | undefined): IncomingProviderEvent => ({
+      ...(eventId && { eventId }),
       eventType: known?.change ?? 'other',
       providerEventType: type,
       objectName: known?.objectName ?? '',
-      recordId: text(valueAt(event, webhooks.event.recordId)) ?? '',
+      recordId,
       ...(record && typeof record === 'object' && !Array.isArray(record) && known?.change !== 'delete'
         ? { record: record as Record<string, unknown> }
         : {}),
       ...(updated && { fieldsUpdated: updated }),
       ...(occurredAt && { occurredAt }),
+      ...(workspace && { workspaceRef: workspace }),
       rawEvent: (item ?? {}) as Record<string, unknown>,
-    };
+    });
+    if (!webhooks.event.recordIds) {
+      const recordId = webhooks.event.recordId && text(valueAt(event, webhooks.event.recordId));
+      return [translated(recordId ?? '', id)];
+    }
+    // One notification naming several records (Copper's `ids`): an event per record.
+    const ids = valueAt(event, webhooks.event.recordIds);
+    if (!Array.isArray(ids)) throw new WebhookVerificationError('The webhook lists no record ids.', provider);
+    return ids
+      .map((value) => text(value))
+      .filter((value): value is string => value !== undefined)
+      .map((recordId) => translated(recordId, id && `${id}:${recordId}`));
   });
 }

@@ -60,6 +60,43 @@ const customFieldDefinitions = [
   },
 ];
 
+/** Webhook subscriptions the fake holds, by id, as Copper answers them: one per type and event. */
+export const copperWebhooks = new Map<
+  number,
+  {
+    id: number;
+    target: string;
+    type: string;
+    event: string;
+    secret?: Record<string, string>;
+    created_at: number;
+  }
+>();
+let nextWebhookId = 17065;
+
+/**
+ * A notification as Copper sends it (https://developer.copper.com/webhooks/notification-example.html):
+ * no signature; the subscription's `secret` key/values at the top level beside `ids`, `type`,
+ * `event`, `subscription_id`, `timestamp` and, for updates, `updated_attributes` of
+ * `[old, new]` pairs.
+ */
+export function copperWebhookNotification(
+  subscriptionId: number,
+  ids: number[],
+  extra: Record<string, unknown> = {},
+): string {
+  const subscription = copperWebhooks.get(subscriptionId)!;
+  return JSON.stringify({
+    ids,
+    type: subscription.type,
+    event: subscription.event,
+    subscription_id: subscription.id,
+    timestamp: new Date().toISOString(),
+    ...subscription.secret,
+    ...extra,
+  });
+}
+
 export async function startFakeCopper(): Promise<ConformanceFake> {
   const stores = Object.fromEntries(
     entities.map((entity) => [entity, new RecordStore<CopperRecord>()]),
@@ -170,6 +207,37 @@ export async function startFakeCopper(): Promise<ConformanceFake> {
   };
 
   const router = fake.router;
+
+  // Webhooks (https://developer.copper.com/webhooks/create-new-subscription.html), before the
+  // entity routes that would take `webhooks` for an entity.
+  router.post('/v1/webhooks', (ctx) => {
+    const body = (ctx.request.body ?? {}) as Record<string, unknown>;
+    const types = ['lead', 'person', 'company', 'opportunity', 'project', 'task'];
+    if (typeof body.target !== 'string' || !body.target.startsWith('https://')) {
+      throw new FakeHttpError(422, 'Invalid input: Invalid URI For External Resource');
+    }
+    if (!types.includes(String(body.type)) || !['new', 'update', 'delete'].includes(String(body.event))) {
+      throw new FakeHttpError(422, 'Invalid input: type and event are required');
+    }
+    // "You may have up to 100 active subscriptions per account" (the answer's wording is the fake's).
+    if (copperWebhooks.size >= 100) throw new FakeHttpError(422, 'Subscription limit reached');
+    const subscription = {
+      id: nextWebhookId++,
+      target: body.target,
+      type: String(body.type),
+      event: String(body.event),
+      ...(body.secret !== undefined && { secret: body.secret as Record<string, string> }),
+      created_at: Math.floor(Date.now() / 1000),
+    };
+    copperWebhooks.set(subscription.id, subscription);
+    ctx.body = subscription;
+  });
+  router.delete('/v1/webhooks/:id', (ctx) => {
+    const subscription = copperWebhooks.get(Number(ctx.params.id));
+    if (!subscription) throw new FakeHttpError(404, 'Resource not found');
+    copperWebhooks.delete(subscription.id);
+    ctx.body = subscription;
+  });
 
   router.get('/v1/custom_field_definitions', (ctx) => {
     ctx.body = customFieldDefinitions;

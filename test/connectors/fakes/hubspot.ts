@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import type { ConformanceFake } from '../kit/conformance.js';
 import { bearerCredential, FakeHttpError, FakeProvider } from '../kit/fake-provider.js';
@@ -122,6 +122,55 @@ function timeValue(value: unknown): number {
   return /^\d+$/.test(text) ? Number(text) : Date.parse(text);
 }
 
+/**
+ * A webhook request as HubSpot sends it to an app's target URL
+ * (https://developers.hubspot.com/docs/api/webhooks/validating-requests): a JSON array of events,
+ * `X-HubSpot-Signature-v3` the base64 HMAC-SHA256, keyed with the app's client secret, of method +
+ * URI + body + `X-HubSpot-Request-Timestamp` (Unix milliseconds).
+ */
+export function hubSpotWebhookRequest(
+  clientSecret: string,
+  uri: string,
+  events: Record<string, unknown>[],
+  timestamp = Date.now(),
+): { headers: Record<string, string>; body: string } {
+  const body = JSON.stringify(events);
+  const signature = createHmac('sha256', clientSecret)
+    .update(`POST${uri}${body}${timestamp}`)
+    .digest('base64');
+  return {
+    headers: {
+      'content-type': 'application/json',
+      'X-HubSpot-Signature-v3': signature,
+      'X-HubSpot-Request-Timestamp': String(timestamp),
+    },
+    body,
+  };
+}
+
+/** One event of a webhook request, as HubSpot's webhooks reference shows them. */
+export function hubSpotEvent(
+  portalId: number,
+  subscriptionType: string,
+  objectId: number | string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    eventId: Math.floor(Math.random() * 2 ** 31),
+    subscriptionId: 1000 + subscriptionType.length,
+    portalId,
+    appId: 987654,
+    occurredAt: Date.now(),
+    subscriptionType,
+    attemptNumber: 0,
+    objectId: Number(objectId),
+    changeSource: 'CRM',
+    ...(subscriptionType.endsWith('.creation') && { changeFlag: 'CREATED' }),
+    ...(subscriptionType.endsWith('.deletion') && { changeFlag: 'DELETED' }),
+    ...extra,
+  };
+}
+
 export async function startFakeHubSpot(): Promise<FakeHubSpot> {
   const records = new Map<string, FakeRecord[]>();
   const properties = new Map<string, FakeProperty[]>();
@@ -236,6 +285,13 @@ export async function startFakeHubSpot(): Promise<FakeHubSpot> {
         },
       }),
     };
+  });
+
+  // Read one (https://developers.hubspot.com/docs/api/crm/contacts: GET /crm/v3/objects/{object}/{id}).
+  router.get('/crm/v3/objects/:object/:id', (ctx) => {
+    const object = objectOf(ctx);
+    const wanted = typeof ctx.query.properties === 'string' ? ctx.query.properties.split(',') : undefined;
+    ctx.body = project(recordOf(object, ctx.params.id), wanted, object);
   });
 
   router.post('/crm/v3/objects/:object/search', (ctx) => {
