@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ProblemError } from '../core/problem.js';
+import { ProblemError, type ProblemIssue } from '../core/problem.js';
+import { DestinationEntity } from '../db/entities/operation.js';
 import { isUuid } from '../core/ids.js';
 import {
   IntegrationEntity,
@@ -68,13 +69,64 @@ export async function findRevision(
   return revision;
 }
 
-/** Rejects content whose own rules fail, or that names another integration or provider. */
-function assertContent(
+/** Every destination the content names, with the path that names it. */
+function namedDestinations(content: IntegrationContent, prefix: string): { name: string; at: string }[] {
+  return [
+    ...(content.read?.objects ?? []).map((object, index) => ({
+      name: object.destination,
+      at: `${prefix}.read.objects[${index}].destination`,
+    })),
+    ...(content.subscribe?.objects ?? []).map((object, index) => ({
+      name: object.destination,
+      at: `${prefix}.subscribe.objects[${index}].destination`,
+    })),
+    ...(content.watchSchema
+      ? [{ name: content.watchSchema.destination, at: `${prefix}.watchSchema.destination` }]
+      : []),
+  ];
+}
+
+/** A manifest may only name destinations that exist, so installing it cannot fail on one later. */
+async function missingDestinationIssues(
+  em: EntityManager,
+  projectId: string,
+  content: IntegrationContent,
+  prefix: string,
+): Promise<ProblemIssue[]> {
+  const named = namedDestinations(content, prefix);
+  if (!named.length) return [];
+  const existing = new Set(
+    (
+      await em.find(
+        DestinationEntity,
+        { projectId, name: { $in: [...new Set(named.map((use) => use.name))] } },
+        { fields: ['name'] },
+      )
+    ).map((destination) => destination.name),
+  );
+  return named
+    .filter((use) => !existing.has(use.name))
+    .map((use) => ({
+      in: 'body' as const,
+      name: use.at,
+      value: use.name,
+      detail: `${use.at} names destination "${use.name}", which does not exist in this project; create it first`,
+    }));
+}
+
+/**
+ * Rejects content whose own rules fail, that names another integration or provider, or that names
+ * a destination the project does not have.
+ */
+async function assertContent(
+  em: EntityManager,
+  projectId: string,
   content: IntegrationContent,
   expected: { name: string; provider: string },
   prefix: string,
-): void {
+): Promise<void> {
   const issues = integrationContentIssues(content, prefix);
+  issues.push(...(await missingDestinationIssues(em, projectId, content, prefix)));
   if (content.name !== expected.name) {
     issues.push({
       in: 'body',
@@ -111,7 +163,7 @@ export async function createIntegration(
   input: { name: string; provider: string; specVersion: string; content: IntegrationContent },
   prefix = 'latestRevision.content',
 ): Promise<{ integration: Integration; revision: Revision }> {
-  assertContent(input.content, input, prefix);
+  await assertContent(em, projectId, input.content, input, prefix);
   if (await em.count(IntegrationEntity, { projectId, name: input.name })) {
     throw ProblemError.conflict(`An integration named "${input.name}" already exists in this project.`);
   }
@@ -141,7 +193,7 @@ export async function addRevision(
   content: IntegrationContent,
   prefix: string,
 ): Promise<Revision> {
-  assertContent(content, integration, prefix);
+  await assertContent(em, integration.projectId, content, integration, prefix);
   const revision = em.create(RevisionEntity, newRevision(integration, specVersion, content));
   integration.latestRevisionId = revision.id;
   integration.updateTime = new Date();

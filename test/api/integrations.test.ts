@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startTestStack, type TestStack } from '../support/stack.js';
+import { createDestinations, startTestStack, type TestStack } from '../support/stack.js';
 
 let stack: TestStack;
 let base: string;
 
 beforeAll(async () => {
   stack = await startTestStack();
+  await createDestinations(stack, ['contactsWebhook', 'companiesWebhook', 'hook']);
   base = `/projects/${stack.project.name}/integrations`;
 });
 afterAll(async () => stack.close());

@@ -36,6 +36,14 @@ export async function createIntegration(
   content: { read?: Record<string, unknown>[]; write?: Record<string, unknown>[] },
 ): Promise<{ id: string; latestRevision: { id: string } }> {
   const read = content.read?.map((object) => ({ destination: 'hook', schedule: '*/30 * * * *', ...object }));
+  if (read) {
+    // A manifest may only name existing destinations; a second integration finds it made (409).
+    const hook = await stack.api('POST', `/projects/${stack.project.name}/destinations`, {
+      body: { name: 'hook', type: 'webhook', metadata: { url: 'http://127.0.0.1:9/hook' } },
+    });
+    if (hook.status !== 201 && hook.status !== 409)
+      throw new Error(`destination: ${JSON.stringify(hook.body)}`);
+  }
   const response = await stack.api('POST', `/projects/${stack.project.name}/integrations`, {
     body: {
       name,

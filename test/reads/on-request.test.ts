@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { request, startTestStack, type TestStack } from '../support/stack.js';
+import { request, startTestStack, type TestStack, createDestinations } from '../support/stack.js';
 import { createReadFixture, runRead, type ReadFixture } from './fixtures.js';
 
 const CONTACTS = 120;
@@ -15,6 +15,7 @@ beforeAll(async () => {
   process.env.FERRY_SANDBOX_URL = sandbox.url;
   process.env.FERRY_DELIVERY_RETRY_SCHEDULE = '0,100ms';
   stack = await startTestStack({ worker: true });
+  await createDestinations(stack, ['unused']);
   fixture = await createReadFixture(stack, {
     declared: {
       backfill: { defaultPeriod: { fullHistory: true } },

@@ -133,3 +133,13 @@ export async function startTestStack(options: { worker?: boolean } = {}): Promis
     },
   };
 }
+
+/** Webhook destinations by name, for manifests that name them (a manifest may only name existing ones). */
+export async function createDestinations(stack: TestStack, names: string[]): Promise<void> {
+  for (const name of names) {
+    const created = await stack.api('POST', `/projects/${stack.project.id}/destinations`, {
+      body: { name, type: 'webhook', metadata: { url: `http://127.0.0.1:9/${name}` } },
+    });
+    if (created.status !== 201) throw new Error(`destination ${name}: ${JSON.stringify(created.body)}`);
+  }
+}
