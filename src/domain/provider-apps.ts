@@ -140,8 +140,14 @@ export function updateProviderApp(app: ProviderApp, input: UpdateProviderAppInpu
 export async function deleteProviderApp(em: EntityManager, app: ProviderApp): Promise<void> {
   const users = await em.count(ConnectionEntity, { providerAppId: app.id });
   if (users > 0) {
+    const groups = await em.execute<{ group_ref: string }[]>(
+      `select g.group_ref from connections c join groups g on g.id = c.group_id
+        where c.provider_app_id = ? order by g.group_ref limit 5`,
+      [app.id],
+    );
+    const named = groups.map((row) => `"${row.group_ref}"`).join(', ');
     throw ProblemError.conflict(
-      `Provider app "${app.id}" is used by ${users} connection${users === 1 ? '' : 's'}; delete ${users === 1 ? 'it' : 'them'} first.`,
+      `Provider app "${app.id}" is used by ${users} connection${users === 1 ? '' : 's'} (of group${groups.length === 1 ? '' : 's'} ${named}${users > groups.length ? ', …' : ''}); delete ${users === 1 ? 'it' : 'them'} first.`,
     );
   }
   em.remove(app);

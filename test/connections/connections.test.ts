@@ -487,7 +487,7 @@ describe('DELETE connections/{id}', () => {
     );
     const refused = await oauth.stack.api('DELETE', `${base}/${created.body.id}`);
     expect(refused.status).toBe(409);
-    expect(refused.body.detail).toMatch(/used by 1 installation/);
+    expect(refused.body.detail).toMatch(/used by 1 installation \(.+ of integration ".+"\)/);
     expect((await oauth.stack.api('GET', `${base}/${created.body.id}`)).status).toBe(200);
   });
 });

@@ -170,7 +170,7 @@ describe('provider apps', () => {
     const defaultApp = connection.body.providerApp.id;
     const refused = await stack.api('DELETE', `${base}/${defaultApp}`);
     expect(refused.status).toBe(409);
-    expect(refused.body.detail).toMatch(/used by 1 connection/);
+    expect(refused.body.detail).toMatch(/used by 1 connection \(of group ".+"\)/);
     expect(
       (await stack.api('DELETE', `/projects/${stack.project.name}/connections/${connection.body.id}`)).status,
     ).toBe(204);

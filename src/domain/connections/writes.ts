@@ -147,8 +147,14 @@ export async function updateConnection(
 export async function deleteConnection(em: EntityManager, connection: Connection): Promise<void> {
   const installations = await em.count(InstallationEntity, { connectionId: connection.id });
   if (installations > 0) {
+    const users = await em.execute<{ id: string; name: string }[]>(
+      `select s.id, i.name from installations s join integrations i on i.id = s.integration_id
+        where s.connection_id = ? order by i.name, s.id limit 5`,
+      [connection.id],
+    );
+    const named = users.map((row) => `${row.id} of integration "${row.name}"`).join(', ');
     throw ProblemError.conflict(
-      `Connection "${connection.id}" is used by ${installations} installation${installations === 1 ? '' : 's'}; delete ${installations === 1 ? 'it' : 'them'} first.`,
+      `Connection "${connection.id}" is used by ${installations} installation${installations === 1 ? '' : 's'} (${named}${installations > users.length ? ', …' : ''}); delete ${installations === 1 ? 'it' : 'them'} first.`,
     );
   }
   await recordConnectionEvent(em, connection, 'connection.deleted');
