@@ -20,6 +20,33 @@ function parameters(schema: TSchema | undefined, location: 'path' | 'query'): un
   }));
 }
 
+const pathParams = (path: string) => [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
+
+/**
+ * OpenAPI links from each create (a 201 whose body has an `id`) to the operations on the created
+ * resource (its path plus one `{param}` segment), so clients and stateful fuzzers can chain a
+ * create with the reads, updates and deletes of what it made. Derived from the paths, so a new
+ * resource gets its links without declaring them.
+ */
+function linksOf(route: AnyRoute, routes: AnyRoute[]): Record<string, unknown> | undefined {
+  const created = route.responses[201]?.schema as { properties?: Record<string, unknown> } | undefined;
+  if (route.method !== 'POST' || !created?.properties?.id) return undefined;
+  const links: Record<string, unknown> = {};
+  for (const other of routes) {
+    const rest = other.path.startsWith(`${route.path}/`) ? other.path.slice(route.path.length + 1) : '';
+    const param = /^\{(\w+)\}$/.exec(rest)?.[1];
+    if (!param || other.method === 'POST') continue;
+    links[other.operationId] = {
+      operationId: other.operationId,
+      parameters: {
+        ...Object.fromEntries(pathParams(route.path).map((name) => [name, `$request.path.${name}`])),
+        [param]: '$response.body#/id',
+      },
+    };
+  }
+  return Object.keys(links).length ? links : undefined;
+}
+
 /** The OpenAPI 3.1 document of one host, derived from the same route declarations that serve it. */
 export function buildOpenApiDocument(host: Host, routes: AnyRoute[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -47,6 +74,7 @@ export function buildOpenApiDocument(host: Host, routes: AnyRoute[]): Record<str
             status,
             {
               description: response.description,
+              ...(status === '201' && linksOf(route, routes) && { links: linksOf(route, routes) }),
               ...(response.schema && {
                 content: {
                   // Errors are sent as problem details, whatever the route declares.

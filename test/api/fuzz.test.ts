@@ -71,7 +71,7 @@ describe('fuzzing every host from its OpenAPI document', () => {
             '--max-examples',
             maxExamples,
             '--phases',
-            'coverage,fuzzing',
+            'coverage,fuzzing,stateful',
             // One worker: hypothesis's source inspection is not thread-safe on Python 3.11.
             '--workers',
             '1',
@@ -85,6 +85,8 @@ describe('fuzzing every host from its OpenAPI document', () => {
         // The report names each failing operation with a curl line to reproduce it.
         if (code !== 0) throw new Error(`schemathesis exited ${code}:\n${failures(output)}`);
         expect(output).toMatch(/passed/);
+        // On the api host, creates chain into reads, updates and deletes of what they made (OpenAPI links).
+        if (host === 'api') expect(output).toContain('✅ Stateful');
       }, 600_000);
     }
   }

@@ -109,3 +109,32 @@ describe('the OpenAPI documents', () => {
     },
   );
 });
+
+describe('links from creates to what they created', () => {
+  it('links each create to the reads, updates and deletes of the resource it made, by its id', () => {
+    const api = allRoutes().filter((route) => !route.hosts || route.hosts.includes('api'));
+    const document = buildOpenApiDocument('api', api) as {
+      paths: Record<string, Record<string, { responses: Record<string, { links?: Record<string, any> }> }>>;
+    };
+    const links = document.paths['/v1/projects/{projectIdOrName}/destinations'].post.responses['201'].links!;
+    expect(Object.keys(links).sort()).toEqual(['deleteDestination', 'getDestination', 'updateDestination']);
+    expect(links.getDestination).toEqual({
+      operationId: 'getDestination',
+      parameters: {
+        projectIdOrName: '$request.path.projectIdOrName',
+        destinationNameOrId: '$response.body#/id',
+      },
+    });
+    // Every link names an operation of the document.
+    const operationIds = new Set(
+      Object.values(document.paths).flatMap((item) => Object.values(item).map((op: any) => op.operationId)),
+    );
+    for (const item of Object.values(document.paths)) {
+      for (const operation of Object.values(item)) {
+        for (const link of Object.values(operation.responses['201']?.links ?? {})) {
+          expect(operationIds.has(link.operationId)).toBe(true);
+        }
+      }
+    }
+  });
+});
