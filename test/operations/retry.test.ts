@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { em as newEntityManager } from '../../src/db/orm.js';
 import { generateSigningSecret } from '../../src/delivery/signing.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { eventually } from '../installations/support.js';
@@ -168,7 +169,16 @@ describe('POST /events/{eventId}:retry', () => {
     await receiver.waitFor(() => receiver.accepted().length === 1, 30_000, 'the redelivery');
     expect(receiver.accepted()[0].messageId).toBe(refused.messageId);
 
-    // Delivered now: asking again sends nothing.
+    // Delivered now, once its attempt is recorded (just after the receiver answered): asking again sends nothing.
+    await eventually(async () => {
+      const [row] = await (
+        await newEntityManager()
+      ).execute<{ count: string }[]>(
+        'select count(*) from delivery_attempts where message_id = ? and delivered',
+        [refused.messageId],
+      );
+      return Number(row.count) === 1;
+    }, 30_000);
     const again = await stack.api('POST', `/projects/${stack.project.id}/events/${event.id}:retry`);
     expect(again.body.destinationIds).toEqual([]);
     const missing = await stack.api('POST', `/projects/${stack.project.id}/events/${randomUUID()}:retry`);
