@@ -151,7 +151,15 @@ export function createApp(host: Host, routes: AnyRoute[] = allRoutes()): Koa {
         origin: (ctx) =>
           origins.includes('*') ? '*' : origins.includes(ctx.get('origin')) ? ctx.get('origin') : '',
         exposeHeaders: ['X-Request-Id', 'Retry-After', 'Location'],
-        allowHeaders: ['Content-Type', 'X-Api-Key', 'Authorization', 'X-Request-Id'],
+        // The public React components name themselves on every request (X-Amp-Client[-Version]).
+        allowHeaders: [
+          'Content-Type',
+          'X-Api-Key',
+          'Authorization',
+          'X-Request-Id',
+          'X-Amp-Client',
+          'X-Amp-Client-Version',
+        ],
         maxAge: 600,
       }),
     );

@@ -60,14 +60,26 @@ function usage(): string {
   ].join('\n');
 }
 
+const asksForHelp = (arg: string | undefined) => arg !== undefined && ['help', '--help', '-h'].includes(arg);
+
 export async function main(argv: string[]): Promise<void> {
-  const name = [argv.slice(0, 2).join(' '), argv[0]].find((candidate) => candidate && commands[candidate]);
-  if (!name) {
-    process.stderr.write(`${usage()}\n`);
-    process.exitCode = argv.length && !['help', '--help', '-h'].includes(argv[0]) ? 2 : 0;
+  // Help asked for goes to stdout and succeeds; a mistake goes to stderr, names what was wrong, and fails.
+  if (!argv.length || asksForHelp(argv[0])) {
+    process.stdout.write(`${usage()}\n`);
     return;
   }
-  await commands[name].run(argv.slice(name.split(' ').length));
+  const name = [argv.slice(0, 2).join(' '), argv[0]].find((candidate) => candidate && commands[candidate]);
+  if (!name) {
+    process.stderr.write(`ferry: unknown command "${argv.join(' ')}"\n\n${usage()}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const rest = argv.slice(name.split(' ').length);
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(`Usage: ferry ${name} [options]\n\n  ${commands[name].summary}\n`);
+    return;
+  }
+  await commands[name].run(rest);
 }
 
 main(process.argv.slice(2)).catch((error: Error) => {

@@ -103,11 +103,14 @@ describe('API conventions', () => {
       headers: {
         origin: 'http://localhost:3000',
         'access-control-request-method': 'POST',
-        'access-control-request-headers': 'x-api-key',
+        'access-control-request-headers': 'x-api-key,x-amp-client,x-amp-client-version',
       },
     });
     expect(response.status).toBe(204);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    // The public React components send these on every request.
+    const allowed = response.headers.get('access-control-allow-headers')!.toLowerCase().split(',');
+    expect(allowed).toEqual(expect.arrayContaining(['x-api-key', 'x-amp-client', 'x-amp-client-version']));
   });
 
   it('serves an OpenAPI 3.1 document and a reference page on each host', async () => {
