@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { options } from './options.js';
@@ -20,6 +21,20 @@ async function reachable(databaseUrl: string): Promise<boolean> {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** Refuses a port something already listens on, naming it and the setting that moves it. */
+async function assertPortFree(port: number, setting: string, alternative?: string): Promise<void> {
+  const free = await new Promise<boolean>((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+  if (!free) {
+    throw new Error(
+      `port ${port} is already in use; set ${setting} to another port${alternative ? `, ${alternative}` : ''}`,
+    );
   }
 }
 
@@ -85,8 +100,25 @@ export async function start(args: string[]): Promise<void> {
   process.env.FERRY_ALLOW_PRIVATE_DESTINATIONS ??= 'true';
   // A bad setting stops `ferry start` here, with its message, before anything starts.
   const { temporalDays } = loadConfig().retention;
+  // Each part started registers how to stop it; a failed start stops them all before it reports.
   const stops: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const stop of stops.splice(0))
+      await stop().catch((error) => say(`while stopping: ${(error as Error).message}`));
+  };
+  try {
+    await bringUp(stops, started, temporalDays);
+  } catch (error) {
+    say('start failed; stopping what it had started');
+    await stopAll();
+    throw error;
+  }
+  const { onShutdown } = await import('./production.js');
+  onShutdown(stopAll);
+}
 
+/** Starts every part in order, pushing how to stop each onto `stops`, and prints the banner. */
+async function bringUp(stops: (() => Promise<void>)[], started: number, temporalDays: number): Promise<void> {
   const { temporalCliPath } = await import('../temporal/cli.js');
   temporalCliPath(say);
 
@@ -102,9 +134,18 @@ export async function start(args: string[]): Promise<void> {
   if (!process.env.TEMPORAL_ADDRESS) {
     const { startDevServer } = await import('../temporal/dev-server.js');
     say('starting the Temporal dev server');
+    const port = Number(process.env.FERRY_TEMPORAL_PORT ?? 7233);
+    const uiPort = Number(process.env.FERRY_TEMPORAL_UI_PORT ?? 8233);
+    // A taken port would make the dev server fail, or a worker join someone else's server: say so.
+    await assertPortFree(
+      port,
+      'FERRY_TEMPORAL_PORT',
+      'or set TEMPORAL_ADDRESS to use the server already there',
+    );
+    await assertPortFree(uiPort, 'FERRY_TEMPORAL_UI_PORT');
     const temporal = await startDevServer({
-      port: 7233,
-      uiPort: 8233,
+      port,
+      uiPort,
       dbFile: join(dataDir, 'temporal.sqlite'),
       retentionDays: temporalDays,
       log: say,
@@ -166,10 +207,4 @@ export async function start(args: string[]): Promise<void> {
     '',
   ].join('\n');
   process.stdout.write(`${banner}\n`);
-
-  const { onShutdown } = await import('./production.js');
-  onShutdown(async () => {
-    for (const stop of stops)
-      await stop().catch((error) => say(`while stopping: ${(error as Error).message}`));
-  });
 }
