@@ -47,7 +47,8 @@ export async function worker(): Promise<void> {
   onShutdown(async () => {
     await repair.stop();
     await relay.stop();
-    running.shutdown();
+    // The SDK drains the worker on SIGINT/SIGTERM by itself; a second shutdown would throw.
+    if (running.getState() === 'RUNNING') running.shutdown();
   });
   startRetentionInBackground();
   await run;

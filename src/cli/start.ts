@@ -173,7 +173,8 @@ async function bringUp(stops: (() => Promise<void>)[], started: number, temporal
   const worker = await createWorker();
   const workerRun = worker.run();
   stops.unshift(async () => {
-    worker.shutdown();
+    // The SDK drains the worker on SIGINT/SIGTERM by itself; a second shutdown would throw.
+    if (worker.getState() === 'RUNNING') worker.shutdown();
     await workerRun;
   });
   const repair = (await import('./repair-loop.js')).startRepairLoop();
