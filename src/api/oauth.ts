@@ -1,3 +1,4 @@
+import { ProblemError } from '../core/problem.js';
 import { randomBytes } from 'node:crypto';
 import { defineRoute, type HandlerResult } from './route.js';
 import { resolveProject } from '../domain/project-access.js';
@@ -108,12 +109,22 @@ export const oauthRoutes = [
     description:
       'Open the returned URL in a browser (a popup or a redirect). The URL carries a single-use state valid for 10 minutes and, where the provider supports it, a PKCE challenge. After consent the provider sends the browser to `/v1/oauth-callback`, which creates the group’s connection (or renews it) and posts `{type: "ferry:oauth", status, connectionId | error}` to the opener window.',
     tags: ['OAuth'],
-    auth: ['apiKey'],
+    // A browser starts the flow with a project JWT its backend minted for one group (`groupRef`
+    // claim), so the project's secret key never reaches the page.
+    auth: ['apiKey', 'projectJwt'],
     body: OAuthConnectBody,
     responses: {
       200: { description: 'The authorization URL, as a JSON string', schema: AuthorizationUrlSchema },
     },
   }).handle(async ({ em, principal, body }) => {
+    if (principal.kind === 'projectJwt' && principal.groupRef !== body.groupRef) {
+      throw new ProblemError({
+        status: 403,
+        detail: principal.groupRef
+          ? `This token acts for group "${principal.groupRef}", not "${body.groupRef}".`
+          : 'A project JWT starts an OAuth flow only for the group it names: mint it with a "groupRef" claim.',
+      });
+    }
     const project = await resolveProject(principal, body.projectIdOrName, em);
     return { status: 200, body: await startOAuthConnect(em, project, body) };
   }),

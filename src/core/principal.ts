@@ -3,5 +3,12 @@ export type Principal =
   | { kind: 'apiKey'; projectId: string; apiKeyId: string }
   | { kind: 'builder'; builderId: string; email: string }
   /** A token minted by the builder's backend and signed with one of the project's JWT keys. */
-  | { kind: 'projectJwt'; projectId: string; keyId: string; subject?: string }
+  | {
+      kind: 'projectJwt';
+      projectId: string;
+      keyId: string;
+      subject?: string;
+      /** The one group a browser token acts for (its `groupRef` claim), where the token names one. */
+      groupRef?: string;
+    }
   | { kind: 'anonymous' };

@@ -40,6 +40,7 @@ export async function verifyProjectJwt(token: string, em: EntityManager): Promis
       projectId: key.projectId,
       keyId: key.id,
       ...(typeof payload.sub === 'string' && { subject: payload.sub }),
+      ...(typeof payload.groupRef === 'string' && { groupRef: payload.groupRef }),
     };
   } catch (error) {
     if (error instanceof errors.JWTExpired) throw reject('The token has expired.');

@@ -1,4 +1,6 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { SignJWT } from 'jose';
 import { createTestProject, request } from '../support/stack.js';
 import { hashToken } from '../../src/crypto/secrets.js';
 import {
@@ -175,6 +177,47 @@ describe('POST /oauth-connect', () => {
       },
     });
     expect(anonymous.status).toBe(401);
+  });
+});
+
+describe('POST /oauth-connect from a browser, with a project JWT', () => {
+  it('starts the flow for the group the token names, and refuses another group or a token naming none', async () => {
+    const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const key = await oauth.stack.api('POST', `/projects/${oauth.stack.project.name}/jwt-keys`, {
+      body: {
+        label: 'browser',
+        algorithm: 'RSA',
+        publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+      },
+    });
+    expect(key.status).toBe(201);
+    const mint = (claims: Record<string, unknown>) =>
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: 'RS256', kid: key.body.id })
+        .setExpirationTime(Math.floor(Date.now() / 1000) + 300)
+        .sign(privateKey);
+    const connect = async (token: string, groupRef: string) =>
+      request<any>('POST', `${oauth.stack.urls.api}/oauth-connect`, {
+        bearer: token,
+        body: {
+          projectIdOrName: oauth.stack.project.name,
+          provider: 'sandbox',
+          groupRef,
+          consumerRef: 'alice',
+        },
+      });
+
+    const forAcme = await mint({ groupRef: 'browser-acme' });
+    const started = await connect(forAcme, 'browser-acme');
+    expect(started.status).toBe(200);
+    expect(new URL(started.body).searchParams.get('state')).toBeTruthy();
+
+    const elsewhere = await connect(forAcme, 'someone-else');
+    expect(elsewhere.status).toBe(403);
+    expect(elsewhere.body.detail).toBe('This token acts for group "browser-acme", not "someone-else".');
+    const unscoped = await connect(await mint({}), 'browser-acme');
+    expect(unscoped.status).toBe(403);
+    expect(unscoped.body.detail).toContain('"groupRef" claim');
   });
 });
 
