@@ -10,6 +10,10 @@ export const spec: ConformanceSpec = {
     {
       name: 'contacts',
       fields: { selected: 'email', other: 'firstname' },
+      search: {
+        field: 'email',
+        set: (stored, value) => Object.assign(stored.properties as object, { email: value }),
+      },
       write: {
         create: { email: 'ada@example.com', firstname: 'Ada' },
         update: { firstname: 'Augusta' },
@@ -29,9 +33,20 @@ export const spec: ConformanceSpec = {
         hs_email_optout: { valueType: 'boolean' },
       },
     },
-    { name: 'companies', fields: { selected: 'hs_object_id' } },
+    {
+      name: 'companies',
+      fields: { selected: 'hs_object_id' },
+      search: {
+        field: 'name',
+        set: (stored, value) => Object.assign(stored.properties as object, { name: value }),
+      },
+    },
     {
       name: 'deals',
+      search: {
+        field: 'dealname',
+        set: (stored, value) => Object.assign(stored.properties as object, { dealname: value }),
+      },
       write: {
         create: { dealname: 'Renewal' },
         update: { dealname: 'Renewal 2027' },
