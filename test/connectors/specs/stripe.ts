@@ -9,6 +9,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: 'customers',
+      search: { field: 'email', set: (stored, value) => Object.assign(stored, { email: value }) },
       write: {
         create: { name: 'Ada Lovelace', email: 'ada@example.com', metadata: { tier: 'gold' } },
         update: { email: 'ada@analytical.example' },
@@ -31,6 +32,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'products',
+      search: { field: 'name', set: (stored, value) => Object.assign(stored, { name: value }) },
       write: {
         create: { name: 'Team plan', active: true },
         update: { metadata: { sku: 'TEAM-1' } },
@@ -41,6 +43,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'prices',
+      search: { field: 'lookup_key', set: (stored, value) => Object.assign(stored, { lookup_key: value }) },
       write: {
         create: { product: stripeFixture.product, currency: 'usd', unit_amount: 900 },
         update: { nickname: 'Monthly' },
@@ -50,6 +53,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'invoices',
+      search: { field: 'number', set: (stored, value) => Object.assign(stored, { number: value }) },
       write: {
         create: { customer: stripeFixture.customer, description: 'Setup' },
         update: { description: 'Setup fee' },
@@ -60,6 +64,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'subscriptions',
+      search: { field: 'status', set: (stored, value) => Object.assign(stored, { status: value }) },
       write: {
         create: { customer: stripeFixture.customer, items: [{ price: stripeFixture.price }] },
         update: { cancel_at_period_end: true },
