@@ -58,10 +58,22 @@ export interface ConformanceObject {
   /** Fields the metadata must describe, with what it must say of them. */
   metadata?: Record<string, Partial<FieldMetadata>>;
   /**
-   * Required when the object declares `search`: a text field the provider filters on, and how a
-   * value is stored in it (`stored` is the fake's record, changed in place, as an edit would).
+   * Required when the object declares `search`: a text field the provider filters on, and how the
+   * fake stores a value in it for a record, as an edit at the provider would.
    */
-  search?: { field: string; set(stored: Record<string, unknown>, value: string): void };
+  search?: { field: string; set(fake: ConformanceFake, id: string, value: string): void };
+}
+
+/** A `search.set` writing into the fake's stored record itself (or its `under` member, HubSpot's `properties`). */
+export function setStored(
+  object: string,
+  field: string,
+  under?: string,
+): NonNullable<ConformanceObject['search']>['set'] {
+  return (fake, id, value) => {
+    const stored = fake.stored(object, id)!;
+    Object.assign(under ? (stored[under] as object) : stored, { [field]: value });
+  };
 }
 
 export interface ConformanceSpec {
@@ -238,9 +250,7 @@ export function conformance(spec: ConformanceSpec): void {
             name,
             Array.from({ length: 7 }, (_, i) => Date.UTC(2026, 2, 1) + i * minute),
           );
-          ids.forEach((id, i) =>
-            set(fake.stored(name, id)!, i % 2 === 0 ? wanted : `${tag}-${i}@example.com`),
-          );
+          ids.forEach((id, i) => set(fake, id, i % 2 === 0 ? wanted : `${tag}-${i}@example.com`));
           const before = fake.requests.length;
           const found = await searchAll({
             objectName: name,

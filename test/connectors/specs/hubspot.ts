@@ -1,4 +1,4 @@
-import type { ConformanceSpec } from '../kit/conformance.js';
+import { setStored, type ConformanceSpec } from '../kit/conformance.js';
 import { startFakeHubSpot } from '../fakes/hubspot.js';
 
 /** HubSpot CRM v3 against its local fake (test/connectors/fakes/hubspot.ts). */
@@ -12,7 +12,7 @@ export const spec: ConformanceSpec = {
       fields: { selected: 'email', other: 'firstname' },
       search: {
         field: 'email',
-        set: (stored, value) => Object.assign(stored.properties as object, { email: value }),
+        set: setStored('contacts', 'email', 'properties'),
       },
       write: {
         create: { email: 'ada@example.com', firstname: 'Ada' },
@@ -38,14 +38,14 @@ export const spec: ConformanceSpec = {
       fields: { selected: 'hs_object_id' },
       search: {
         field: 'name',
-        set: (stored, value) => Object.assign(stored.properties as object, { name: value }),
+        set: setStored('companies', 'name', 'properties'),
       },
     },
     {
       name: 'deals',
       search: {
         field: 'dealname',
-        set: (stored, value) => Object.assign(stored.properties as object, { dealname: value }),
+        set: setStored('deals', 'dealname', 'properties'),
       },
       write: {
         create: { dealname: 'Renewal' },
