@@ -133,7 +133,7 @@ describe('search on the sandbox provider', () => {
   });
 
   it('says which providers support equality search, from their declarations', () => {
-    for (const provider of ['sandboxApiKey', 'hubspot', 'stripe', 'shopify', 'dynamicsCRM']) {
+    for (const provider of ['sandboxApiKey', 'hubspot', 'stripe', 'shopify', 'dynamicsCRM', 'capsule']) {
       expect({ provider, equals: getProvider(provider)!.support.search.operators.equals }).toEqual({
         provider,
         equals: true,
