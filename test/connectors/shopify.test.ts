@@ -178,4 +178,29 @@ describe('Shopify', () => {
     });
     expect(await connector.readRecord('products', 'gid://shopify/Product/999999')).toBeUndefined();
   });
+
+  it('searches by snake_case search names, with metafields on the records, and refuses metafield filters', async () => {
+    const [id] = fake.seed('customers', [Date.UTC(2025, 3, 1)]);
+    fake.edit('customers', id, { firstName: 'Zélie "Z" O\'Neil' });
+    const before = fake.requests.length;
+    const page = await connector.search({
+      objectName: 'customers',
+      filters: [{ fieldName: 'firstName', value: 'Zélie "Z" O\'Neil' }],
+      pageSize: 10,
+    });
+    expect(page.records.map((record) => record.id)).toEqual([id]);
+    expect(page.records[0].raw).toMatchObject({ 'custom.loyalty_tier': 'Gold' });
+    const sent = fake.requests[before].body as { variables: { query: string } };
+    expect(sent.variables.query).toBe(`first_name:'Zélie \\"Z\\" O\\'Neil'`);
+
+    const refused = await failure(
+      connector.search({
+        objectName: 'customers',
+        filters: [{ fieldName: 'custom.loyalty_tier', value: 'Gold' }],
+        pageSize: 10,
+      }),
+    );
+    expect(refused).toBeInstanceOf(ConnectorInputError);
+    expect(fake.requests.length).toBe(before + 1);
+  });
 });

@@ -6,7 +6,7 @@ import {
 } from '../../src/providers/catalog/connector-declarations.js';
 import { describedField, holds } from '../../src/providers/declarative/field-metadata.js';
 import { nextLink, nextPageState } from '../../src/providers/declarative/pagination.js';
-import { ABSENT, renderJson, renderString } from '../../src/providers/declarative/template.js';
+import { ABSENT, isKnownFormat, renderJson, renderString } from '../../src/providers/declarative/template.js';
 import { parseTime } from '../../src/providers/declarative/times.js';
 
 const known = new Set(['acme']);
@@ -147,6 +147,16 @@ describe('templates', () => {
     expect(renderString('{{fields}}', { fields: ['a', 'b'] })).toBe('a,b');
     expect(renderString('{{fields|join:;}}', { fields: ['a', 'b'] })).toBe('a;b');
     expect(renderString('{{vars.modified}}', { vars: { modified: 'updated_at' } })).toBe('updated_at');
+  });
+
+  it("escapes or doubles quotes so a value stays inside a query language's string", () => {
+    expect(renderString("email:'{{value|escape:'}}'", { value: "o'brien\\x" })).toBe(
+      "email:'o\\'brien\\\\x'",
+    );
+    expect(renderString("name eq '{{value|double:'}}'", { value: "o'brien" })).toBe("name eq 'o''brien'");
+    expect(renderString("n:'{{value|escape:'\"}}'", { value: 7 })).toBe("n:'7'");
+    expect(isKnownFormat("escape:'")).toBe(true);
+    expect(isKnownFormat('escape:')).toBe(false);
   });
 
   it('spreads a record beside written-out members under "..."', () => {

@@ -132,10 +132,14 @@ describe('search on the sandbox provider', () => {
     expect(found.body).toEqual({ result: [] });
   });
 
-  it('says the sandbox supports equality search, from its declaration', () => {
-    expect(getProvider('sandboxApiKey')!.support.search.operators.equals).toBe(true);
-    expect(getProvider('hubspot')!.support.search.operators.equals).toBe(true);
-    expect(getProvider('stripe')?.support.search.operators.equals ?? false).toBe(false);
+  it('says which providers support equality search, from their declarations', () => {
+    for (const provider of ['sandboxApiKey', 'hubspot', 'stripe', 'shopify', 'dynamicsCRM', 'capsule']) {
+      expect({ provider, equals: getProvider(provider)!.support.search.operators.equals }).toEqual({
+        provider,
+        equals: true,
+      });
+    }
+    expect(getProvider('front')?.support.search.operators.equals ?? false).toBe(false);
   });
 });
 

@@ -1,4 +1,5 @@
-import type { ConnectorHooks } from '../declarative/connector.js';
+import type { ProviderRecord } from '../connector.js';
+import type { ConnectorHooks, DeclaredConnector } from '../declarative/connector.js';
 import { ConnectorInputError } from '../errors.js';
 
 /**
@@ -44,27 +45,56 @@ function metafieldsOf(raw: Record<string, unknown>): Record<string, unknown> {
   return values;
 }
 
+/** What a query names: the chosen fields (or the declared standard ones), `id`, `updatedAt`, metafields. */
+function selection(connector: DeclaredConnector, objectName: string, wanted: string[] | undefined): string[] {
+  const chosen = wanted?.length
+    ? checkedFields(connector.provider, wanted)
+    : Object.keys(connector.object(objectName).fields ?? {});
+  const standard = chosen.filter((name) => !isMetafield(name));
+  const custom = !wanted?.length || chosen.some(isMetafield);
+  return [...new Set([...alwaysRead, ...standard]), ...(custom ? [metafieldsSelection] : [])];
+}
+
+function withMetafields(record: ProviderRecord): ProviderRecord {
+  return record.raw.metafields === undefined
+    ? record
+    : { ...record, raw: { ...record.raw, ...metafieldsOf(record.raw) } };
+}
+
+/**
+ * A field as the search syntax names it: GraphQL's `firstName` is `first_name` there. Metafields
+ * are not searchable on every object, so they are refused rather than sent.
+ */
+function searchName(provider: string, field: string): string {
+  if (!graphqlName.test(field)) {
+    throw new ConnectorInputError(`Ferry cannot search Shopify records by "${field}".`, provider);
+  }
+  return field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+}
+
 export const shopifyHooks: ConnectorHooks = {
   async readPage(connector, input, declared) {
-    let page;
-    if (input.pageToken) page = await declared();
-    else {
-      const chosen = input.fields?.length
-        ? checkedFields(connector.provider, input.fields)
-        : Object.keys(connector.object(input.objectName).fields ?? {});
-      const standard = chosen.filter((name) => !isMetafield(name));
-      const custom = !input.fields?.length || chosen.some(isMetafield);
-      const fields = [...new Set([...alwaysRead, ...standard]), ...(custom ? [metafieldsSelection] : [])];
-      page = await connector.readDeclaredPage({ ...input, fields });
-    }
-    return {
-      ...page,
-      records: page.records.map((record) =>
-        record.raw.metafields === undefined
-          ? record
-          : { ...record, raw: { ...record.raw, ...metafieldsOf(record.raw) } },
-      ),
-    };
+    const page = input.pageToken
+      ? await declared()
+      : await connector.readDeclaredPage({
+          ...input,
+          fields: selection(connector, input.objectName, input.fields),
+        });
+    return { ...page, records: page.records.map(withMetafields) };
+  },
+
+  async search(connector, input, declared) {
+    const page = input.pageToken
+      ? await declared()
+      : await connector.searchDeclared({
+          ...input,
+          filters: input.filters.map((filter) => ({
+            ...filter,
+            fieldName: searchName(connector.provider, filter.fieldName),
+          })),
+          fields: selection(connector, input.objectName, input.fields),
+        });
+    return { ...page, records: page.records.map(withMetafields) };
   },
 
   async write(connector, input, declared) {

@@ -64,6 +64,11 @@ export interface ConnectorHooks {
     input: ReadPageInput,
     declared: () => Promise<ReadPageResult>,
   ): Promise<ReadPageResult>;
+  search?(
+    connector: DeclaredConnector,
+    input: SearchInput,
+    declared: () => Promise<SearchPageResult>,
+  ): Promise<SearchPageResult>;
   write?(
     connector: DeclaredConnector,
     input: WriteInput,
@@ -396,8 +401,14 @@ export class DeclaredConnector implements Connector {
     return { records: inWindow, nextPageToken: encodePageToken(nextToken), done: false };
   }
 
-  /** One page of records matching every filter, as the object's `search` declares. */
+  /** One page of records matching every filter: the provider's hook, or the object's `search`. */
   async search(input: SearchInput): Promise<SearchPageResult> {
+    const declared = () => this.searchDeclared(input);
+    return this.hooks.search ? this.hooks.search(this, input, declared) : declared();
+  }
+
+  /** One page of records matching every filter, as the object's `search` declares. */
+  async searchDeclared(input: SearchInput): Promise<SearchPageResult> {
     if (!this.capabilities.search) throw this.unsupported('search');
     const object = this.object(input.objectName);
     const search = object.search;

@@ -50,7 +50,8 @@ function isKnownStep(format: string): boolean {
     (timeFormats as readonly string[]).includes(format) ||
     format === 'json' ||
     format === 'string' ||
-    format.startsWith('join:')
+    format.startsWith('join:') ||
+    /^(escape|double):.+$/.test(format)
   );
 }
 
@@ -83,7 +84,21 @@ function formattedStep(value: unknown, format: string | undefined): unknown {
   if (format === 'json') return JSON.stringify(value);
   if (format === 'string') return asText(value);
   if (Array.isArray(value) && format?.startsWith('join:')) return value.join(format.slice('join:'.length));
+  if (format?.startsWith('escape:')) return escaped(asText(value), format.slice('escape:'.length));
+  if (format?.startsWith('double:')) return doubled(asText(value), format.slice('double:'.length));
   return value;
+}
+
+/**
+ * A value quoted inside a provider's query language: `escape:'` puts a backslash before each
+ * backslash and each listed character (Stripe's and Shopify's search syntax), `double:'` doubles
+ * each listed character (OData's string literals), so a value cannot close its quotes.
+ */
+function escaped(text: string, chars: string): string {
+  return [...text].map((c) => (c === '\\' || chars.includes(c) ? `\\${c}` : c)).join('');
+}
+function doubled(text: string, chars: string): string {
+  return [...text].map((c) => (chars.includes(c) ? c + c : c)).join('');
 }
 
 /** The value as the placeholder asks for it, keeping its JSON type when it stands alone. */

@@ -18,6 +18,16 @@ const entities = ['parties', 'opportunities'] as const;
 type Entity = (typeof entities)[number];
 const singular: Record<Entity, string> = { parties: 'party', opportunities: 'opportunity' };
 const maxPerPage = 100;
+
+/** The filter fields the fake keeps (the reference's field reference lists more), and what each reads. */
+const filterFields: Record<Entity, Record<string, (record: CapsuleRecord) => unknown>> = {
+  parties: {
+    name: (record) => record.name ?? [record.firstName, record.lastName].filter(Boolean).join(' '),
+    jobTitle: (record) => record.jobTitle,
+    type: (record) => record.type,
+  },
+  opportunities: { name: (record) => record.name },
+};
 const hourlyLimit = 4000;
 
 const definitions: Record<Entity, Record<string, unknown>[]> = {
@@ -204,6 +214,36 @@ export async function startFakeCapsule(): Promise<ConformanceFake> {
     }
     // Updated at or after `since` (see SOURCES.md: verify), in id order.
     const rows = stores[entity].live().filter((row) => since === undefined || row.modifiedMs >= since);
+    const start = (page - 1) * perPage;
+    if (start + perPage < rows.length) {
+      const next = new URLSearchParams({ ...(ctx.query as Record<string, string>), page: String(page + 1) });
+      ctx.set('Link', `<${fake.url}${ctx.path.slice('/api'.length)}?${next.toString()}>; rel="next"`);
+    }
+    ctx.body = { [entity]: rows.slice(start, start + perPage).map((row) => row.record) };
+  });
+
+  // Filters (https://developer.capsulecrm.com/v2/operations/Filter): `POST /<entity>/filters/results`
+  // with `{filter: {conditions: [{field, operator, value}]}}`, all conditions holding, `page` and
+  // `perPage` as lists take; only the `is` operator and a few string fields are kept here.
+  router.post('/v2/:entity/filters/results', (ctx) => {
+    const entity = entityOf(ctx);
+    const perPage = Number(ctx.query.perPage ?? 50);
+    const page = Number(ctx.query.page ?? 1);
+    if (!Number.isInteger(perPage) || perPage < 1 || perPage > maxPerPage) {
+      throw new FakeHttpError(400, `perPage must be between 1 and ${maxPerPage}`);
+    }
+    const body = (ctx.request.body ?? {}) as { filter?: { conditions?: unknown } };
+    const conditions = body.filter?.conditions;
+    if (!Array.isArray(conditions)) throw invalid('filter', 'conditions', 'conditions must be a list');
+    const tests = conditions.map((condition) => {
+      const { field, operator, value } = (condition ?? {}) as Record<string, unknown>;
+      const read = filterFields[entity][String(field)];
+      if (!read) throw invalid('filter', 'field', `${String(field)} is not a valid field`);
+      if (operator !== 'is') throw invalid('filter', 'operator', `${String(operator)} is not supported`);
+      const wanted = String(value).toLowerCase();
+      return (record: CapsuleRecord) => String(read(record) ?? '').toLowerCase() === wanted;
+    });
+    const rows = stores[entity].live().filter((row) => tests.every((test) => test(row.record)));
     const start = (page - 1) * perPage;
     if (start + perPage < rows.length) {
       const next = new URLSearchParams({ ...(ctx.query as Record<string, string>), page: String(page + 1) });

@@ -87,31 +87,52 @@ function odataTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-/** `modifiedon ge <time>` / `modifiedon lt <time>` clauses joined with `and`. */
-function parseFilter(filter: string): (record: FakeRecord) => boolean {
-  const tests = filter.split(/\s+and\s+/i).map((clause) => {
-    const match =
-      /^\s*modifiedon\s+(ge|gt|lt|le|eq)\s+(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z)\s*$/i.exec(
-        clause,
-      );
-    if (!match) {
-      throw new FakeHttpError(400, `Syntax error at position 0 in '${filter}'.`, '0x80060888');
-    }
-    const bound = Date.parse(match[2]);
-    const op = match[1].toLowerCase();
-    return (record: FakeRecord) => {
-      const ms = Date.parse(record.modifiedon);
-      return op === 'ge'
-        ? ms >= bound
-        : op === 'gt'
-          ? ms > bound
-          : op === 'lt'
-            ? ms < bound
-            : op === 'le'
-              ? ms <= bound
-              : ms === bound;
-    };
-  });
+/**
+ * `modifiedon ge <time>` / `modifiedon lt <time>` clauses and `<attribute> eq '<text>'` clauses
+ * (a quote doubled inside the string, compared case-insensitively as Dataverse's collation does),
+ * joined with `and`; an attribute the table does not have is refused as Dataverse does.
+ */
+function parseFilter(set: string, filter: string): (record: FakeRecord) => boolean {
+  const clauses = filter.match(/(?:[^']|'(?:[^']|'')*')+?(?=\s+and\s+|$)/gi) ?? [];
+  const tests = clauses
+    .map((clause) => clause.replace(/^\s*and\s+/i, ''))
+    .filter((clause) => clause.trim())
+    .map((clause) => {
+      const text = /^\s*(\w+)\s+eq\s+'((?:[^']|'')*)'\s*$/i.exec(clause);
+      if (text && text[1] !== 'modifiedon') {
+        const [, field, quoted] = text;
+        if (!attributesOf(set).some((attribute) => attribute.LogicalName === field)) {
+          throw new FakeHttpError(
+            400,
+            `Could not find a property named '${field}' on type 'Microsoft.Dynamics.CRM.${entities[set].logical}'.`,
+            '0x80060888',
+          );
+        }
+        const value = quoted.replace(/''/g, "'").toLowerCase();
+        return (record: FakeRecord) => String(record[field] ?? '').toLowerCase() === value;
+      }
+      const match =
+        /^\s*modifiedon\s+(ge|gt|lt|le|eq)\s+(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z)\s*$/i.exec(
+          clause,
+        );
+      if (!match) {
+        throw new FakeHttpError(400, `Syntax error at position 0 in '${filter}'.`, '0x80060888');
+      }
+      const bound = Date.parse(match[2]);
+      const op = match[1].toLowerCase();
+      return (record: FakeRecord) => {
+        const ms = Date.parse(record.modifiedon);
+        return op === 'ge'
+          ? ms >= bound
+          : op === 'gt'
+            ? ms > bound
+            : op === 'lt'
+              ? ms < bound
+              : op === 'le'
+                ? ms <= bound
+                : ms === bound;
+      };
+    });
   return (record) => tests.every((test) => test(record));
 }
 
@@ -218,7 +239,7 @@ export async function startFakeDynamics(): Promise<FakeDynamics> {
     const preferred = /odata\.maxpagesize=(\d+)/.exec(ctx.get('prefer'))?.[1];
     const pageSize = Math.min(preferred ? Number(preferred) : 5000, 5000);
     const select = typeof ctx.query.$select === 'string' ? ctx.query.$select : undefined;
-    const filter = typeof ctx.query.$filter === 'string' ? parseFilter(ctx.query.$filter) : () => true;
+    const filter = typeof ctx.query.$filter === 'string' ? parseFilter(set, ctx.query.$filter) : () => true;
     const key = entities[set].key;
     const orderby = typeof ctx.query.$orderby === 'string' ? ctx.query.$orderby : `${key} asc`;
     const byModified = /^modifiedon(\s+asc)?(,|$)/.test(orderby);

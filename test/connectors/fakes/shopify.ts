@@ -7,7 +7,8 @@ import { GraphqlFieldError, GraphqlSyntaxError, parseGraphql, project } from './
  * A local stand-in for Shopify's Admin GraphQL API (2025-10) as its public reference describes it:
  * one endpoint, `POST /admin/api/2025-10/graphql.json`, authenticated by `X-Shopify-Access-Token`;
  * `customers`, `products` and `orders` connections with `first` (≤ 250), `after`, `sortKey` and a
- * search `query` (`updated_at:>='…' AND updated_at:<'…'`), answering `nodes` and
+ * search `query` (`updated_at:>='…' AND updated_at:<'…'`, `field:'value'`, an unknown field ignored
+ * with a warning in `extensions.search`), answering `nodes` and
  * `pageInfo {hasNextPage endCursor}`; `node(id:)`; `metafieldDefinitions(ownerType:)`; customer
  * and product create / update / delete and `orderUpdate`, with failures as `userErrors`; query
  * errors and throttling inside a 200 answer (`errors[].extensions.code`), a 401 with
@@ -22,6 +23,8 @@ type ShopifyRecord = Record<string, unknown> & { __typename: string; id: string;
 export interface FakeShopify extends ConformanceFake {
   /** The next GraphQL request is answered 200 with a THROTTLED error, as Shopify throttles queries. */
   throttleNext(count: number): void;
+  /** Sets a record's fields, as an edit in Shopify's admin would. */
+  edit(object: string, id: string, values: Record<string, unknown>): void;
 }
 
 const typeOf: Record<string, string> = { customers: 'Customer', products: 'Product', orders: 'Order' };
@@ -75,21 +78,85 @@ function decodeCursor(cursor: string): number {
   throw new GraphqlFieldError('Invalid cursor for current pagination.', 'BAD_USER_INPUT');
 }
 
-/** Shopify's search syntax, as far as `updated_at` ranges joined by AND go. */
-function searchFilter(query: unknown): (record: ShopifyRecord) => boolean {
+/**
+ * The search fields each connection's `query` takes, as far as the fake keeps them (the reference's
+ * `query` argument lists more), with the record field each one reads.
+ */
+const searchable: Record<string, Record<string, string>> = {
+  customers: {
+    email: 'email',
+    phone: 'phone',
+    first_name: 'firstName',
+    last_name: 'lastName',
+    state: 'state',
+  },
+  products: {
+    title: 'title',
+    handle: 'handle',
+    vendor: 'vendor',
+    product_type: 'productType',
+    status: 'status',
+  },
+  orders: { name: 'name', email: 'email' },
+};
+
+/** A search warning, as Shopify returns in `extensions.search` when it ignores part of a query. */
+export interface SearchWarning {
+  field: string;
+  message: string;
+  code: string;
+}
+
+/**
+ * Shopify's search syntax, as far as Ferry writes it: terms joined by AND, each `updated_at` with a
+ * comparator and a quoted time, or `field:'value'` (a backslash escaping the next character) for a
+ * field the connection searches, matched case-insensitively. An unknown field's term is ignored
+ * with a warning, as Shopify does, rather than refused.
+ */
+function searchFilter(
+  object: string,
+  query: unknown,
+  warnings: SearchWarning[],
+): (record: ShopifyRecord) => boolean {
   if (query === undefined || query === null || query === '') return () => true;
-  const terms = String(query).split(/\s+AND\s+/);
-  const tests = terms.map((term) => {
-    const match = /^updated_at:(>=|<=|>|<)'([^']+)'$/.exec(term.trim());
-    const at = match ? Date.parse(match[2]) : NaN;
-    if (!match || Number.isNaN(at))
-      throw new GraphqlFieldError(`Unsupported search term in the fake: ${term}`);
-    const op = match[1];
-    return (record: ShopifyRecord) => {
-      const time = Date.parse(record.updatedAt);
-      return op === '>=' ? time >= at : op === '>' ? time > at : op === '<=' ? time <= at : time < at;
-    };
-  });
+  const tests: ((record: ShopifyRecord) => boolean)[] = [];
+  let rest = String(query);
+  while (rest) {
+    const range = /^updated_at:(>=|<=|>|<)'([^']+)'/.exec(rest);
+    if (range) {
+      const at = Date.parse(range[2]);
+      if (Number.isNaN(at)) throw new GraphqlFieldError(`Unsupported search term in the fake: ${range[0]}`);
+      const op = range[1];
+      tests.push((record) => {
+        const time = Date.parse(record.updatedAt);
+        return op === '>=' ? time >= at : op === '>' ? time > at : op === '<=' ? time <= at : time < at;
+      });
+      rest = rest.slice(range[0].length);
+    } else {
+      const head = /^(\w+):'/.exec(rest);
+      if (!head) throw new GraphqlFieldError(`Unsupported search term in the fake: ${rest}`);
+      let i = head[0].length;
+      let value = '';
+      for (; i < rest.length && rest[i] !== "'"; i++) {
+        if (rest[i] === '\\') i++;
+        value += rest[i] ?? '';
+      }
+      if (i >= rest.length) throw new GraphqlFieldError(`Unterminated search value: ${rest}`);
+      const field = searchable[object][head[1]];
+      if (field) {
+        tests.push((record) => String(record[field] ?? '').toLowerCase() === value.toLowerCase());
+      } else {
+        warnings.push({
+          field: head[1],
+          message: 'Invalid search field for this query.',
+          code: 'invalid_field',
+        });
+      }
+      rest = rest.slice(i + 1);
+    }
+    if (rest && !rest.startsWith(' AND ')) throw new GraphqlFieldError(`Unsupported search syntax: ${rest}`);
+    rest = rest.slice(' AND '.length);
+  }
   return (record) => tests.every((test) => test(record));
 }
 
@@ -98,6 +165,8 @@ export async function startFakeShopify(): Promise<FakeShopify> {
   const metafieldValues = new Map<string, { namespace: string; key: string; value: string }[]>();
   let nextId = 1001;
   let throttled = 0;
+  /** The current request's search warnings. */
+  let warnings: SearchWarning[] = [];
 
   const fake = new FakeProvider({
     credentialOf: (ctx: Context) => ctx.get('x-shopify-access-token') || undefined,
@@ -176,7 +245,7 @@ export async function startFakeShopify(): Promise<FakeShopify> {
     if (!Number.isInteger(first) || first < 1 || first > 250) {
       throw new GraphqlFieldError('The first argument must be between 1 and 250.', 'BAD_USER_INPUT');
     }
-    const matches = searchFilter(args.query);
+    const matches = searchFilter(object, args.query, warnings);
     const found = live(object)
       .filter(matches)
       .sort((a, b) =>
@@ -327,7 +396,14 @@ export async function startFakeShopify(): Promise<FakeShopify> {
     try {
       const document = parseGraphql(body.query);
       const root = document.operation === 'mutation' ? mutationRoot : queryRoot;
-      ctx.body = { data: project(root, document.selections, variables) };
+      warnings = [];
+      const data = project(root, document.selections, variables);
+      ctx.body = {
+        data,
+        ...(warnings.length && {
+          extensions: { search: [{ path: ['records'], query: variables.query, warnings }] },
+        }),
+      };
     } catch (error) {
       if (!(error instanceof GraphqlFieldError || error instanceof GraphqlSyntaxError)) throw error;
       const code = error instanceof GraphqlFieldError ? error.code : 'parseError';
@@ -364,6 +440,11 @@ export async function startFakeShopify(): Promise<FakeShopify> {
         );
         return record.id;
       });
+    },
+    edit(object, id, values) {
+      const record = live(object).find((r) => r.id === id);
+      if (!record) throw new Error(`no ${object} ${id}`);
+      Object.assign(record, values);
     },
     touch(object, id, modifiedMs) {
       const record = live(object).find((r) => r.id === id);

@@ -199,6 +199,71 @@ export interface FakeStripe extends ConformanceFake {
   change(object: string, id: string, values: Record<string, unknown>): StripeEvent;
 }
 
+/** The fields each object's search takes (the reference's "query fields" pages). */
+const searchFields: Record<string, string[]> = {
+  customers: ['created', 'email', 'metadata', 'name', 'phone'],
+  products: ['active', 'created', 'description', 'metadata', 'name', 'shippable', 'url'],
+  prices: ['active', 'currency', 'lookup_key', 'metadata', 'product', 'type'],
+  invoices: [
+    'created',
+    'currency',
+    'customer',
+    'metadata',
+    'number',
+    'receipt_number',
+    'status',
+    'subscription',
+    'subtotal',
+    'total',
+  ],
+  subscriptions: ['created', 'metadata', 'status'],
+};
+
+/** A field's value as a search compares it: text, case-insensitive. */
+const searchText = (value: unknown): string | undefined =>
+  value === null || value === undefined || typeof value === 'object'
+    ? undefined
+    : String(value).toLowerCase();
+
+/**
+ * `field:'value'` clauses joined with ` AND ` (at most 10), a backslash escaping the quote or itself
+ * inside a value. Only the exact-match form Ferry sends; anything else, or a field the object's
+ * search does not take, is refused as Stripe does.
+ */
+function parseSearchQuery(query: string, object: string): { field: string; value: string }[] {
+  const clauses: { field: string; value: string }[] = [];
+  let rest = query;
+  const invalid = () => new FakeHttpError(400, `Invalid query: ${query}`, 'parameter_invalid_string');
+  while (true) {
+    const head = /^([a-z_]+):'/.exec(rest);
+    if (!head) throw invalid();
+    let i = head[0].length;
+    let value = '';
+    for (; i < rest.length && rest[i] !== "'"; i++) {
+      if (rest[i] === '\\') i++;
+      if (i >= rest.length) throw invalid();
+      value += rest[i];
+    }
+    if (i >= rest.length) throw invalid();
+    const field = head[1];
+    if (!searchFields[object].includes(field) || field === 'metadata') {
+      throw new FakeHttpError(
+        400,
+        `Field \`${field}\` is an unsupported search field for resource \`${object}\`.`,
+        'parameter_invalid_string',
+      );
+    }
+    clauses.push({ field, value });
+    rest = rest.slice(i + 1);
+    if (!rest) break;
+    if (!rest.startsWith(' AND ')) throw invalid();
+    rest = rest.slice(' AND '.length);
+  }
+  if (clauses.length > 10)
+    throw new FakeHttpError(400, 'A query may have at most 10 clauses.', 'parameter_invalid_string');
+  return clauses;
+}
+
 export async function startFakeStripe(): Promise<FakeStripe> {
   const records = new Map<string, Map<string, { record: StripeRecord; deleted: boolean; order: number }>>(
     Object.keys(kinds).map((object) => [object, new Map()]),
@@ -485,6 +550,38 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       .sort((a, b) => b.record.created - a.record.created || b.order - a.order)
       .map((row) => row.record);
     page(ctx, live, `/v1/${object}`, kind.type);
+  });
+
+  // Search (https://docs.stripe.com/search): `query` in the search query language, `limit`, and the
+  // `page` cursor of the previous answer's `next_page`; answered `{object: "search_result", data,
+  // has_more, next_page}`. Registered before `/v1/:object/:id`, which would take "search" as an id.
+  router.get('/v1/:object/search', (ctx) => {
+    kindOf(ctx);
+    const object = ctx.params.object;
+    const query = typeof ctx.query.query === 'string' ? ctx.query.query : '';
+    if (!query) throw new FakeHttpError(400, 'Missing required param: query.', 'parameter_missing');
+    const clauses = parseSearchQuery(query, object);
+    const limit = pageSizeOf(ctx);
+    const pageParam = typeof ctx.query.page === 'string' ? ctx.query.page : undefined;
+    const start = pageParam === undefined ? 0 : Number(Buffer.from(pageParam, 'base64url').toString());
+    if (!Number.isInteger(start) || start < 0)
+      throw new FakeHttpError(400, `Invalid page: ${pageParam}`, 'parameter_invalid');
+    const found = [...records.get(object)!.values()]
+      .filter((row) => !row.deleted)
+      .filter((row) =>
+        clauses.every(({ field, value }) => searchText(row.record[field]) === value.toLowerCase()),
+      )
+      .sort((a, b) => b.record.created - a.record.created || b.order - a.order)
+      .map((row) => row.record);
+    const data = found.slice(start, start + limit);
+    const more = start + data.length < found.length;
+    ctx.body = {
+      object: 'search_result',
+      url: `/v1/${object}/search`,
+      has_more: more,
+      data,
+      next_page: more ? Buffer.from(String(start + data.length)).toString('base64url') : null,
+    };
   });
 
   router.get('/v1/:object/:id', (ctx) => {

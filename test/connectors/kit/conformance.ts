@@ -3,7 +3,12 @@ import { resetConfig } from '../../../src/config.js';
 import type { AuthMaterial, ConnectionTarget } from '../../../src/providers/auth-material.js';
 import { connectorDeclaration, getProvider } from '../../../src/providers/catalog/index.js';
 import { effectiveObject } from '../../../src/providers/catalog/connector-declarations.js';
-import type { Connector, ProviderRecord, ReadPageInput } from '../../../src/providers/connector.js';
+import type {
+  Connector,
+  ProviderRecord,
+  ReadPageInput,
+  SearchInput,
+} from '../../../src/providers/connector.js';
 import { connectorFor } from '../../../src/providers/connectors/index.js';
 import { ProviderError } from '../../../src/providers/errors.js';
 import type { FieldMetadata } from '../../../src/schemas/object-metadata.js';
@@ -52,6 +57,23 @@ export interface ConformanceObject {
   };
   /** Fields the metadata must describe, with what it must say of them. */
   metadata?: Record<string, Partial<FieldMetadata>>;
+  /**
+   * Required when the object declares `search`: a text field the provider filters on, and how the
+   * fake stores a value in it for a record, as an edit at the provider would.
+   */
+  search?: { field: string; set(fake: ConformanceFake, id: string, value: string): void };
+}
+
+/** A `search.set` writing into the fake's stored record itself (or its `under` member, HubSpot's `properties`). */
+export function setStored(
+  object: string,
+  field: string,
+  under?: string,
+): NonNullable<ConformanceObject['search']>['set'] {
+  return (fake, id, value) => {
+    const stored = fake.stored(object, id)!;
+    Object.assign(under ? (stored[under] as object) : stored, { [field]: value });
+  };
 }
 
 export interface ConformanceSpec {
@@ -119,6 +141,18 @@ export function conformance(spec: ConformanceSpec): void {
         expect(pageToken).toBeTruthy();
       }
       throw new Error('the read never ended');
+    }
+
+    async function searchAll(input: Omit<SearchInput, 'pageToken'>): Promise<ProviderRecord[]> {
+      const records: ProviderRecord[] = [];
+      let pageToken: string | undefined;
+      for (let pages = 0; pages < 1000; pages++) {
+        const page = await connector().search({ ...input, ...(pageToken && { pageToken }) });
+        records.push(...page.records);
+        if (!page.nextPageToken) return records;
+        pageToken = page.nextPageToken;
+      }
+      throw new Error('the search never ended');
     }
 
     /** The smallest page size the object's listing takes, so a few records make several pages. */
@@ -200,6 +234,45 @@ export function conformance(spec: ConformanceSpec): void {
             await connector().write({ objectName: name, type: 'delete', recordId: created.recordId });
             expect(fake.stored(name, created.recordId)).toBeUndefined();
           }
+        });
+      }
+
+      if (effectiveObject(declaration(), name)?.search) {
+        it('searches by equality: matches found across pages, others left out, an unknown field refused', async () => {
+          expect(object.search).toBeDefined();
+          const { field, set } = object.search!;
+          const search = effectiveObject(declaration(), name)!.search!;
+          const pageSize = Math.min(search.pageSize.max, 2);
+          const tag = Math.random().toString(36).slice(2, 10);
+          // A quote and a backslash in the value: a query language must keep them inside its string.
+          const wanted = `o'brien\\${tag}@example.com`;
+          const ids = fake.seed(
+            name,
+            Array.from({ length: 7 }, (_, i) => Date.UTC(2026, 2, 1) + i * minute),
+          );
+          ids.forEach((id, i) => set(fake, id, i % 2 === 0 ? wanted : `${tag}-${i}@example.com`));
+          const before = fake.requests.length;
+          const found = await searchAll({
+            objectName: name,
+            filters: [{ fieldName: field, value: wanted }],
+            pageSize,
+          });
+          expect(found.map((record) => record.id).sort()).toEqual(ids.filter((_, i) => i % 2 === 0).sort());
+          expect(fake.requests.length - before).toBeGreaterThan(1);
+
+          const none = await searchAll({
+            objectName: name,
+            filters: [{ fieldName: field, value: `nobody-${tag}@example.com` }],
+            pageSize,
+          });
+          expect(none).toEqual([]);
+
+          const error = await connector()
+            .search({ objectName: name, filters: [{ fieldName: 'no_such_field_x', value: 'x' }], pageSize })
+            .catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(ProviderError);
+          expect((error as ProviderError).status).toBeGreaterThanOrEqual(400);
+          expect((error as ProviderError).status).toBeLessThan(500);
         });
       }
 

@@ -1,4 +1,4 @@
-import type { ConformanceSpec } from '../kit/conformance.js';
+import { setStored, type ConformanceSpec } from '../kit/conformance.js';
 import { capsuleFixturePartyId, startFakeCapsule } from '../fakes/capsule.js';
 
 /**
@@ -14,6 +14,7 @@ export const spec: ConformanceSpec = {
       name: 'parties',
       // Capsule's lists have no field selection: every field comes back.
       fields: { selected: 'firstName' },
+      search: { field: 'jobTitle', set: setStored('parties', 'jobTitle') },
       write: {
         create: { type: 'person', firstName: 'Ada', lastName: 'Lovelace' },
         update: { jobTitle: 'CTO' },
@@ -37,6 +38,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'opportunities',
+      search: { field: 'name', set: setStored('opportunities', 'name') },
       write: {
         create: { name: 'Renewal', party: { id: capsuleFixturePartyId }, milestone: { id: 1 } },
         update: { name: 'Renewal 2027' },

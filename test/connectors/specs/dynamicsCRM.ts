@@ -1,4 +1,4 @@
-import type { ConformanceSpec } from '../kit/conformance.js';
+import { setStored, type ConformanceSpec } from '../kit/conformance.js';
 import { startFakeDynamics } from '../fakes/dynamicsCRM.js';
 
 /** Dynamics 365 (Dataverse Web API v9.2) against its local fake (test/connectors/fakes/dynamicsCRM.ts). */
@@ -11,6 +11,7 @@ export const spec: ConformanceSpec = {
     {
       name: 'contacts',
       fields: { selected: 'lastname', other: 'createdon' },
+      search: { field: 'emailaddress1', set: setStored('contacts', 'emailaddress1') },
       write: {
         create: { lastname: 'Lovelace', firstname: 'Ada' },
         update: { firstname: 'Augusta' },
@@ -23,9 +24,14 @@ export const spec: ConformanceSpec = {
         new_tier: { valueType: 'singleSelect', isCustom: true },
       },
     },
-    { name: 'accounts', fields: { selected: 'name' } },
+    {
+      name: 'accounts',
+      fields: { selected: 'name' },
+      search: { field: 'name', set: setStored('accounts', 'name') },
+    },
     {
       name: 'opportunities',
+      search: { field: 'name', set: setStored('opportunities', 'name') },
       write: {
         create: { name: 'Renewal' },
         update: { name: 'Renewal 2027' },

@@ -1,4 +1,4 @@
-import type { ConformanceSpec } from '../kit/conformance.js';
+import { setStored, type ConformanceSpec } from '../kit/conformance.js';
 import { startFakeHubSpot } from '../fakes/hubspot.js';
 
 /** HubSpot CRM v3 against its local fake (test/connectors/fakes/hubspot.ts). */
@@ -10,6 +10,10 @@ export const spec: ConformanceSpec = {
     {
       name: 'contacts',
       fields: { selected: 'email', other: 'firstname' },
+      search: {
+        field: 'email',
+        set: setStored('contacts', 'email', 'properties'),
+      },
       write: {
         create: { email: 'ada@example.com', firstname: 'Ada' },
         update: { firstname: 'Augusta' },
@@ -29,9 +33,20 @@ export const spec: ConformanceSpec = {
         hs_email_optout: { valueType: 'boolean' },
       },
     },
-    { name: 'companies', fields: { selected: 'hs_object_id' } },
+    {
+      name: 'companies',
+      fields: { selected: 'hs_object_id' },
+      search: {
+        field: 'name',
+        set: setStored('companies', 'name', 'properties'),
+      },
+    },
     {
       name: 'deals',
+      search: {
+        field: 'dealname',
+        set: setStored('deals', 'dealname', 'properties'),
+      },
       write: {
         create: { dealname: 'Renewal' },
         update: { dealname: 'Renewal 2027' },

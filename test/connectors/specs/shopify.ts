@@ -1,5 +1,10 @@
-import type { ConformanceSpec } from '../kit/conformance.js';
-import { startFakeShopify } from '../fakes/shopify.js';
+import type { ConformanceObject, ConformanceSpec } from '../kit/conformance.js';
+import { startFakeShopify, type FakeShopify } from '../fakes/shopify.js';
+
+const edit =
+  (object: string, field: string): NonNullable<ConformanceObject['search']>['set'] =>
+  (fake, id, value) =>
+    (fake as FakeShopify).edit(object, id, { [field]: value });
 
 /** Shopify's Admin GraphQL API against its local fake (test/connectors/fakes/shopify.ts). */
 export const spec: ConformanceSpec = {
@@ -11,6 +16,7 @@ export const spec: ConformanceSpec = {
     {
       name: 'customers',
       fields: { selected: 'email', other: 'lastName' },
+      search: { field: 'email', set: edit('customers', 'email') },
       write: {
         create: { firstName: 'Ada', email: 'ada@example.com', 'custom.loyalty_tier': 'Silver' },
         update: { note: 'Prefers email' },
@@ -27,6 +33,7 @@ export const spec: ConformanceSpec = {
     {
       name: 'products',
       fields: { selected: 'title', other: 'vendor' },
+      search: { field: 'productType', set: edit('products', 'productType') },
       write: {
         create: { title: 'Wool hat', status: 'DRAFT' },
         update: { title: 'Red wool hat' },
@@ -39,6 +46,10 @@ export const spec: ConformanceSpec = {
         'specs.weight_kg': { valueType: 'float', isCustom: true },
       },
     },
-    { name: 'orders', fields: { selected: 'email', other: 'note' } },
+    {
+      name: 'orders',
+      fields: { selected: 'email', other: 'note' },
+      search: { field: 'email', set: edit('orders', 'email') },
+    },
   ],
 };

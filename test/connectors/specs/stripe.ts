@@ -1,4 +1,4 @@
-import type { ConformanceSpec } from '../kit/conformance.js';
+import { setStored, type ConformanceSpec } from '../kit/conformance.js';
 import { startFakeStripe, stripeFixture } from '../fakes/stripe.js';
 
 /** Stripe's API (lists, events feed, form-encoded writes) against its local fake (test/connectors/fakes/stripe.ts). */
@@ -9,6 +9,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: 'customers',
+      search: { field: 'email', set: setStored('customers', 'email') },
       write: {
         create: { name: 'Ada Lovelace', email: 'ada@example.com', metadata: { tier: 'gold' } },
         update: { email: 'ada@analytical.example' },
@@ -31,6 +32,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'products',
+      search: { field: 'name', set: setStored('products', 'name') },
       write: {
         create: { name: 'Team plan', active: true },
         update: { metadata: { sku: 'TEAM-1' } },
@@ -41,6 +43,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'prices',
+      search: { field: 'lookup_key', set: setStored('prices', 'lookup_key') },
       write: {
         create: { product: stripeFixture.product, currency: 'usd', unit_amount: 900 },
         update: { nickname: 'Monthly' },
@@ -50,6 +53,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'invoices',
+      search: { field: 'number', set: setStored('invoices', 'number') },
       write: {
         create: { customer: stripeFixture.customer, description: 'Setup' },
         update: { description: 'Setup fee' },
@@ -60,6 +64,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'subscriptions',
+      search: { field: 'status', set: setStored('subscriptions', 'status') },
       write: {
         create: { customer: stripeFixture.customer, items: [{ price: stripeFixture.price }] },
         update: { cancel_at_period_end: true },
