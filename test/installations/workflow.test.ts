@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Client, WorkflowExecutionStatusName } from '@temporalio/client';
-import { transaction } from '../../src/db/orm.js';
+import { em as newEntityManager, transaction } from '../../src/db/orm.js';
+import { currentConfigMessage, sendInstallationConfig } from '../../src/domain/installations/workflow.js';
 import { InstallationConfigEntity, InstallationEntity } from '../../src/db/entities/installation.js';
 import { OperationEntity } from '../../src/db/entities/operation.js';
 import { SubscriptionEntity } from '../../src/db/entities/subscription.js';
@@ -360,5 +361,33 @@ describe('the installation workflow, through the API', () => {
     expect((await describeInstallation(created.id)).configId).toBe(newConfigId);
     const again = await reconcileInstallations({ projectId: stack.project.id });
     expect(again).toMatchObject({ configResent: 0, failed: 0 });
+  });
+
+  it('reconcile restores a config PostgreSQL holds that the workflow applied before (a PATCH that told the workflow, then died before committing)', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await install(stack, fixture, groupRef);
+    // A committed PATCH: the workflow applies it under the update id config/<id>.
+    const committed = randomUUID();
+    const told = randomUUID();
+    await transaction(async (em) => {
+      const current = await em.findOneOrFail(InstallationConfigEntity, { id: created.config.id });
+      em.create(InstallationConfigEntity, { ...current, id: committed, createTime: new Date() });
+      em.create(InstallationConfigEntity, { ...current, id: told, createTime: new Date() });
+      await em.nativeUpdate(InstallationEntity, { id: created.id }, { configId: committed });
+    });
+    expect(await reconcileInstallations({ projectId: stack.project.id })).toMatchObject({ configResent: 1 });
+    // The next PATCH told the workflow, and its process died before the commit.
+    const em = await newEntityManager();
+    const installation = await em.findOneOrFail(InstallationEntity, { id: created.id });
+    await sendInstallationConfig(
+      created.id,
+      await currentConfigMessage(em, { ...installation, configId: told }),
+      `config/${told}`,
+    );
+    expect((await describeInstallation(created.id)).configId).toBe(told);
+
+    const result = await reconcileInstallations({ projectId: stack.project.id });
+    expect(result).toMatchObject({ configResent: 1, failed: 0 });
+    expect((await describeInstallation(created.id)).configId).toBe(committed);
   });
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { em as newEntityManager } from '../../db/orm.js';
 import { InstallationEntity } from '../../db/entities/installation.js';
 import { logger } from '../../logger.js';
@@ -57,7 +58,14 @@ async function resendConfigIfBehind(installationId: string): Promise<boolean> {
     (await installationConfigIdFromMemo(installationId)) ??
     (await describeInstallation(installationId)).configId;
   if (runningConfigId === installation.configId) return false;
-  await sendInstallationConfig(installationId, await currentConfigMessage(em, installation));
+  // An id of its own: the database's config may be one the workflow applied before (a PATCH whose
+  // process died after telling the workflow but before committing), and Temporal answers a reused
+  // update id from its first result without applying it again.
+  await sendInstallationConfig(
+    installationId,
+    await currentConfigMessage(em, installation),
+    `reconcile/${installation.configId}/${randomUUID()}`,
+  );
   return true;
 }
 
