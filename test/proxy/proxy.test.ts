@@ -376,8 +376,10 @@ describe('proxy streaming', () => {
     expect(seen.authorization).toBeUndefined();
     expect(seen.cookie).toBeUndefined();
     expect(Object.keys(seen).filter((name) => name.startsWith('x-amp-'))).toEqual([]);
-    // Holding the body would grow RSS by 100 MB at least (twice that with a copy).
-    expect(peak - baseline).toBeLessThan(40 * 1024 * 1024);
+    // Holding the body would grow RSS by 100 MB at least (twice that with a copy). The fake provider
+    // and the client share this process, and garbage collection runs when it will, so the bound
+    // leaves room below that (a run on CI saw 45 MB of such churn).
+    expect(peak - baseline).toBeLessThan(64 * 1024 * 1024);
   }, 60_000);
 
   it("retries after a provider's 429 as Retry-After says", async () => {
