@@ -1,12 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import pg from 'pg';
+import { benchEnvironment } from './bench-database.js';
 import { options } from '../src/cli/options.js';
 import { projectRoot } from '../src/config.js';
 
@@ -218,13 +216,15 @@ async function startWorker(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Pro
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let log = '';
-  const reconciles = existsSync(join(projectRoot, 'src', 'cli', 'reconcile.ts'));
+  // Older workers (the baseline's) logged no repair pass; newer ones log their first.
+  const repairs = existsSync(join(projectRoot, 'src', 'cli', 'repair-loop.ts'));
   await new Promise<void>((resolve, reject) => {
     child.stderr!.on('data', (chunk: Buffer) => {
       log = (log + chunk.toString()).slice(-20_000);
-      // The worker reconciles installations when it starts; one created meanwhile could be taken
-      // for an orphan, so the bench waits for it to finish.
-      if (log.includes('"msg":"worker ready"') && (log.includes('reconcile') || !reconciles)) resolve();
+      // The worker repairs installations when it starts; one created meanwhile could be taken
+      // for an orphan, so the bench waits for that first pass to finish.
+      if (log.includes('"msg":"worker ready"') && (log.includes('"msg":"repair pass"') || !repairs))
+        resolve();
     });
     child.once('exit', (code) => reject(new Error(`the worker exited (${code}):\n${log}`)));
   });
@@ -273,20 +273,11 @@ export async function benchRead(args: string[]): Promise<void> {
   if (!Number.isInteger(pageSize) || pageSize < 50 || pageSize > 500)
     throw new Error('--page-size must be 50..500');
 
-  const runId = `${Date.now().toString(36)}_${process.pid}`;
-  const dataDir = mkdtempSync(join(tmpdir(), 'ferry-bench-'));
-  const databaseUrl = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/ferry');
-  databaseUrl.pathname = `/ferry_bench_${runId}`;
-  Object.assign(process.env, {
-    DATABASE_URL: databaseUrl.toString(),
-    FERRY_ENV: 'development',
-    FERRY_DATA_DIR: dataDir,
-    FERRY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    FERRY_BUILDER_TOKEN_SECRET: randomBytes(32).toString('base64'),
+  const bench = benchEnvironment('ferry_bench', {
     FERRY_ALLOW_PRIVATE_DESTINATIONS: 'true',
-    FERRY_TASK_QUEUE: `bench-${runId}`,
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
   });
+  const { runId, databaseUrl } = bench;
+  process.env.FERRY_TASK_QUEUE = `bench-${runId}`;
 
   const stops: (() => Promise<void>)[] = [];
   const stopAll = async () => {
@@ -301,18 +292,9 @@ export async function benchRead(args: string[]): Promise<void> {
 
     const { resetConfig } = await import('../src/config.js');
     resetConfig();
-    const { migrate, closeOrm, transaction } = await import('../src/db/orm.js');
-    await migrate(databaseUrl.toString());
-    stops.push(async () => {
-      await closeOrm();
-      const admin = new URL(databaseUrl.toString());
-      admin.pathname = '/postgres';
-      const client = new pg.Client({ connectionString: admin.toString() });
-      await client.connect();
-      await client.query(`drop database if exists "${databaseUrl.pathname.slice(1)}" with (force)`);
-      await client.end();
-      rmSync(dataDir, { recursive: true, force: true });
-    });
+    const { migrate, transaction } = await import('../src/db/orm.js');
+    await migrate(databaseUrl);
+    stops.push(() => bench.drop());
 
     const receiver = await startReceiver();
     stops.push(() => receiver.close());

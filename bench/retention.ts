@@ -1,8 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
+import { benchEnvironment } from './bench-database.js';
 import { options } from '../src/cli/options.js';
 
 /**
@@ -239,34 +236,15 @@ export async function benchRetention(args: string[]): Promise<void> {
     if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer`);
   }
 
-  const runId = `${Date.now().toString(36)}_${process.pid}`;
-  const dataDir = mkdtempSync(join(tmpdir(), 'ferry-bench-'));
-  const databaseUrl = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/ferry');
-  databaseUrl.pathname = `/ferry_bench_retention_${runId}`;
-  Object.assign(process.env, {
-    DATABASE_URL: databaseUrl.toString(),
-    FERRY_ENV: 'development',
-    FERRY_DATA_DIR: dataDir,
-    FERRY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    FERRY_BUILDER_TOKEN_SECRET: randomBytes(32).toString('base64'),
-    FERRY_RETENTION_BATCH_SIZE: String(batchSize),
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-  });
+  const bench = benchEnvironment('ferry_bench_retention', { FERRY_RETENTION_BATCH_SIZE: String(batchSize) });
+  const databaseUrl = bench.databaseUrl;
 
   // The database is all this bench creates; it goes however the bench ends, a signal included.
   let dropped = false;
   const dropDatabase = async () => {
     if (dropped) return;
     dropped = true;
-    const { closeOrm } = await import('../src/db/orm.js');
-    await closeOrm().catch(() => undefined);
-    const admin = new URL(databaseUrl.toString());
-    admin.pathname = '/postgres';
-    const client = new pg.Client({ connectionString: admin.toString() });
-    await client.connect();
-    await client.query(`drop database if exists "${databaseUrl.pathname.slice(1)}" with (force)`);
-    await client.end();
-    rmSync(dataDir, { recursive: true, force: true });
+    await bench.drop();
   };
   const onSignal = (signal: NodeJS.Signals) => {
     say(`${signal}: dropping the bench database`);
@@ -277,12 +255,12 @@ export async function benchRetention(args: string[]): Promise<void> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
 
-  const db = new pg.Client({ connectionString: databaseUrl.toString() });
+  const db = new pg.Client({ connectionString: databaseUrl });
   try {
     const { resetConfig, config } = await import('../src/config.js');
     resetConfig();
     const { migrate } = await import('../src/db/orm.js');
-    await migrate(databaseUrl.toString());
+    await migrate(databaseUrl);
     await db.connect();
 
     say(`generating the rows of ${records.toLocaleString('en-US')} delivered records over ${days} days`);
@@ -294,10 +272,10 @@ export async function benchRetention(args: string[]): Promise<void> {
     const { RETENTION_TASKS, runRetentionTask } = await import('../src/domain/retention.js');
     // The writer alone first, for as long as the pass will roughly take: its figures without a cleanup.
     say('a running read writing alone for 5 s');
-    const alone = startHotWriter(databaseUrl.toString());
+    const alone = startHotWriter(databaseUrl);
     await new Promise((resolve) => setTimeout(resolve, 5000));
     const hotAlone = await alone.stop();
-    const writer = startHotWriter(databaseUrl.toString());
+    const writer = startHotWriter(databaseUrl);
     await new Promise((resolve) => setTimeout(resolve, 200));
     say('running one cleanup pass with the default windows');
     const started = performance.now();

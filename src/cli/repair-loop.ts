@@ -19,13 +19,16 @@ export function startRepairLoop(options: { intervalMs?: number } = {}): RepairLo
   let timer: NodeJS.Timeout | undefined;
   let pass: Promise<void> = Promise.resolve();
 
+  let first = true;
   const runPass = async () => {
     try {
       const reconciled = await reconcileInstallations();
       const swept = await sweepStuckOperations({ staleAfterMs: config().repair.stuckAfterMs });
       const repaired =
         reconciled.started + reconciled.configResent + reconciled.orphansEnded + swept.resumed + swept.ended;
-      const level = repaired || reconciled.failed ? 'info' : 'debug';
+      // The first pass (the one a restart triggers) and any that changed something are worth a line.
+      const level = first || repaired || reconciled.failed ? 'info' : 'debug';
+      first = false;
       logger[level]({ reconciled, swept }, 'repair pass');
     } catch (error) {
       logger.error({ err: error }, 'repair pass failed');

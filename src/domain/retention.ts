@@ -182,6 +182,10 @@ async function deliveryAttempts(run: Run, retention: RetentionConfig): Promise<b
   );
 }
 
+/** A read's pages and checkpoint stay while it runs, and for the window after it ended (a failed read resumes from them). */
+const readRunningOrEndedSince = `exists (select 1 from operations o where o.id = t.operation_id
+                      and (o.status = 'in_progress' or o.update_time >= ?))`;
+
 async function storedPages(run: Run, retention: RetentionConfig): Promise<boolean> {
   const cutoff = await cutoffOf(retention.storedPagesDays);
   return deleteByAge(
@@ -190,9 +194,7 @@ async function storedPages(run: Run, retention: RetentionConfig): Promise<boolea
       table: 'stored_pages',
       key: 'id',
       time: 'create_time',
-      // The read is running, or ended within the window.
-      keep: `exists (select 1 from operations o where o.id = t.operation_id
-                      and (o.status = 'in_progress' or o.update_time >= ?))`,
+      keep: readRunningOrEndedSince,
       params: [cutoff],
     },
     cutoff,
@@ -208,9 +210,7 @@ async function readCheckpoints(run: Run, retention: RetentionConfig): Promise<bo
       table: 'read_checkpoints',
       key: 'operation_id',
       time: 'create_time',
-      // The read is running, or ended within the window (a failed one can be retried from here).
-      keep: `exists (select 1 from operations o where o.id = t.operation_id
-                      and (o.status = 'in_progress' or o.update_time >= ?))`,
+      keep: readRunningOrEndedSince,
       params: [cutoff],
     },
     cutoff,

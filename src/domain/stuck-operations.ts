@@ -2,7 +2,7 @@ import { OperationEntity, type Operation } from '../db/entities/operation.js';
 import { em as newEntityManager, transaction } from '../db/orm.js';
 import { logger } from '../logger.js';
 import { readWorkflowId, writeWorkflowId } from '../temporal/contracts/workflow-ids.js';
-import { workflowRunState, type WorkflowRunState } from '../temporal/gateway.js';
+import { workflowRunState } from '../temporal/gateway.js';
 import { triggerInstallationRead } from './installations/workflow.js';
 import { appendLogs } from './operation-logs.js';
 import { followLatestOperation } from './operations.js';
@@ -93,14 +93,12 @@ async function settle(operation: Operation): Promise<'resumed' | 'ended' | undef
   if (operation.actionType === 'read' && operation.metadata.readType === 'triggered') {
     return resumeTriggeredRead(operation);
   }
-  return end(operation, neverStartedReason(operation, run));
-}
-
-function neverStartedReason(operation: Operation, run: WorkflowRunState): string {
-  if (operation.actionType === 'write') {
-    return 'The write was accepted but its run never started (the process stopped first); nothing was sent to the provider. Send it again.';
-  }
-  return `Its run was never started or is no longer kept (${run.state}).`;
+  return end(
+    operation,
+    operation.actionType === 'write'
+      ? 'The write was accepted but its run never started (the process stopped first); nothing was sent to the provider. Send it again.'
+      : 'Its run was never started or is no longer kept.',
+  );
 }
 
 /**
@@ -143,7 +141,7 @@ async function resumeTriggeredRead(operation: Operation): Promise<'resumed'> {
 }
 
 /** Ends the operation as a failure the way its own run would have, events included. */
-async function end(operation: Operation, reason: string): Promise<'ended' | undefined> {
+async function end(operation: Operation, reason: string): Promise<'ended'> {
   logger.warn(
     { operationId: operation.id, actionType: operation.actionType, reason },
     'ending a stuck operation',
@@ -158,21 +156,21 @@ async function end(operation: Operation, reason: string): Promise<'ended' | unde
     });
     return 'ended';
   }
+  // Both ways keep the installation's lastOperationStatus on its newest operation.
   if (operation.metadata.readType === 'triggered') {
     await failTriggeredReads([operation.id], reason);
-  } else {
-    await transaction(async (tx) => {
-      const updated = await tx.nativeUpdate(
-        OperationEntity,
-        { id: operation.id, status: 'in_progress' },
-        { status: 'failure', result: reason, updateTime: new Date() },
-      );
-      if (updated)
-        appendLogs(tx, operation.projectId, operation.id, [
-          { severity: 'ERROR', msg: reason, error: reason },
-        ]);
-    });
+    return 'ended';
   }
-  await followLatestOperation(await newEntityManager(), operation.installationId);
+  await transaction(async (tx) => {
+    const updated = await tx.nativeUpdate(
+      OperationEntity,
+      { id: operation.id, status: 'in_progress' },
+      { status: 'failure', result: reason, updateTime: new Date() },
+    );
+    if (!updated) return;
+    appendLogs(tx, operation.projectId, operation.id, [{ severity: 'ERROR', msg: reason, error: reason }]);
+    await tx.flush();
+    await followLatestOperation(tx, operation.installationId);
+  });
   return 'ended';
 }

@@ -389,6 +389,33 @@ export async function writeWorkflowInput(operationId: string): Promise<AsyncWrit
 }
 
 /**
+ * Starts a delivery workflow that must run once per id: a second start, after the first or while it
+ * runs, is a no-op (REJECT_DUPLICATE), so a retried caller never delivers twice.
+ */
+async function startOnce(
+  what: string,
+  workflowType: string,
+  workflowId: string,
+  input: unknown,
+  options: { identity: WorkflowIdentity; taskQueue?: string; memo?: Record<string, unknown> },
+): Promise<void> {
+  try {
+    await temporalCall(what, workflowId, (client) =>
+      client.workflow.start(workflowType, {
+        taskQueue: options.taskQueue ?? config().temporal.taskQueue,
+        workflowId,
+        args: [input],
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        typedSearchAttributes: searchAttributesOf(options.identity),
+        ...(options.memo && { memo: options.memo }),
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}
+
+/**
  * Starts the delivery of one notification event to one destination. Starting it again (a retried
  * outbox batch) is a no-op, also after it finished: each delivery runs once.
  */
@@ -406,20 +433,11 @@ export async function startNotificationDelivery(
   const workflowId = [notificationWorkflowId(input.eventId, input.destinationId), options.workflowIdSuffix]
     .filter(Boolean)
     .join('/');
-  try {
-    await temporalCall(`delivering event ${input.eventId}`, workflowId, (client) =>
-      client.workflow.start(NOTIFICATION_WORKFLOW_TYPE, {
-        taskQueue: options.taskQueue ?? config().temporal.taskQueue,
-        workflowId,
-        args: [input],
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: searchAttributesOf(options.identity ?? { projectId: input.projectId }),
-        memo: { eventType: options.eventType },
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-  }
+  await startOnce(`delivering event ${input.eventId}`, NOTIFICATION_WORKFLOW_TYPE, workflowId, input, {
+    identity: options.identity ?? { projectId: input.projectId },
+    taskQueue: options.taskQueue,
+    memo: { eventType: options.eventType },
+  });
 }
 
 /** Starts the delivery of one change event a provider sent; starting it again is a no-op. */
@@ -427,20 +445,13 @@ export async function startSubscriptionEventDelivery(
   input: SubscriptionEventInput,
   identity: WorkflowIdentity,
 ): Promise<void> {
-  const workflowId = subscriptionEventWorkflowId(input.subscriptionEventId);
-  try {
-    await temporalCall(`delivering change event ${input.subscriptionEventId}`, workflowId, (client) =>
-      client.workflow.start(SUBSCRIPTION_EVENT_WORKFLOW_TYPE, {
-        taskQueue: config().temporal.taskQueue,
-        workflowId,
-        args: [input],
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: searchAttributesOf(identity),
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-  }
+  await startOnce(
+    `delivering change event ${input.subscriptionEventId}`,
+    SUBSCRIPTION_EVENT_WORKFLOW_TYPE,
+    subscriptionEventWorkflowId(input.subscriptionEventId),
+    input,
+    { identity },
+  );
 }
 
 /** Starts the delivery of one schema watch run's messages; starting it again is a no-op. */
@@ -448,20 +459,13 @@ export async function startSchemaWatchDelivery(
   input: SchemaWatchDeliveryInput,
   identity: WorkflowIdentity,
 ): Promise<void> {
-  const workflowId = schemaWatchWorkflowId(input.operationId);
-  try {
-    await temporalCall(`delivering schema changes of ${input.operationId}`, workflowId, (client) =>
-      client.workflow.start(SCHEMA_WATCH_DELIVERY_WORKFLOW_TYPE, {
-        taskQueue: config().temporal.taskQueue,
-        workflowId,
-        args: [input],
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: searchAttributesOf(identity),
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-  }
+  await startOnce(
+    `delivering schema changes of ${input.operationId}`,
+    SCHEMA_WATCH_DELIVERY_WORKFLOW_TYPE,
+    schemaWatchWorkflowId(input.operationId),
+    input,
+    { identity },
+  );
 }
 
 /**
