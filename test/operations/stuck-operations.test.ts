@@ -9,7 +9,7 @@ import { sweepStuckOperations } from '../../src/domain/stuck-operations.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { temporalClient } from '../../src/temporal/client.js';
 import { eventually } from '../installations/support.js';
-import { createReadFixture, runRead, type ReadFixture } from '../reads/fixtures.js';
+import { createReadFixture, enableContactWrites, runRead, type ReadFixture } from '../reads/fixtures.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
 /**
@@ -23,10 +23,13 @@ let stack: TestStack;
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, contacts: 120, companies: 5, deals: 5 });
   process.env.FERRY_SANDBOX_URL = sandbox.url;
+  // Synchronous writes touch their operation four times per this window (here every 250 ms).
+  process.env.FERRY_STUCK_OPERATION_SECONDS = '1';
   stack = await startTestStack({ worker: true });
 });
 
 afterAll(async () => {
+  delete process.env.FERRY_STUCK_OPERATION_SECONDS;
   await stack?.close();
   await sandbox?.close();
 });
@@ -154,6 +157,40 @@ describe('sweeping operations with no live run', () => {
     expect(await logMessages(operationId)).toContain(
       'Its run ended (TERMINATED) before it recorded an outcome.',
     );
+    await fixture.receiver.stop();
+  });
+
+  it('leaves a synchronous write that is still writing: it touches its operation as it goes', async () => {
+    const fixture = await createReadFixture(stack);
+    const integration = await enableContactWrites(stack, fixture);
+    sandbox.faults.set({ latencyMs: 600 });
+    const writing = stack.write(
+      'POST',
+      `/projects/${stack.project.id}/integrations/${integration.id}/objects/contacts`,
+      {
+        body: {
+          groupRef: fixture.groupRef,
+          type: 'create',
+          mode: 'synchronous',
+          batch: [1, 2, 3, 4].map((n) => ({
+            record: { email: `alive-${n}-${randomUUID().slice(0, 6)}@example.com` },
+          })),
+        },
+      },
+    );
+    let answered = false;
+    void writing.finally(() => (answered = true));
+    // Sweeps as often as a busy repair loop would, judging anything untouched for a second.
+    const deadline = Date.now() + 30_000;
+    while (!answered && Date.now() < deadline) {
+      await sweepStuckOperations({ projectId: stack.project.id, staleAfterMs: 1000 });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    sandbox.faults.set({ latencyMs: 0 });
+    const written = await writing;
+    expect(written.status).toBe(200);
+    expect(written.body.results.map((result: any) => result.success)).toEqual([true, true, true, true]);
+    expect((await operation(written.body.operationId)).status).toBe('success');
     await fixture.receiver.stop();
   });
 
