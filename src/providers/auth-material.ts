@@ -7,6 +7,8 @@ export type AuthMaterial =
   | { type: 'oauth2'; accessToken: string }
   | { type: 'apiKey'; apiKey: string }
   | { type: 'basic'; username: string; password: string }
+  /** Values of the provider's `customOpts.inputs`, filling its header and query templates. */
+  | { type: 'custom'; values: Record<string, string> }
   | { type: 'none' };
 
 /** How a connector reaches one customer's account at a provider. */

@@ -514,7 +514,7 @@ export class ProviderHttpClient {
   ): { url: URL; headers: Record<string, string>; secrets: string[] } {
     const url = /^https?:\/\//i.test(req.path)
       ? new URL(req.path)
-      : new URL(`${this.baseUrl()}${req.path.startsWith('/') ? '' : '/'}${req.path}`);
+      : new URL(`${this.baseUrl()}${req.path === '' || req.path.startsWith('/') ? '' : '/'}${req.path}`);
     for (const [name, value] of Object.entries(req.query ?? {})) {
       if (value === undefined) continue;
       if (Array.isArray(value)) for (const item of value) url.searchParams.append(name, item);
@@ -575,6 +575,9 @@ function applyAuth(
       }
       break;
     }
+    case 'custom':
+      secrets.push(...Object.values(material.values));
+      break;
     case 'none':
       break;
   }
@@ -583,7 +586,9 @@ function applyAuth(
       ? { ...templateVars, apiKey: material.apiKey }
       : material.type === 'oauth2'
         ? { ...templateVars, accessToken: material.accessToken }
-        : templateVars;
+        : material.type === 'custom'
+          ? { ...templateVars, ...material.values }
+          : templateVars;
   for (const header of provider.customOpts?.headers ?? []) {
     const value = renderProviderTemplate(header.valueTemplate, vars);
     headers[header.name.toLowerCase()] = value;

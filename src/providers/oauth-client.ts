@@ -3,7 +3,8 @@ import { providerDispatcher } from './http.js';
 
 /**
  * Calls to a provider's OAuth 2.0 token endpoint (RFC 6749 section 4.1.3, 4.4 and 6): code
- * exchange, refresh and client credentials. Errors never carry the client secret or any token.
+ * exchange, refresh and client credentials; and the JWT bearer grant (RFC 7523 section 2.1).
+ * Errors never carry the client secret, an assertion or any token.
  */
 
 export type ClientAuthMethod = 'clientSecretPost' | 'clientSecretBasic';
@@ -15,7 +16,8 @@ export interface OAuthClientCredentials {
 
 export interface TokenEndpoint {
   tokenUrl: string;
-  client: OAuthClientCredentials;
+  /** Absent for grants that authenticate otherwise (a signed JWT assertion). */
+  client?: OAuthClientCredentials;
   /** How the client authenticates; `clientSecretPost` when the catalog does not say. */
   authMethod?: ClientAuthMethod;
 }
@@ -94,7 +96,9 @@ export async function requestToken(
     'content-type': 'application/x-www-form-urlencoded',
     accept: 'application/json',
   };
-  if (endpoint.authMethod === 'clientSecretBasic') {
+  if (!endpoint.client) {
+    // The grant itself authenticates the caller (RFC 7523: the assertion is signed).
+  } else if (endpoint.authMethod === 'clientSecretBasic') {
     headers.authorization = basicCredentials(endpoint.client);
   } else {
     form.set('client_id', endpoint.client.clientId);
@@ -160,8 +164,27 @@ export function exchangeAuthorizationCode(
   });
 }
 
-export function refreshAccessToken(endpoint: TokenEndpoint, refreshToken: string): Promise<TokenResponse> {
-  return requestToken(endpoint, { grant_type: 'refresh_token', refresh_token: refreshToken });
+export function refreshAccessToken(
+  endpoint: TokenEndpoint,
+  refreshToken: string,
+  extraParams: Record<string, string> = {},
+): Promise<TokenResponse> {
+  return requestToken(endpoint, { ...extraParams, grant_type: 'refresh_token', refresh_token: refreshToken });
+}
+
+/** RFC 6749 section 4.3: the resource owner's username and password, for providers that still take them. */
+export function passwordToken(
+  endpoint: TokenEndpoint,
+  input: { username: string; password: string; scope?: string },
+  extraParams: Record<string, string> = {},
+): Promise<TokenResponse> {
+  return requestToken(endpoint, {
+    ...extraParams,
+    grant_type: 'password',
+    username: input.username,
+    password: input.password,
+    scope: input.scope,
+  });
 }
 
 export function clientCredentialsToken(
@@ -173,6 +196,13 @@ export function clientCredentialsToken(
     grant_type: 'client_credentials',
     scope: scopes?.length ? scopes.join(scopeSeparator) : undefined,
   });
+}
+
+export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+
+/** RFC 7523 section 2.1: a signed assertion exchanged for an access token; `scope` only if given. */
+export function jwtBearerToken(tokenUrl: string, assertion: string, scope?: string): Promise<TokenResponse> {
+  return requestToken({ tokenUrl }, { grant_type: JWT_BEARER_GRANT, assertion, scope });
 }
 
 /** `a.b.c` in a token response (providers nest the workspace or user id). */

@@ -10,6 +10,7 @@ import {
   startOAuthStack,
   type OAuthStack,
 } from '../oauth/helpers.js';
+import { projectJwtMinter } from '../support/project-jwt.js';
 
 let oauth: OAuthStack;
 let other: TestProject;
@@ -249,6 +250,51 @@ describe('POST connections:generate', () => {
     }
   });
 
+  it('takes only an https origin for a self-hosted instance whose URLs start with it (SugarCRM)', async () => {
+    const login = { username: 'u', password: 'p' };
+    for (const value of [
+      'http://acme.example.com',
+      'https://acme.example.com/path',
+      'https://user@acme.example.com',
+      'acme.example.com',
+      'https://acme.example.com?x=1',
+    ]) {
+      const response = await generate({
+        provider: 'sugarCRM',
+        groupRef: 'g-sugar',
+        consumerRef: 'c',
+        providerMetadata: { workspace: value },
+        oauth2Password: login,
+      });
+      expect(response.status).toBe(400);
+      expect(response.body.issues[0]).toMatchObject({ name: 'providerMetadata.workspace', value });
+      expect(response.body.issues[0].detail).toMatch(/https:\/\//);
+    }
+    const noInstance = await generate({
+      provider: 'sugarCRM',
+      groupRef: 'g-sugar',
+      consumerRef: 'c',
+      oauth2Password: login,
+    });
+    expect(noInstance.status).toBe(400);
+    expect(noInstance.body.issues[0].name).toBe('providerMetadata.workspace');
+    // A workspace ref is a bare name: it cannot be the origin either.
+    const viaRef = await generate({
+      provider: 'sugarCRM',
+      groupRef: 'g-sugar',
+      consumerRef: 'c',
+      providerWorkspaceRef: 'acme',
+      oauth2Password: login,
+    });
+    expect(viaRef.status).toBe(400);
+    expect(viaRef.body.issues[0]).toMatchObject({
+      name: 'providerMetadata.workspace',
+      detail: expect.stringMatching(/https origin/),
+    });
+    const listed = await oauth.stack.api('GET', `${base}?groupRef=g-sugar`);
+    expect(listed.body).toEqual([]);
+  });
+
   it('takes a value that is only the first label of a host under the provider’s domain', async () => {
     const response = await generate({
       provider: 'activeCampaign',
@@ -422,6 +468,50 @@ describe('PATCH connections/{id}', () => {
     );
   });
 
+  it('rotates credentials named by updateMask, as the React components’ “Update connection” does', async () => {
+    const created = await generate({
+      provider: 'sandboxApiKey',
+      groupRef: 'g-rotate',
+      consumerRef: 'c-rotate',
+      apiKey: 'old-key',
+      providerMetadata: { tier: 'gold' },
+    });
+    const eventsBefore = (await eventsOf(oauth.stack.project.id, 'connection.updated')).length;
+    const rotated = await oauth.stack.api('PATCH', `${base}/${created.body.id}`, {
+      body: { updateMask: ['apiKey'], connection: { apiKey: 'sandbox-demo-key' } },
+    });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body).toMatchObject({
+      id: created.body.id,
+      status: 'working',
+      group: { groupRef: 'g-rotate' },
+      consumer: { consumerRef: 'c-rotate' },
+      providerMetadata: { tier: { value: 'gold', source: 'input' } },
+    });
+    expect(rotated.body.apiKey).toBeUndefined();
+    const withCreds = await oauth.stack.api('GET', `${base}/${created.body.id}?includeCreds=true`);
+    expect(withCreds.body.apiKey).toBe('sandbox-demo-key');
+    expect((await eventsOf(oauth.stack.project.id, 'connection.updated')).length).toBe(eventsBefore + 1);
+
+    for (const [updateMask, connection, name] of [
+      [['basicAuth'], { basicAuth: { username: 'u', password: 'p' } }, 'basicAuth'],
+      [['apiKey'], {}, 'connection.apiKey'],
+      [
+        ['apiKey', 'basicAuth'],
+        { apiKey: 'k', basicAuth: { username: 'u', password: 'p' } },
+        'connection.apiKey',
+      ],
+    ] as const) {
+      const refused = await oauth.stack.api('PATCH', `${base}/${created.body.id}`, {
+        body: { updateMask, connection },
+      });
+      expect({ updateMask, status: refused.status }).toEqual({ updateMask, status: 400 });
+      expect(refused.body.issues.map((issue: any) => issue.name)).toContain(name);
+    }
+    const unchanged = await oauth.stack.api('GET', `${base}/${created.body.id}?includeCreds=true`);
+    expect(unchanged.body.apiKey).toBe('sandbox-demo-key');
+  });
+
   it('refuses fields outside the mask’s list, missing values and unsafe workspaces, changing nothing', async () => {
     const created = await generate({
       provider: 'freshdesk',
@@ -489,5 +579,77 @@ describe('DELETE connections/{id}', () => {
     expect(refused.status).toBe(409);
     expect(refused.body.detail).toMatch(/used by 1 installation \(.+ of integration ".+"\)/);
     expect((await oauth.stack.api('GET', `${base}/${created.body.id}`)).status).toBe(200);
+  });
+});
+
+describe('with a project JWT minted for one group (the React components’ getToken)', () => {
+  it('connects, lists, updates and deletes that group’s connections only, and reads what the components read', async () => {
+    const mint = await projectJwtMinter(oauth.stack);
+    const token = await mint({ groupRef: 'g-jwt', sub: 'ada' });
+    const project = `/projects/${oauth.stack.project.name}`;
+    const asGroup = (method: string, path: string, body?: unknown) =>
+      request(method, `${oauth.stack.urls.api}${path}`, { bearer: token, body });
+    const theirs = await generate({
+      provider: 'sandboxApiKey',
+      groupRef: 'g-not-jwt',
+      consumerRef: 'c',
+      apiKey: 'k',
+    });
+    const { page } = await connectByHttp(oauth, { groupRef: 'g-jwt-oauth' });
+    const theirOAuth = pageResult(page.body).connectionId as string;
+
+    const mine = await asGroup('POST', `${base}:generate`, {
+      provider: 'sandboxApiKey',
+      groupRef: 'g-jwt',
+      consumerRef: 'ada',
+      apiKey: 'sandbox-demo-key',
+    });
+    expect(mine.status).toBe(201);
+    const listed = await asGroup('GET', base);
+    expect(listed.body.map((connection: any) => connection.id)).toEqual([mine.body.id]);
+    const patch = { updateMask: ['providerMetadata'], connection: { providerMetadata: { tier: 'gold' } } };
+    expect((await asGroup('PATCH', `${base}/${mine.body.id}`, patch)).status).toBe(200);
+    expect((await asGroup('GET', project)).status).toBe(200);
+    expect((await asGroup('GET', `${project}/provider-apps`)).status).toBe(200);
+    const integration = await oauth.stack.api('POST', `${project}/integrations`, {
+      body: {
+        name: 'jwt-hydrate',
+        provider: 'sandboxApiKey',
+        latestRevision: {
+          specVersion: '1.0.0',
+          content: {
+            name: 'jwt-hydrate',
+            provider: 'sandboxApiKey',
+            write: { objects: [{ objectName: 'contacts' }] },
+          },
+        },
+      },
+    });
+    const hydrate = (connectionId: string) =>
+      asGroup(
+        'GET',
+        `${project}/integrations/${integration.body.id}/revisions/${integration.body.latestRevision.id}:hydrate?connectionId=${connectionId}`,
+      );
+    expect((await hydrate(mine.body.id)).status).toBe(200);
+
+    for (const [method, path, body] of [
+      ['GET', `${base}?groupRef=g-not-jwt`],
+      [
+        'POST',
+        `${base}:generate`,
+        { provider: 'sandboxApiKey', groupRef: 'g-not-jwt', consumerRef: 'c', apiKey: 'k' },
+      ],
+      ['PATCH', `${base}/${theirs.body.id}`, patch],
+      ['DELETE', `${base}/${theirs.body.id}`],
+      ['PATCH', `${base}/${theirOAuth}:oauth-update`],
+    ] as const) {
+      const refused = await asGroup(method, path, body);
+      expect({ method, path, status: refused.status }).toEqual({ method, path, status: 403 });
+      expect(refused.body.detail).toMatch(/acts for group "g-jwt"/);
+    }
+    expect((await hydrate(theirs.body.id)).status).toBe(403);
+    expect((await oauth.stack.api('GET', `${base}/${theirs.body.id}`)).status).toBe(200);
+
+    expect((await asGroup('DELETE', `${base}/${mine.body.id}`)).status).toBe(204);
   });
 });

@@ -10,6 +10,7 @@ import {
   eventsOf,
   oauthConnect,
   pageResult,
+  componentsMessage,
   sql,
   startOAuthStack,
   type OAuthStack,
@@ -254,6 +255,13 @@ describe('GET /oauth-callback', () => {
     });
     expect(connection.body.oauth2AuthorizationCode.accessToken).toBeUndefined();
     expect(connection.body.providerApp.clientSecret).toBeUndefined();
+    // The React components' message carries the connection as the API shows it, no credentials.
+    expect(page.body).toContain('window.opener.postMessage(components');
+    const forComponents = componentsMessage(page.body);
+    expect(forComponents).toEqual({
+      eventType: 'AUTHORIZATION_SUCCEEDED',
+      data: { connection: connection.body },
+    });
 
     const withCreds = await oauth.stack.api(
       'GET',
@@ -307,6 +315,11 @@ describe('GET /oauth-callback', () => {
     expect(pageResult(page.body)).toMatchObject({
       status: 'failure',
       error: expect.stringMatching(/denied/),
+    });
+    expect(componentsMessage(page.body)).toEqual({
+      eventType: 'AUTHORIZATION_FAILED',
+      data: { error: expect.stringMatching(/denied/) },
+      message: expect.stringMatching(/denied/),
     });
     expect(await countRows('groups')).toBe(groupsBefore);
     expect(await countRows('connections')).toBe(connectionsBefore);

@@ -109,6 +109,13 @@ export function pageResult(html: string): Record<string, unknown> {
   return JSON.parse(json!) as Record<string, unknown>;
 }
 
+/** The message for the public React components (`@amp-labs/react`) the callback page would post. */
+export function componentsMessage(html: string): Record<string, any> {
+  const json = /var components = (\{.*?\});\n/s.exec(html)?.[1];
+  expect(json).toBeDefined();
+  return JSON.parse(json!) as Record<string, any>;
+}
+
 /** Straight SQL against the test database, to check what was (not) written. */
 export async function sql<T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
   const { default: pg } = await import('pg');

@@ -8,6 +8,7 @@ import {
   exchangeAuthorizationCode,
   refreshAccessToken,
   TokenEndpointError,
+  type OAuthClientCredentials,
   type TokenEndpoint,
 } from '../../src/providers/oauth-client.js';
 
@@ -33,7 +34,7 @@ afterAll(async () => {
 afterEach(() => sandbox.reset());
 
 /** A client whose id and secret need form-encoding in HTTP Basic (RFC 6749 2.3.1). */
-function awkwardClient(): TokenEndpoint['client'] {
+function awkwardClient(): OAuthClientCredentials {
   const client = sandbox.registerClient({
     clientId: 'client id:+&',
     clientSecret: 'secret/with:odd chars+%',

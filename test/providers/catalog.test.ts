@@ -23,6 +23,13 @@ const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const providersDir = join(repoRoot, 'src/providers/catalog/providers');
 const factsFile = join(repoRoot, '../shared/data/provider-facts.tsv');
 const sandboxes = ['sandbox', 'sandboxApiKey'];
+/** Real providers Ferry lists beyond provider-facts.tsv, with why (see SOURCES.md). */
+const beyondFacts: Record<string, string> = {
+  googleServiceAccount: 'jwt: Google service accounts (JWT bearer grant)',
+  docusignJWT: 'jwt: DocuSign JWT grant',
+  hackerNews: 'none: a public API without credentials',
+  trello: 'custom: key and token as query parameters',
+};
 
 const files = readdirSync(providersDir).filter((file) => file.endsWith('.json'));
 const raw = files.map((file) => ({
@@ -38,6 +45,7 @@ function urlsOf(provider: Provider): [string, string][] {
     ['baseURL', provider.baseURL],
     ['oauth2Opts.authURL', provider.oauth2Opts?.authURL],
     ['oauth2Opts.tokenURL', provider.oauth2Opts?.tokenURL],
+    ['jwtOpts.tokenURL', provider.jwtOpts?.tokenURL],
     ['authHealthCheck.url', provider.authHealthCheck?.url],
     ...Object.entries(provider.modules ?? {}).map(([id, module]): [string, string] => [
       `modules.${id}.baseURL`,
@@ -86,11 +94,68 @@ describe('provider catalog files', () => {
       if (opts.grantType.startsWith('authorizationCode')) expect(opts.authURL).toBeDefined();
       const endpoints = [opts.authURL, opts.tokenURL].filter((url): url is string => url !== undefined);
       for (const url of endpoints) {
+        // SugarCRM is self-hosted: its URLs start with the instance's origin, which must be https.
         const ok =
           url.startsWith('https://') ||
-          (sandboxes.includes(provider.name) && url.startsWith('{{.sandboxURL}}/'));
+          (sandboxes.includes(provider.name) && url.startsWith('{{.sandboxURL}}/')) ||
+          (provider.name === 'sugarCRM' && url.startsWith('{{.workspace}}/'));
         expect({ name: provider.name, url, ok }).toEqual({ name: provider.name, url, ok: true });
       }
+    }
+  });
+
+  it('give JWT providers jwtOpts with an https token endpoint and documentation', () => {
+    const jwt = providers.filter((p) => p.authType === 'jwt');
+    expect(jwt.map((p) => p.name)).toEqual(['docusignJWT', 'googleServiceAccount']);
+    for (const provider of jwt) {
+      expect(provider.jwtOpts?.tokenURL).toMatch(/^https:\/\//);
+      expect(provider.jwtOpts?.docsURL).toMatch(/^https:\/\//);
+      expect(provider.jwtOpts?.algorithm ?? 'RS256').toBe('RS256');
+    }
+    expect(getProvider('googleServiceAccount')!.jwtOpts).toMatchObject({
+      tokenURL: 'https://oauth2.googleapis.com/token',
+      scopeClaim: true,
+      subjectRequired: false,
+    });
+    expect(getProvider('docusignJWT')!.jwtOpts).toMatchObject({
+      audience: 'account.docusign.com',
+      subjectRequired: true,
+    });
+  });
+
+  it('give only JWT providers jwtOpts, and custom providers an input for every template variable', () => {
+    for (const provider of providers) {
+      expect({ name: provider.name, jwtOpts: provider.jwtOpts !== undefined }).toEqual({
+        name: provider.name,
+        jwtOpts: provider.authType === 'jwt',
+      });
+      if (provider.authType !== 'custom') continue;
+      const inputs = new Set((provider.customOpts?.inputs ?? []).map((input) => input.name));
+      const templates = [
+        ...(provider.customOpts?.headers ?? []),
+        ...(provider.customOpts?.queryParams ?? []),
+      ];
+      expect({ name: provider.name, templates: templates.length > 0 }).toEqual({
+        name: provider.name,
+        templates: true,
+      });
+      const used = new Set(templates.flatMap((template) => templateVariables(template.valueTemplate)));
+      const declared = declaredVariables(provider);
+      const undeclared = [...used].filter((name) => !inputs.has(name) && !declared.has(name));
+      expect({ name: provider.name, undeclared }).toEqual({ name: provider.name, undeclared: [] });
+    }
+  });
+
+  it('list providers without credentials (authType none) with no auth options at all', () => {
+    const none = providers.filter((p) => p.authType === 'none' && !sandboxes.includes(p.name));
+    expect(none.map((p) => p.name)).toEqual(['hackerNews']);
+    for (const provider of none) {
+      expect([provider.oauth2Opts, provider.apiKeyOpts, provider.basicOpts, provider.customOpts]).toEqual([
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+      ]);
     }
   });
 
@@ -183,12 +248,10 @@ describe('provider facts', () => {
   const noTrailingSlash = (value: string) => value.replace(/\/$/, '');
 
   /** tsv providers Ferry cannot serve yet, with the reason. */
-  const notInCatalog: Record<string, string> = {
-    // Password grant (not implemented) against a self-hosted instance URL that includes its scheme.
-    sugarCRM: 'password grant, self-hosted URL',
-  };
+  const notInCatalog: Record<string, string> = {};
 
   (present ? it : it.skip)('hold every provider provider-facts.tsv lists, with its auth type', () => {
+    expect(Object.keys(facts)).toHaveLength(238);
     const missing: string[] = [];
     for (const [name, fact] of Object.entries(facts)) {
       if (Object.hasOwn(notInCatalog, name)) {
@@ -200,33 +263,42 @@ describe('provider facts', () => {
       else expect({ name, authType: provider.authType }).toEqual({ name, authType: fact.authType });
     }
     expect(missing).toEqual([]);
-    expect(Object.keys(facts).length - Object.keys(notInCatalog).length).toBe(real.length);
+    const extra = real.filter((provider) => !facts[provider.name]).map((provider) => provider.name);
+    expect(extra.sort()).toEqual(Object.keys(beyondFacts).sort());
+    expect(Object.keys(facts).length - Object.keys(notInCatalog).length).toBe(
+      real.length - Object.keys(beyondFacts).length,
+    );
   });
 
-  (present ? it : it.skip)('match provider-facts.tsv for every provider it lists', () => {
-    const listed = real.filter((provider) => facts[provider.name]);
-    expect(listed.length).toBe(real.length);
-    for (const provider of listed) {
-      const fact = facts[provider.name];
-      const actual = {
-        name: provider.name,
-        authType: provider.authType,
-        grantType: provider.oauth2Opts?.grantType,
-        // The tsv writes two base URLs with a trailing slash; the catalog drops it.
-        baseURL: noTrailingSlash(provider.baseURL),
-        authURL: provider.oauth2Opts?.authURL,
-        tokenURL: provider.oauth2Opts?.tokenURL,
-      };
-      expect(actual).toEqual({
-        name: provider.name,
-        authType: fact.authType,
-        grantType: orUndefined(fact.grantType),
-        baseURL: noTrailingSlash(fact.baseURL),
-        authURL: orUndefined(fact.authURL),
-        tokenURL: orUndefined(fact.tokenURL),
-      });
-    }
-  });
+  (present ? it : it.skip)(
+    'match provider-facts.tsv on every row: auth type, grant, base, auth and token URLs',
+    () => {
+      let checked = 0;
+      for (const [name, fact] of Object.entries(facts)) {
+        if (Object.hasOwn(notInCatalog, name)) continue;
+        const provider = getProvider(name)!;
+        const actual = {
+          name,
+          authType: provider.authType,
+          grantType: provider.oauth2Opts?.grantType,
+          // The tsv writes two base URLs with a trailing slash; the catalog drops it.
+          baseURL: noTrailingSlash(provider.baseURL),
+          authURL: provider.oauth2Opts?.authURL,
+          tokenURL: provider.oauth2Opts?.tokenURL,
+        };
+        expect(actual).toEqual({
+          name,
+          authType: fact.authType,
+          grantType: orUndefined(fact.grantType),
+          baseURL: noTrailingSlash(fact.baseURL),
+          authURL: orUndefined(fact.authURL),
+          tokenURL: orUndefined(fact.tokenURL),
+        });
+        checked++;
+      }
+      expect(checked).toBe(238 - Object.keys(notInCatalog).length);
+    },
+  );
 });
 
 describe('catalog API', () => {
@@ -345,6 +417,19 @@ describe('validateProviderFile', () => {
     delete (noHeader.apiKeyOpts as Record<string, unknown>).header;
     expect(() => validateProviderFile('stripe.json', noHeader, 'stripe')).toThrow(
       /\/apiKeyOpts\/header is required/,
+    );
+  });
+
+  it('names missing jwtOpts of a jwt provider', () => {
+    const jwt = structuredClone(
+      raw.find(({ file }) => file === 'googleServiceAccount.json')!.value,
+    ) as Record<string, unknown>;
+    expect(validateProviderFile('googleServiceAccount.json', jwt, 'googleServiceAccount').authType).toBe(
+      'jwt',
+    );
+    delete jwt.jwtOpts;
+    expect(() => validateProviderFile('googleServiceAccount.json', jwt, 'googleServiceAccount')).toThrow(
+      /\/jwtOpts is required when authType is jwt/,
     );
   });
 

@@ -4,6 +4,8 @@ import {
   checkDeclaration,
   effectiveObject,
 } from '../../src/providers/catalog/connector-declarations.js';
+import { DeclaredConnector } from '../../src/providers/declarative/connector.js';
+import { ConnectorInputError } from '../../src/providers/errors.js';
 import { describedField, holds } from '../../src/providers/declarative/field-metadata.js';
 import { nextLink, nextPageState } from '../../src/providers/declarative/pagination.js';
 import { ABSENT, isKnownFormat, renderJson, renderString } from '../../src/providers/declarative/template.js';
@@ -97,6 +99,15 @@ describe('connector declarations are checked when they load', () => {
     );
   });
 
+  it('refuses a window prefix without join, since the window is then text', () => {
+    const bad = declaration();
+    bad.objects.people.read.list.request.query.q = 'SELECT Id FROM People{{window}}';
+    bad.objects.people.read.list.window = { since: 'Modified >= {{since}}', prefix: ' WHERE ' };
+    expect(problemsOf(bad)).toContain('objects.people.read.list.window.prefix: needs join');
+    bad.objects.people.read.list.window.join = ' AND ';
+    expect(checkDeclaration('acme.json', bad, known)).toBeDefined();
+  });
+
   it('refuses vars the object does not define', () => {
     const bad = declaration();
     bad.objects.people.read.list.request.query.sort = '{{vars.sortField}}';
@@ -112,6 +123,106 @@ describe('connector declarations are checked when they load', () => {
   });
 });
 
+/** A search whose filters are members of one object, the field named in a key (Copper, ActiveCampaign). */
+function memberSearch(): any {
+  return {
+    request: {
+      method: 'POST',
+      path: '/people/search',
+      body: { '...': '{{filters}}', page_size: '{{pageSize}}', page_number: '{{page}}' },
+    },
+    members: { email: { emails: ['{{value}}'] }, name: { name: '{{value}}' } },
+    records: '',
+    pagination: { style: 'page', first: 1 },
+    pageSize: { max: 200 },
+  };
+}
+
+describe('searches whose request names the field in a key (members)', () => {
+  const withSearch = (search: unknown) => {
+    const value = declaration();
+    value.objects.people.search = search;
+    return value;
+  };
+  const connector = (search: unknown) =>
+    new DeclaredConnector(
+      { provider: 'copper', templateVars: {}, auth: async () => ({ type: 'apiKey', apiKey: 'k' }) },
+      {},
+      checkDeclaration('copper.json', { ...withSearch(search), provider: 'copper' }, new Set(['copper'])),
+    );
+
+  it('accepts members spread into the body or the query', () => {
+    expect(() => checkDeclaration('acme.json', withSearch(memberSearch()), known)).not.toThrow();
+    const inQuery = memberSearch();
+    inQuery.request = {
+      method: 'GET',
+      path: '/people',
+      query: { '...': '{{filters}}', limit: '{{pageSize}}', page: '{{page}}' },
+    };
+    expect(() => checkDeclaration('acme.json', withSearch(inQuery), known)).not.toThrow();
+  });
+
+  it('refuses members that are not spread, both or neither of equals and members, members joined', () => {
+    const unspread = memberSearch();
+    unspread.request.body = { filters: '{{filters}}', page_number: '{{page}}' };
+    expect(problemsOf(withSearch(unspread))).toContain(
+      'acme: objects.people.search.request: members need the filters spread into the body or query',
+    );
+    expect(
+      problemsOf(withSearch({ ...memberSearch(), equals: { f: '{{field}}', v: '{{value}}' } })),
+    ).toContain('acme: objects.people.search: needs exactly one of equals and members');
+    const { members: _members, ...neither } = memberSearch();
+    expect(problemsOf(withSearch(neither))).toContain('needs exactly one of equals and members');
+    expect(problemsOf(withSearch({ ...memberSearch(), join: ',' }))).toContain(
+      'acme: objects.people.search.join: members are merged, not joined',
+    );
+  });
+
+  it('refuses a member that does not use {{value}} or uses an unknown placeholder, naming the field', () => {
+    const bad = memberSearch();
+    bad.members.name = { name: 'Ada', owner: '{{owner}}' };
+    const message = problemsOf(withSearch(bad));
+    expect(message).toContain('acme: objects.people.search.members.name: must use {{value}}');
+    expect(message).toContain('acme: objects.people.search.members.name: {{owner}} is not known here');
+    const empty = memberSearch();
+    empty.members.name = {};
+    expect(problemsOf(withSearch(empty))).toContain('members');
+  });
+
+  it('spreads an object into query parameters, writing non-text values as JSON', () => {
+    const request = connector(memberSearch()).request(
+      { method: 'GET', path: '/people', query: { '...': '{{filters}}', limit: '{{pageSize}}' } },
+      { filters: { email: "o'brien@example.com", ids: [1, 2], none: null }, pageSize: 5 },
+    );
+    expect(request.query).toEqual({ email: "o'brien@example.com", ids: '[1,2]', limit: '5' });
+  });
+
+  it('refuses, before any call, a field without members and two filters writing the same member', async () => {
+    const search = memberSearch();
+    search.members.fullName = { name: '{{value}}' };
+    const people = connector(search);
+    const unknown = await people
+      .search({ objectName: 'people', filters: [{ fieldName: 'phone', value: '1' }], pageSize: 10 })
+      .catch((error: unknown) => error);
+    expect(unknown).toBeInstanceOf(ConnectorInputError);
+    expect((unknown as Error).message).toBe(
+      '"copper" cannot search people by "phone"; it searches by "email", "name", "fullName".',
+    );
+    const twice = await people
+      .search({
+        objectName: 'people',
+        filters: [
+          { fieldName: 'name', value: 'Ada' },
+          { fieldName: 'fullName', value: 'Ada L' },
+        ],
+        pageSize: 10,
+      })
+      .catch((error: unknown) => error);
+    expect(twice).toBeInstanceOf(ConnectorInputError);
+    expect((twice as Error).message).toContain('takes one filter on "name"');
+  });
+});
+
 describe('templates', () => {
   const since = new Date('2024-05-01T12:34:56.789Z');
 
@@ -123,7 +234,19 @@ describe('templates', () => {
     expect(renderString('{{since|unixSecondsUp}}', { since: new Date(1714566896000) })).toBe('1714566896');
     expect(renderString('{{since|unixSecondsBelow}}', { since })).toBe('1714566896');
     expect(renderString('{{since|unixSecondsBelow}}', { since: new Date(1714566896000) })).toBe('1714566895');
+    expect(renderString('{{since|isoSecondsBelow}}', { since })).toBe('2024-05-01T12:34:56Z');
+    expect(renderString('{{since|isoSecondsBelow}}', { since: new Date(1714566896000) })).toBe(
+      '2024-05-01T12:34:55Z',
+    );
     expect(renderString('{{since|date}}', { since })).toBe('2024-05-01');
+    expect(renderString('{{since|shift:-172800|unixSeconds}}', { since })).toBe('1714394096');
+    expect(renderString('{{since|shift:86400|isoSeconds}}', { since })).toBe('2024-05-02T12:34:56Z');
+    expect(renderString('{{since|shift:+60}}', { since })).toBe('2024-05-01T12:35:56.789Z');
+    expect(isKnownFormat('shift:-172800|unixSeconds')).toBe(true);
+    expect(isKnownFormat('shift:two')).toBe(false);
+    expect(renderString('{{since|dateBefore}}..{{since|dateAfter}}', { since })).toBe(
+      '2024-04-30..2024-05-02',
+    );
     expect(renderJson({ v: '{{since|unixMs}}', s: '{{since|unixMs|string}}' }, { since })).toEqual({
       v: 1714566896789,
       s: '1714566896789',
@@ -182,6 +305,23 @@ describe('pagination', () => {
     expect(nextPageState(style, {}, page({ next: 'c2', more: true }, [{}, {}]))).toEqual({ cursor: 'c2' });
     expect(nextPageState(style, {}, page({ next: 'c2', more: false }, [{}, {}]))).toBeUndefined();
     expect(nextPageState(style, {}, page({ next: null }, [{}, {}]))).toBeUndefined();
+  });
+
+  it('stops where the page says it is the last, though a cursor or next URL is still given', () => {
+    const cursor = { style: 'cursor' as const, next: '/after_cursor', last: '/end_of_stream' };
+    expect(nextPageState(cursor, {}, page({ after_cursor: 'c2', end_of_stream: false }, [{}]))).toEqual({
+      cursor: 'c2',
+    });
+    expect(
+      nextPageState(cursor, {}, page({ after_cursor: 'c2', end_of_stream: true }, [{}])),
+    ).toBeUndefined();
+    const url = { style: 'nextUrl' as const, next: '/after_url', last: '/end_of_stream' };
+    expect(nextPageState(url, {}, page({ after_url: 'https://x/y?c=2' }, [{}]))).toEqual({
+      url: 'https://x/y?c=2',
+    });
+    expect(
+      nextPageState(url, {}, page({ after_url: 'https://x/y?c=2', end_of_stream: true }, [])),
+    ).toBeUndefined();
   });
 
   it('counts offsets and pages, stopping on a short page when nothing else says', () => {
@@ -286,5 +426,61 @@ describe('field descriptors', () => {
       'custom.tier',
     );
     expect(describedField({ ...declared, name: ['/namespace', '/missing'] }, descriptor)).toBeUndefined();
+  });
+
+  it("reads allowed values from the first of several option lists the descriptor has (Notion's select and status)", () => {
+    const declared = {
+      request: { method: 'GET' as const, path: '/v1/databases/x' },
+      fields: '/properties',
+      name: '/name',
+      type: '/type',
+      types: { status: 'singleSelect' as const },
+      options: { list: ['/select/options', '/status/options'], value: '/name', label: '/name' },
+    };
+    const status = { name: 'Stage', type: 'status', status: { options: [{ name: 'Done' }] } };
+    expect(describedField(declared, status)?.values).toEqual([{ value: 'Done', displayValue: 'Done' }]);
+    expect(
+      describedField(declared, { name: 'Notes', type: 'rich_text', rich_text: {} })?.values,
+    ).toBeUndefined();
+  });
+});
+
+describe('listings whose later pages are asked for another way (following)', () => {
+  const following = {
+    request: { method: 'POST', path: '/v2', body: { query: 'next', variables: { cursor: '{{cursor}}' } } },
+    records: '/data/next/items',
+    pagination: { style: 'cursor', next: '/data/next/cursor' },
+  };
+  const withFollowing = (later: unknown) => {
+    const value = declaration();
+    const list = value.objects.people.read.list;
+    list.request = { method: 'POST', path: '', body: { limit: '{{pageSize}}' } };
+    list.following = later;
+    return value;
+  };
+
+  it('accepts a first request without the cursor, and an empty path (the base URL itself)', () => {
+    const checked = checkDeclaration('acme.json', withFollowing(following), known);
+    expect(effectiveObject(checked, 'people')!.read!.list.following!.records).toBe('/data/next/items');
+  });
+
+  it('refuses later pages that do not continue from the cursor, naming the field', () => {
+    const broken = { ...following, request: { ...following.request, body: { query: 'next' } } };
+    expect(problemsOf(withFollowing(broken))).toContain(
+      'acme: objects.people.read.list.following.request: must continue from the first page, with its {{cursor}}',
+    );
+  });
+
+  it('refuses later pages paged another way than the first', () => {
+    const offset = { ...following, pagination: { style: 'offset' } };
+    expect(problemsOf(withFollowing(offset))).toContain(
+      'acme: objects.people.read.list.following.pagination: must page the way the first page does (style cursor)',
+    );
+  });
+
+  it('still refuses a first request without the cursor when nothing follows it', () => {
+    const value = withFollowing(undefined);
+    delete value.objects.people.read.list.following;
+    expect(problemsOf(value)).toContain('style cursor needs {{cursor}} in the request');
   });
 });

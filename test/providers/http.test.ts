@@ -272,6 +272,28 @@ describe('auth injection', () => {
     }
   });
 
+  it('sends a request with an empty path to the base URL itself (a GraphQL endpoint), with no slash added', async () => {
+    const echo = await startEchoServer();
+    try {
+      const linear = new ProviderHttpClient(
+        getProvider('linear')!,
+        {
+          provider: 'linear',
+          templateVars: {},
+          auth: async () => ({ type: 'oauth2', accessToken: 'lin-1' }),
+        },
+        {
+          baseUrl: `${echo.url}/graphql`,
+        },
+      );
+      await linear.json({ method: 'POST', path: '', json: { query: '{ viewer { id } }' } });
+      await linear.json({ method: 'GET', path: 'health' });
+      expect(echo.received.map((request) => request.url)).toEqual(['/graphql', '/graphql/health']);
+    } finally {
+      await echo.close();
+    }
+  });
+
   it('fills the sandbox base URL template from the connection’s variables', async () => {
     const { http } = client([]);
     expect(http.baseUrl()).toBe(`${sandbox.url}/api/v1`);

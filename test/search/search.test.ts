@@ -4,6 +4,7 @@ import { resetConfig } from '../../src/config.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { getProvider } from '../../src/providers/catalog/index.js';
 import { startFakeHubSpot, type FakeHubSpot } from '../connectors/fakes/hubspot.js';
+import { startFakePipedrive, type FakePipedrive } from '../connectors/fakes/pipedrive.js';
 import { createReadFixture, type ReadFixture } from '../reads/fixtures.js';
 import { request, startTestStack, type TestStack } from '../support/stack.js';
 
@@ -15,6 +16,7 @@ import { request, startTestStack, type TestStack } from '../support/stack.js';
 
 let sandbox: Sandbox;
 let hubspot: FakeHubSpot;
+let pipedrive: FakePipedrive;
 let stack: TestStack;
 let fixture: ReadFixture;
 const surname = `Lovelace-${randomUUID().slice(0, 8)}`;
@@ -35,8 +37,12 @@ const searchPath = (integrationId: string, query: string) =>
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, contacts: 50, companies: 5, deals: 5 });
   hubspot = await startFakeHubSpot();
+  pipedrive = await startFakePipedrive();
   process.env.FERRY_SANDBOX_URL = sandbox.url;
-  process.env.FERRY_PROVIDER_OVERRIDES = JSON.stringify({ hubspot: { baseURL: hubspot.url } });
+  process.env.FERRY_PROVIDER_OVERRIDES = JSON.stringify({
+    hubspot: { baseURL: hubspot.url },
+    pipedrive: { baseURL: pipedrive.url },
+  });
   resetConfig();
   stack = await startTestStack();
   fixture = await createReadFixture(stack);
@@ -50,6 +56,7 @@ afterAll(async () => {
   await fixture?.receiver.stop();
   await sandbox?.close();
   await hubspot?.stop();
+  await pipedrive?.stop();
   delete process.env.FERRY_PROVIDER_OVERRIDES;
   resetConfig();
 });
@@ -133,7 +140,18 @@ describe('search on the sandbox provider', () => {
   });
 
   it('says which providers support equality search, from their declarations', () => {
-    for (const provider of ['sandboxApiKey', 'hubspot', 'stripe', 'shopify', 'dynamicsCRM', 'capsule']) {
+    for (const provider of [
+      'sandboxApiKey',
+      'hubspot',
+      'stripe',
+      'shopify',
+      'dynamicsCRM',
+      'capsule',
+      'pipedrive',
+      'close',
+      'copper',
+      'activeCampaign',
+    ]) {
       expect({ provider, equals: getProvider(provider)!.support.search.operators.equals }).toEqual({
         provider,
         equals: true,
@@ -248,4 +266,93 @@ describe('search on HubSpot (CRM search, EQ filters)', () => {
     expect(answer.status).toBe(502);
     expect(answer.body.retryable).toBe(true);
   }, 60_000);
+});
+
+describe('search on Pipedrive (one exact term, each page read whole by id)', () => {
+  let pipe: ReadFixture;
+  const tag = randomUUID().slice(0, 8);
+  const wanted = `grace-${tag}@example.com`;
+  let ids: string[];
+  const path = () => searchPath(pipe.integrationId, `groupRef=${pipe.groupRef}`);
+  const byEmail = (value: string, extra: Record<string, unknown> = {}) => ({
+    body: {
+      objectName: 'persons',
+      fieldFilters: [{ fieldName: 'contactEmails', operator: 'eq', value }],
+      ...extra,
+    },
+  });
+
+  beforeAll(async () => {
+    pipe = await createReadFixture(stack, {
+      provider: 'pipedrive',
+      objectName: 'persons',
+      credentials: { oauth2AuthorizationCode: { accessToken: pipedrive.credential, refreshToken: 'r-1' } },
+      declared: {
+        requiredFields: [{ fieldName: 'name' }],
+        optionalFields: [{ fieldName: 'emails', mapToName: 'contactEmails' }, { fieldName: 'org_id' }],
+      },
+      configured: { selectedFields: { emails: true } },
+    });
+    ids = pipedrive.seed('persons', [Date.now() - 3000, Date.now() - 2000, Date.now() - 1000]);
+    const emails = [wanted, `GRACE-${tag}@example.com`, wanted];
+    for (const [index, id] of ids.entries()) {
+      Object.assign(pipedrive.stored('persons', id)!, {
+        name: `Grace ${index}`,
+        org_id: 7,
+        emails: [{ value: emails[index], primary: true, label: 'work' }],
+      });
+    }
+  });
+
+  it('answers whole records matching exactly, with the installation’s selection and mapping, a page at a time', async () => {
+    const before = pipedrive.requests.length;
+    const first = await stack.search('POST', path(), byEmail(wanted, { pageSize: 1 }));
+    expect(first.status).toBe(200);
+    expect(first.body.result).toHaveLength(1);
+    const [record] = first.body.result;
+    // name is required, emails selected and mapped; org_id is not selected, so only raw has it.
+    expect(record.fields).toEqual({ name: 'Grace 0' });
+    expect(record.mappedFields).toEqual({
+      contactEmails: [{ value: wanted, primary: true, label: 'work' }],
+    });
+    // The whole record (update_time, org_id), not the search's reduced item.
+    expect(record.raw).toMatchObject({ id: Number(ids[0]), org_id: 7, update_time: expect.any(String) });
+    const sent = pipedrive.requests.slice(before);
+    expect(sent.map((r) => r.path)).toEqual(['/api/v2/persons/search', '/api/v2/persons']);
+    expect(sent[0].query).toMatchObject({ term: wanted, fields: 'email', exact_match: 'true', limit: '1' });
+    expect(sent[1].query).toMatchObject({ ids: ids[0] });
+
+    // Pipedrive's exact match ignores case: the upper-case address is found there and left out here.
+    const rest = [];
+    let token: string | undefined = first.body.nextPageToken;
+    for (let pages = 0; token && pages < 5; pages++) {
+      const page = await stack.search('POST', path(), byEmail(wanted, { pageSize: 1, pageToken: token }));
+      expect(page.status).toBe(200);
+      rest.push(...page.body.result);
+      token = page.body.nextPageToken;
+    }
+    expect(token).toBeUndefined();
+    expect(rest.map((found: any) => found.fields.name)).toEqual(['Grace 2']);
+  });
+
+  it('answers an empty page when nothing matches', async () => {
+    const found = await stack.search('POST', path(), byEmail(`nobody-${tag}@example.com`));
+    expect(found.status).toBe(200);
+    expect(found.body).toEqual({ result: [] });
+  });
+
+  it('refuses a second filter with 400: Pipedrive searches one term', async () => {
+    const answer = await stack.search('POST', path(), {
+      body: {
+        objectName: 'persons',
+        fieldFilters: [
+          { fieldName: 'contactEmails', operator: 'eq', value: wanted },
+          { fieldName: 'name', operator: 'eq', value: 'Grace 0' },
+        ],
+      },
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.headers.get('content-type')).toContain('application/problem+json');
+    expect(answer.body.detail).toContain('takes one filter on "term"');
+  });
 });

@@ -1,18 +1,23 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProblemError } from '../../core/problem.js';
-import type { Connection } from '../../db/entities/connection.js';
-import { getProvider, type Provider } from '../../providers/catalog/index.js';
+import { ConsumerEntity, GroupEntity, type Connection } from '../../db/entities/connection.js';
+import { getProvider, templateVariables, type Provider } from '../../providers/catalog/index.js';
 import {
   clientCredentialsToken,
   TokenEndpointError,
   type TokenResponse,
 } from '../../providers/oauth-client.js';
-import type {
-  GenerateConnectionInput,
-  ProviderMetadata,
-  TokenInputValue,
+import {
+  rotatableCredentials,
+  type GenerateConnectionInput,
+  type ProviderMetadata,
+  type TokenInputValue,
+  type UpdateConnectionInput,
 } from '../../schemas/connections.js';
+import { InvalidPrivateKeyError, parseRsaPrivateKey } from '../../providers/jwt-assertion.js';
 import { ensureConsumer, ensureGroup } from '../groups.js';
+import { requestJwtBearerToken } from './jwt-bearer.js';
+import { requestPasswordToken } from './password-grant.js';
 import { defaultProviderApp } from '../provider-apps.js';
 import {
   checkTemplateValues,
@@ -33,6 +38,9 @@ const credentialFields = [
   'basicAuth',
   'oauth2ClientCredentials',
   'oauth2AuthorizationCode',
+  'oauth2Password',
+  'jwt',
+  'customAuth',
 ] as const;
 type CredentialField = (typeof credentialFields)[number];
 
@@ -48,10 +56,15 @@ function acceptedCredentialFields(provider: Provider): CredentialField[] {
     case 'basic':
       return provider.basicOpts?.apiKeyAsBasic ? ['apiKey', 'basicAuth'] : ['basicAuth'];
     case 'oauth2':
+      if (provider.oauth2Opts?.grantType === 'password') return ['oauth2Password'];
       return ['authorizationCode', 'authorizationCodePKCE'].includes(provider.oauth2Opts?.grantType ?? '')
         ? ['oauth2AuthorizationCode', 'oauth2ClientCredentials']
         : ['oauth2ClientCredentials'];
-    default:
+    case 'jwt':
+      return ['jwt'];
+    case 'custom':
+      return ['customAuth'];
+    case 'none':
       return [];
   }
 }
@@ -93,14 +106,7 @@ async function clientCredentialsConnection(
       opts.scopeSeparator,
     );
   } catch (error) {
-    if (error instanceof TokenEndpointError && error.kind === 'rejected') {
-      throw invalidCredential(
-        'oauth2ClientCredentials',
-        `${provider.name} refused these client credentials: ${error.message}`,
-      );
-    }
-    if (error instanceof TokenEndpointError) throw ProblemError.badGateway(error.message);
-    throw error;
+    throw tokenEndpointProblem(error, provider, 'oauth2ClientCredentials', 'these client credentials');
   }
   const facts = tokenFacts(provider, tokens, scopes);
   return {
@@ -111,6 +117,13 @@ async function clientCredentialsConnection(
       accessToken: tokens.accessToken,
       tokenType: tokens.tokenType,
     },
+    ...grantedFields(facts),
+  };
+}
+
+/** What a token fetched at connect time fills on the connection, whichever grant fetched it. */
+function grantedFields(facts: TokenFacts) {
+  return {
     scopes: facts.scopes,
     accessTokenIssuedAt: facts.accessTokenIssuedAt,
     accessTokenExpiresAt: facts.accessTokenExpiresAt,
@@ -118,6 +131,137 @@ async function clientCredentialsConnection(
     providerWorkspaceRef: facts.providerWorkspaceRef,
     tokenMetadata: facts.providerMetadata,
   };
+}
+
+/** The provider refused (400, the caller's credentials) or could not be reached (502). */
+function tokenEndpointProblem(error: unknown, provider: Provider, field: string, what: string): unknown {
+  if (error instanceof TokenEndpointError && error.kind === 'rejected') {
+    return invalidCredential(field, `${provider.name} refused ${what}: ${error.message}`);
+  }
+  if (error instanceof TokenEndpointError) return ProblemError.badGateway(error.message);
+  return error;
+}
+
+/**
+ * A JWT bearer connection (RFC 7523): the key is checked, an assertion signed and exchanged now, and
+ * the connection saved only when the provider issues a token. The key is never echoed back.
+ */
+async function jwtConnection(
+  provider: Provider,
+  input: NonNullable<GenerateConnectionInput['jwt']>,
+  vars: Record<string, string>,
+): Promise<GeneratedCredentials> {
+  const opts = provider.jwtOpts!;
+  const issues = [];
+  try {
+    parseRsaPrivateKey(input.privateKey);
+  } catch (error) {
+    if (!(error instanceof InvalidPrivateKeyError)) throw error;
+    issues.push({ in: 'body' as const, name: 'jwt.privateKey', detail: `jwt.privateKey ${error.message}` });
+  }
+  if (opts.subjectRequired && !input.subject) {
+    issues.push({
+      in: 'body' as const,
+      name: 'jwt.subject',
+      detail: `jwt.subject is required: ${provider.name} needs the user the service acts as`,
+    });
+  }
+  if (issues.length) throw ProblemError.invalid(issues);
+  const scopes = input.scopes ?? opts.defaultScopes ?? [];
+  const identity = {
+    privateKey: input.privateKey,
+    issuer: input.issuer,
+    subject: input.subject,
+    keyId: input.keyId,
+  };
+  let tokens: TokenResponse;
+  try {
+    tokens = await requestJwtBearerToken(provider, vars, identity, scopes);
+  } catch (error) {
+    throw tokenEndpointProblem(error, provider, 'jwt', 'the signed assertion');
+  }
+  const facts = tokenFacts(provider, tokens, scopes);
+  return {
+    credentials: {
+      kind: 'jwtBearer',
+      ...identity,
+      accessToken: tokens.accessToken,
+      tokenType: tokens.tokenType,
+    },
+    ...grantedFields(facts),
+  };
+}
+
+/** A password-grant connection: a token is fetched now, and the connection saved only if it comes. */
+async function passwordConnection(
+  provider: Provider,
+  input: NonNullable<GenerateConnectionInput['oauth2Password']>,
+  vars: Record<string, string>,
+): Promise<GeneratedCredentials> {
+  const scopes = input.scopes ?? provider.oauth2Opts?.defaultScopes ?? [];
+  const identity = {
+    username: input.username,
+    password: input.password,
+    clientId: input.clientId,
+    clientSecret: input.clientSecret,
+  };
+  let tokens: TokenResponse;
+  try {
+    tokens = await requestPasswordToken(provider, vars, identity, scopes);
+  } catch (error) {
+    throw tokenEndpointProblem(error, provider, 'oauth2Password', 'this username and password');
+  }
+  const facts = tokenFacts(provider, tokens, scopes);
+  return {
+    credentials: {
+      kind: 'oauth2Password',
+      ...identity,
+      accessToken: tokens.accessToken,
+      refreshToken: tokens.refreshToken,
+      tokenType: tokens.tokenType,
+    },
+    ...grantedFields(facts),
+    refreshTokenIssuedAt: tokens.refreshToken ? facts.accessTokenIssuedAt : undefined,
+  };
+}
+
+/** A value for each of the provider's custom inputs, and nothing else; none may break a header. */
+function customCredentials(provider: Provider, values: Record<string, string>): GeneratedCredentials {
+  const inputs = provider.customOpts?.inputs ?? [];
+  const known = new Set(inputs.map((input) => input.name));
+  const inHeaders = new Set(
+    (provider.customOpts?.headers ?? []).flatMap((header) => templateVariables(header.valueTemplate)),
+  );
+  // What Node accepts in a header value (tab, visible ASCII, Latin-1); query values are encoded.
+  const fitsWhereUsed = (name: string, value: string) =>
+    inHeaders.has(name) ? /^[\t\x20-\x7e\x80-\xff]*$/.test(value) : !/[\r\n\0]/.test(value);
+  const issues = [
+    ...inputs
+      .filter((input) => !values[input.name])
+      .map((input) => ({
+        in: 'body' as const,
+        name: `customAuth.${input.name}`,
+        detail: `customAuth.${input.name} is required: ${input.displayName}`,
+      })),
+    ...Object.keys(values)
+      .filter((name) => !known.has(name))
+      .map((name) => ({
+        in: 'body' as const,
+        name: `customAuth.${name}`,
+        detail: `customAuth.${name} is not an input of ${provider.name} (its inputs: ${[...known].join(', ') || 'none'})`,
+      })),
+    ...Object.entries(values)
+      .filter(([name, value]) => known.has(name) && !fitsWhereUsed(name, value))
+      .map(([name]) => ({
+        in: 'body' as const,
+        name: `customAuth.${name}`,
+        detail: inHeaders.has(name)
+          ? `customAuth.${name} goes into an HTTP header: printable characters only, no line breaks`
+          : `customAuth.${name} may not contain line breaks or NUL characters`,
+      })),
+  ];
+  if (issues.length) throw ProblemError.invalid(issues);
+  return { credentials: { kind: 'custom', values: { ...values } }, scopes: [] };
 }
 
 function importedAuthorizationCode(
@@ -160,7 +304,16 @@ export async function generateConnection(
   }
   const given = credentialFields.filter((field) => input[field] !== undefined);
   const accepted = acceptedCredentialFields(provider);
-  if (given.length !== 1) {
+  if (provider.authType === 'none' && given.length > 0) {
+    throw ProblemError.invalid(
+      given.map((field) => ({
+        in: 'body' as const,
+        name: field,
+        detail: `${provider.name} needs no credentials (authType none); leave ${field} out`,
+      })),
+    );
+  }
+  if (provider.authType !== 'none' && given.length !== 1) {
     throw ProblemError.invalid(
       (given.length ? given : ['credentials']).map((field) => ({
         in: 'body' as const,
@@ -169,8 +322,8 @@ export async function generateConnection(
       })),
     );
   }
-  const field = given[0];
-  if (!accepted.includes(field)) {
+  const field: CredentialField | undefined = given[0];
+  if (field && !accepted.includes(field)) {
     throw invalidCredential(
       field,
       `${provider.name} authenticates with ${provider.authType}${provider.oauth2Opts ? ` (${provider.oauth2Opts.grantType})` : ''}; give ${accepted.join(' or ') || 'nothing: Ferry cannot hold its credentials yet'}`,
@@ -186,6 +339,9 @@ export async function generateConnection(
   let generated: GeneratedCredentials;
   let providerAppId: string | undefined;
   switch (field) {
+    case undefined:
+      generated = { credentials: { kind: 'none' }, scopes: [] };
+      break;
     case 'apiKey':
       generated = { credentials: { kind: 'apiKey', apiKey: input.apiKey! }, scopes: [] };
       break;
@@ -199,6 +355,15 @@ export async function generateConnection(
       generated = importedAuthorizationCode(input.oauth2AuthorizationCode!);
       // The project's app for the provider is what can refresh these tokens later.
       providerAppId = (await defaultProviderApp(em, projectId, provider.name))?.id;
+      break;
+    case 'oauth2Password':
+      generated = await passwordConnection(provider, input.oauth2Password!, vars);
+      break;
+    case 'jwt':
+      generated = await jwtConnection(provider, input.jwt!, vars);
+      break;
+    case 'customAuth':
+      generated = customCredentials(provider, input.customAuth!);
       break;
   }
   const { tokenMetadata, providerConsumerRef, providerWorkspaceRef, ...credentialColumns } = generated;
@@ -216,4 +381,42 @@ export async function generateConnection(
       ...credentialColumns,
     });
   });
+}
+
+/**
+ * `PATCH connections/{id}` with `apiKey`, `basicAuth` or `oauth2ClientCredentials` in its mask: new
+ * credentials for the connection, checked as `connections:generate` checks them (client credentials
+ * must fetch a token), keeping its group, consumer, workspace and metadata. The connection is back to
+ * `working`. Returns it unchanged when the mask names no credential.
+ */
+export async function rotateConnectionCredentials(
+  em: EntityManager,
+  connection: Connection,
+  input: UpdateConnectionInput,
+): Promise<Connection> {
+  const named = rotatableCredentials.filter((field) => input.updateMask.includes(field));
+  if (named.length === 0) return connection;
+  const missing = named.filter((field) => input.connection[field] === undefined);
+  if (named.length > 1 || missing.length) {
+    throw ProblemError.invalid(
+      (missing.length ? missing : named).map((field) => ({
+        in: 'body' as const,
+        name: `connection.${field}`,
+        detail: missing.length
+          ? `connection.${field} is named by updateMask but not given`
+          : 'updateMask may name one credential at a time',
+      })),
+    );
+  }
+  const group = await em.findOneOrFail(GroupEntity, { id: connection.groupId });
+  const consumer = await em.findOneOrFail(ConsumerEntity, { id: connection.consumerId });
+  const { connection: renewed } = await generateConnection(em, connection.projectId, {
+    provider: connection.provider,
+    groupRef: group.groupRef,
+    consumerRef: consumer.consumerRef,
+    ...(connection.providerWorkspaceRef && { providerWorkspaceRef: connection.providerWorkspaceRef }),
+    providerMetadata: connection.providerMetadata as ProviderMetadata,
+    [named[0]]: input.connection[named[0]],
+  });
+  return renewed;
 }

@@ -66,12 +66,30 @@ function providerUrlTemplates(provider: Provider): string[] {
     provider.baseURL,
     provider.oauth2Opts?.authURL,
     provider.oauth2Opts?.tokenURL,
+    provider.jwtOpts?.tokenURL,
+    provider.jwtOpts?.audience,
     provider.authHealthCheck?.url,
     ...Object.values(provider.modules ?? {}).map((module) => module.baseURL),
   ].filter((template): template is string => typeof template === 'string');
 }
 
 const hostSafeValue = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
+
+/** A self-hosted instance's origin: https, a host name, an optional port, nothing after. */
+const httpsOrigin = /^https:\/\/[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::\d{1,5})?$/;
+
+/**
+ * Variables a template starts with, `{{.workspace}}/rest/v11_24`: the value is the whole origin of a
+ * self-hosted instance (SugarCRM). Only providers whose credentials are the user's own for that
+ * instance use these (never a provider app's client secret: such providers have no browser flow).
+ */
+function originVariables(templates: string[]): Set<string> {
+  return new Set(
+    templates
+      .map((template) => /^\{\{\s*\.([A-Za-z0-9_]+)\s*\}\}/.exec(template)?.[1])
+      .filter((name): name is string => name !== undefined),
+  );
+}
 
 /**
  * Metadata values that land in a provider's URLs must be host-name material: a value such as
@@ -81,8 +99,20 @@ export function checkTemplateValues(provider: Provider, metadata: ProviderMetada
   const templates = providerUrlTemplates(provider);
   const used = new Set(templates.flatMap(templateVariables));
   const inputs = new Map((provider.metadata?.input ?? []).map((input) => [input.name, input]));
+  const origins = originVariables(templates);
   const issues: ProblemIssue[] = [];
   for (const [name, entry] of Object.entries(metadata)) {
+    if (origins.has(name) && name !== SANDBOX_URL_VARIABLE) {
+      if (!httpsOrigin.test(entry.value)) {
+        issues.push({
+          in: 'body',
+          name: `${prefix}providerMetadata.${name}`,
+          value: entry.value,
+          detail: `${name} is the address of your ${provider.name} instance: https://, a host name, an optional port and nothing else (e.g. https://acme.example.com)`,
+        });
+      }
+      continue;
+    }
     const allowed = inputs.get(name)?.allowedValues;
     // A value that is the whole host could point credentials anywhere: only listed hosts will do.
     // (`https://{{.workspace}}.api-us1.com` keeps the host under the provider's domain: not whole.)
@@ -121,13 +151,28 @@ export function checkTemplateValues(provider: Provider, metadata: ProviderMetada
 
 /** Fills a provider URL template; a missing variable is a 400 naming the body field that sets it. */
 export function renderProviderUrl(template: string, vars: Record<string, string>, prefix = ''): string {
+  const origins = originVariables([template]);
+  const field = (name: string) => (origins.has(name) ? `providerMetadata.${name}` : fieldOfVariable(name));
   const missing = templateVariables(template).filter((name) => !vars[name]);
   if (missing.length) {
     throw ProblemError.invalid(
       missing.map((name) => ({
         in: 'body' as const,
-        name: `${prefix}${fieldOfVariable(name)}`,
-        detail: `this provider’s URL ${template} needs "${name}"; set ${fieldOfVariable(name)}`,
+        name: `${prefix}${field(name)}`,
+        detail: `this provider’s URL ${template} needs "${name}"; set ${field(name)}`,
+      })),
+    );
+  }
+  // An origin may have come from providerWorkspaceRef, which checkTemplateValues does not see.
+  const notOrigins = [...origins].filter(
+    (name) => name !== SANDBOX_URL_VARIABLE && !httpsOrigin.test(vars[name]),
+  );
+  if (notOrigins.length) {
+    throw ProblemError.invalid(
+      notOrigins.map((name) => ({
+        in: 'body' as const,
+        name: `${prefix}${field(name)}`,
+        detail: `this provider’s URL ${template} starts with "${name}", which must be an https origin such as https://acme.example.com`,
       })),
     );
   }

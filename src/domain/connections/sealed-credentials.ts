@@ -16,14 +16,42 @@ export type StoredCredentials =
       accessToken: string;
       tokenType?: string;
     }
+  | {
+      /** RFC 6749 4.3: kept so a new grant can replace a refresh token that expired. */
+      kind: 'oauth2Password';
+      username: string;
+      password: string;
+      clientId?: string;
+      clientSecret?: string;
+      accessToken: string;
+      refreshToken?: string;
+      tokenType?: string;
+    }
   | { kind: 'apiKey'; apiKey: string }
-  | { kind: 'basic'; username: string; password: string };
+  | { kind: 'basic'; username: string; password: string }
+  | {
+      /** RFC 7523 JWT bearer: the private key signs each assertion; the access token it bought. */
+      kind: 'jwtBearer';
+      privateKey: string;
+      issuer: string;
+      subject?: string;
+      keyId?: string;
+      accessToken: string;
+      tokenType?: string;
+    }
+  /** The values of the provider's `customOpts.inputs`, by input name. */
+  | { kind: 'custom'; values: Record<string, string> }
+  | { kind: 'none' };
 
 export const authSchemes = {
   oauth2AuthorizationCode: 'oauth2/authorizationCode',
   oauth2ClientCredentials: 'oauth2/clientCredentials',
+  oauth2Password: 'oauth2/password',
   apiKey: 'apiKey',
   basic: 'basic',
+  jwtBearer: 'jwt',
+  custom: 'custom',
+  none: 'none',
 } as const satisfies Record<StoredCredentials['kind'], string>;
 
 export function sealCredentials(credentials: StoredCredentials): string {
@@ -36,4 +64,9 @@ export function openCredentials(connection: Pick<Connection, 'credentialsEncrypt
 
 export function isOAuth2Connection(connection: Pick<Connection, 'authScheme'>): boolean {
   return connection.authScheme.startsWith('oauth2/');
+}
+
+/** Connections holding an access token that Ferry renews: OAuth 2.0 ones and JWT bearer ones. */
+export function hasRenewableToken(connection: Pick<Connection, 'authScheme'>): boolean {
+  return isOAuth2Connection(connection) || connection.authScheme === authSchemes.jwtBearer;
 }

@@ -1,9 +1,11 @@
+import type { EntityName, FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
   ConsumerEntity,
   GroupEntity,
   ProviderAppEntity,
   type Connection,
+  type Group,
 } from '../../db/entities/connection.js';
 import type { ConnectionView, ProviderMetadata } from '../../schemas/connections.js';
 import { consumerView, groupView } from '../groups.js';
@@ -61,31 +63,71 @@ function credentialView(connection: Connection, options: ViewOptions): Partial<C
         },
       };
     }
+    case authSchemes.oauth2Password: {
+      const stored = credentials?.kind === 'oauth2Password' ? credentials : undefined;
+      return {
+        oauth2Password: {
+          ...(stored && {
+            username: stored.username,
+            password: stored.password,
+            ...(stored.clientId && { clientId: stored.clientId }),
+            accessToken: accessToken(stored.accessToken),
+          }),
+          scopes: connection.scopes,
+        },
+      };
+    }
     case authSchemes.apiKey:
       return credentials?.kind === 'apiKey' ? { apiKey: credentials.apiKey } : {};
     case authSchemes.basic:
       return credentials?.kind === 'basic'
         ? { basicAuth: { username: credentials.username, password: credentials.password } }
         : {};
+    case authSchemes.jwtBearer: {
+      // The private key is never shown, not even with includeCreds.
+      const stored = credentials?.kind === 'jwtBearer' ? credentials : undefined;
+      return {
+        jwt: {
+          ...(stored && {
+            issuer: stored.issuer,
+            ...(stored.subject && { subject: stored.subject }),
+            ...(stored.keyId && { keyId: stored.keyId }),
+            accessToken: accessToken(stored.accessToken),
+          }),
+          scopes: connection.scopes,
+        },
+      };
+    }
+    case authSchemes.custom:
+      return credentials?.kind === 'custom' ? { customAuth: { ...credentials.values } } : {};
     default:
       return {};
   }
 }
 
-/** The spec's Connection for each row, with group, consumer and provider app loaded in three queries. */
+/**
+ * The spec's Connection for each row, with group, consumer and provider app loaded in at most three
+ * queries (none for what `loaded` already holds or no row refers to).
+ */
 export async function connectionViews(
   em: EntityManager,
   connections: Connection[],
   options: ViewOptions = {},
+  loaded: { groups?: Group[] } = {},
 ): Promise<ConnectionView[]> {
   if (connections.length === 0) return [];
-  const ids = <K extends keyof Connection>(key: K) => [
-    ...new Set(connections.map((connection) => connection[key]).filter(Boolean) as string[]),
-  ];
+  const ids = <K extends keyof Connection>(key: K, known: { id: string }[] = []) => {
+    const have = new Set(known.map((row) => row.id));
+    return [...new Set(connections.map((connection) => connection[key]).filter(Boolean) as string[])].filter(
+      (id) => !have.has(id),
+    );
+  };
+  const find = async <T extends object>(entity: EntityName<T>, wanted: string[]): Promise<T[]> =>
+    wanted.length ? em.find(entity, { id: { $in: wanted } } as unknown as FilterQuery<T>) : [];
   const [groups, consumers, apps] = [
-    await em.find(GroupEntity, { id: { $in: ids('groupId') } }),
-    await em.find(ConsumerEntity, { id: { $in: ids('consumerId') } }),
-    await em.find(ProviderAppEntity, { id: { $in: ids('providerAppId') } }),
+    [...(loaded.groups ?? []), ...(await find(GroupEntity, ids('groupId', loaded.groups)))],
+    await find(ConsumerEntity, ids('consumerId')),
+    await find(ProviderAppEntity, ids('providerAppId')),
   ];
   const byId = <T extends { id: string }>(rows: T[]) => new Map(rows.map((row) => [row.id, row]));
   const [groupById, consumerById, appById] = [byId(groups), byId(consumers), byId(apps)];

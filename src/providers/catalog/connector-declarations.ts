@@ -97,7 +97,7 @@ class Checker {
       if (format !== undefined && !isKnownFormat(format)) {
         this.problem(
           field,
-          `"${format}" is not a known format (steps joined by |: ${[...timeFormats, 'json', 'string', 'join:<separator>'].join(', ')})`,
+          `"${format}" is not a known format (steps joined by |: ${[...timeFormats, 'json', 'string', 'join:<separator>', 'shift:<seconds>'].join(', ')})`,
         );
       }
     }
@@ -135,7 +135,8 @@ class Checker {
       this.request(`${field}.request`, listing.request, readPlaceholders).map((p) => p.name),
     );
     const needed = pagePlaceholder[listing.pagination.style];
-    if (needed && !used.has(needed)) {
+    // With `following`, only the later pages' request continues from the cursor.
+    if (needed && !used.has(needed) && !listing.following) {
       this.problem(
         `${field}.pagination`,
         `style ${listing.pagination.style} needs {{${needed}}} in the request`,
@@ -158,10 +159,27 @@ class Checker {
         this.problem(`${field}.window.since`, 'must use {{since}}');
       if (listing.window.until !== undefined && !until.some((p) => p.name === 'until'))
         this.problem(`${field}.window.until`, 'must use {{until}}');
+      if (listing.window.prefix !== undefined && listing.window.join === undefined)
+        this.problem(`${field}.window.prefix`, 'needs join: the window is then text');
     } else if (used.has('window')) {
       this.problem(`${field}.request`, 'uses {{window}} but no window is declared');
     }
     this.predicate(`${field}.deleted`, listing.deleted);
+    if (listing.following) {
+      const following = new Set(
+        this.request(`${field}.following.request`, listing.following.request, readPlaceholders).map(
+          (p) => p.name,
+        ),
+      );
+      const cursor = pagePlaceholder[listing.pagination.style];
+      if (!cursor || !following.has(cursor))
+        this.problem(`${field}.following.request`, 'must continue from the first page, with its {{cursor}}');
+      if (listing.following.pagination.style !== listing.pagination.style)
+        this.problem(
+          `${field}.following.pagination`,
+          `must page the way the first page does (style ${listing.pagination.style})`,
+        );
+    }
     if (listing.pageSize.min !== undefined && listing.pageSize.min > listing.pageSize.max) {
       this.problem(`${field}.pageSize`, 'min is larger than max');
     }
@@ -169,9 +187,28 @@ class Checker {
 
   /** A search: its filter uses both `{{field}}` and `{{value}}`, its request `{{filters}}` and its page placeholder. */
   search(field: string, search: SearchDeclaration): void {
-    const filter = this.placeholders(`${field}.equals`, search.equals, ['field', 'value']).map((p) => p.name);
-    for (const name of ['field', 'value']) {
-      if (!filter.includes(name)) this.problem(`${field}.equals`, `must use {{${name}}}`);
+    if ((search.equals === undefined) === (search.members === undefined)) {
+      this.problem(field, 'needs exactly one of equals and members');
+    } else if (search.equals !== undefined) {
+      const filter = this.placeholders(`${field}.equals`, search.equals, ['field', 'value']).map(
+        (p) => p.name,
+      );
+      for (const name of ['field', 'value']) {
+        if (!filter.includes(name)) this.problem(`${field}.equals`, `must use {{${name}}}`);
+      }
+    } else {
+      if (search.join !== undefined) this.problem(`${field}.join`, 'members are merged, not joined');
+      for (const [name, template] of Object.entries(search.members ?? {})) {
+        const member = this.placeholders(`${field}.members.${name}`, template, ['field', 'value']);
+        if (!member.some((p) => p.name === 'value'))
+          this.problem(`${field}.members.${name}`, 'must use {{value}}');
+      }
+      if (!spreadsFilters(search.request.body) && search.request.query?.['...'] !== '{{filters}}') {
+        this.problem(
+          `${field}.request`,
+          'members need the filters spread into the body or query: "...": "{{filters}}"',
+        );
+      }
     }
     const used = new Set(
       this.request(`${field}.request`, search.request, searchPlaceholders).map((p) => p.name),
@@ -229,6 +266,15 @@ class Checker {
       }
     }
   }
+}
+
+/** Whether a body template spreads `{{filters}}` into one of its objects (`"...": "{{filters}}"`). */
+function spreadsFilters(template: unknown): boolean {
+  if (Array.isArray(template)) return template.some(spreadsFilters);
+  if (!template || typeof template !== 'object') return false;
+  return Object.entries(template).some(
+    ([key, value]) => (key === '...' && value === '{{filters}}') || spreadsFilters(value),
+  );
 }
 
 function patternProblem(field: string, pattern: string | undefined): string | undefined {

@@ -119,6 +119,10 @@ function overridden(provider: Provider, override: ProviderOverride): Provider {
     ...(override.authURL && { authURL: override.authURL }),
     ...(override.tokenURL && { tokenURL: override.tokenURL }),
   };
+  const jwtOpts = provider.jwtOpts && {
+    ...provider.jwtOpts,
+    ...(override.tokenURL && { tokenURL: override.tokenURL }),
+  };
   const modules =
     provider.modules &&
     Object.fromEntries(
@@ -131,6 +135,7 @@ function overridden(provider: Provider, override: ProviderOverride): Provider {
     ...provider,
     ...(override.baseURL && { baseURL: override.baseURL }),
     ...(oauth2Opts && { oauth2Opts }),
+    ...(jwtOpts && { jwtOpts }),
     ...(modules && { modules }),
   };
 }

@@ -26,6 +26,8 @@ function ruleProblems(provider: ProviderFile, expectedName: string): string[] {
     problems.push('/oauth2Opts is required when authType is oauth2');
   if (provider.authType === 'apiKey' && !provider.apiKeyOpts)
     problems.push('/apiKeyOpts is required when authType is apiKey');
+  if (provider.authType === 'jwt' && !provider.jwtOpts)
+    problems.push('/jwtOpts is required when authType is jwt');
   const oauth2 = provider.oauth2Opts;
   if (oauth2 && oauth2.grantType.startsWith('authorizationCode') && !oauth2.authURL) {
     problems.push(`/oauth2Opts/authURL is required for grantType ${oauth2.grantType}`);

@@ -6,8 +6,15 @@ import { DeclaredConnector, type ConnectorHooks } from '../declarative/connector
 import { asanaHooks } from './asana.js';
 import { closeHooks } from './close.js';
 import { hubspotHooks } from './hubspot.js';
+import { salesforceHooks } from './salesforce.js';
+import { linearHooks } from './linear.js';
+import { mondayHooks } from './monday.js';
+import { notionHooks } from './notion.js';
+import { pipedriveHooks } from './pipedrive.js';
 import { sandboxHooks } from './sandbox.js';
 import { shopifyHooks } from './shopify.js';
+import { zendeskSupportHooks } from './zendeskSupport.js';
+import { zohoHooks } from './zoho.js';
 
 /** Code for providers' quirks, by the module name their declarations give under `hooks.module`. */
 const hookModules: Record<string, ConnectorHooks> = {
@@ -16,6 +23,13 @@ const hookModules: Record<string, ConnectorHooks> = {
   close: closeHooks,
   shopify: shopifyHooks,
   asana: asanaHooks,
+  salesforce: salesforceHooks,
+  zendeskSupport: zendeskSupportHooks,
+  zoho: zohoHooks,
+  linear: linearHooks,
+  notion: notionHooks,
+  monday: mondayHooks,
+  pipedrive: pipedriveHooks,
 };
 
 /** What each capability a declaration gives to its hooks needs them to implement. */

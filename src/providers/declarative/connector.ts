@@ -30,6 +30,7 @@ import type {
   Listing,
   ObjectDeclaration,
   Pagination,
+  SearchDeclaration,
   WebhooksDeclaration,
 } from '../../schemas/connector-declaration.js';
 import type {
@@ -42,7 +43,7 @@ import { declaredCapabilities } from '../catalog/connector-declarations.js';
 import { describedField, holds, staticField } from './field-metadata.js';
 import { valueAt } from './json-pointer.js';
 import { firstPageState, nextPageState, pageValues, type PageState } from './pagination.js';
-import { ABSENT, placeholdersOf, renderJson, renderString, type TemplateValues } from './template.js';
+import { ABSENT, placeholdersOf, renderJson, renderString, SPREAD, type TemplateValues } from './template.js';
 import { isoTime } from './times.js';
 import { rateLimitWait } from './rate-limit.js';
 import {
@@ -202,6 +203,11 @@ export class DeclaredConnector implements Connector {
     });
   }
 
+  /** The connection this connector serves, when it is a stored one (hooks key what they remember by it). */
+  get connectionId(): string | undefined {
+    return this.target.connectionId;
+  }
+
   unsupported(capability: Capability | string, detail?: string): CapabilityNotSupportedError {
     return new CapabilityNotSupportedError(this.provider, capability, detail);
   }
@@ -244,6 +250,16 @@ export class DeclaredConnector implements Connector {
     });
     const query: Record<string, string> = {};
     for (const [name, template] of Object.entries(declared.query ?? {})) {
+      if (name === SPREAD) {
+        // `"...": "{{filters}}"`: an object's members become parameters (ActiveCampaign's `?email=`).
+        const spread = renderString(template, values, true);
+        if (spread && typeof spread === 'object' && !Array.isArray(spread)) {
+          for (const [key, value] of Object.entries(spread)) {
+            if (value !== undefined && value !== null) query[key] = queryText(value);
+          }
+        }
+        continue;
+      }
       const value = renderString(template, values);
       if (value !== ABSENT) query[name] = String(value);
     }
@@ -340,7 +356,12 @@ export class DeclaredConnector implements Connector {
       ? decodePageToken<ReadToken>(input.pageToken, this.provider, input.objectName)
       : undefined;
     const which = token?.l ?? (input.since && object.read.incremental ? 'incremental' : 'list');
-    const listing = which === 'incremental' ? object.read.incremental! : object.read.list;
+    const declaredListing = which === 'incremental' ? object.read.incremental! : object.read.list;
+    // Pages after the first may be asked for another way (`following`).
+    const listing =
+      token && declaredListing.following
+        ? { ...declaredListing, ...declaredListing.following }
+        : declaredListing;
     const since = token ? (token.since === undefined ? undefined : new Date(token.since)) : input.since;
     const until = token ? (token.until === undefined ? undefined : new Date(token.until)) : input.until;
     const pageSize =
@@ -387,7 +408,12 @@ export class DeclaredConnector implements Connector {
       listing.newestFirst &&
       since &&
       records.some((record) => record.updatedAt && Date.parse(record.updatedAt) < since.getTime());
-    if (!next || passedWindow) return { records: inWindow, done: true };
+    // Oldest first without an upper bound: the first record at or after `until` ends the read.
+    const pastUntil =
+      listing.oldestFirst &&
+      until &&
+      records.some((record) => record.updatedAt && Date.parse(record.updatedAt) >= until.getTime());
+    if (!next || passedWindow || pastUntil) return { records: inWindow, done: true };
     const nextToken: ReadToken = {
       o: input.objectName,
       l: which,
@@ -431,12 +457,9 @@ export class DeclaredConnector implements Connector {
     const pageSize = token?.n ?? Math.max(1, Math.min(input.pageSize, search.pageSize.max));
     const state = token?.s ?? firstPageState(search.pagination);
     const base = this.templateValues(input.objectName, object);
-    const clauses = filters.map((filter) =>
-      renderJson(search.equals, { ...base, field: filter.fieldName, value: filter.value }),
-    );
     const values: TemplateValues = {
       ...base,
-      filters: search.join === undefined ? clauses : clauses.map(String).join(search.join),
+      filters: this.searchFilters(input.objectName, search, filters, base),
       pageSize,
       ...(fields?.length && { fields }),
       ...pageValues(state),
@@ -470,6 +493,53 @@ export class DeclaredConnector implements Connector {
     return { records, nextPageToken: encodePageToken(nextToken) };
   }
 
+  /**
+   * The filters as the request carries them: the `equals` clauses (a list, or joined), or the
+   * `members` of each filter merged into one object. A field without members cannot be searched,
+   * and two filters writing the same member are refused: the provider would keep only one.
+   */
+  private searchFilters(
+    objectName: string,
+    search: SearchDeclaration,
+    filters: { fieldName: string; value: unknown }[],
+    base: TemplateValues,
+  ): unknown {
+    const valuesOf = (filter: { fieldName: string; value: unknown }) => ({
+      ...base,
+      field: filter.fieldName,
+      value: filter.value,
+    });
+    const members = search.members;
+    if (!members) {
+      const clauses = filters.map((filter) => renderJson(search.equals, valuesOf(filter)));
+      return search.join === undefined ? clauses : clauses.map(String).join(search.join);
+    }
+    const merged: Record<string, unknown> = {};
+    for (const filter of filters) {
+      if (!Object.hasOwn(members, filter.fieldName)) {
+        throw new ConnectorInputError(
+          `"${this.provider}" cannot search ${objectName} by "${filter.fieldName}"; it searches by ${Object.keys(
+            members,
+          )
+            .map((name) => `"${name}"`)
+            .join(', ')}.`,
+          this.provider,
+        );
+      }
+      const rendered = renderJson(members[filter.fieldName], valuesOf(filter)) as Record<string, unknown>;
+      for (const [key, value] of Object.entries(rendered)) {
+        if (Object.hasOwn(merged, key)) {
+          throw new ConnectorInputError(
+            `"${this.provider}" takes one filter on "${key}" when searching ${objectName}; "${filter.fieldName}" would be a second.`,
+            this.provider,
+          );
+        }
+        merged[key] = value;
+      }
+    }
+    return merged;
+  }
+
   async readRecord(objectName: string, recordId: string): Promise<ProviderRecord | undefined> {
     if (!this.capabilities.read) throw this.unsupported('read');
     const object = this.object(objectName);
@@ -499,6 +569,8 @@ export class DeclaredConnector implements Connector {
     const clauses = (['since', 'until'] as const)
       .filter((bound) => values[bound] !== undefined && window[bound] !== undefined)
       .map((bound) => renderJson(window[bound], values));
+    if (window.prefix !== undefined && window.join !== undefined)
+      return clauses.length ? `${window.prefix}${clauses.map(String).join(window.join)}` : '';
     if (window.join !== undefined) return clauses.length ? clauses.map(String).join(window.join) : undefined;
     return clauses;
   }
@@ -761,6 +833,11 @@ export class DeclaredConnector implements Connector {
   async proxyStream(request: ProxyRequest): Promise<ProxyStreamResponse> {
     return this.http.stream(this.proxied(request));
   }
+}
+
+/** A spread query member's value as a parameter: text as it is, anything else as JSON. */
+function queryText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
 /** Whether a record's modification time falls in [since, until); records that do not say are kept. */

@@ -44,7 +44,12 @@ export function describedField(
   const typeKey = [subtype && `${providerType}/${subtype}`, providerType].find(
     (key): key is string => Boolean(key) && Object.hasOwn(declaration.types, key!),
   );
-  const options = declaration.options ? valueAt(descriptor, declaration.options.list) : undefined;
+  const lists = declaration.options
+    ? Array.isArray(declaration.options.list)
+      ? declaration.options.list
+      : [declaration.options.list]
+    : [];
+  const options = lists.map((pointer) => valueAt(descriptor, pointer)).find(Array.isArray);
   const values = Array.isArray(options)
     ? options
         .map((option) => ({

@@ -70,12 +70,13 @@ export function nextPageState(
   switch (pagination.style) {
     case 'cursor': {
       const next = valueAt(page.body, pagination.next);
-      if (!present(next) || hasMore(pagination.hasMore) === false) return undefined;
+      if (!present(next) || hasMore(pagination.hasMore) === false || hasMore(pagination.last))
+        return undefined;
       return { cursor: String(next) };
     }
     case 'nextUrl': {
       const next = valueAt(page.body, pagination.next);
-      return typeof next === 'string' && next ? { url: next } : undefined;
+      return typeof next === 'string' && next && !hasMore(pagination.last) ? { url: next } : undefined;
     }
     case 'linkHeader': {
       const next = nextLink(page.headers.link);

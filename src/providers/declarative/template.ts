@@ -10,17 +10,25 @@ const wholePattern = /^\{\{\s*([A-Za-z][\w.]*)\s*(?:\|\s*([^}]*?)\s*)?\}\}$/;
 /**
  * `unixSecondsUp` rounds up: a window bound at 12.5 s asks for seconds before 13, which hold 12.0 s.
  * `unixSecondsBelow` is the last whole second before the time (11 for 12.0 s, 12 for 12.5 s): a
- * provider's strict "after" bound then still returns what changed at the time itself.
+ * provider's strict "after" bound then still returns what changed at the time itself;
+ * `isoSecondsBelow` is that second written as `isoSeconds`.
+ * `dateBefore` and `dateAfter` are the UTC dates of the day before and after: a provider that
+ * compares whole days in its account's own time zone (monday.com) then still covers the window.
  */
 export const timeFormats = [
   'iso',
   'isoSeconds',
+  'isoSecondsBelow',
   'unixSeconds',
   'unixSecondsUp',
   'unixSecondsBelow',
   'unixMs',
   'date',
+  'dateBefore',
+  'dateAfter',
 ] as const;
+
+const day = 86_400_000;
 
 /** The values a template may use: times are Dates, `fields` a list, `vars` the object's own strings. */
 export type TemplateValues = Record<string, unknown> & {
@@ -51,7 +59,8 @@ function isKnownStep(format: string): boolean {
     format === 'json' ||
     format === 'string' ||
     format.startsWith('join:') ||
-    /^(escape|double):.+$/.test(format)
+    /^(escape|double):.+$/.test(format) ||
+    /^shift:[+-]?\d+$/.test(format)
   );
 }
 
@@ -64,6 +73,8 @@ function formatTime(time: Date, format: string): string | number {
   switch (format) {
     case 'isoSeconds':
       return time.toISOString().replace(/\.\d{3}Z$/, 'Z');
+    case 'isoSecondsBelow':
+      return new Date((Math.ceil(time.getTime() / 1000) - 1) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
     case 'unixSeconds':
       return Math.floor(time.getTime() / 1000);
     case 'unixSecondsUp':
@@ -74,12 +85,19 @@ function formatTime(time: Date, format: string): string | number {
       return time.getTime();
     case 'date':
       return time.toISOString().slice(0, 10);
+    case 'dateBefore':
+      return new Date(time.getTime() - day).toISOString().slice(0, 10);
+    case 'dateAfter':
+      return new Date(time.getTime() + day).toISOString().slice(0, 10);
     default:
       return time.toISOString();
   }
 }
 
 function formattedStep(value: unknown, format: string | undefined): unknown {
+  // `shift:-172800` moves a time by whole seconds, before a later step writes it (`shift:-172800|unixSeconds`).
+  if (value instanceof Date && format?.startsWith('shift:'))
+    return new Date(value.getTime() + Number(format.slice('shift:'.length)) * 1000);
   if (value instanceof Date) return formatTime(value, format ?? 'iso');
   if (format === 'json') return JSON.stringify(value);
   if (format === 'string') return asText(value);
@@ -104,7 +122,9 @@ function doubled(text: string, chars: string): string {
 /** The value as the placeholder asks for it, keeping its JSON type when it stands alone. */
 function formatted(value: unknown, format: string | undefined): unknown {
   if (format === undefined) return formattedStep(value, undefined);
-  return format.split('|').reduce((current, step) => formattedStep(current, step.trim()), value);
+  const result = format.split('|').reduce((current, step) => formattedStep(current, step.trim()), value);
+  // A time only shifted is still written, as ISO 8601 like any time without a format.
+  return result instanceof Date ? formatTime(result, 'iso') : result;
 }
 
 /** A value written into text: lists comma-separated, objects as JSON. */

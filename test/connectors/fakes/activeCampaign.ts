@@ -9,7 +9,8 @@ import { FakeHttpError, FakeProvider, RecordStore } from '../kit/fake-provider.j
  * in `meta.total`, `filters[updated_after]`/`filters[updated_before]` and `orders[...]`; times
  * written in the account's timezone (`2025-06-01T07:03:00-05:00`); writes wrapped in the singular
  * (`{contact: {...}}`); contact custom fields at `/api/3/fields` and deal custom fields at
- * `/api/3/dealCustomFieldMeta`; errors `{errors: [{title, detail, code, source}]}` or `{message}`.
+ * `/api/3/dealCustomFieldMeta`; a contact's `email` and a deal's `filters[title]` (and stage, group,
+ * status, owner) narrowing the lists to equal values; errors `{errors: [{title, detail, code, source}]}` or `{message}`.
  */
 
 type AcRecord = Record<string, unknown> & { id: string };
@@ -211,6 +212,16 @@ export async function startFakeActiveCampaign(): Promise<ConformanceFake> {
           (after === undefined || row.modifiedMs >= after) &&
           (before === undefined || row.modifiedMs < before),
       );
+    // Equality filters: a contact's `email`, a deal's `filters[title|stage|group|status|owner]`.
+    // Like the real API, parameters it does not know are ignored.
+    const equalities: [string, string][] =
+      object === 'contacts'
+        ? [['email', 'email']]
+        : ['title', 'stage', 'group', 'status', 'owner'].map((name) => [`filters[${name}]`, name]);
+    for (const [parameter, field] of equalities) {
+      const wanted = ctx.query[parameter];
+      if (typeof wanted === 'string') rows = rows.filter((row) => String(row.record[field]) === wanted);
+    }
     if (ctx.query['orders[id]'] === 'DESC') rows = [...rows].reverse();
     ctx.body = {
       [object]: rows.slice(offset, offset + limit).map((row) => row.record),

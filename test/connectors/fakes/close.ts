@@ -14,7 +14,8 @@ import {
  * documented shapes: leads, contacts and opportunities under `/api/v1/<object>/` listed with
  * `_skip`/`_limit`/`_fields` (`{has_more, data}`; opportunities add `total_results` and take
  * `date_updated__gte`/`__lt` and `_order_by`); the Advanced Filtering API (`POST /api/v1/data/search/`,
- * `moment_range` conditions on `date_updated`, `cursor` paging); every `PUT` behaving as a patch;
+ * `moment_range` conditions on `date_updated`, `term` conditions matching a regular field exactly,
+ * `cursor` paging); every `PUT` behaving as a patch;
  * custom fields per object (`/api/v1/custom_field/<object>/`); errors as `{error}` or
  * `{errors, field-errors}`; a 429 with `Retry-After` and the `RateLimit` header. Only what Ferry uses.
  */
@@ -35,6 +36,11 @@ const objects = ['lead', 'contact', 'opportunity'] as const;
 type CloseObject = (typeof objects)[number];
 const prefixes: Record<CloseObject, string> = { lead: 'lead', contact: 'cont', opportunity: 'oppo' };
 const listLimit = 100;
+/** The regular fields the Advanced Filtering API filters on, per object (the fake's subset). */
+const searchable: Partial<Record<CloseObject, string[]>> = {
+  lead: ['id', 'name', 'display_name', 'description', 'url', 'status_id', 'status_label', 'date_updated'],
+  contact: ['id', 'lead_id', 'name', 'display_name', 'title', 'date_updated'],
+};
 const searchLimit = 200;
 const organizationId = 'orga_fake0000000000000000000000000000000000000';
 const userId = 'user_fake0000000000000000000000000000000000000';
@@ -350,8 +356,21 @@ export async function startFakeClose(): Promise<ConformanceFake> {
         case 'field_condition': {
           const field = query.field ?? {};
           const condition = query.condition ?? {};
+          if (field.type === 'regular_field' && condition.type === 'term') {
+            const name = String(field.field_name);
+            if (!searchable[field.object_type as CloseObject]?.includes(name))
+              throw new FakeHttpError(400, `Invalid field: ${field.object_type}.${name}`);
+            if (!Array.isArray(condition.values) || !condition.values.length)
+              throw new FakeHttpError(400, 'A term condition needs values.');
+            const values = (condition.values as unknown[]).map(String);
+            conditions.push((record) => record[name] !== undefined && values.includes(String(record[name])));
+            return;
+          }
           if (field.type !== 'regular_field' || condition.type !== 'moment_range') {
-            throw new FakeHttpError(400, 'This fake answers only moment_range conditions on regular fields.');
+            throw new FakeHttpError(
+              400,
+              'This fake answers only term and moment_range conditions on regular fields.',
+            );
           }
           const name = String(field.field_name);
           const bound = (moment: any): number | undefined => {

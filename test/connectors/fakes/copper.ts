@@ -7,7 +7,8 @@ import { FakeHttpError, FakeProvider, RecordStore } from '../kit/fake-provider.j
  * documented shapes: every call carries `X-PW-AccessToken`, `X-PW-Application: developer_api` and
  * `X-PW-UserEmail`; people, companies and opportunities are listed by `POST /v1/<entity>/search`
  * (`page_size` ≤ 200, `page_number` from 1, `sort_by`/`sort_direction`, `minimum_modified_date` and
- * `maximum_modified_date` in Unix seconds, a bare JSON array answered, the total in `X-PW-TOTAL`);
+ * `maximum_modified_date` in Unix seconds, search criteria `name`, `emails` (people) and
+ * `phone_number` (people, companies), a bare JSON array answered, the total in `X-PW-TOTAL`);
  * records carry `date_created`/`date_modified` in Unix seconds and `custom_fields`; `PUT` updates
  * only the fields sent; `DELETE` answers `{id, is_deleted}`; custom field definitions list every
  * entity's fields with `available_on`; errors are `{success: false, status, message}`.
@@ -263,6 +264,24 @@ export async function startFakeCopper(): Promise<ConformanceFake> {
     };
     const min = seconds('minimum_modified_date');
     const max = seconds('maximum_modified_date');
+    // Search criteria (all must hold): a full name; a person's emails (any of them); a phone number.
+    const criteria: ((record: CopperRecord) => boolean)[] = [];
+    if (body.name !== undefined) criteria.push((record) => record.name === body.name);
+    if (body.emails !== undefined) {
+      if (entity !== 'people' || !Array.isArray(body.emails))
+        throw new FakeHttpError(422, 'Invalid input: emails must be a list of strings');
+      const wanted = body.emails as unknown[];
+      criteria.push((record) =>
+        ((record.emails ?? []) as { email: string }[]).some((email) => wanted.includes(email.email)),
+      );
+    }
+    if (body.phone_number !== undefined && entity !== 'opportunities') {
+      criteria.push((record) =>
+        ((record.phone_numbers ?? []) as { number: string }[]).some(
+          (phone) => phone.number === body.phone_number,
+        ),
+      );
+    }
     const sortBy = String(body.sort_by ?? 'name');
     const direction = body.sort_direction === 'desc' ? -1 : 1;
     const found = stores[entity]
@@ -272,7 +291,8 @@ export async function startFakeCopper(): Promise<ConformanceFake> {
       .filter(
         (record) =>
           (min === undefined || record.date_modified >= min) &&
-          (max === undefined || record.date_modified <= max),
+          (max === undefined || record.date_modified <= max) &&
+          criteria.every((holds) => holds(record)),
       )
       .sort((a, b) => {
         const [x, y] = [a[sortBy] as string | number, b[sortBy] as string | number];

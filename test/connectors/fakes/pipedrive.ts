@@ -7,8 +7,10 @@ import { bearerCredential, FakeHttpError, FakeProvider } from '../kit/fake-provi
  * A local stand-in for Pipedrive's API as its public reference describes it: v2 lists of persons,
  * organizations and deals (`updated_since` / `updated_until` in RFC 3339, `sort_by`, opaque
  * `cursor` answered in `additional_data.next_cursor`, `limit` up to 500), v2 create / PATCH /
- * DELETE answering `{success, data}`, v1 field lists (`personFields`...) paged with `start` /
- * `limit` and `additional_data.pagination.more_items_in_collection`, error bodies
+ * DELETE answering `{success, data}`, `ids` narrowing a list, v2 search (`/<object>/search`:
+ * `term`, `fields`, `exact_match`, reduced items under `data.items[].item`, cursor paging), v1
+ * field lists (`personFields`...) paged with `start` / `limit` and
+ * `additional_data.pagination.more_items_in_collection`, error bodies
  * `{success: false, error, error_info}` and `x-ratelimit-*` headers. Only what Ferry uses.
  */
 
@@ -100,6 +102,50 @@ function fieldsOf(object: string): FakeField[] {
       ],
     }),
   ];
+}
+
+/** What `fields` a search takes, per object (custom fields are not searched by the fake). */
+const searchFields: Record<string, string[]> = {
+  persons: ['custom_fields', 'email', 'notes', 'phone', 'name'],
+  organizations: ['address', 'custom_fields', 'notes', 'name'],
+  deals: ['custom_fields', 'notes', 'title'],
+};
+
+/** The texts a search field looks in: v2 records keep emails and phones as `[{value, primary, label}]`. */
+function searchedValues(record: FakeRecord, field: string): unknown[] {
+  const listed = (name: string) => ((record[name] ?? []) as { value: unknown }[]).map((item) => item.value);
+  if (field === 'email') return listed('emails');
+  if (field === 'phone') return listed('phones');
+  if (field === 'address') {
+    const address = record.address as { value?: unknown } | string | undefined;
+    return [typeof address === 'object' ? address?.value : address];
+  }
+  return [record[field]];
+}
+
+/** A search result's item: a reduced record, emails and phones as plain strings. */
+function reducedItem(object: string, record: FakeRecord): Record<string, unknown> {
+  const type = object.replace(/s$/, '');
+  const common = { id: record.id, type, owner: { id: record.owner_id ?? 1 }, custom_fields: [], notes: [] };
+  if (object === 'persons') {
+    return {
+      ...common,
+      name: record.name,
+      phones: searchedValues(record, 'phone'),
+      emails: searchedValues(record, 'email'),
+      visible_to: 3,
+      organization: null,
+    };
+  }
+  if (object === 'organizations') {
+    return {
+      ...common,
+      name: record.name,
+      address: searchedValues(record, 'address')[0] ?? null,
+      visible_to: 3,
+    };
+  }
+  return { ...common, title: record.title, value: record.value ?? 0, currency: 'USD', status: 'open' };
 }
 
 /** RFC 3339 without fractions, as Pipedrive v2 writes times. */
@@ -286,10 +332,17 @@ export async function startFakePipedrive(): Promise<FakePipedrive> {
     }
     const descending = ctx.query.sort_direction === 'desc';
     const key = (r: FakeRecord) => (sortBy === 'id' ? r.id : Date.parse(String(r[sortBy])));
+    // `ids`: up to 100 records by id, those that exist and are visible.
+    const ids = typeof ctx.query.ids === 'string' ? new Set(ctx.query.ids.split(',')) : undefined;
+    if (ids && ids.size > 100) throw new FakeHttpError(400, 'Validation failed: ids: At most 100 ids');
     const found = live(object)
       .filter((r) => {
         const ms = Date.parse(r.update_time);
-        return (since === undefined || ms >= since) && (until === undefined || ms < until);
+        return (
+          (since === undefined || ms >= since) &&
+          (until === undefined || ms < until) &&
+          (ids === undefined || ids.has(String(r.id)))
+        );
       })
       .sort((a, b) => (key(a) - key(b) || a.id - b.id) * (descending ? -1 : 1));
     const offset = typeof ctx.query.cursor === 'string' ? decodeCursor(ctx.query.cursor) : 0;
@@ -298,6 +351,47 @@ export async function startFakePipedrive(): Promise<FakePipedrive> {
     ctx.body = {
       success: true,
       data: page,
+      additional_data: { next_cursor: next < found.length ? encodeCursor(next) : null },
+    };
+  });
+
+  // Search (`/api/v2/<object>/search`): one `term` looked for in `fields`, `exact_match` ignoring
+  // case, answered as reduced items (`data.items[].item`) paged by cursor.
+  router.get('/api/v2/:object/search', (ctx) => {
+    const object = objectOf(ctx);
+    const term = typeof ctx.query.term === 'string' ? ctx.query.term : '';
+    const exact = ctx.query.exact_match === 'true';
+    if (term.length < (exact ? 1 : 2)) {
+      throw new FakeHttpError(400, 'Validation failed: term: Parameter must be at least 2 characters');
+    }
+    const allowed = searchFields[object];
+    const fields = typeof ctx.query.fields === 'string' ? ctx.query.fields.split(',') : allowed;
+    const wrong = fields.filter((name) => !allowed.includes(name));
+    if (wrong.length) {
+      throw new FakeHttpError(
+        400,
+        `Validation failed: fields: Parameter must be one or more of ${allowed.join(', ')}`,
+      );
+    }
+    const limit = ctx.query.limit === undefined ? 100 : Number(ctx.query.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
+      throw new FakeHttpError(
+        400,
+        'Validation failed: limit: Parameter must be an integer between 1 and 500',
+      );
+    }
+    const matches = (text: unknown) =>
+      typeof text === 'string' &&
+      (exact ? text.toLowerCase() === term.toLowerCase() : text.toLowerCase().includes(term.toLowerCase()));
+    const found = live(object)
+      .filter((record) => fields.some((name) => searchedValues(record, name).some(matches)))
+      .sort((a, b) => a.id - b.id);
+    const offset = typeof ctx.query.cursor === 'string' ? decodeCursor(ctx.query.cursor) : 0;
+    const page = found.slice(offset, offset + limit);
+    const next = offset + page.length;
+    ctx.body = {
+      success: true,
+      data: { items: page.map((record) => ({ result_score: 1, item: reducedItem(object, record) })) },
       additional_data: { next_cursor: next < found.length ? encodeCursor(next) : null },
     };
   });

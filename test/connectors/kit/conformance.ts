@@ -10,9 +10,11 @@ import type {
   SearchInput,
 } from '../../../src/providers/connector.js';
 import { connectorFor } from '../../../src/providers/connectors/index.js';
-import { ProviderError } from '../../../src/providers/errors.js';
+import { ConnectorError, ProviderError, toProblem } from '../../../src/providers/errors.js';
+import type { ProblemError } from '../../../src/core/problem.js';
 import type { FieldMetadata } from '../../../src/schemas/object-metadata.js';
 import type { LoggedRequest } from './fake-provider.js';
+import { readAllPages } from './read-all.js';
 
 /**
  * The conformance suite every deep connector runs: its declaration (and hooks) against a local
@@ -130,18 +132,7 @@ export function conformance(spec: ConformanceSpec): void {
       await fake?.stop();
     });
 
-    async function readAll(input: Omit<ReadPageInput, 'pageToken'>): Promise<ProviderRecord[]> {
-      const records: ProviderRecord[] = [];
-      let pageToken: string | undefined;
-      for (let pages = 0; pages < 1000; pages++) {
-        const page = await connector().readPage({ ...input, ...(pageToken && { pageToken }) });
-        records.push(...page.records);
-        if (page.done) return records;
-        pageToken = page.nextPageToken;
-        expect(pageToken).toBeTruthy();
-      }
-      throw new Error('the read never ended');
-    }
+    const readAll = (input: Omit<ReadPageInput, 'pageToken'>) => readAllPages(connector(), input);
 
     async function searchAll(input: Omit<SearchInput, 'pageToken'>): Promise<ProviderRecord[]> {
       const records: ProviderRecord[] = [];
@@ -258,6 +249,8 @@ export function conformance(spec: ConformanceSpec): void {
             pageSize,
           });
           expect(found.map((record) => record.id).sort()).toEqual(ids.filter((_, i) => i % 2 === 0).sort());
+          // Records, not bare ids: each carries the value it was found by.
+          for (const record of found) expect(JSON.stringify(record.raw)).toContain(tag);
           expect(fake.requests.length - before).toBeGreaterThan(1);
 
           const none = await searchAll({
@@ -270,9 +263,13 @@ export function conformance(spec: ConformanceSpec): void {
           const error = await connector()
             .search({ objectName: name, filters: [{ fieldName: 'no_such_field_x', value: 'x' }], pageSize })
             .catch((e: unknown) => e);
-          expect(error).toBeInstanceOf(ProviderError);
-          expect((error as ProviderError).status).toBeGreaterThanOrEqual(400);
-          expect((error as ProviderError).status).toBeLessThan(500);
+          // Refused by the provider (a 4xx ProviderError), or before any call by a declaration that
+          // lists the fields it can search (`members`): either way the caller gets a 4xx.
+          expect(error).toBeInstanceOf(ConnectorError);
+          const status =
+            error instanceof ProviderError ? error.status : (toProblem(error) as ProblemError).status;
+          expect(status).toBeGreaterThanOrEqual(400);
+          expect(status).toBeLessThan(500);
         });
       }
 

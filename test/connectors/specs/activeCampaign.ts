@@ -1,4 +1,4 @@
-import type { ConformanceSpec } from '../kit/conformance.js';
+import { setStored, type ConformanceSpec } from '../kit/conformance.js';
 import { startFakeActiveCampaign } from '../fakes/activeCampaign.js';
 
 /** ActiveCampaign's API v3 against its local fake (test/connectors/fakes/activeCampaign.ts). */
@@ -12,6 +12,7 @@ export const spec: ConformanceSpec = {
       name: 'contacts',
       // The contact list has no field selection: every field comes back.
       fields: { selected: 'email' },
+      search: { field: 'email', set: setStored('contacts', 'email') },
       write: {
         create: { email: 'ada@example.com', firstName: 'Ada' },
         update: { firstName: 'Augusta' },
@@ -27,6 +28,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'deals',
+      search: { field: 'title', set: setStored('deals', 'title') },
       write: {
         create: { title: 'Renewal', value: 120000, currency: 'usd' },
         update: { title: 'Renewal 2027' },

@@ -1,4 +1,4 @@
-import type { ConformanceSpec } from '../kit/conformance.js';
+import { setStored, type ConformanceSpec } from '../kit/conformance.js';
 import { closeFixtureLeadId, startFakeClose } from '../fakes/close.js';
 
 /** Close's REST API against its local fake (test/connectors/fakes/close.ts). */
@@ -10,6 +10,7 @@ export const spec: ConformanceSpec = {
     {
       name: 'lead',
       fields: { selected: 'display_name', other: 'description' },
+      search: { field: 'description', set: setStored('lead', 'description') },
       write: {
         create: { name: 'Acme Corp', 'custom.cf_industry00000000000000000000000000000000000': 'Software' },
         update: { name: 'Acme Corporation' },
@@ -37,6 +38,7 @@ export const spec: ConformanceSpec = {
     {
       name: 'contact',
       fields: { selected: 'name', other: 'title' },
+      search: { field: 'title', set: setStored('contact', 'title') },
       write: {
         create: { lead_id: closeFixtureLeadId, name: 'Ada Lovelace', title: 'CTO' },
         update: { title: 'CEO' },

@@ -1,4 +1,4 @@
-import type { ConformanceSpec } from '../kit/conformance.js';
+import { setStored, type ConformanceSpec } from '../kit/conformance.js';
 import { copperFixturePersonId, copperUserEmail, startFakeCopper } from '../fakes/copper.js';
 
 /** Copper's Developer API against its local fake (test/connectors/fakes/copper.ts). */
@@ -12,6 +12,11 @@ export const spec: ConformanceSpec = {
       name: 'people',
       // Copper's search has no field selection: every field comes back.
       fields: { selected: 'name' },
+      search: {
+        field: 'emails',
+        set: (fake, id, value) =>
+          Object.assign(fake.stored('people', id)!, { emails: [{ email: value, category: 'work' }] }),
+      },
       write: {
         create: { name: 'Ada Lovelace', title: 'CTO' },
         update: { title: 'CEO' },
@@ -35,6 +40,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'companies',
+      search: { field: 'name', set: setStored('companies', 'name') },
       write: {
         create: { name: 'Acme Corp' },
         update: { email_domain: 'acme.example' },
@@ -45,6 +51,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'opportunities',
+      search: { field: 'name', set: setStored('opportunities', 'name') },
       write: {
         create: { name: 'Renewal', primary_contact_id: copperFixturePersonId, monetary_value: 1200 },
         update: { name: 'Renewal 2027' },

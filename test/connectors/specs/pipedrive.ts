@@ -1,4 +1,4 @@
-import type { ConformanceSpec } from '../kit/conformance.js';
+import { setStored, type ConformanceSpec } from '../kit/conformance.js';
 import { startFakePipedrive } from '../fakes/pipedrive.js';
 
 /** Pipedrive (API v2 records, v1 field lists) against its local fake (test/connectors/fakes/pipedrive.ts). */
@@ -10,6 +10,11 @@ export const spec: ConformanceSpec = {
     {
       name: 'persons',
       fields: { selected: 'name' },
+      search: {
+        field: 'email',
+        set: (fake, id, value) =>
+          Object.assign(fake.stored('persons', id)!, { emails: [{ value, primary: true, label: 'work' }] }),
+      },
       write: {
         create: { name: 'Ada Lovelace' },
         update: { name: 'Augusta Ada King' },
@@ -29,9 +34,14 @@ export const spec: ConformanceSpec = {
         },
       },
     },
-    { name: 'organizations', fields: { selected: 'name' } },
+    {
+      name: 'organizations',
+      fields: { selected: 'name' },
+      search: { field: 'name', set: setStored('organizations', 'name') },
+    },
     {
       name: 'deals',
+      search: { field: 'title', set: setStored('deals', 'title') },
       write: {
         create: { title: 'Renewal' },
         update: { title: 'Renewal 2027' },

@@ -1,0 +1,181 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { resetConfig } from '../../src/config.js';
+import type { AuthMaterial } from '../../src/providers/auth-material.js';
+import type { Connector, ReadPageInput } from '../../src/providers/connector.js';
+import { connectorFor } from '../../src/providers/connectors/index.js';
+import { ProviderError } from '../../src/providers/errors.js';
+import type { ConformanceFake } from './kit/conformance.js';
+import { startFakeFreshdesk } from './fakes/freshdesk.js';
+import { startFakeGorgias } from './fakes/gorgias.js';
+import { startFakeIntercom } from './fakes/intercom.js';
+import { readAllPages } from './kit/read-all.js';
+
+/**
+ * What Freshdesk, Gorgias and Intercom do that the conformance suite does not check: the requests
+ * each read sends (Freshdesk's `updated_since` on full reads, Gorgias's newest-first listing that
+ * stops early, Intercom's day-widened search), and the providers' refusals reaching Ferry as
+ * client errors with the provider's own message, not retried.
+ */
+
+const fakes: Record<string, ConformanceFake> = {};
+
+beforeAll(async () => {
+  fakes.freshdesk = await startFakeFreshdesk();
+  fakes.gorgias = await startFakeGorgias();
+  fakes.intercom = await startFakeIntercom();
+  process.env.FERRY_PROVIDER_OVERRIDES = JSON.stringify(
+    Object.fromEntries(Object.entries(fakes).map(([provider, fake]) => [provider, { baseURL: fake.url }])),
+  );
+  resetConfig();
+});
+afterAll(async () => {
+  delete process.env.FERRY_PROVIDER_OVERRIDES;
+  resetConfig();
+  for (const fake of Object.values(fakes)) await fake.stop();
+});
+
+function connector(provider: string): Connector {
+  const fake = fakes[provider];
+  const auth = async (): Promise<AuthMaterial> =>
+    provider === 'freshdesk'
+      ? { type: 'basic', username: fake.credential, password: 'X' }
+      : { type: 'oauth2', accessToken: fake.credential };
+  return connectorFor(
+    { provider, templateVars: { workspace: 'acme' }, auth },
+    { retry: { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 10 } },
+  );
+}
+
+const readAll = (provider: string, input: Omit<ReadPageInput, 'pageToken'>) =>
+  readAllPages(connector(provider), input);
+
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+
+/** Requests a fake received from `before` on, at `path`. */
+const sent = (provider: string, before: number, path: string) =>
+  fakes[provider].requests.slice(before).filter((request) => request.path === path);
+
+describe('Freshdesk', () => {
+  it('asks for every ticket since 2000 on a full read (else only 30 days are listed), and filters each object by its own parameter', async () => {
+    const [old] = fakes.freshdesk.seed('tickets', [Date.UTC(2019, 0, 1)]);
+    const before = fakes.freshdesk.requests.length;
+    const full = await readAll('freshdesk', { objectName: 'tickets', pageSize: 100 });
+    expect(full.map((record) => record.id)).toContain(old);
+    expect(sent('freshdesk', before, '/api/v2/tickets')[0].query).toMatchObject({
+      updated_since: '2000-01-01T00:00:00Z',
+      order_by: 'updated_at',
+      order_type: 'asc',
+    });
+
+    const since = new Date('2026-02-03T04:05:06.789Z');
+    const middle = fakes.freshdesk.requests.length;
+    await readAll('freshdesk', { objectName: 'tickets', pageSize: 100, since });
+    await readAll('freshdesk', { objectName: 'contacts', pageSize: 100, since });
+    expect(sent('freshdesk', middle, '/api/v2/tickets')[0].query.updated_since).toBe('2026-02-03T04:05:06Z');
+    expect(sent('freshdesk', middle, '/api/v2/contacts')[0].query._updated_since).toBe(
+      '2026-02-03T04:05:06Z',
+    );
+  });
+
+  it("refuses a ticket without a requester and a taken contact email with Freshdesk's message, without retrying", async () => {
+    const before = fakes.freshdesk.requests.length;
+    const error = await failure(
+      connector('freshdesk').write({ objectName: 'tickets', type: 'create', record: { subject: 'No one' } }),
+    );
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error).toMatchObject({ status: 400, retryable: false });
+    expect((error as Error).message).toContain('Please fill at least 1 of email');
+    expect(fakes.freshdesk.requests.length - before).toBe(1);
+
+    const record = { name: 'Grace Hopper', email: 'grace.hopper@example.com' };
+    await connector('freshdesk').write({ objectName: 'contacts', type: 'create', record });
+    const taken = await failure(
+      connector('freshdesk').write({ objectName: 'contacts', type: 'create', record }),
+    );
+    expect(taken).toMatchObject({ status: 409 });
+    expect((taken as Error).message).toContain('unique value');
+  });
+});
+
+describe('Gorgias', () => {
+  it('lists newest first and stops at the first ticket older than the window', async () => {
+    fakes.gorgias.seed(
+      'tickets',
+      Array.from({ length: 30 }, (_, i) => Date.UTC(2020, 0, 1) + i * 60_000),
+    );
+    const recent = fakes.gorgias.seed('tickets', [Date.UTC(2030, 0, 1), Date.UTC(2030, 0, 2)]);
+    const before = fakes.gorgias.requests.length;
+    const read = await readAll('gorgias', {
+      objectName: 'tickets',
+      pageSize: 3,
+      since: new Date(Date.UTC(2029, 11, 31)),
+      until: new Date(Date.UTC(2030, 0, 2)),
+    });
+    expect(read.map((record) => record.id)).toEqual([recent[0]]);
+    const pages = sent('gorgias', before, '/api/tickets');
+    expect(pages).toHaveLength(1);
+    expect(pages[0].query).toMatchObject({ order_by: 'updated_datetime:desc', limit: '3' });
+  });
+
+  it("refuses an unknown ticket member with Gorgias's 400, and a missing ticket is a 404", async () => {
+    const error = await failure(
+      connector('gorgias').write({
+        objectName: 'tickets',
+        type: 'update',
+        recordId: '1',
+        record: { colour: 'red' },
+      }),
+    );
+    expect(error).toMatchObject({ status: 400, retryable: false });
+    expect((error as Error).message).toContain('Invalid data');
+    expect(await connector('gorgias').readRecord('tickets', '999999')).toBeUndefined();
+  });
+});
+
+describe('Intercom', () => {
+  it('searches a window widened to whole days, newest first, with its API version, and keeps only the window', async () => {
+    const day = Date.UTC(2031, 4, 10);
+    const ids = fakes.intercom.seed('contacts', [day + 1_000, day + 3_600_000, day + 7_200_000]);
+    const since = new Date(day + 1_800_000);
+    const until = new Date(day + 5_400_000);
+    const before = fakes.intercom.requests.length;
+    const read = await readAll('intercom', { objectName: 'contacts', pageSize: 2, since, until });
+    expect(read.map((record) => record.id)).toEqual([ids[1]]);
+    const [search] = sent('intercom', before, '/contacts/search');
+    expect(search.method).toBe('POST');
+    expect(search.headers['intercom-version']).toBe('2.14');
+    expect(search.body).toMatchObject({
+      query: {
+        operator: 'AND',
+        value: [
+          { field: 'updated_at', operator: '>', value: Math.floor(since.getTime() / 1000) - 172_800 },
+          { field: 'updated_at', operator: '<', value: Math.ceil(until.getTime() / 1000) + 172_800 },
+        ],
+      },
+      pagination: { per_page: 2 },
+      sort: { field: 'updated_at', order: 'descending' },
+    });
+  });
+
+  it('lists conversations whole on a full read, and refuses one from an unknown contact as Intercom does', async () => {
+    const [conversation] = fakes.intercom.seed('conversations', [Date.UTC(2019, 5, 1)]);
+    const before = fakes.intercom.requests.length;
+    const read = await readAll('intercom', { objectName: 'conversations', pageSize: 150 });
+    expect(read.map((record) => record.id)).toContain(conversation);
+    expect(sent('intercom', before, '/conversations/search')).toEqual([]);
+
+    const error = await failure(
+      connector('intercom').write({
+        objectName: 'conversations',
+        type: 'create',
+        record: { from: { type: 'user', id: '000000000000000000000000' }, body: 'Hello' },
+      }),
+    );
+    expect(error).toMatchObject({ status: 404, retryable: false });
+    expect((error as Error).message).toContain('User Not Found');
+  });
+});
