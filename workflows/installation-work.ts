@@ -121,6 +121,8 @@ async function runRead(state: InstallationState, read: StartedRead): Promise<voi
           readType: read.readType,
           ...(read.sinceTimestamp !== undefined && { sinceTimestamp: read.sinceTimestamp }),
           ...(read.untilTimestamp !== undefined && { untilTimestamp: read.untilTimestamp }),
+          // Only the child's input changes (not the commands): replaying older histories is unaffected.
+          ...(read.readType !== 'triggered' && { plannedAt: read.plannedAt }),
         },
       ],
       // The read is found in the Temporal UI by the same attributes as its installation.

@@ -5,6 +5,7 @@ import { config } from '../config.js';
 import { logger } from '../logger.js';
 import { entities } from './entities/index.js';
 import { migrationsList } from './migrations/index.js';
+import { closeRepairMarks } from './repair-marks.js';
 
 export function ormOptions(databaseUrl: string): Options {
   return {
@@ -44,6 +45,7 @@ export async function transaction<T>(work: (em: EntityManager) => Promise<T>): P
 }
 
 export async function closeOrm(): Promise<void> {
+  await closeRepairMarks();
   if (!orm) return;
   const current = orm;
   orm = undefined;

@@ -41,6 +41,34 @@ export function manifestObjectNames(manifest: IntegrationContent, action: Config
   return (manifest[action]?.objects ?? []).map((object) => object.objectName);
 }
 
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * A read object that leaves out `schedule` or `destination` gets the manifest's (the public React
+ * components send neither: they come from the manifest). A copy; anything malformed is left for the
+ * schema check to report.
+ */
+export function withManifestDefaults(content: unknown, manifest: IntegrationContent): unknown {
+  if (!isRecord(content) || !isRecord(content.read) || !isRecord(content.read.objects)) return content;
+  const declared = new Map((manifest.read?.objects ?? []).map((object) => [object.objectName, object]));
+  const objects = Object.fromEntries(
+    Object.entries(content.read.objects).map(([key, object]) => {
+      const manifestObject = declared.get(key);
+      if (!isRecord(object) || !manifestObject) return [key, object];
+      return [
+        key,
+        {
+          ...object,
+          schedule: object.schedule ?? manifestObject.schedule,
+          destination: object.destination ?? manifestObject.destination,
+        },
+      ];
+    }),
+  );
+  return { ...content, read: { ...content.read, objects } };
+}
+
 /**
  * Checks a config against its integration revision and the project: its shape, the provider, that
  * every object exists in the manifest for its action, that schedules are valid cron no more frequent
@@ -53,6 +81,7 @@ export async function assertValidConfigContent(
   content: unknown,
   prefix = CONFIG_CONTENT_PATH,
 ): Promise<InstallationConfigContent> {
+  content = withManifestDefaults(content, context.manifest);
   const shapeIssues = schemaIssues(InstallationConfigContentSchema, content, 'body', prefix);
   if (shapeIssues.length) throw ProblemError.invalid(shapeIssues, 'The installation config is not valid.');
   const valid = content as InstallationConfigContent;

@@ -14,6 +14,7 @@ import {
 import {
   InstallationConfigEntity,
   InstallationEntity,
+  type Installation,
   type InstallationConfig,
 } from '../../db/entities/installation.js';
 import { RevisionEntity, type Integration, type Revision } from '../../db/entities/integration.js';
@@ -23,6 +24,7 @@ import type { InstallationConfigContent, InstallationView } from '../../schemas/
 import { connectionView } from '../connections/views.js';
 import { deleteConnection } from '../connections/writes.js';
 import { recordEvent } from '../events.js';
+import { withRepairMark } from '../marked-changes.js';
 import { addIntegrationDeletionGuard, latestRevision } from '../integrations.js';
 import { assertValidConfigContent } from './config-validation.js';
 import { currentConfig, installationEventData } from './event-data.js';
@@ -171,6 +173,20 @@ export async function createInstallation(
   input: CreateInstallationInput,
   principal: Principal,
 ): Promise<InstallationView> {
+  const installationId = randomUUID();
+  return withRepairMark({ projectId: project.id, installationId, reason: 'create installation' }, () =>
+    insertInstallation(em, project, integration, input, principal, installationId),
+  );
+}
+
+async function insertInstallation(
+  em: EntityManager,
+  project: Project,
+  integration: Integration,
+  input: CreateInstallationInput,
+  principal: Principal,
+  installationId: string,
+): Promise<InstallationView> {
   let startedId: string | undefined;
   try {
     const parts = await em.transactional(async (tx) => {
@@ -190,7 +206,6 @@ export async function createInstallation(
         );
       }
       const now = new Date();
-      const installationId = randomUUID();
       const config = tx.create(InstallationConfigEntity, {
         id: randomUUID(),
         projectId: project.id,
@@ -258,6 +273,23 @@ export interface ConfigChange {
  * An unchanged config makes no new version.
  */
 export async function changeInstallationConfig(
+  em: EntityManager,
+  project: Project,
+  integration: Integration,
+  installationId: string,
+  principal: Principal,
+  change: ConfigChange,
+): Promise<InstallationView> {
+  const apply = () => applyConfigChange(em, project, integration, installationId, principal, change);
+  // Not an id, so no installation (the lookup answers 404) and nothing to mark.
+  if (!isUuid(installationId)) return apply();
+  return withRepairMark(
+    { projectId: project.id, installationId, reason: 'change installation config' },
+    apply,
+  );
+}
+
+async function applyConfigChange(
   em: EntityManager,
   project: Project,
   integration: Integration,
@@ -352,7 +384,21 @@ export async function deleteInstallation(
   installationId: string,
 ): Promise<void> {
   const installation = await findInstallation(em, project.id, installationId, integration.id);
-  await endInstallationWorkflow(installation.id);
+  await withRepairMark(
+    { projectId: project.id, installationId: installation.id, reason: 'delete installation' },
+    async () => {
+      await endInstallationWorkflow(installation.id);
+      await removeInstallationRows(em, project, integration, installation);
+    },
+  );
+}
+
+async function removeInstallationRows(
+  em: EntityManager,
+  project: Project,
+  integration: Integration,
+  installation: Installation,
+): Promise<void> {
   await em.transactional(async (tx) => {
     const locked = await findInstallation(tx, project.id, installation.id, integration.id, { lock: true });
     const config = await currentConfig(tx, locked);

@@ -5,10 +5,12 @@ import { logger } from '../../logger.js';
 import {
   WorkflowNotRunningError,
   describeInstallation,
+  workflowRunState,
   installationConfigIdFromMemo,
   runningInstallationWorkflows,
   terminateInstallationWorkflow,
 } from '../../temporal/gateway.js';
+import { installationWorkflowId } from '../../temporal/contracts/workflow-ids.js';
 import { currentConfigMessage, ensureInstallationWorkflow, sendInstallationConfig } from './workflow.js';
 
 export interface ReconcileOptions {
@@ -152,4 +154,29 @@ export async function reconcileInstallations(
   // What is left running matched no installation row.
   result.orphansEnded = await endOrphans([...running], reconcileOptions.orphanGraceMs ?? 30_000);
   return result;
+}
+
+/**
+ * Makes Temporal match PostgreSQL for one installation, as a pass does for all of them: its
+ * workflow runs (started from the stored config when missing) with the current config, or, when the
+ * installation was never committed or is gone, no workflow runs for it. Says what it repaired.
+ */
+export async function reconcileInstallation(
+  installationId: string,
+): Promise<'started' | 'configResent' | 'orphanEnded' | undefined> {
+  const em = await newEntityManager();
+  if (!(await em.count(InstallationEntity, { id: installationId }))) {
+    const run = await workflowRunState(installationWorkflowId(installationId));
+    if (run.state !== 'running') return undefined;
+    await terminateInstallationWorkflow(installationId, 'installation no longer exists');
+    return 'orphanEnded';
+  }
+  if (await ensureInstallationWorkflow(em, installationId)) return 'started';
+  try {
+    return (await resendConfigIfBehind(installationId)) ? 'configResent' : undefined;
+  } catch (error) {
+    // Ended between the two calls (a delete in flight): nothing left to bring in step.
+    if (error instanceof WorkflowNotRunningError) return undefined;
+    throw error;
+  }
 }

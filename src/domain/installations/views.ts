@@ -65,12 +65,15 @@ export async function loadInstallationParts(
   const connections = await em.find(ConnectionEntity, {
     id: { $in: [...new Set(installations.map((row) => row.connectionId))] },
   });
+  // An installation's group is its connection's: one query serves both.
+  const groupIds = new Set([...installations, ...connections].map((row) => row.groupId));
+  const groupRows = await em.find(GroupEntity, { id: { $in: [...groupIds] } });
   const connectionViewsById = new Map(
-    (await connectionViews(em, connections)).map((view) => [view.id, view] as const),
+    (await connectionViews(em, connections, {}, { groups: groupRows })).map(
+      (view) => [view.id, view] as const,
+    ),
   );
-  const groups = byId(
-    await em.find(GroupEntity, { id: { $in: [...new Set(installations.map((row) => row.groupId))] } }),
-  );
+  const groups = byId(groupRows);
   return installations.map((installation) => ({
     installation,
     config: configs.get(installation.configId)!,

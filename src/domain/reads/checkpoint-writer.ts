@@ -1,5 +1,6 @@
 import type { ReadCheckpoint } from '../../db/entities/read-checkpoint.js';
 import { em as newEntityManager } from '../../db/orm.js';
+import { recordsRead } from '../../metrics.js';
 import { clearFailures, insertAttempts, type AttemptRecord } from '../destination-delivery.js';
 import { appendLogs } from '../operation-logs.js';
 import type { ShapedPage } from './page-feed.js';
@@ -159,5 +160,7 @@ export class CheckpointWriter {
       this.recordsProcessed = rows[0].records_processed;
       this.done = last.done;
     });
+    // Counted once committed; a run that lost the checkpoint to another counted nothing.
+    if (!this.lost && records) recordsRead.inc({ delivery_mode: plan.deliveryMode }, records);
   }
 }

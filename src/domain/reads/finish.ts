@@ -4,6 +4,7 @@ import { OperationEntity } from '../../db/entities/operation.js';
 import { ReadCheckpointEntity } from '../../db/entities/read-checkpoint.js';
 import { em as newEntityManager } from '../../db/orm.js';
 import type { ReadObjectInput } from '../../temporal/contracts/read.js';
+import { readsFinished } from '../../metrics.js';
 import { recordEvent } from '../events.js';
 import { appendLogs } from '../operation-logs.js';
 import { followLatestOperation } from '../operations.js';
@@ -59,7 +60,9 @@ async function eventBase(
 
 export async function finishRead(input: FinishReadInput): Promise<FinishedRead> {
   const em = await newEntityManager();
-  return em.transactional(async (tx) => {
+  // Counted once committed, and only by the call that ended the operation (a retry finds it ended).
+  let ended = false;
+  const finished = await em.transactional(async (tx) => {
     const checkpoint = await tx.findOne(ReadCheckpointEntity, { operationId: input.operationId });
     const plan = checkpoint?.plan as unknown as ReadPlan | undefined;
     const records = checkpoint?.recordsProcessed ?? 0;
@@ -73,6 +76,7 @@ export async function finishRead(input: FinishReadInput): Promise<FinishedRead> 
     if (!installation) {
       // Deleted meanwhile (its operations went with it): nothing is left to record.
       if (operation) Object.assign(operation, { status: input.status, result });
+      ended = Boolean(operation);
       return { status: input.status, recordsProcessed: records, result };
     }
     if (!operation) {
@@ -149,8 +153,11 @@ export async function finishRead(input: FinishReadInput): Promise<FinishedRead> 
     ]);
     await tx.flush();
     await followLatestOperation(tx, installation.id);
+    ended = true;
     return { status: input.status, recordsProcessed: records, result };
   });
+  if (ended) readsFinished.inc({ read_type: input.readType, outcome: input.status });
+  return finished;
 }
 
 /**
@@ -161,7 +168,7 @@ export async function finishRead(input: FinishReadInput): Promise<FinishedRead> 
 export async function failTriggeredReads(operationIds: readonly string[], reason: string): Promise<void> {
   if (!operationIds.length) return;
   const em = await newEntityManager();
-  await em.transactional(async (tx) => {
+  const ended = await em.transactional(async (tx) => {
     const operations = await tx.find(OperationEntity, {
       id: { $in: [...operationIds] },
       status: 'in_progress',
@@ -189,5 +196,7 @@ export async function failTriggeredReads(operationIds: readonly string[], reason
       await tx.flush();
       await followLatestOperation(tx, installation.id);
     }
+    return operations.length;
   });
+  if (ended) readsFinished.inc({ read_type: 'triggered', outcome: 'failure' }, ended);
 }

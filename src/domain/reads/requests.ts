@@ -5,6 +5,7 @@ import { DestinationEntity, OperationEntity, type Operation } from '../../db/ent
 import { em as newEntityManager } from '../../db/orm.js';
 import type { OperationProgress } from '../operations.js';
 import { triggerInstallationRead } from '../installations/workflow.js';
+import { withRepairMark } from '../marked-changes.js';
 import { createReadOperation } from './read-operation.js';
 import { findInstallationForGroup, readObjectSetup, type ReadObjectSetup } from './installation-context.js';
 import { drainStoredPages, grantPages } from './stored-pages.js';
@@ -73,6 +74,20 @@ export async function triggerRead(
   const { installation } = await findInstallationForGroup(em, projectId, integrationIdOrName, input.groupRef);
   await requireReadObject(em, installation, objectName);
   const operationId = randomUUID();
+  await withRepairMark(
+    { projectId, installationId: installation.id, operationId, reason: 'trigger a read' },
+    () => recordAndTell(em, installation, objectName, operationId, input),
+  );
+  return { operationId };
+}
+
+async function recordAndTell(
+  em: EntityManager,
+  installation: Installation,
+  objectName: string,
+  operationId: string,
+  input: TriggerReadInput,
+): Promise<void> {
   await em.transactional(async (tx) => {
     createReadOperation(tx, installation, {
       operationId,
@@ -99,7 +114,6 @@ export async function triggerRead(
     await (await newEntityManager()).nativeDelete(OperationEntity, { id: operationId });
     throw error;
   }
-  return { operationId };
 }
 
 /**

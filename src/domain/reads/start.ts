@@ -8,6 +8,7 @@ import {
 import { DestinationEntity, OperationEntity } from '../../db/entities/operation.js';
 import { ReadCheckpointEntity } from '../../db/entities/read-checkpoint.js';
 import { em as newEntityManager } from '../../db/orm.js';
+import { scheduleLateness } from '../../metrics.js';
 import type { ReadMessageContext } from '../../delivery/messages.js';
 import type { ReadObjectInput } from '../../temporal/contracts/read.js';
 import { appendLogs, type LogEntry } from '../operation-logs.js';
@@ -241,5 +242,10 @@ export async function startRead(input: ReadObjectInput): Promise<StartedRead> {
     await tx.flush();
     await followLatestOperation(tx, installation.id);
   });
+  // Once, when the read has begun: how late a scheduled read or backfill started after its planned fire.
+  if (input.plannedAt && input.readType !== 'triggered') {
+    const late = (now.getTime() - Date.parse(input.plannedAt)) / 1000;
+    if (Number.isFinite(late)) scheduleLateness.observe({ read_type: input.readType }, Math.max(0, late));
+  }
   return started(plan, false, recordsEstimatedTotal);
 }

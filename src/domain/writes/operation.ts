@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { InstallationEntity } from '../../db/entities/installation.js';
 import { OperationEntity, type Operation } from '../../db/entities/operation.js';
 import { transaction } from '../../db/orm.js';
+import { writesFinished } from '../../metrics.js';
 import type { RecordChangeType } from '../../schemas/write.js';
 import type { WriteOutcome } from '../../temporal/contracts/write.js';
 import { recordEvent } from '../events.js';
@@ -36,8 +37,13 @@ function outcomeLog(objectName: string, type: RecordChangeType, outcome: WriteOu
       };
 }
 
-export async function newWriteOperation(em: EntityManager, write: PreparedWrite): Promise<Operation> {
+export async function newWriteOperation(
+  em: EntityManager,
+  write: PreparedWrite,
+  operationId: string,
+): Promise<Operation> {
   const operation = createOperation(em, {
+    id: operationId,
     projectId: write.installation.projectId,
     integrationId: write.installation.integrationId,
     installationId: write.installation.id,
@@ -69,9 +75,9 @@ export async function finishWrite(input: {
   logs?: LogEntry[];
   notify: boolean;
 }): Promise<void> {
-  await transaction(async (em) => {
+  const ended = await transaction(async (em) => {
     const operation = await em.findOneOrFail(OperationEntity, { id: input.operationId });
-    if (operation.status !== 'in_progress') return;
+    if (operation.status !== 'in_progress') return undefined;
     const installation = await em.findOneOrFail(InstallationEntity, { id: operation.installationId });
     const objectName = (operation.metadata.objects as string[])[0];
     const type = operation.metadata.writeType as RecordChangeType;
@@ -106,5 +112,8 @@ export async function finishWrite(input: {
     }
     await em.flush();
     await followLatestOperation(em, installation.id);
+    return { type, success };
   });
+  // Counted once committed, and only by the call that ended the operation.
+  if (ended) writesFinished.inc({ write_type: ended.type, outcome: ended.success ? 'success' : 'failure' });
 }

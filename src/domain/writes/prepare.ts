@@ -32,17 +32,31 @@ function idOf(record: Record<string, unknown> | undefined): string | undefined {
   return typeof id === 'string' && id !== '' ? id : typeof id === 'number' ? String(id) : undefined;
 }
 
-/** Fills the fields the record leaves out with the config's defaults. */
+/**
+ * Fills the fields the record leaves out with the config's defaults: `selectedValueDefaults`, and
+ * `selectedFieldSettings` as the public React components send them (on create unless
+ * `writeOnCreate: never`, on update only with `writeOnUpdate: always`).
+ */
 export function applyValueDefaults(
   record: Record<string, unknown>,
-  defaults: WriteConfig['selectedValueDefaults'],
+  config: Pick<WriteConfig, 'selectedValueDefaults' | 'selectedFieldSettings'>,
   type: RecordChangeType,
 ): Record<string, unknown> {
   const filled = { ...record };
-  for (const [field, setting] of Object.entries(defaults ?? {})) {
+  for (const [field, setting] of Object.entries(config.selectedValueDefaults ?? {})) {
     if (filled[field] !== undefined) continue;
     if (type === 'create' || (type === 'update' && setting.applyOnUpdate === 'always'))
       filled[field] = setting.value;
+  }
+  for (const [field, setting] of Object.entries(config.selectedFieldSettings ?? {})) {
+    const value =
+      setting.default?.stringValue ?? setting.default?.integerValue ?? setting.default?.booleanValue;
+    if (filled[field] !== undefined || value === undefined) continue;
+    if (
+      (type === 'create' && setting.writeOnCreate !== 'never') ||
+      (type === 'update' && setting.writeOnUpdate === 'always')
+    )
+      filled[field] = value;
   }
   return filled;
 }
@@ -111,7 +125,7 @@ export async function prepareWrite(
       if (body.type === 'delete') return { recordId };
       return {
         ...item,
-        record: applyValueDefaults(item.record ?? {}, writeConfig.selectedValueDefaults, body.type),
+        record: applyValueDefaults(item.record ?? {}, writeConfig, body.type),
         ...(recordId && { recordId }),
       };
     }),

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProblemError } from '../../core/problem.js';
 import { config } from '../../config.js';
@@ -17,6 +18,7 @@ import type { RecordChangeType, WriteRecordResultView } from '../../schemas/writ
 import type { AsyncWriteInput, WriteOutcome } from '../../temporal/contracts/write.js';
 import { startWriteWorkflow } from '../../temporal/gateway.js';
 import { runIdentityOf } from '../installations/workflow.js';
+import { withRepairMark } from '../marked-changes.js';
 import { connectionTarget } from '../credentials.js';
 import { writeLogs, type LogEntry } from '../operation-logs.js';
 import { requestLog } from '../reads/connector.js';
@@ -70,15 +72,28 @@ function failureMessage(error: unknown): string {
   return 'Ferry hit an unexpected error writing this record.';
 }
 
+type WriteAnswer = { operationId: string; result?: WriteRecordResultView; results?: WriteRecordResultView[] };
+
+/**
+ * A write's operation, marked for repair while its request runs: if the process dies, a worker
+ * ends it (synchronous) or finds its run never started (asynchronous) within seconds.
+ */
+function withWriteMark<T>(write: PreparedWrite, reason: string, work: (operationId: string) => Promise<T>) {
+  const operationId = randomUUID();
+  const { projectId, id: installationId } = write.installation;
+  return withRepairMark({ projectId, installationId, operationId, reason }, () => work(operationId));
+}
+
 /** Writes every record now; answers with the result of each. */
-export async function writeSynchronously(
-  em: EntityManager,
-  write: PreparedWrite,
-): Promise<{ operationId: string; result?: WriteRecordResultView; results?: WriteRecordResultView[] }> {
+export function writeSynchronously(em: EntityManager, write: PreparedWrite): Promise<WriteAnswer> {
+  return withWriteMark(write, 'write synchronously', (operationId) => writeNow(em, write, operationId));
+}
+
+async function writeNow(em: EntityManager, write: PreparedWrite, operationId: string): Promise<WriteAnswer> {
   const logs: LogEntry[] = [];
   const connector = await writeConnector(write.installation.connectionId, logs);
   assertCapable(connector.capabilities, connector.provider, write.type);
-  const operation = await em.transactional((tx) => newWriteOperation(tx, write));
+  const operation = await em.transactional((tx) => newWriteOperation(tx, write, operationId));
   const results: WriteRecordResultView[] = [];
   const outcomes: WriteOutcome[] = [];
   let singleFailure: unknown;
@@ -125,9 +140,16 @@ export async function writeSynchronously(
 }
 
 /** Records the operation and hands the records to `writeRecordsWorkflow`; answers at once. */
-export async function startAsyncWrite(
+export function startAsyncWrite(em: EntityManager, write: PreparedWrite): Promise<{ operationId: string }> {
+  return withWriteMark(write, 'start an asynchronous write', (operationId) =>
+    recordAndStartWrite(em, write, operationId),
+  );
+}
+
+async function recordAndStartWrite(
   em: EntityManager,
   write: PreparedWrite,
+  operationId: string,
 ): Promise<{ operationId: string }> {
   const connector = connectorFor(await connectionTarget(write.installation.connectionId));
   assertCapable(connector.capabilities, connector.provider, write.type);
@@ -147,7 +169,7 @@ export async function startAsyncWrite(
       detail: `An asynchronous write carries at most ${maxAsyncPayloadBytes} bytes of records; split the batch.`,
     });
   }
-  const operation = await em.transactional((tx) => newWriteOperation(tx, write));
+  const operation = await em.transactional((tx) => newWriteOperation(tx, write, operationId));
   input.operationId = operation.id;
   try {
     await startWriteWorkflow(input, await runIdentityOf(em, write.installation));
