@@ -1,0 +1,137 @@
+import { defineRoute } from './route.js';
+import { Paginated } from '../schemas/common.js';
+import {
+  DeliveryAttemptListQuery,
+  DeliveryAttemptSchema,
+  InstallationScheduleSchema,
+} from '../schemas/console-views.js';
+import { DestinationParams } from '../schemas/destinations.js';
+import { InstallationParams } from '../schemas/installations.js';
+import { DeliveryAttemptEntity } from '../db/entities/delivery.js';
+import { ProblemError } from '../core/problem.js';
+import { config } from '../config.js';
+import { findDestination } from '../domain/destinations.js';
+import { findIntegration } from '../domain/integrations.js';
+import { findInstallation } from '../domain/installations/lookups.js';
+import { describeInstallation, WorkflowNotRunningError } from '../temporal/gateway.js';
+import { installationWorkflowId } from '../temporal/contracts/workflow-ids.js';
+
+/** The receiver's answer is shown up to this many characters. */
+const EXCERPT_CHARS = 500;
+
+/**
+ * What support teams ask of a running integration beyond its resources: what was sent where (the
+ * delivery attempts of a destination) and when the next reads fire (the installation workflow's
+ * `describe` query). The console reads both, like any other client.
+ */
+export const consoleViewRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/projects/{projectIdOrName}/destinations/{destinationNameOrId}/attempts',
+    operationId: 'listDeliveryAttempts',
+    summary: 'List a destination’s delivery attempts, newest first',
+    description:
+      'Every attempt to deliver a message (records or a notification) with the receiver’s status, the latency and the start of its answer. Kept for FERRY_RETENTION_DELIVERY_ATTEMPTS_DAYS.',
+    tags: ['Destinations'],
+    auth: ['apiKey', 'bearer'],
+    params: DestinationParams,
+    query: DeliveryAttemptListQuery,
+    responses: { 200: { description: 'A page of attempts', schema: Paginated(DeliveryAttemptSchema) } },
+  }).handle(async ({ em, project, params, query }) => {
+    const destination = await findDestination(em, project.id, params.destinationNameOrId);
+    if (query.pageToken !== undefined && !/^\d{1,19}$/.test(query.pageToken)) {
+      throw ProblemError.invalid([
+        {
+          in: 'query',
+          name: 'pageToken',
+          value: query.pageToken,
+          detail: 'pageToken is not a token this endpoint returned; start again without it',
+        },
+      ]);
+    }
+    const pageSize = query.pageSize ?? 50;
+    const attempts = await em.find(
+      DeliveryAttemptEntity,
+      {
+        projectId: project.id,
+        destinationId: destination.id,
+        ...(query.delivered !== undefined && { delivered: query.delivered }),
+        ...(query.pageToken !== undefined && { id: { $lt: query.pageToken } }),
+      },
+      { orderBy: { id: 'desc' }, limit: pageSize + 1 },
+    );
+    const page = attempts.slice(0, pageSize);
+    const more = attempts.length > pageSize;
+    return {
+      status: 200,
+      body: {
+        results: page.map((attempt) => ({
+          id: String(attempt.id),
+          messageId: attempt.messageId,
+          attempt: attempt.attempt,
+          kind: attempt.kind,
+          ...(attempt.operationId && { operationId: attempt.operationId }),
+          delivered: attempt.delivered,
+          ...(attempt.status != null && { status: attempt.status }),
+          durationMs: attempt.durationMs,
+          ...(attempt.responseBody != null && {
+            responseExcerpt: attempt.responseBody.slice(0, EXCERPT_CHARS),
+          }),
+          ...(attempt.error != null && { error: attempt.error }),
+          createTime: attempt.createTime.toISOString(),
+        })),
+        pagination: { done: !more, ...(more && { nextPageToken: String(page[page.length - 1].id) }) },
+      },
+    };
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/projects/{projectIdOrName}/integrations/{integrationId}/installations/{installationId}/schedule',
+    operationId: 'getInstallationSchedule',
+    summary: 'The installation’s read schedules, as its workflow holds them',
+    description:
+      'Answered by the installation workflow’s `describe` query: each object’s cron, whether it is paused, its next fire, a running or queued read and the last run, and the latest fires. 409 while the workflow is not running, 503 when Temporal is unreachable.',
+    tags: ['Installations'],
+    auth: ['apiKey', 'bearer'],
+    params: InstallationParams,
+    responses: { 200: { description: 'The schedules', schema: InstallationScheduleSchema } },
+  }).handle(async ({ em, project, params }) => {
+    const integration = await findIntegration(em, project.id, params.integrationId);
+    const installation = await findInstallation(em, project.id, params.installationId, integration.id);
+    const described = await describeInstallation(installation.id, { deadlineMs: 5_000 }).catch((error) => {
+      if (!(error instanceof WorkflowNotRunningError)) throw error;
+      throw new ProblemError({
+        status: 409,
+        detail: 'The installation’s workflow is not running, so it has no schedule to tell.',
+        remedy: 'Workers restart missing installation workflows within FERRY_REPAIR_INTERVAL_SECONDS.',
+        retryable: true,
+      });
+    });
+    const workflowId = installationWorkflowId(installation.id);
+    const { temporalUiUrl, temporal } = config();
+    return {
+      status: 200,
+      body: {
+        ready: described.ready,
+        configId: described.configId,
+        objects: described.objects.map((object) => ({
+          objectName: object.objectName,
+          schedule: object.schedule,
+          paused: object.paused,
+          ...(object.pauseNote !== undefined && { pauseNote: object.pauseNote }),
+          ...(object.nextFireAt && { nextFireAt: object.nextFireAt }),
+          needsBackfill: object.needsBackfill,
+          queuedTriggers: object.queuedTriggers,
+          ...(object.running && { running: object.running }),
+          ...(object.lastRun && { lastRun: object.lastRun }),
+          consecutiveAuthFailures: object.consecutiveAuthFailures,
+        })),
+        recentFires: described.recentFires,
+        temporal: {
+          workflowId,
+          url: `${temporalUiUrl}/namespaces/${encodeURIComponent(temporal.namespace)}/workflows/${encodeURIComponent(workflowId)}`,
+        },
+      },
+    };
+  }),
+];

@@ -1,0 +1,414 @@
+/**
+ * The builder console in a real browser (headless Chromium, driven by playwright-core, which never
+ * downloads one): sign in, deploy a manifest, create a destination, follow a backfill with its
+ * progress and logs, pause and resume, re-enable a disabled destination, rotate its secret, spot a
+ * connection with bad credentials, read events and the activity chart; at 1280 px and at phone
+ * width, by keyboard. A screenshot of each view goes to test-output/console/ (gitignored).
+ * Skipped when /usr/bin/chromium is absent (`apt-get install -y chromium`).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { projectRoot, resetConfig } from '../../src/config.js';
+import { transaction } from '../../src/db/orm.js';
+import { findOrCreateBuilder, issueBuilderToken } from '../../src/domain/builder-tokens.js';
+import { addMember } from '../../src/domain/orgs.js';
+import { createProject } from '../../src/domain/projects.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startTestStack, type TestStack } from '../support/stack.js';
+import { WebhookReceiver } from '../support/webhook-receiver.js';
+
+// What page.evaluate callbacks use runs in the browser; the test program has no DOM types.
+declare const document: any;
+declare const window: any;
+
+const chromiumPath = '/usr/bin/chromium';
+const describeWithBrowser = existsSync(chromiumPath) ? describe : describe.skip;
+const shots = join(projectRoot, 'test-output', 'console');
+
+const CONTACTS = 500;
+
+describeWithBrowser('the builder console in a real browser', () => {
+  let sandbox: Sandbox;
+  let stack: TestStack;
+  let receiver: WebhookReceiver;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let consoleUrl: string;
+  const groupRef = `acme-${randomUUID().slice(0, 8)}`;
+  const integrationName = `crm-${randomUUID().slice(0, 8)}`;
+  /** What the page complained about: CSP violations, uncaught errors. */
+  const complaints: string[] = [];
+
+  const view = (name: string) =>
+    page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name }).click();
+  const shot = (name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+
+  beforeAll(async () => {
+    execFileSync(process.execPath, [join(projectRoot, 'scripts', 'build-console.js'), '--if-missing'], {
+      stdio: 'inherit',
+    });
+    mkdirSync(shots, { recursive: true });
+    sandbox = await startSandbox({ port: 0, contacts: CONTACTS, companies: 5, deals: 5 });
+    process.env.FERRY_SANDBOX_URL = sandbox.url;
+    stack = await startTestStack({ worker: true });
+    const apiOrigin = new URL(stack.urls.api).origin;
+    // As in production: the only browser origin allowed is the api host's own (the console's).
+    process.env.FERRY_PUBLIC_API_URL = apiOrigin;
+    process.env.FERRY_CORS_ORIGINS = 'https://app.example.com';
+    resetConfig();
+    consoleUrl = `${apiOrigin}/console/`;
+    receiver = await WebhookReceiver.start();
+    // Slow enough that the backfill is seen running: each page waits a moment before it is accepted.
+    receiver.respond(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      return { status: 200 };
+    });
+
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+    });
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !/status of 4\d\d/.test(message.text()))
+        complaints.push(message.text());
+    });
+    page.on('pageerror', (error) => complaints.push(error.message));
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await receiver?.stop();
+    await stack?.close();
+    await sandbox?.close();
+    delete process.env.FERRY_CORS_ORIGINS;
+    delete process.env.FERRY_PUBLIC_API_URL;
+  });
+
+  it('is served by the api host with a strict policy, and names the other hosts', async () => {
+    const response = await fetch(consoleUrl);
+    expect(response.status).toBe(200);
+    const policy = response.headers.get('content-security-policy')!;
+    expect(policy).toContain("script-src 'self'");
+    expect(policy).toContain("default-src 'none'");
+    expect(policy).toContain(new URL(stack.urls.read).origin);
+    const html = await response.text();
+    expect(html).not.toMatch(/https?:\/\//); // nothing from a CDN
+    const config: any = await (await fetch(`${consoleUrl}config.json`)).json();
+    expect(config.hosts.read).toBe(stack.urls.read);
+    const missing = await fetch(`${consoleUrl}assets/nothing.js`);
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('content-type')).toContain('application/problem+json');
+  });
+
+  it('refuses a wrong key next to the field, then signs in by keyboard alone', async () => {
+    await page.goto(consoleUrl);
+    await page.getByLabel('API key', { exact: true }).fill('not-a-key');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const note = page.locator('#credential-note');
+    await expect(note.textContent()).resolves.toBeTruthy();
+    expect(await page.getByLabel('API key', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    expect(await note.textContent()).toMatch(/key/i);
+    await shot('sign-in-refused');
+
+    await page.getByLabel('API key', { exact: true }).fill('');
+    // Keyboard only: Tab from the top of the page to the field, type, Enter.
+    await page.locator('body').focus();
+    for (let presses = 0; presses < 10; presses++) {
+      await page.keyboard.press('Tab');
+      if (await page.evaluate(() => document.activeElement?.id === 'credential')) break;
+    }
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('credential');
+    await page.keyboard.type(stack.project.apiKey);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Installations' }).waitFor();
+    expect(await page.locator('#project-switch').inputValue()).toBe(stack.project.name);
+  });
+
+  it('creates a destination, showing the API’s problem next to a bad field', async () => {
+    await view('Deliveries');
+    await page.getByLabel('Name').fill('crm sync has spaces');
+    await page.getByLabel('Webhook URL').fill(receiver.url());
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.locator('#destination-name-note').waitFor();
+    expect(await page.locator('#destination-name-note').textContent()).toMatch(/name/);
+    expect(await page.getByLabel('Name').getAttribute('aria-invalid')).toBe('true');
+    await shot('destination-refused');
+    await page.getByLabel('Name').fill('crm-sync');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('article', { name: 'Destination crm-sync' }).waitFor();
+  });
+
+  it('deploys a manifest, pointing at the line of each error', async () => {
+    await view('Integrations');
+    const bad = [
+      'specVersion: 1.0.0',
+      'integrations:',
+      `  - name: ${integrationName}`,
+      '    provider: sandboxApiKey',
+      '    read:',
+      '      objects:',
+      '        - objectName: contacts',
+      '          destination: crm-sync',
+      '          schedule: every minute please',
+    ].join('\n');
+    await page.getByLabel('Manifest (amp.yaml)').fill(bad);
+    await page.getByRole('button', { name: 'Deploy' }).click();
+    const lineButton = page.getByRole('button', { name: /^Line \d+$/ }).first();
+    await lineButton.waitFor();
+    const line = Number((await lineButton.textContent())!.replace('Line ', ''));
+    expect(line).toBeGreaterThanOrEqual(7);
+    expect(await page.locator('.gutter li.bad-line').first().textContent()).toBe(String(line));
+    await lineButton.click();
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('manifest');
+    await shot('manifest-errors');
+
+    const good =
+      bad.replace('every minute please', '0 0 1 1 *') + '\n          delivery:\n            pageSize: 100\n';
+    await page.getByLabel('Manifest (amp.yaml)').fill(good);
+    await page.getByRole('button', { name: 'Deploy' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Deployed ${integrationName}` })
+      .waitFor();
+    await page.getByRole('link', { name: integrationName }).click();
+    await expect(page.locator('pre.yaml').textContent()).resolves.toContain('objectName: contacts');
+    await shot('integrations');
+  });
+
+  it('follows a backfill started from the installations view: progress, result and logs', async () => {
+    const integration = await stack.api(
+      'GET',
+      `/projects/${stack.project.id}/integrations/${integrationName}`,
+    );
+    const connection = await stack.api('POST', `/projects/${stack.project.id}/connections:generate`, {
+      body: {
+        provider: 'sandboxApiKey',
+        groupRef,
+        groupName: 'Acme Corp',
+        consumerRef: 'jane',
+        apiKey: 'sandbox-demo-key',
+      },
+    });
+    expect(connection.status).toBe(201);
+    const installation = await stack.api(
+      'POST',
+      `/projects/${stack.project.id}/integrations/${integration.body.id}/installations`,
+      {
+        body: {
+          groupRef,
+          config: {
+            content: {
+              provider: 'sandboxApiKey',
+              read: {
+                objects: {
+                  contacts: {
+                    objectName: 'contacts',
+                    schedule: '0 0 1 1 *',
+                    destination: 'crm-sync',
+                    selectedFields: {},
+                    selectedFieldsAuto: 'all',
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    );
+    expect(installation.status).toBe(201);
+
+    await view('Installations');
+    const card = page.getByRole('article', { name: `${integrationName} for ${groupRef}` });
+    await card.waitFor();
+    await expect(card.textContent()).resolves.toContain('healthy');
+    // The next read, from the workflow's describe query: the manifest's cron fires on 1 January.
+    await card.locator('td time').waitFor();
+    expect(new Date((await card.locator('td time').getAttribute('datetime'))!).getUTCDate()).toBe(1);
+    await page.getByLabel('Find a customer').fill('acme corp');
+    await card.waitFor();
+    await shot('installations');
+    await expect(card.getByRole('link', { name: 'Temporal UI' }).getAttribute('href')).resolves.toContain(
+      `workflows/installation%2F${installation.body.id}`,
+    );
+
+    await card.getByRole('button', { name: 'Backfill contacts' }).click();
+    await page.getByRole('heading', { name: /^Operation / }).waitFor();
+    // Running: a progress bar, then the result.
+    await page.locator('progress').waitFor({ timeout: 30_000 });
+    await shot('operation-running');
+    await page
+      .getByText(/^success$/)
+      .first()
+      .waitFor({ timeout: 60_000 });
+    expect(await page.locator('.facts').textContent()).toContain(`${CONTACTS} records`);
+    await expect(page.locator('.facts a').getAttribute('href')).resolves.toContain('/workflows/read%2F');
+    await page.locator('.logs li').first().waitFor();
+    await shot('operation');
+
+    await page.getByRole('link', { name: 'Operations', exact: true }).click();
+    await page.getByRole('heading', { name: 'Operations' }).waitFor();
+    await page.locator('tbody tr').first().waitFor();
+    await expect(page.locator('tbody tr').count()).resolves.toBe(1);
+    await expect(page.locator('tbody tr').textContent()).resolves.toMatch(
+      /read \(triggered\) contacts.*success/,
+    );
+    await shot('operations');
+  }, 150_000);
+
+  it('pauses and resumes reads through the read host', async () => {
+    await view('Installations');
+    const card = page.getByRole('article', { name: `${integrationName} for ${groupRef}` });
+    await card.getByRole('button', { name: /^Pause reads/ }).click();
+    await card.getByRole('status').filter({ hasText: 'Paused' }).waitFor();
+    await card.getByText(/^paused/).waitFor();
+    await card.getByRole('button', { name: /^Resume reads/ }).click();
+    await card.getByRole('status').filter({ hasText: 'Resumed' }).waitFor();
+  });
+
+  it('shows a disabled destination, re-enables it and rotates its signing secret', async () => {
+    const disabled = await stack.api('PATCH', `/projects/${stack.project.id}/destinations/crm-sync`, {
+      body: { updateMask: ['disabled'], destination: { disabled: true } },
+    });
+    expect(disabled.status).toBe(200);
+    await view('Deliveries');
+    const card = page.getByRole('article', { name: 'Destination crm-sync' });
+    await card.getByText(/^disabled/).waitFor();
+    await shot('deliveries-disabled');
+    await card.getByRole('button', { name: 'Re-enable crm-sync' }).click();
+    await card.getByText('delivering').waitFor();
+    // What was sent: the backfill's pages, each accepted with a 200, with its latency.
+    const attempts = card.getByRole('table', { name: 'Delivery attempts to crm-sync' });
+    await attempts.waitFor();
+    expect(await attempts.locator('tbody tr').count()).toBeGreaterThanOrEqual(1);
+    expect(await attempts.locator('tbody tr').first().textContent()).toMatch(/200.*\d+ ms/);
+    const before = await stack.api(
+      'GET',
+      `/projects/${stack.project.id}/destinations/crm-sync?includeSecrets=true`,
+    );
+    await card.getByRole('button', { name: 'Rotate the signing secret of crm-sync' }).click();
+    const shown = await card.getByRole('status').locator('code').textContent();
+    expect(shown).toMatch(/^whsec_/);
+    expect(shown).not.toBe(before.body.secrets.signingSecret);
+    const after = await stack.api(
+      'GET',
+      `/projects/${stack.project.id}/destinations/crm-sync?includeSecrets=true`,
+    );
+    expect(after.body.secrets.signingSecret).toBe(shown);
+    await shot('deliveries');
+  });
+
+  it('makes a connection with bad credentials stand out', async () => {
+    await transaction(async (em) => {
+      await em
+        .getConnection()
+        .execute(`update connections set status = 'bad_credentials' where project_id = ?`, [
+          stack.project.id,
+        ]);
+    });
+    await view('Connections');
+    await page.locator('tr.bad-row').getByText('bad credentials').waitFor();
+    await shot('connections');
+  });
+
+  it('lists events with their routing, and charts the records delivered', async () => {
+    await view('Events');
+    await page.getByRole('heading', { name: 'Events' }).waitFor();
+    await page.locator('tbody tr').first().waitFor();
+    await expect(page.locator('tbody').textContent()).resolves.toContain('installation.created');
+    await shot('events');
+
+    await view('Activity');
+    const chart = page.getByRole('img', { name: new RegExp(`^${integrationName}: `) });
+    await chart.waitFor();
+    // The backfill the console started read every contact.
+    expect(await chart.getAttribute('aria-label')).toContain(`${CONTACTS} records delivered`);
+    await shot('activity');
+  });
+
+  it('labels every control', async () => {
+    for (const view of ['installations', 'integrations', 'destinations', 'connections', 'events']) {
+      await page.goto(`${consoleUrl}#/${stack.project.name}/${view}`);
+      await page.locator('main h1').waitFor();
+      await page
+        .locator('[aria-busy="true"]')
+        .first()
+        .waitFor({ state: 'detached' })
+        .catch(() => undefined);
+      const unlabelled = await page.evaluate(() =>
+        [...document.querySelectorAll('input, select, textarea, button, a[href]')]
+          .filter((element: any) => {
+            const labelled =
+              element.getAttribute('aria-label') ||
+              (element.id && document.querySelector(`label[for="${element.id}"]`)) ||
+              element.closest('label') ||
+              (element.textContent ?? '').trim();
+            return !labelled;
+          })
+          .map((element: any) => element.outerHTML.slice(0, 120)),
+      );
+      expect({ view, unlabelled }).toEqual({ view, unlabelled: [] });
+    }
+  });
+
+  it('fits a phone screen', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const view of ['installations', 'integrations', 'destinations', 'connections']) {
+      await page.goto(`${consoleUrl}#/${stack.project.name}/${view}`);
+      await page.locator('main h1').waitFor();
+      await page.waitForLoadState('networkidle');
+      const overflowing = await page.evaluate(() =>
+        [...document.querySelectorAll('body *')]
+          .filter((element: any) => element.getBoundingClientRect().right > window.innerWidth + 0.5)
+          .filter((element: any) => !element.closest('.overflow-auto'))
+          .map((element: any) => element.outerHTML.slice(0, 100)),
+      );
+      expect({ view, overflowing }).toEqual({ view, overflowing: [] });
+      await shot(`phone-${view}`);
+    }
+  });
+
+  it('signs a builder in with a token and switches between the projects of their orgs', async () => {
+    const other = `p-${randomUUID().slice(0, 8)}`;
+    const token = await transaction(async (em) => {
+      const builder = await findOrCreateBuilder(em, `ops-${randomUUID().slice(0, 8)}@example.com`);
+      addMember(em, stack.project.orgId, builder.id, 'owner');
+      await createProject(em, { name: other, orgId: stack.project.orgId });
+      return builder;
+    }).then((builder) => issueBuilderToken(builder));
+    const fresh = await context.browser()!.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const builderPage = await fresh.newPage();
+      builderPage.setDefaultTimeout(15_000);
+      await builderPage.goto(consoleUrl);
+      await builderPage.getByLabel('a builder token').check();
+      await builderPage.getByLabel('Builder token', { exact: true }).fill(token);
+      await builderPage.getByRole('button', { name: 'Sign in' }).click();
+      const switcher = builderPage.getByRole('combobox', { name: /^Project/ });
+      await switcher.waitFor();
+      const names = await switcher.locator('option').allTextContents();
+      expect(names).toEqual(expect.arrayContaining([stack.project.name, other]));
+      await switcher.selectOption(other);
+      await builderPage.waitForURL(new RegExp(`#/${other}/`));
+      await builderPage.getByText('No installations yet.').waitFor();
+      await builderPage.screenshot({ path: join(shots, 'project-switch.png'), fullPage: true });
+      await switcher.selectOption(stack.project.name);
+      await builderPage.getByRole('article', { name: `${integrationName} for ${groupRef}` }).waitFor();
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('ran without a policy violation or an uncaught error', () => {
+    expect(complaints).toEqual([]);
+  });
+});
