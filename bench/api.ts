@@ -1,0 +1,343 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import pg from 'pg';
+import { Pool, request } from 'undici';
+import { benchEnvironment } from './bench-database.js';
+import { options } from '../src/cli/options.js';
+import { projectRoot } from '../src/config.js';
+
+/**
+ * `npm run bench:api -- [--rows 10000] [--seconds 3] [--grace-seconds 10] [--concurrency 1,10,50] [--only name,...]`
+ *
+ * Seeds `rows` rows per table in one project of a fresh database (integrations with their revision,
+ * groups, consumers and connections, installations with their config, and operations, all of one
+ * installation so its list is a page of 200 out of `rows`), then starts Ferry's api listener and a
+ * bare Koa + pg handler (bench/api-servers.ts), each in a process of its own, and measures every list
+ * and get endpoint of integrations, installations, operations and connections on both, one after the
+ * other, at each concurrency for `seconds` seconds (gets cycle through 1,000 ids). The last line
+ * printed is one JSON object: per endpoint and concurrency, p50/p99 latency (ms) and requests/s of
+ * Ferry and of the bare handler, and the ratio of their requests/s.
+ */
+
+function say(line: string): void {
+  process.stderr.write(`bench: ${line}\n`);
+}
+
+/** Every table the endpoints read, `rows` rows each, generated in SQL. */
+export async function seed(db: pg.Client, PROJECT: string, rows: number): Promise<void> {
+  await db.query(`
+    create temporary table bench_rows as
+      select g as n, gen_random_uuid() as integration_id, gen_random_uuid() as revision_id,
+             gen_random_uuid() as group_id, gen_random_uuid() as consumer_id, gen_random_uuid() as connection_id,
+             gen_random_uuid() as installation_id, gen_random_uuid() as config_id,
+             now() - make_interval(secs => (${rows} - g)) as at
+        from generate_series(1, ${rows}) g;
+    insert into integrations (id, project_id, name, provider, latest_revision_id, create_time, update_time)
+      select integration_id, '${PROJECT}', 'integration-' || n, 'sandboxApiKey', revision_id, at, at from bench_rows;
+    insert into revisions (id, project_id, integration_id, spec_version, content, create_time)
+      select revision_id, '${PROJECT}', integration_id, '1.0.0',
+             jsonb_build_object('name', 'integration-' || n, 'provider', 'sandboxApiKey',
+               'read', jsonb_build_object('objects', jsonb_build_array(
+                 jsonb_build_object('objectName', 'contacts', 'destination', 'hooks', 'schedule', '*/30 * * * *',
+                   'backfill', jsonb_build_object('defaultPeriod', jsonb_build_object('days', 30)),
+                   'requiredFields', jsonb_build_array(jsonb_build_object('fieldName', 'email'),
+                     jsonb_build_object('fieldName', 'firstname'), jsonb_build_object('fieldName', 'lastname'))),
+                 jsonb_build_object('objectName', 'companies', 'destination', 'hooks', 'schedule', '0 * * * *',
+                   'optionalFieldsAuto', 'all')))),
+             at
+        from bench_rows;
+    insert into groups (id, project_id, group_ref, group_name, create_time, update_time)
+      select group_id, '${PROJECT}', 'group-' || n, 'Group ' || n, at, at from bench_rows;
+    insert into consumers (id, project_id, consumer_ref, consumer_name, create_time, update_time)
+      select consumer_id, '${PROJECT}', 'user-' || n, 'User ' || n, at, at from bench_rows;
+    insert into connections (id, project_id, provider, group_id, consumer_id, auth_scheme, status,
+                             credentials_encrypted, create_time, update_time)
+      select connection_id, '${PROJECT}', 'sandboxApiKey', group_id, consumer_id, 'apiKey', 'working', 'sealed', at, at
+        from bench_rows;
+    insert into installations (id, project_id, integration_id, group_id, connection_id, config_id, created_by,
+                               create_time, update_time)
+      select installation_id, '${PROJECT}', integration_id, group_id, connection_id, config_id, 'bench', at, at
+        from bench_rows;
+    insert into installation_configs (id, project_id, installation_id, revision_id, content, created_by, create_time)
+      select config_id, '${PROJECT}', installation_id, revision_id,
+             jsonb_build_object('provider', 'sandboxApiKey', 'read', jsonb_build_object('objects', jsonb_build_object(
+               'contacts', jsonb_build_object('objectName', 'contacts', 'schedule', '*/30 * * * *',
+                 'destination', 'hooks', 'selectedFields', jsonb_build_object('email', true, 'phone', true),
+                 'selectedFieldsAuto', 'all')))),
+             'bench', at
+        from bench_rows;
+    insert into operations (id, project_id, integration_id, installation_id, config_id, action_type, status, result,
+                            metadata, create_time, update_time)
+      select gen_random_uuid(), '${PROJECT}', r.integration_id, r.installation_id, r.config_id, 'read', 'success',
+             'Read 20 contacts in 1 page.',
+             jsonb_build_object('objects', jsonb_build_array('contacts'), 'readType', 'scheduled',
+               'window', jsonb_build_object('since', b.at - interval '30 minutes', 'until', b.at),
+               'destination', 'hooks', 'progress', jsonb_build_object('objectName', 'contacts', 'recordsProcessed', 20)),
+             b.at, b.at + interval '2 seconds'
+        from bench_rows b, (select * from bench_rows where n = 1) r
+       order by b.at;
+  `);
+  await db.query('vacuum analyze');
+}
+
+interface Cell {
+  p50: number;
+  p99: number;
+  rps: number;
+  requests: number;
+  /** Answers other than 200. */
+  errors: number;
+  timeouts?: number;
+  censored?: boolean;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/**
+ * `concurrency` clients, each sending its next request when its last one is answered, for `seconds`.
+ * Requests still unanswered `graceSeconds` after that are aborted and counted as `timeouts` (their
+ * latency is then unknown, so p99 is a lower bound: `censored`).
+ */
+async function load(
+  origin: string,
+  apiKey: string,
+  paths: () => string,
+  concurrency: number,
+  seconds: number,
+  graceSeconds: number,
+): Promise<Cell> {
+  const pool = new Pool(origin, { connections: concurrency, keepAliveTimeout: 60_000 });
+  const latencies: number[] = [];
+  let errors = 0;
+  let timeouts = 0;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), (seconds + graceSeconds) * 1000);
+  const client = async () => {
+    while (performance.now() < deadline && !abort.signal.aborted) {
+      const sent = performance.now();
+      try {
+        const response = await pool.request({
+          method: 'GET',
+          path: paths(),
+          headers: { 'x-api-key': apiKey },
+          signal: abort.signal,
+        });
+        // Read to the end: a list of 10,000 rows is megabytes, and dump() would cut it short.
+        for await (const chunk of response.body) void chunk;
+        if (response.statusCode !== 200) errors++;
+        latencies.push(performance.now() - sent);
+      } catch (error) {
+        if (!abort.signal.aborted) throw error;
+        timeouts++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, client));
+  clearTimeout(timer);
+  const elapsed = (performance.now() - started) / 1000;
+  await pool.destroy();
+  latencies.sort((a, b) => a - b);
+  const round = (ms: number) => Number(ms.toFixed(1));
+  return {
+    p50: round(percentile(latencies, 50)),
+    p99: round(percentile(latencies, 99)),
+    rps: Number((latencies.length / elapsed).toFixed(1)),
+    requests: latencies.length,
+    errors,
+    ...(timeouts && { timeouts, censored: true }),
+  };
+}
+
+/**
+ * After a cell whose requests were aborted, the server may still be working on them: wait until it
+ * answers a trivial request quickly three times in a row (at most two minutes).
+ */
+async function settle(origin: string): Promise<void> {
+  const until = Date.now() + 120_000;
+  let quick = 0;
+  while (quick < 3 && Date.now() < until) {
+    const sent = performance.now();
+    const response = await request(`${origin}/v1/health`).catch(() => undefined);
+    await response?.body.dump();
+    quick = performance.now() - sent < 20 ? quick + 1 : 0;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+interface ServerChild {
+  origin: string;
+  stop(): Promise<void>;
+}
+
+async function startServer(kind: 'ferry' | 'bare', nodeArgs: string[]): Promise<ServerChild> {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...nodeArgs, '--import', 'tsx', join(projectRoot, 'bench', 'api-servers.ts'), kind],
+    // The IPC channel closes when this process dies, however it dies: the server then exits.
+    { env: process.env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
+  );
+  let output = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /\{"port":(\d+)\}/.exec(output);
+      if (match) resolve(Number(match[1]));
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-20_000);
+    });
+    child.once('exit', (code) => reject(new Error(`the ${kind} server exited (${code}):\n${output}`)));
+  });
+  child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+  child.stdout!.removeAllListeners('data');
+  child.stdout!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export async function benchApi(args: string[]): Promise<void> {
+  const opts = options(args, {
+    rows: { type: 'string' },
+    seconds: { type: 'string' },
+    'grace-seconds': { type: 'string' },
+    concurrency: { type: 'string' },
+    only: { type: 'string' },
+    'ferry-node-args': { type: 'string' },
+  });
+  const rows = Number(opts.rows ?? 10_000);
+  const seconds = Number(opts.seconds ?? 3);
+  const graceSeconds = Number(opts['grace-seconds'] ?? 10);
+  const concurrencies = String(opts.concurrency ?? '1,10,50')
+    .split(',')
+    .map(Number);
+  if (!Number.isInteger(rows) || rows < 1) throw new Error('--rows must be a positive integer');
+  if (!(seconds > 0) || !(graceSeconds >= 0))
+    throw new Error('--seconds and --grace-seconds must be positive');
+  if (concurrencies.some((c) => !Number.isInteger(c) || c < 1))
+    throw new Error('--concurrency must list positive integers');
+  const ferryNodeArgs = opts['ferry-node-args'] ? String(opts['ferry-node-args']).split(' ') : [];
+
+  const bench = benchEnvironment('ferry_bench_api', { LOG_LEVEL: 'warn' });
+  const stops: (() => Promise<void>)[] = [];
+  let stopping: Promise<void> | undefined;
+  const stopAll = () =>
+    (stopping ??= (async () => {
+      for (const stop of stops.reverse()) await stop().catch((error) => say(`cleanup: ${String(error)}`));
+    })());
+  const onSignal = (signal: NodeJS.Signals) => {
+    say(`${signal}: stopping`);
+    void stopAll().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const { resetConfig } = await import('../src/config.js');
+    resetConfig();
+    const { migrate, transaction } = await import('../src/db/orm.js');
+    await migrate(bench.databaseUrl);
+    stops.push(() => bench.drop());
+
+    const { createApiKey, createOrg, createProject } = await import('../src/domain/projects.js');
+    const { projectId, apiKey } = await transaction(async (em) => {
+      const org = await createOrg(em, 'bench');
+      const project = await createProject(em, { name: 'bench-api', orgId: org.id });
+      return { projectId: project.id, apiKey: createApiKey(em, project.id, { label: 'bench' }).key };
+    });
+    const db = new pg.Client({ connectionString: bench.databaseUrl });
+    await db.connect();
+    say(`seeding ${rows.toLocaleString('en-US')} rows per table`);
+    await seed(db, projectId, rows);
+    const sample = async (sql: string) => (await db.query(sql)).rows as Record<string, string>[];
+    const integrations = await sample(`select id from integrations order by random() limit 1000`);
+    const installations = await sample(
+      `select id, integration_id from installations order by random() limit 1000`,
+    );
+    const operations = await sample(`select id from operations order by random() limit 1000`);
+    const connections = await sample(`select id from connections order by random() limit 1000`);
+    const [hot] = await sample(`select installation_id, integration_id from operations limit 1`);
+    await db.end();
+
+    const cycle = (ids: Record<string, string>[], path: (row: Record<string, string>) => string) => {
+      let next = 0;
+      return () => path(ids[next++ % ids.length]);
+    };
+    const base = `/v1/projects/${projectId}`;
+    const endpoints: Record<string, () => () => string> = {
+      listIntegrations: () => () => `${base}/integrations`,
+      getIntegration: () => cycle(integrations, (row) => `${base}/integrations/${row.id}`),
+      listInstallations: () => () => `${base}/installations`,
+      getInstallation: () =>
+        cycle(installations, (row) => `${base}/integrations/${row.integration_id}/installations/${row.id}`),
+      listOperations: () => () =>
+        `${base}/integrations/${hot.integration_id}/installations/${hot.installation_id}/operations`,
+      getOperation: () => cycle(operations, (row) => `${base}/operations/${row.id}`),
+      listConnections: () => () => `${base}/connections`,
+      getConnection: () => cycle(connections, (row) => `${base}/connections/${row.id}`),
+    };
+    const only = opts.only ? String(opts.only).split(',') : Object.keys(endpoints);
+
+    const ferry = await startServer('ferry', ferryNodeArgs);
+    stops.push(() => ferry.stop());
+    const bare = await startServer('bare', []);
+    stops.push(() => bare.stop());
+
+    const results: Record<string, Record<string, { ferry: Cell; bare: Cell; ratio: number }>> = {};
+    for (const name of only) {
+      if (!endpoints[name])
+        throw new Error(`unknown endpoint ${name}; known: ${Object.keys(endpoints).join(', ')}`);
+      results[name] = {};
+      // A few requests first, so neither side is measured compiling its code or opening connections.
+      await load(ferry.origin, apiKey, endpoints[name](), 2, 0.3, graceSeconds);
+      await load(bare.origin, apiKey, endpoints[name](), 2, 0.3, graceSeconds);
+      for (const concurrency of concurrencies) {
+        const ferryCell = await load(
+          ferry.origin,
+          apiKey,
+          endpoints[name](),
+          concurrency,
+          seconds,
+          graceSeconds,
+        );
+        if (ferryCell.timeouts) await settle(ferry.origin);
+        const bareCell = await load(
+          bare.origin,
+          apiKey,
+          endpoints[name](),
+          concurrency,
+          seconds,
+          graceSeconds,
+        );
+        if (bareCell.timeouts) await settle(bare.origin);
+        const ratio = Number((ferryCell.rps / bareCell.rps).toFixed(3));
+        results[name][String(concurrency)] = { ferry: ferryCell, bare: bareCell, ratio };
+        say(
+          `${name} ×${concurrency}: ferry p50 ${ferryCell.p50} p99 ${ferryCell.p99} ms ${ferryCell.rps}/s` +
+            `${ferryCell.errors ? ` (${ferryCell.errors} errors)` : ''}${ferryCell.timeouts ? ` (${ferryCell.timeouts} timeouts)` : ''}; bare p50 ${bareCell.p50} p99 ` +
+            `${bareCell.p99} ms ${bareCell.rps}/s${bareCell.errors ? ` (${bareCell.errors} errors)` : ''}${bareCell.timeouts ? ` (${bareCell.timeouts} timeouts)` : ''}; ratio ${ratio}`,
+        );
+      }
+    }
+    await stopAll();
+    process.stdout.write(`${JSON.stringify({ rows, seconds, graceSeconds, results })}\n`);
+  } catch (error) {
+    await stopAll();
+    throw error;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
