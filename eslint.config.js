@@ -2,7 +2,18 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules', '.data', '.tools', 'dist', 'coverage', 'test/fixtures'] },
+  {
+    ignores: [
+      'node_modules',
+      '.data',
+      '.tools',
+      'dist',
+      'console/dist',
+      'coverage',
+      'test/fixtures',
+      'test-output',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -15,6 +26,26 @@ export default tseslint.config(
   {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+  },
+  {
+    // The console runs in the browser.
+    files: ['console/**'],
+    languageOptions: {
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        location: 'readonly',
+        fetch: 'readonly',
+        sessionStorage: 'readonly',
+        addEventListener: 'readonly',
+        removeEventListener: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        URLSearchParams: 'readonly',
+        HTMLElement: 'readonly',
+        HTMLTextAreaElement: 'readonly',
+      },
+    },
   },
   {
     // Tests read loosely-typed JSON responses; `any` there keeps assertions readable.

@@ -19,8 +19,15 @@ export interface Config {
   databaseUrl: string;
   temporal: { address: string; namespace: string; taskQueue: string };
   ports: { api: number; read: number; write: number; search: number; proxy: number };
+  /**
+   * Where `GET /metrics` is served, apart from the public listeners: by the api process
+   * (FERRY_METRICS_PORT) and by the worker process (FERRY_WORKER_METRICS_PORT); null is off.
+   */
+  metricsPorts: { server: number | null; worker: number | null };
   host: string;
   publicApiUrl: string;
+  /** Where browsers reach the other hosts (the console's calls); unset: the api host's hostname with their port. */
+  publicHostUrls: Partial<Record<'read' | 'write' | 'search', string>>;
   sandboxUrl: string;
   encryptionKey: Buffer;
   builderTokenSecret: Buffer;
@@ -111,6 +118,16 @@ function boolVar(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boole
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
   if (['0', 'false', 'no', 'off'].includes(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+/** A port that `0` or `off` turns off (null); unset or empty keeps the default. */
+function optionalPort(env: NodeJS.ProcessEnv, name: string, fallback: number): number | null {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === 'off' || raw === 'false') return null;
+  const port = intVar(env, name, fallback);
+  if (port > 65535)
+    throw new ConfigError(`${name} must be a port from 1 to 65535, or 0 / off, got "${env[name]}"`);
+  return port === 0 ? null : port;
 }
 
 function retrySchedule(env: NodeJS.ProcessEnv): readonly number[] {
@@ -254,8 +271,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       taskQueue: env.FERRY_TASK_QUEUE ?? 'ferry',
     },
     ports,
+    metricsPorts: {
+      server: optionalPort(env, 'FERRY_METRICS_PORT', 9464),
+      worker: optionalPort(env, 'FERRY_WORKER_METRICS_PORT', 9465),
+    },
     host: env.FERRY_HOST ?? (mode === 'production' ? '0.0.0.0' : '127.0.0.1'),
     publicApiUrl: (env.FERRY_PUBLIC_API_URL ?? `http://localhost:${ports.api}`).replace(/\/$/, ''),
+    publicHostUrls: Object.fromEntries(
+      (['read', 'write', 'search'] as const).flatMap((host) => {
+        const url = env[`FERRY_PUBLIC_${host.toUpperCase()}_URL`]?.trim();
+        return url ? [[host, url.replace(/\/$/, '')]] : [];
+      }),
+    ),
     sandboxUrl: (env.FERRY_SANDBOX_URL ?? 'http://127.0.0.1:8090').replace(/\/$/, ''),
     encryptionKey: secretKey(env, 'FERRY_ENCRYPTION_KEY', mode, dataDir, 'encryption.key'),
     builderTokenSecret: secretKey(env, 'FERRY_BUILDER_TOKEN_SECRET', mode, dataDir, 'builder-token.key'),

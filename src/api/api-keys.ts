@@ -13,6 +13,7 @@ import { ApiKeyEntity } from '../db/entities/project.js';
 import { apiKeyView, createApiKey } from '../domain/projects.js';
 import { applyUpdateMask } from '../domain/update-mask.js';
 import { isUuid } from '../core/ids.js';
+import { forgetApiKeys } from './auth.js';
 
 const ApiKeyParams = Type.Object({
   projectIdOrName: ProjectIdOrName,
@@ -80,6 +81,7 @@ export const apiKeyRoutes = [
     const apiKey = await findApiKey(em, project.id, params.apiKeyId);
     applyUpdateMask(apiKey, body.apiKey, body.updateMask, UpdateApiKeyBody.properties.apiKey, 'apiKey');
     await em.flush();
+    forgetApiKeys();
     return { status: 200, body: apiKeyView(apiKey) };
   }),
   defineRoute({
@@ -93,6 +95,7 @@ export const apiKeyRoutes = [
     responses: { 204: { description: 'Deleted' } },
   }).handle(async ({ em, project, params }) => {
     await em.remove(await findApiKey(em, project.id, params.apiKeyId)).flush();
+    forgetApiKeys();
     return { status: 204 };
   }),
 ];

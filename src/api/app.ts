@@ -16,12 +16,16 @@ import {
   problems,
   refuseUnknownMethods,
   requestId,
+  requestMetrics,
   requireJsonBody,
 } from './middleware.js';
-import { buildOpenApiDocument, referencePage } from './openapi.js';
+import { buildOpenApiDocument } from './openapi.js';
+import { mountDocs } from './docs.js';
+import type { ListenerPorts } from './listener-origins.js';
 import { ProblemError } from '../core/problem.js';
 import { toKoaPath, type AnyRoute, type HandlerContext, type HandlerResult, type Host } from './route.js';
 import { allRoutes } from './routes.js';
+import { mountConsole } from './console.js';
 import { parseStringParams, parseWith, schemaIssues } from '../core/validation.js';
 import type { Project } from '../db/entities/project.js';
 
@@ -116,8 +120,11 @@ async function readRawBody(ctx: Koa.Context, next: Koa.Next): Promise<void> {
   await next();
 }
 
-/** Builds the Koa application for one host (api, read or write) from the route declarations. */
-export function createApp(host: Host, routes: AnyRoute[] = allRoutes()): Koa {
+/**
+ * Builds the Koa application for one host (api, read, write or search) from the route declarations.
+ * `ports` are the listeners' bound ports, for the API reference's try-it (filled in once they listen).
+ */
+export function createApp(host: Host, routes: AnyRoute[] = allRoutes(), ports: ListenerPorts = {}): Koa {
   // Bearer tokens are either a builder's (issued by Ferry) or signed with a project JWT key.
   registerBearerVerifier(verifyBuilderToken);
   registerBearerVerifier(verifyProjectJwt);
@@ -126,21 +133,21 @@ export function createApp(host: Host, routes: AnyRoute[] = allRoutes()): Koa {
   const rawBodyPaths = hostRoutes
     .filter((route) => route.rawBody)
     .map((route) => new RegExp(`^${toKoaPath(route.path).replace(/\\:/g, ':').replace(/:\w+/g, '[^/]+')}$`));
-  const origins = config().corsOrigins;
+  // The console (served by the api host) calls the other hosts from the api host's public origin.
+  const origins = [...new Set([...config().corsOrigins, new URL(config().publicApiUrl).origin])];
   const router = new Router();
   for (const route of hostRoutes) mount(router, route);
   const document = buildOpenApiDocument(host, hostRoutes);
   router.get('/v1/openapi.json', (ctx) => {
     ctx.body = document;
   });
-  router.get('/v1/docs', (ctx) => {
-    ctx.type = 'text/html';
-    ctx.body = referencePage(host);
-  });
+  mountDocs(router, host, routes, ports);
   router.get('/v1/health', (ctx) => {
     ctx.body = { status: 'ok', host };
   });
+  if (host === 'api') mountConsole(router, ports);
 
+  app.use(requestMetrics(host));
   app.use(requestId);
   app.use(problems);
   app.use(accessLog);

@@ -18,16 +18,39 @@ export function registerBearerVerifier(verifier: BearerVerifier): void {
   if (!bearerVerifiers.includes(verifier)) bearerVerifiers.push(verifier);
 }
 
+/**
+ * Keys verified lately, by hash, so a busy key costs no query on every request. A key deactivated
+ * or deleted through this process is forgotten at once (`forgetApiKeys`); another process sees the
+ * change after at most `API_KEY_CACHE_MS`. Only keys that verified are kept, never the keys themselves.
+ */
+const API_KEY_CACHE_MS = 5_000;
+const API_KEY_CACHE_SIZE = 10_000;
+const verifiedKeys = new Map<string, { principal: Principal; until: number }>();
+
+/** Forgets every verified key: called when a key is deactivated or deleted. */
+export function forgetApiKeys(): void {
+  verifiedKeys.clear();
+}
+
 /** The principal of an API key (`X-Api-Key`); a 401 problem when the key is unknown or revoked. */
 export async function authenticateApiKey(key: string, em: EntityManager): Promise<Principal> {
-  const apiKey = await em.findOne(ApiKeyEntity, { keyHash: hashToken(key), active: true });
-  if (!apiKey) throw ProblemError.unauthorized('The API key is not valid.');
-  // Once a minute at most, so busy keys do not turn every request into a write.
+  const keyHash = hashToken(key);
   const now = Date.now();
+  const cached = verifiedKeys.get(keyHash);
+  if (cached && cached.until > now) return cached.principal;
+  const apiKey = await em.findOne(ApiKeyEntity, { keyHash, active: true });
+  if (!apiKey) {
+    verifiedKeys.delete(keyHash);
+    throw ProblemError.unauthorized('The API key is not valid.');
+  }
+  // Once a minute at most, so busy keys do not turn every request into a write.
   if (!apiKey.lastUsedTime || now - apiKey.lastUsedTime.getTime() > 60_000) {
     await em.nativeUpdate(ApiKeyEntity, { id: apiKey.id }, { lastUsedTime: new Date(now) });
   }
-  return { kind: 'apiKey', projectId: apiKey.projectId, apiKeyId: apiKey.id };
+  const principal: Principal = { kind: 'apiKey', projectId: apiKey.projectId, apiKeyId: apiKey.id };
+  if (verifiedKeys.size >= API_KEY_CACHE_SIZE) verifiedKeys.clear();
+  verifiedKeys.set(keyHash, { principal, until: now + API_KEY_CACHE_MS });
+  return principal;
 }
 
 async function authenticateBearer(token: string, em: EntityManager): Promise<Principal> {

@@ -10,13 +10,15 @@ import {
   GetConnectionQuery,
   ListConnectionsQuery,
   UpdateConnectionBody,
+  rotatableCredentials,
 } from '../schemas/connections.js';
-import { generateConnection } from '../domain/connections/generate.js';
+import { generateConnection, rotateConnectionCredentials } from '../domain/connections/generate.js';
 import { findConnection, listConnections } from '../domain/connections/lookups.js';
-import { isOAuth2Connection } from '../domain/connections/sealed-credentials.js';
+import { hasRenewableToken } from '../domain/connections/sealed-credentials.js';
 import { connectionView, connectionViews } from '../domain/connections/views.js';
 import { deleteConnection, updateConnection } from '../domain/connections/writes.js';
 import { refreshConnectionCredentials } from '../domain/credentials.js';
+import { assertActsForGroup, assertActsForGroupId, scopedGroupRef } from '../domain/project-access.js';
 
 /** Two requests creating one group's first connection at once: the loser is told to retry. */
 async function conflictOnRace<T>(work: () => Promise<T>): Promise<T> {
@@ -39,14 +41,16 @@ export const connectionRoutes = [
     operationId: 'listConnections',
     summary: 'List connections, optionally of one provider, group or consumer',
     tags: ['Connections'],
-    auth: ['apiKey', 'bearer'],
+    auth: ['apiKey', 'bearer', 'projectJwt'],
     params: ProjectPathParams,
     query: ListConnectionsQuery,
     responses: {
       200: { description: 'Connections, without credentials', schema: Type.Array(ConnectionSchema) },
     },
-  }).handle(async ({ em, project, query }) => {
-    const connections = await listConnections(em, project.id, query);
+  }).handle(async ({ em, project, query, principal }) => {
+    const groupRef = query.groupRef ?? scopedGroupRef(principal);
+    assertActsForGroup(principal, groupRef);
+    const connections = await listConnections(em, project.id, { ...query, groupRef });
     return { status: 200, body: await connectionViews(em, connections) };
   }),
   defineRoute({
@@ -57,7 +61,7 @@ export const connectionRoutes = [
     description:
       'Give exactly one of `apiKey`, `basicAuth`, `oauth2ClientCredentials` (a token is fetched now; the connection is saved only if it works) or `oauth2AuthorizationCode` (imported tokens, refreshed later with the project’s provider app). A group has one connection per provider: generating again replaces its credentials (200).',
     tags: ['Connections'],
-    auth: ['apiKey', 'bearer'],
+    auth: ['apiKey', 'bearer', 'projectJwt'],
     params: ProjectPathParams,
     body: GenerateConnectionBody,
     responses: {
@@ -67,7 +71,8 @@ export const connectionRoutes = [
         schema: ConnectionSchema,
       },
     },
-  }).handle(async ({ em, project, body }) => {
+  }).handle(async ({ em, project, body, principal }) => {
+    assertActsForGroup(principal, body.groupRef);
     const { connection, created } = await conflictOnRace(() => generateConnection(em, project.id, body));
     return { status: created ? 201 : 200, body: await connectionView(em, connection) };
   }),
@@ -85,7 +90,7 @@ export const connectionRoutes = [
     responses: { 200: { description: 'The connection', schema: ConnectionSchema } },
   }).handle(async ({ em, project, params, query }) => {
     let connection = await findConnection(em, project.id, params.connectionId);
-    if (query.refresh && isOAuth2Connection(connection)) {
+    if (query.refresh && hasRenewableToken(connection)) {
       connection = await refreshConnectionCredentials(connection.id, { force: query.refresh === 'force' });
     }
     return {
@@ -100,18 +105,22 @@ export const connectionRoutes = [
     method: 'PATCH',
     path: '/projects/{projectIdOrName}/connections/{connectionId}',
     operationId: 'updateConnection',
-    summary: 'Update a connection’s provider workspace or metadata',
-    description: '`updateMask` names the fields to change: providerWorkspaceRef, providerMetadata.',
+    summary: 'Update a connection’s provider workspace, metadata or credentials',
+    description:
+      '`updateMask` names the fields to change: providerWorkspaceRef, providerMetadata, or one credential (apiKey, basicAuth, oauth2ClientCredentials) of a kind the provider takes, checked as `connections:generate` checks it; new credentials set the connection back to `working`.',
     tags: ['Connections'],
-    auth: ['apiKey', 'bearer'],
+    auth: ['apiKey', 'bearer', 'projectJwt'],
     params: ConnectionParams,
     body: UpdateConnectionBody,
     responses: { 200: { description: 'The updated connection', schema: ConnectionSchema } },
-  }).handle(async ({ em, project, params, body }) => {
+  }).handle(async ({ em, project, params, body, principal }) => {
     const connection = await em.transactional(async (tx) => {
       const found = await findConnection(tx, project.id, params.connectionId);
-      await updateConnection(tx, found, body);
-      return found;
+      await assertActsForGroupId(tx, principal, found.groupId);
+      const credentials: readonly string[] = rotatableCredentials;
+      if (body.updateMask.some((path) => !credentials.includes(path)))
+        await updateConnection(tx, found, body);
+      return rotateConnectionCredentials(tx, found, body);
     });
     return { status: 200, body: await connectionView(em, connection) };
   }),
@@ -121,13 +130,15 @@ export const connectionRoutes = [
     operationId: 'deleteConnection',
     summary: 'Delete a connection that no installation uses',
     tags: ['Connections'],
-    auth: ['apiKey', 'bearer'],
+    auth: ['apiKey', 'bearer', 'projectJwt'],
     params: ConnectionParams,
     responses: { 204: { description: 'Deleted' } },
-  }).handle(async ({ em, project, params }) => {
-    await em.transactional(async (tx) =>
-      deleteConnection(tx, await findConnection(tx, project.id, params.connectionId)),
-    );
+  }).handle(async ({ em, project, params, principal }) => {
+    await em.transactional(async (tx) => {
+      const connection = await findConnection(tx, project.id, params.connectionId);
+      await assertActsForGroupId(tx, principal, connection.groupId);
+      await deleteConnection(tx, connection);
+    });
     return { status: 204 };
   }),
 ];

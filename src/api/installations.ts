@@ -1,4 +1,6 @@
 import Type from 'typebox';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Principal } from '../core/principal.js';
 import { defineRoute } from './route.js';
 import { ProjectPathParams } from '../schemas/common.js';
 import {
@@ -11,6 +13,7 @@ import {
   UpdateInstallationBody,
 } from '../schemas/installations.js';
 import { findIntegration } from '../domain/integrations.js';
+import { assertActsForGroup, assertActsForGroupId, scopedGroupRef } from '../domain/project-access.js';
 import {
   changeInstallationConfig,
   createInstallation,
@@ -23,6 +26,19 @@ import { installationPauseRoutes } from './installation-pauses.js';
 
 const tags = ['Installations'];
 
+/** A project JWT minted for one group changes only that group's installation (403 otherwise). */
+async function actsForInstallation(
+  em: EntityManager,
+  principal: Principal,
+  projectId: string,
+  installationId: string,
+  integrationId: string,
+): Promise<void> {
+  if (scopedGroupRef(principal) === undefined) return;
+  const installation = await findInstallation(em, projectId, installationId, integrationId);
+  await assertActsForGroupId(em, principal, installation.groupId);
+}
+
 export const installationRoutes = [
   defineRoute({
     method: 'POST',
@@ -32,12 +48,13 @@ export const installationRoutes = [
     description:
       'Creates the installation with its first config version and starts its workflow. Without `connectionId` the group’s connection for the integration’s provider is used. The config is validated against the revision (`config.revisionId`, latest by default). One installation per integration and group (409). 503 when Temporal is unreachable; nothing is created then.',
     tags,
-    auth: ['apiKey', 'bearer'],
+    auth: ['apiKey', 'bearer', 'projectJwt'],
     params: IntegrationInstallationsParams,
     query: CreateInstallationQuery,
     body: CreateInstallationBody,
     responses: { 201: { description: 'The new installation', schema: InstallationSchema } },
   }).handle(async ({ em, project, params, body, principal }) => {
+    assertActsForGroup(principal, body.groupRef);
     const integration = await findIntegration(em, project.id, params.integrationId);
     return { status: 201, body: await createInstallation(em, project, integration, body, principal) };
   }),
@@ -47,12 +64,14 @@ export const installationRoutes = [
     operationId: 'listProjectInstallations',
     summary: 'List the installations of a project',
     tags,
-    auth: ['apiKey', 'bearer'],
+    auth: ['apiKey', 'bearer', 'projectJwt'],
     params: ProjectPathParams,
     query: GroupRefQuery,
     responses: { 200: { description: 'Installations', schema: Type.Array(InstallationSchema) } },
-  }).handle(async ({ em, project, query }) => {
-    return { status: 200, body: await listInstallations(em, project.id, { groupRef: query.groupRef }) };
+  }).handle(async ({ em, project, query, principal }) => {
+    const groupRef = query.groupRef ?? scopedGroupRef(principal);
+    assertActsForGroup(principal, groupRef);
+    return { status: 200, body: await listInstallations(em, project.id, { groupRef }) };
   }),
   defineRoute({
     method: 'GET',
@@ -60,18 +79,17 @@ export const installationRoutes = [
     operationId: 'listInstallations',
     summary: 'List the installations of an integration',
     tags,
-    auth: ['apiKey', 'bearer'],
+    auth: ['apiKey', 'bearer', 'projectJwt'],
     params: IntegrationInstallationsParams,
     query: GroupRefQuery,
     responses: { 200: { description: 'Installations', schema: Type.Array(InstallationSchema) } },
-  }).handle(async ({ em, project, params, query }) => {
+  }).handle(async ({ em, project, params, query, principal }) => {
+    const groupRef = query.groupRef ?? scopedGroupRef(principal);
+    assertActsForGroup(principal, groupRef);
     const integration = await findIntegration(em, project.id, params.integrationId);
     return {
       status: 200,
-      body: await listInstallations(em, project.id, {
-        integrationId: integration.id,
-        groupRef: query.groupRef,
-      }),
+      body: await listInstallations(em, project.id, { integrationId: integration.id, groupRef }),
     };
   }),
   defineRoute({
@@ -80,12 +98,13 @@ export const installationRoutes = [
     operationId: 'getInstallation',
     summary: 'Get an installation',
     tags,
-    auth: ['apiKey', 'bearer'],
+    auth: ['apiKey', 'bearer', 'projectJwt'],
     params: InstallationParams,
     responses: { 200: { description: 'The installation', schema: InstallationSchema } },
-  }).handle(async ({ em, project, params }) => {
+  }).handle(async ({ em, project, params, principal }) => {
     const integration = await findIntegration(em, project.id, params.integrationId);
     const installation = await findInstallation(em, project.id, params.installationId, integration.id);
+    await assertActsForGroupId(em, principal, installation.groupId);
     return { status: 200, body: await getInstallationView(em, installation) };
   }),
   defineRoute({
@@ -96,12 +115,13 @@ export const installationRoutes = [
     description:
       '`updateMask` lists dotted paths into the installation, e.g. `config.content.read.objects.contacts.schedule` or `config.content.read.objects.contacts`; each takes the value at the same path of `installation` (absent there: removed). Updatable: `config.revisionId` and paths under `config.content` (except `provider`). The result makes a new config version, validated whole, which the running workflow applies at once (a changed schedule re-plans its timer; a subscribe change runs the provider subscription change in the background). 503 when Temporal is unreachable; nothing changes then.',
     tags,
-    auth: ['apiKey', 'bearer'],
+    auth: ['apiKey', 'bearer', 'projectJwt'],
     params: InstallationParams,
     body: UpdateInstallationBody,
     responses: { 200: { description: 'The updated installation', schema: InstallationSchema } },
   }).handle(async ({ em, project, params, body, principal }) => {
     const integration = await findIntegration(em, project.id, params.integrationId);
+    await actsForInstallation(em, principal, project.id, params.installationId, integration.id);
     const installation = body.installation as Record<string, unknown>;
     const view = await changeInstallationConfig(em, project, integration, params.installationId, principal, {
       createdBy: body.installation.config?.createdBy,
@@ -117,11 +137,12 @@ export const installationRoutes = [
     description:
       'Ends the installation’s workflow (running reads are cancelled, provider subscriptions removed), then deletes the installation, and its connection when no other installation uses it. 503 when Temporal is unreachable; nothing is deleted then.',
     tags,
-    auth: ['apiKey', 'bearer'],
+    auth: ['apiKey', 'bearer', 'projectJwt'],
     params: InstallationParams,
     responses: { 204: { description: 'Deleted' } },
-  }).handle(async ({ em, project, params }) => {
+  }).handle(async ({ em, project, params, principal }) => {
     const integration = await findIntegration(em, project.id, params.integrationId);
+    await actsForInstallation(em, principal, project.id, params.installationId, integration.id);
     await deleteInstallation(em, project, integration, params.installationId);
     return { status: 204 };
   }),

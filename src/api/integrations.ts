@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { defineRoute } from './route.js';
+import { assertActsForProject } from '../domain/project-access.js';
 import { ProjectPathParams } from '../schemas/common.js';
 import {
   BatchQuery,
@@ -35,7 +36,8 @@ export const integrationRoutes = [
     params: ProjectPathParams,
     body: CreateIntegrationBody,
     responses: { 201: { description: 'Created', schema: IntegrationSchema } },
-  }).handle(async ({ em, project, body }) => {
+  }).handle(async ({ em, project, body, principal }) => {
+    assertActsForProject(principal);
     const { integration, revision } = await em.transactional((tx) =>
       createIntegration(tx, project.id, {
         name: body.name,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { DriverException, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { logger } from '../logger.js';
+import { httpRequestDuration } from '../metrics.js';
 import { problemBody } from './problem.js';
 import { hasNul, jsonInputProblem } from '../core/input-limits.js';
 import { ProblemError } from '../core/problem.js';
@@ -70,6 +71,11 @@ export async function problems(ctx: Context, next: Next): Promise<void> {
       );
       problem = ProblemError.badRequest('A value in the request is not of the type it must be.');
     }
+    // Every database connection busy for the pool's whole wait: an overload, worth a retry later.
+    if ((thrown as Error | undefined)?.name === 'KnexTimeoutError') {
+      logger.warn({ requestId: ctx.state.requestId, path: ctx.path }, 'no database connection free in time');
+      problem = ProblemError.unavailable('The database is busy; retry shortly.', 5);
+    }
     if (!problem) {
       logger.error({ err: thrown, requestId: ctx.state.requestId, path: ctx.path }, 'unhandled error');
       problem = new ProblemError({
@@ -137,4 +143,27 @@ export async function boundedInput(ctx: Context, next: Next): Promise<void> {
   const issue = body === undefined || ctx.state.rawBodyRoute ? undefined : jsonInputProblem(body, 'body');
   if (issue) throw ProblemError.invalid([issue], 'The request body is not allowed.');
   await next();
+}
+
+/**
+ * Times every request into `ferry_http_request_duration_seconds`, labelled with the route template
+ * the router matched (`/v1/projects/:projectIdOrName/...`), never the raw path: ids and query
+ * strings would make a series per request. Runs outermost, so the status is the one sent.
+ */
+export function requestMetrics(host: string) {
+  return async function requestMetricsMiddleware(ctx: Context, next: Next): Promise<void> {
+    const end = httpRequestDuration.startTimer();
+    try {
+      await next();
+    } finally {
+      const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+      end({
+        host,
+        method: ctx.method,
+        // Koa paths escape the colon of custom methods (`connections\\:generate`); the label shows the path.
+        route: typeof matched === 'string' ? matched.replace(/\\:/g, ':') : 'unmatched',
+        status: String(ctx.status),
+      });
+    }
+  };
 }

@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { defineRoute } from './route.js';
+import { assertActsForProject } from '../domain/project-access.js';
 import { ProjectPathParams } from '../schemas/common.js';
 import {
   CreateEventTopicRouteBody,
@@ -21,7 +22,8 @@ export const notificationRouteRoutes = [
     params: ProjectPathParams,
     body: CreateEventTopicRouteBody,
     responses: { 201: { description: 'Created', schema: EventTopicRouteSchema } },
-  }).handle(async ({ em, project, body }) => {
+  }).handle(async ({ em, project, body, principal }) => {
+    assertActsForProject(principal);
     const route = await em.transactional((tx) => createEventTopicRoute(tx, project.id, body));
     return { status: 201, body: eventTopicRouteView(route) };
   }),

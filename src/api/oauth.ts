@@ -1,7 +1,8 @@
 import { ProblemError } from '../core/problem.js';
 import { randomBytes } from 'node:crypto';
 import { defineRoute, type HandlerResult } from './route.js';
-import { resolveProject } from '../domain/project-access.js';
+import { assertActsForGroupId, resolveProject, scopedGroupRef } from '../domain/project-access.js';
+import { findConnection } from '../domain/connections/lookups.js';
 import { logger } from '../logger.js';
 import { getProvider } from '../providers/catalog/index.js';
 import { ConnectionParams } from '../schemas/connections.js';
@@ -44,7 +45,9 @@ const pageHeaders = (nonce: string): Record<string, string> => ({
 
 /**
  * The page the browser lands on after the provider: it tells the window that opened the flow
- * (`postMessage({type: 'ferry:oauth', ...})`) and closes; opened directly, it shows the result.
+ * (`postMessage({type: 'ferry:oauth', ...})`, then the public React components' own message,
+ * `{eventType: 'AUTHORIZATION_SUCCEEDED', data: {connection}}` or `AUTHORIZATION_FAILED`) and
+ * closes; opened directly, it shows the result.
  */
 export function callbackPage(result: CallbackResult, httpStatus: 200 | 400 | 500): CallbackAnswer {
   const providerName = result.provider
@@ -56,6 +59,11 @@ export function callbackPage(result: CallbackResult, httpStatus: 200 | 400 | 500
   const payload = success
     ? { type: 'ferry:oauth', status: 'success', connectionId: result.connectionId, provider: result.provider }
     : { type: 'ferry:oauth', status: 'failure', error: result.error, provider: result.provider };
+  // What the public React components (`@amp-labs/react`) wait for; they check that the message comes
+  // from the origin of their API base URL, which is this page's.
+  const componentsPayload = success
+    ? { eventType: 'AUTHORIZATION_SUCCEEDED', data: { connection: result.connection } }
+    : { eventType: 'AUTHORIZATION_FAILED', data: { error: result.error }, message: result.error };
   const nonce = randomBytes(16).toString('base64');
   const body = `<!doctype html>
 <html lang="en">
@@ -78,8 +86,12 @@ export function callbackPage(result: CallbackResult, httpStatus: 200 | 400 | 500
 <script nonce="${nonce}">
   (function () {
     var result = ${scriptJson(payload)};
+    var components = ${scriptJson(componentsPayload)};
     if (window.opener && window.opener !== window) {
-      try { window.opener.postMessage(result, '*'); } finally { window.close(); }
+      try {
+        window.opener.postMessage(result, '*');
+        window.opener.postMessage(components, '*');
+      } finally { window.close(); }
     }
   })();
 </script>
@@ -141,7 +153,11 @@ export const oauthRoutes = [
     responses: {
       200: { description: 'The authorization URL, as a JSON string', schema: AuthorizationUrlSchema },
     },
-  }).handle(async ({ em, project, params }) => {
+  }).handle(async ({ em, project, params, principal }) => {
+    if (scopedGroupRef(principal) !== undefined) {
+      const connection = await findConnection(em, project.id, params.connectionId);
+      await assertActsForGroupId(em, principal, connection.groupId);
+    }
     return { status: 200, body: await startOAuthUpdate(em, project, params.connectionId) };
   }),
   defineRoute({

@@ -1,4 +1,5 @@
 import { defineRoute } from './route.js';
+import { assertActsForGroup } from '../domain/project-access.js';
 import { ProblemError } from '../core/problem.js';
 import { ProblemSchema } from '../schemas/common.js';
 import {
@@ -117,9 +118,10 @@ export const objectMetadataRoutes = [
       200: { description: 'What happened to each field', schema: UpsertObjectMetadataResponse },
       ...errors,
     },
-  }).handle(async ({ em, project, params, query, body }) => {
+  }).handle(async ({ em, project, params, query, body, principal }) => {
     const provider = requireProvider(params.provider);
     const groupRef = upsertGroupRef(body, query);
+    assertActsForGroup(principal, groupRef);
     const fields = resolveFields(
       await providerIntegrationContents(em, project.id, provider),
       body.fields as Record<string, CustomFieldDefinition[]>,

@@ -1,11 +1,48 @@
 import type { TSchema } from 'typebox';
 import { ProblemSchema } from '../schemas/common.js';
-import type { Host, AnyRoute } from './route.js';
+import { NotificationMessageSchema, ResultMessageSchema } from '../schemas/messages.js';
+import type { AnyRoute, AuthScheme, Host } from './route.js';
 
+/**
+ * The two bearer kinds are separate schemes: both travel as `Authorization: Bearer`, but a builder
+ * token is issued by Ferry to a person, while a project JWT is signed by the builder's backend with
+ * one of the project's JWT keys and is accepted on fewer endpoints.
+ */
 const securitySchemes = {
-  apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
-  bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+  apiKey: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Api-Key',
+    description: 'An API key of the project (`npm start` prints one for its default project).',
+  },
+  builderToken: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'A builder token: issued by Ferry to a builder (person), valid for the orgs they belong to.',
+  },
+  projectJwt: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description:
+      'A project JWT: signed by your backend with a project JWT key (`/projects/{project}/jwt-keys`), scoped to one project and, optionally, one group.',
+  },
 };
+
+const securitySchemeOf: Record<Exclude<AuthScheme, 'none'>, keyof typeof securitySchemes> = {
+  apiKey: 'apiKey',
+  bearer: 'builderToken',
+  projectJwt: 'projectJwt',
+};
+
+/** What an operation accepts: any one of its schemes (OpenAPI ORs the entries of `security`). */
+function securityOf(auth: AuthScheme[]): Record<string, string[]>[] {
+  if (auth.includes('none')) return [];
+  return [...new Set(auth.map((scheme) => securitySchemeOf[scheme as Exclude<AuthScheme, 'none'>]))].map(
+    (scheme) => ({ [scheme]: [] }),
+  );
+}
 
 function parameters(schema: TSchema | undefined, location: 'path' | 'query'): unknown[] {
   const object = schema as { properties?: Record<string, TSchema>; required?: string[] } | undefined;
@@ -47,8 +84,71 @@ function linksOf(route: AnyRoute, routes: AnyRoute[]): Record<string, unknown> |
   return Object.keys(links).length ? links : undefined;
 }
 
-/** The OpenAPI 3.1 document of one host, derived from the same route declarations that serve it. */
-export function buildOpenApiDocument(host: Host, routes: AnyRoute[]): Record<string, unknown> {
+export interface OpenApiServer {
+  url: string;
+  description?: string;
+  variables?: Record<string, { default: string; description?: string }>;
+}
+
+const signatureHeaders = [
+  ['webhook-id', 'The message id; the same on every attempt of one message, to deduplicate by.'],
+  ['webhook-timestamp', 'Seconds since the epoch when the attempt was signed.'],
+  [
+    'webhook-signature',
+    '`v1,<base64 HMAC-SHA256 of "id.timestamp.body">` with the destination’s secret (Standard Webhooks; absent when the destination has no secret).',
+  ],
+  ['svix-id', 'The same as `webhook-id` (Svix names).'],
+  ['svix-timestamp', 'The same as `webhook-timestamp`.'],
+  ['svix-signature', 'The same as `webhook-signature`.'],
+].map(([name, description]) => ({
+  name,
+  in: 'header',
+  required: false,
+  description,
+  schema: { type: 'string' },
+}));
+
+const webhook = (summary: string, description: string, schema: TSchema) => ({
+  post: {
+    summary,
+    description,
+    tags: ['Webhook messages'],
+    parameters: signatureHeaders,
+    requestBody: { required: true, content: { 'application/json': { schema } } },
+    responses: {
+      '2XX': { description: 'Accepted; any other answer (or none within the delivery timeout) is retried.' },
+    },
+  },
+});
+
+/** What Ferry sends to webhook destinations (OpenAPI 3.1 `webhooks`), listed with the api host's operations. */
+const webhooks = {
+  records: webhook(
+    'Records of a read, change events of a subscription, or schema changes',
+    'Sent to the destination an installation’s read, subscribe or watchSchema config names. `action` tells which; records of one page are split into messages under 300 KB.',
+    ResultMessageSchema,
+  ),
+  notification: webhook(
+    'A notification event',
+    'Sent to the destinations of the topics an event type is routed to (`notification-event-topic-routes`, `topic-destination-routes`).',
+    NotificationMessageSchema,
+  ),
+};
+
+const problemResponse = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: ProblemSchema } },
+});
+
+/**
+ * The OpenAPI 3.1 document of one host, derived from the same route declarations that serve it.
+ * `servers` defaults to the host that serves the document; the reference page names each listener.
+ */
+export function buildOpenApiDocument(
+  host: Host,
+  routes: AnyRoute[],
+  servers: OpenApiServer[] = [{ url: '/' }],
+): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const operation = {
@@ -57,13 +157,7 @@ export function buildOpenApiDocument(host: Host, routes: AnyRoute[]): Record<str
       ...(route.description && { description: route.description }),
       tags: route.tags,
       ...(route.deprecated && { deprecated: true }),
-      security: route.auth.includes('none')
-        ? []
-        : [...new Set(route.auth.map((scheme) => (scheme === 'projectJwt' ? 'bearer' : scheme)))].map(
-            (scheme) => ({
-              [scheme]: [],
-            }),
-          ),
+      security: securityOf(route.auth),
       parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')],
       ...(route.body && {
         requestBody: { required: true, content: { 'application/json': { schema: route.body } } },
@@ -87,10 +181,7 @@ export function buildOpenApiDocument(host: Host, routes: AnyRoute[]): Record<str
             },
           ]),
         ),
-        default: {
-          description: 'A problem',
-          content: { 'application/problem+json': { schema: ProblemSchema } },
-        },
+        default: problemResponse('A problem'),
       },
     };
     paths[`/v1${route.path}`] ??= {};
@@ -103,35 +194,9 @@ export function buildOpenApiDocument(host: Host, routes: AnyRoute[]): Record<str
       version: '1.0.0',
       description: 'Ferry moves records between SaaS providers and your systems, durably.',
     },
-    servers: [{ url: '/' }],
+    servers,
     components: { securitySchemes },
     paths,
+    ...(host === 'api' && { webhooks }),
   };
-}
-
-/** A self-contained reference page (no CDN), rendered in the browser from `/v1/openapi.json`. */
-export function referencePage(host: Host): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Ferry ${host} API reference</title>
-<style>
-body{font:15px/1.5 system-ui,sans-serif;max-width:960px;margin:2rem auto;padding:0 1rem;color:#1d2330}
-h1{font-size:1.6rem}h2{font-size:1.1rem;margin-top:2rem;border-bottom:1px solid #ddd}
-.op{margin:.5rem 0;border:1px solid #e3e6ec;border-radius:6px}
-.op summary{cursor:pointer;padding:.4rem .6rem;font-family:ui-monospace,monospace}
-.m{display:inline-block;min-width:4.5rem;font-weight:700}.GET{color:#0a7}.POST{color:#06c}.PUT{color:#a60}.PATCH{color:#a0a}.DELETE{color:#c22}
-pre{background:#f6f8fa;padding:.6rem;overflow:auto;font-size:12px;margin:0 .6rem .6rem}
-</style></head>
-<body><h1>Ferry ${host} API</h1><p>Machine-readable: <a href="/v1/openapi.json">/v1/openapi.json</a></p><div id="ops">Loading…</div>
-<script>
-fetch('/v1/openapi.json').then(r=>r.json()).then(doc=>{
-  const byTag={};
-  for(const [path,item] of Object.entries(doc.paths)) for(const [method,op] of Object.entries(item)){
-    (byTag[op.tags?.[0]||'other'] ||= []).push({path,method:method.toUpperCase(),op});
-  }
-  const esc=s=>String(s).replace(/[&<>]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;'}[c]));
-  document.getElementById('ops').innerHTML=Object.entries(byTag).map(([tag,ops])=>'<h2>'+esc(tag)+'</h2>'+ops.map(({path,method,op})=>
-    '<details class="op"><summary><span class="m '+method+'">'+method+'</span>'+esc(path)+' — '+esc(op.summary||'')+'</summary>'+
-    '<pre>'+esc(JSON.stringify({security:op.security,parameters:op.parameters,requestBody:op.requestBody,responses:op.responses},null,2))+'</pre></details>').join('')).join('');
-});
-</script></body></html>`;
 }

@@ -58,7 +58,8 @@ export const projectRoutes = [
     operationId: 'getProject',
     summary: 'Get a project',
     tags: ['Projects'],
-    auth: ['apiKey', 'bearer'],
+    // The public React components read the project (its appName) with the browser's token.
+    auth: ['apiKey', 'bearer', 'projectJwt'],
     params: ProjectPathParams,
     responses: { 200: { description: 'The project', schema: ProjectSchema } },
   }).handle(async ({ project }) => {

@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { defineRoute } from './route.js';
+import { assertActsForProject } from '../domain/project-access.js';
 import { ProjectPathParams } from '../schemas/common.js';
 import {
   CreateProviderAppBody,
@@ -39,7 +40,8 @@ export const providerAppRoutes = [
     operationId: 'listProviderApps',
     summary: 'List provider apps, oldest first',
     tags: ['Provider apps'],
-    auth: ['apiKey', 'bearer'],
+    // Read by the public React components with the browser's token; client secrets are never shown.
+    auth: ['apiKey', 'bearer', 'projectJwt'],
     params: ProjectPathParams,
     responses: { 200: { description: 'Provider apps', schema: Type.Array(ProviderAppSchema) } },
   }).handle(async ({ em, project }) => {
@@ -72,7 +74,8 @@ export const providerAppRoutes = [
     params: ProviderAppParams,
     body: UpdateProviderAppBody,
     responses: { 200: { description: 'The updated provider app', schema: ProviderAppSchema } },
-  }).handle(async ({ em, project, params, body }) => {
+  }).handle(async ({ em, project, params, body, principal }) => {
+    assertActsForProject(principal);
     const app = await em.transactional(async (tx) => {
       const found = await findProviderApp(tx, project.id, params.providerAppId);
       updateProviderApp(found, body);

@@ -22,6 +22,7 @@ import { hydrateRoutes } from './hydrate.js';
 import { writeRoutes } from './write.js';
 import { searchRoutes } from './search.js';
 import { providerWebhookRoutes } from './provider-webhooks.js';
+import { consoleViewRoutes } from './console-views.js';
 
 /** Every endpoint of every host. Add a resource's routes here. */
 export function allRoutes(): AnyRoute[] {
@@ -50,5 +51,6 @@ export function allRoutes(): AnyRoute[] {
     ...writeRoutes,
     ...searchRoutes,
     ...providerWebhookRoutes,
+    ...consoleViewRoutes,
   ];
 }

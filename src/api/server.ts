@@ -3,6 +3,8 @@ import type { Duplex } from 'node:stream';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
 import { createApp } from './app.js';
+import type { ListenerPorts } from './listener-origins.js';
+import { allRoutes } from './routes.js';
 import { proxyHandler } from './proxy/forward.js';
 import type { Host } from './route.js';
 
@@ -44,10 +46,12 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
   );
 }
 
-function listen(listener: Listener, port: number, bind: string): Promise<Server> {
+function listen(listener: Listener, port: number, bind: string, bound: ListenerPorts): Promise<Server> {
   return new Promise((resolve, reject) => {
     const handler: RequestListener =
-      listener === 'proxy' ? proxyHandler : (createApp(listener).callback() as RequestListener);
+      listener === 'proxy'
+        ? proxyHandler
+        : (createApp(listener, allRoutes(), bound).callback() as RequestListener);
     const server = createServer(
       { maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: config().requestTimeoutMs },
       handler,
@@ -62,11 +66,14 @@ function listen(listener: Listener, port: number, bind: string): Promise<Server>
 /** Starts the api, read, write, search and proxy listeners (port 0 picks a free port, for tests). */
 export async function startServers(ports = config().ports, bind = config().host): Promise<RunningServers> {
   const hosts: Listener[] = ['api', 'read', 'write', 'search', 'proxy'];
-  const servers = await Promise.all(hosts.map((host) => listen(host, ports[host], bind)));
+  // Each app's API reference sends try-it requests to the other listeners, at the ports they bound.
+  const bound: ListenerPorts = {};
+  const servers = await Promise.all(hosts.map((host) => listen(host, ports[host], bind, bound)));
   const urls = Object.fromEntries(
     hosts.map((host, index) => {
       const address = servers[index].address();
       const port = typeof address === 'object' && address ? address.port : ports[host];
+      bound[host] = port;
       const origin = `http://${bind === '0.0.0.0' ? 'localhost' : bind}:${port}`;
       return [host, host === 'proxy' ? origin : `${origin}/v1`];
     }),

@@ -41,6 +41,10 @@ const commands: Record<string, { summary: string; run: (args: string[]) => Promi
     summary: 'Benchmark installation workflows: [--count 1000] [--idle-seconds 60]',
     run: async (a) => (await import('../../bench/installations.js')).benchInstallations(a),
   },
+  'bench api': {
+    summary: 'Benchmark list and get endpoints against a bare Koa + pg handler: [--rows 10000] [--seconds 3]',
+    run: async (a) => (await import('../../bench/api.js')).benchApi(a),
+  },
   'bench read': {
     summary: 'Benchmark a backfill through Ferry against a plain loop: [--records 200000] [--page-size 500]',
     run: async (a) => (await import('../../bench/read.js')).benchRead(a),

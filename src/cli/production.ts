@@ -7,6 +7,7 @@ import { closeTemporalClient } from '../temporal/client.js';
 import { startOutboxRelay } from '../notifications/outbox-relay.js';
 import { startRepairLoop } from './repair-loop.js';
 import { startRetentionInBackground } from './retention.js';
+import { startMetricsServer } from '../metrics.js';
 
 /** Stops cleanly on SIGINT/SIGTERM: listeners close, in-flight work finishes, connections drop. */
 export function onShutdown(stop: () => Promise<void>): void {
@@ -30,7 +31,11 @@ export async function migrateCommand(): Promise<void> {
 
 export async function server(): Promise<void> {
   const servers = await startServers();
+  // Prometheus scrapes `/metrics` here, off the public listeners (FERRY_METRICS_PORT; 0 turns it off).
+  const metrics = await startMetricsServer(config().metricsPorts.server, config().host);
+  if (metrics) logger.info({ url: metrics.url }, 'metrics listening');
   onShutdown(async () => {
+    await metrics?.close();
     await servers.close();
     await closeTemporalClient();
     await closeOrm();
@@ -40,6 +45,9 @@ export async function server(): Promise<void> {
 export async function worker(): Promise<void> {
   config(); // a bad setting stops the worker here, with its message, before anything starts
   const running = await createWorker();
+  // Reads, writes and deliveries run here: the worker serves its own `/metrics` (FERRY_WORKER_METRICS_PORT).
+  const metrics = await startMetricsServer(config().metricsPorts.worker, config().host);
+  if (metrics) logger.info({ url: metrics.url }, 'metrics listening');
   const relay = startOutboxRelay();
   const run = running.run();
   // Repairs drift between PostgreSQL and Temporal from now on, crashes included, without a restart.
@@ -47,6 +55,7 @@ export async function worker(): Promise<void> {
   onShutdown(async () => {
     await repair.stop();
     await relay.stop();
+    await metrics?.close();
     // The SDK drains the worker on SIGINT/SIGTERM by itself; a second shutdown would throw.
     if (running.getState() === 'RUNNING') running.shutdown();
   });

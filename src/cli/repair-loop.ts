@@ -1,26 +1,49 @@
 import { config } from '../config.js';
 import { logger } from '../logger.js';
+import { repairPasses, repairedItems } from '../metrics.js';
 import { reconcileInstallations } from '../domain/installations/reconcile.js';
+import { repairUnfinishedChanges } from '../domain/marked-changes.js';
 import { sweepStuckOperations } from '../domain/stuck-operations.js';
 
 export interface RepairLoop {
   stop(): Promise<void>;
 }
 
-/**
- * Runs in every worker, from its start and then every `FERRY_REPAIR_INTERVAL_SECONDS`: makes
- * Temporal match PostgreSQL again after any crash (reconcile) and ends or resumes operations that
- * lost their run, so nothing waits for a restart. Passes never overlap; a failed pass is logged and
- * the next one tries again.
- */
-export function startRepairLoop(options: { intervalMs?: number } = {}): RepairLoop {
-  const intervalMs = options.intervalMs ?? config().repair.intervalMs;
+/** A pass run now and then again `intervalMs` after each one ends, so passes never overlap. */
+function every(intervalMs: number, pass: () => Promise<void>): RepairLoop {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
-  let pass: Promise<void> = Promise.resolve();
+  let running: Promise<void> = Promise.resolve();
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = pass().finally(schedule);
+    }, intervalMs);
+    timer.unref();
+  };
+  running = pass().finally(schedule);
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
 
+/**
+ * Runs in every worker so nothing waits for a restart:
+ * - every second, repairs what a change spanning PostgreSQL and Temporal left behind when its
+ *   process died midway (its repair mark is left unlocked): the installation and operation it was
+ *   changing are brought back in step within seconds;
+ * - from the start and every `FERRY_REPAIR_INTERVAL_SECONDS`, the full pass: makes Temporal match
+ *   PostgreSQL for every installation (reconcile) and ends or resumes operations that lost their
+ *   run, whatever the cause (a run terminated from the Temporal UI, a server that lost its data).
+ * A failed pass is logged and the next one tries again.
+ */
+export function startRepairLoop(options: { intervalMs?: number; marksIntervalMs?: number } = {}): RepairLoop {
   let first = true;
-  const runPass = async () => {
+  const full = every(options.intervalMs ?? config().repair.intervalMs, async () => {
     try {
       const reconciled = await reconcileInstallations();
       const swept = await sweepStuckOperations({ staleAfterMs: config().repair.stuckAfterMs });
@@ -30,24 +53,31 @@ export function startRepairLoop(options: { intervalMs?: number } = {}): RepairLo
       const level = first || repaired || reconciled.failed ? 'info' : 'debug';
       first = false;
       logger[level]({ reconciled, swept }, 'repair pass');
+      repairPasses.inc({ outcome: repaired ? 'repaired' : 'clean' });
+      const items = {
+        started: reconciled.started,
+        config_resent: reconciled.configResent,
+        orphans_ended: reconciled.orphansEnded,
+        resumed: swept.resumed,
+        ended: swept.ended,
+        failed: reconciled.failed,
+      };
+      for (const [action, count] of Object.entries(items)) if (count) repairedItems.inc({ action }, count);
     } catch (error) {
+      repairPasses.inc({ outcome: 'failed' });
       logger.error({ err: error }, 'repair pass failed');
     }
-  };
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      pass = runPass().finally(schedule);
-    }, intervalMs);
-    timer.unref();
-  };
-  pass = runPass().finally(schedule);
-
+  });
+  const marks = every(options.marksIntervalMs ?? 1000, async () => {
+    try {
+      await repairUnfinishedChanges();
+    } catch (error) {
+      logger.error({ err: error }, 'repair of unfinished changes failed');
+    }
+  });
   return {
     async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await pass;
+      await Promise.all([full.stop(), marks.stop()]);
     },
   };
 }

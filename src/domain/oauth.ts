@@ -18,7 +18,7 @@ import {
   TokenEndpointError,
   type TokenResponse,
 } from '../providers/oauth-client.js';
-import type { ProviderMetadata } from '../schemas/connections.js';
+import type { ConnectionView, ProviderMetadata } from '../schemas/connections.js';
 import type { OAuthConnectInput } from '../schemas/oauth.js';
 import { findConnection } from './connections/lookups.js';
 import {
@@ -29,6 +29,7 @@ import {
 } from './connections/provider-metadata.js';
 import { authSchemes } from './connections/sealed-credentials.js';
 import { tokenFacts } from './connections/token-facts.js';
+import { connectionView } from './connections/views.js';
 import { saveConnection } from './connections/writes.js';
 import { ensureConsumer, ensureGroup } from './groups.js';
 import {
@@ -263,7 +264,15 @@ export async function startOAuthUpdate(
 }
 
 export type CallbackResult =
-  | { status: 'success'; connectionId: string; created: boolean; provider: string; redirectUrl?: string }
+  | {
+      status: 'success';
+      connectionId: string;
+      /** The saved connection as the API shows it (no credentials), for the opener window. */
+      connection: ConnectionView;
+      created: boolean;
+      provider: string;
+      redirectUrl?: string;
+    }
   | { status: 'failure'; error: string; provider?: string; redirectUrl?: string };
 
 /** Marks the state used; only the first caller gets the row, every later one gets a reason. */
@@ -402,6 +411,7 @@ export async function completeOAuthCallback(
     return {
       status: 'success',
       connectionId: connection.id,
+      connection: await connectionView(em, connection),
       created,
       provider: provider.name,
       redirectUrl: row.redirectUrl ?? undefined,

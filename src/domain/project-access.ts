@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { isUuid } from '../core/ids.js';
 import type { Principal } from '../core/principal.js';
 import { ProblemError } from '../core/problem.js';
+import { GroupEntity } from '../db/entities/connection.js';
 import { OrgMembershipEntity } from '../db/entities/org.js';
 import { ProjectEntity, type Project } from '../db/entities/project.js';
 
@@ -43,4 +44,45 @@ export async function resolveProject(
     throw ProblemError.notFound(`Project "${idOrName}" was not found.`);
   }
   return project;
+}
+
+/**
+ * The group a project JWT was minted for (its `groupRef` claim): such a token, handed to a browser,
+ * acts for that one group. Undefined for every other caller, which acts for the whole project.
+ */
+export function scopedGroupRef(principal: Principal): string | undefined {
+  return principal.kind === 'projectJwt' ? principal.groupRef : undefined;
+}
+
+/** 403 when the caller is a project JWT minted for another group than `groupRef`. */
+export function assertActsForGroup(principal: Principal, groupRef: string | undefined): void {
+  const scoped = scopedGroupRef(principal);
+  if (scoped === undefined || scoped === groupRef) return;
+  throw new ProblemError({
+    status: 403,
+    detail: groupRef
+      ? `This token acts for group "${scoped}", not "${groupRef}".`
+      : `This token acts for group "${scoped}" only; name it (groupRef).`,
+  });
+}
+
+/** The same check for a resource that belongs to a group by id (an installation, a connection). */
+export async function assertActsForGroupId(
+  em: EntityManager,
+  principal: Principal,
+  groupId: string,
+): Promise<void> {
+  if (scopedGroupRef(principal) === undefined) return;
+  const group = await em.findOne(GroupEntity, { id: groupId }, { fields: ['groupRef'] });
+  assertActsForGroup(principal, group?.groupRef ?? '');
+}
+
+/** 403 for a project JWT minted for one group: what changes the whole project is not the group's. */
+export function assertActsForProject(principal: Principal): void {
+  const scoped = scopedGroupRef(principal);
+  if (scoped === undefined) return;
+  throw new ProblemError({
+    status: 403,
+    detail: `This token acts for group "${scoped}" only; changing the project needs an API key or a project JWT without a groupRef claim.`,
+  });
 }

@@ -75,6 +75,16 @@ export async function sweepStuckOperations(options: SweepOptions = {}): Promise<
   return result;
 }
 
+/**
+ * Judges one operation now, however recently it was touched: for callers that know its run is
+ * gone (a repair mark whose request died). Says what it did, or nothing when it is fine or done.
+ */
+export async function settleOperation(operationId: string): Promise<'resumed' | 'ended' | undefined> {
+  const operation = await (await newEntityManager()).findOne(OperationEntity, { id: operationId });
+  if (operation?.status !== 'in_progress') return undefined;
+  return settle(operation);
+}
+
 async function settle(operation: Operation): Promise<'resumed' | 'ended' | undefined> {
   if (operation.actionType === 'write' && operation.metadata.mode !== 'asynchronous') {
     // A synchronous write runs in the API process that answered it, touching the operation after

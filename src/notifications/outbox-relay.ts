@@ -2,7 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
-import { transaction } from '../db/orm.js';
+import { em as newEntityManager, transaction } from '../db/orm.js';
+import { measureOutboxLagWith } from '../metrics.js';
 import { NotificationEventEntity } from '../db/entities/event.js';
 import { startNotificationDelivery } from '../temporal/gateway.js';
 import { eventIdentity } from './message.js';
@@ -139,7 +140,18 @@ class EventListener {
   }
 }
 
+/** Seconds since the oldest unrouted event was raised, 0 when none waits (the `events_unrouted` index answers it). */
+export async function outboxLagSeconds(): Promise<number> {
+  const em = await newEntityManager();
+  const [row] = await em.execute<{ lag: number | string | null }[]>(
+    'select extract(epoch from now() - min(create_time)) as lag from events where routed_time is null',
+  );
+  return Math.max(0, Number(row?.lag ?? 0));
+}
+
 export function startOutboxRelay(options: OutboxRelayOptions = {}): OutboxRelay {
+  // The process that relays reports how far behind the relays are (ferry_outbox_lag_seconds).
+  measureOutboxLagWith(outboxLagSeconds);
   const intervalMs = options.intervalMs ?? 500;
   const batchSize = options.batchSize ?? 100;
   let stopped = false;

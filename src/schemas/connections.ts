@@ -70,7 +70,8 @@ export const ConnectionSchema = Type.Object({
   providerWorkspaceRef: Type.Optional(Type.String()),
   providerConsumerRef: Type.Optional(Type.String()),
   authScheme: Type.String({
-    description: '`oauth2/authorizationCode`, `oauth2/clientCredentials`, `apiKey` or `basic`.',
+    description:
+      '`oauth2/authorizationCode`, `oauth2/clientCredentials`, `oauth2/password`, `apiKey`, `basic`, `jwt`, `custom` or `none`.',
   }),
   status: Type.String({
     description:
@@ -97,12 +98,44 @@ export const ConnectionSchema = Type.Object({
       scopes: Type.Array(Type.String()),
     }),
   ),
+  oauth2Password: Type.Optional(
+    Type.Object(
+      {
+        username: Type.Optional(Type.String()),
+        password: Type.Optional(Type.String()),
+        clientId: Type.Optional(Type.String()),
+        accessToken: Type.Optional(TokenSchema),
+        scopes: Type.Array(Type.String()),
+      },
+      { description: 'Only `scopes` unless `includeCreds=true`; the client secret is never returned.' },
+    ),
+  ),
   apiKey: Type.Optional(Type.String({ description: 'Only with `includeCreds=true`.' })),
   basicAuth: Type.Optional(
     Type.Object(
       { username: Type.String(), password: Type.String() },
       { description: 'Only with `includeCreds=true`.' },
     ),
+  ),
+  jwt: Type.Optional(
+    Type.Object(
+      {
+        issuer: Type.Optional(Type.String()),
+        subject: Type.Optional(Type.String()),
+        keyId: Type.Optional(Type.String()),
+        accessToken: Type.Optional(TokenSchema),
+        scopes: Type.Array(Type.String()),
+      },
+      {
+        description:
+          'A JWT bearer connection: only `scopes` unless `includeCreds=true` (issuer, subject, key id, access token). The private key is never returned.',
+      },
+    ),
+  ),
+  customAuth: Type.Optional(
+    Type.Record(Type.String(), Type.String(), {
+      description: 'The values of the provider’s `customOpts.inputs`; only with `includeCreds=true`.',
+    }),
   ),
   providerMetadata: Type.Record(Type.String(), StoredMetadataEntry),
   createTime: DateTime,
@@ -134,21 +167,6 @@ export const GetConnectionQuery = Type.Object({
     }),
   ),
 });
-
-export const UpdateConnectionBody = Type.Object(
-  {
-    updateMask: UpdateMask,
-    connection: Type.Object(
-      {
-        providerWorkspaceRef: Type.Optional(ProviderWorkspaceRef),
-        providerMetadata: Type.Optional(ProviderMetadataInput),
-      },
-      { additionalProperties: false },
-    ),
-  },
-  { additionalProperties: false },
-);
-export type UpdateConnectionInput = Static<typeof UpdateConnectionBody>;
 
 const TokenInput = Type.Union([
   Type.String({ minLength: 1, maxLength: 8000 }),
@@ -197,10 +215,87 @@ export const GenerateConnectionBody = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    oauth2Password: Type.Optional(
+      Type.Object(
+        {
+          username: Type.String({ minLength: 1, maxLength: 1000 }),
+          password: Type.String({ minLength: 1, maxLength: 8000 }),
+          clientId: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+          clientSecret: Type.Optional(Type.String({ maxLength: 4000 })),
+          scopes: Type.Optional(Scopes),
+        },
+        {
+          additionalProperties: false,
+          description:
+            'For providers on the OAuth 2.0 password grant (SugarCRM): the user’s own login; a token is fetched now. Without clientId, the provider’s public client is used.',
+        },
+      ),
+    ),
+    jwt: Type.Optional(
+      Type.Object(
+        {
+          privateKey: Type.String({
+            minLength: 1,
+            description:
+              'PEM RSA private key (PKCS#8 or PKCS#1, unencrypted), e.g. `private_key` of a Google service-account key file. Stored encrypted, never returned.',
+          }),
+          issuer: Type.String({
+            minLength: 1,
+            maxLength: 1000,
+            description:
+              'The `iss` claim: service-account e-mail (Google), consumer key (Salesforce), integration key (DocuSign).',
+          }),
+          subject: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 1000,
+              description: 'The `sub` claim: the user the service acts as, where the provider needs one.',
+            }),
+          ),
+          keyId: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 200,
+              description: 'The `kid` header (Google `private_key_id`).',
+            }),
+          ),
+          scopes: Type.Optional(Scopes),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    customAuth: Type.Optional(
+      Type.Record(Type.String({ minLength: 1, maxLength: 100 }), Type.String({ maxLength: 8000 }), {
+        description:
+          'For `custom` providers: a value for each of the provider’s `customOpts.inputs`, by name.',
+      }),
+    ),
   },
   {
     additionalProperties: false,
-    description: 'Exactly one of apiKey, basicAuth, oauth2ClientCredentials, oauth2AuthorizationCode.',
+    description:
+      'Exactly one of apiKey, basicAuth, oauth2ClientCredentials, oauth2AuthorizationCode, oauth2Password, jwt, customAuth; none for a provider whose authType is `none`.',
   },
 );
 export type GenerateConnectionInput = Static<typeof GenerateConnectionBody>;
+
+/** Credentials a PATCH may rotate (the public React components' "Update connection"). */
+export const rotatableCredentials = ['apiKey', 'basicAuth', 'oauth2ClientCredentials'] as const;
+
+export const UpdateConnectionBody = Type.Object(
+  {
+    updateMask: UpdateMask,
+    connection: Type.Object(
+      {
+        providerWorkspaceRef: Type.Optional(ProviderWorkspaceRef),
+        providerMetadata: Type.Optional(ProviderMetadataInput),
+        apiKey: GenerateConnectionBody.properties.apiKey,
+        basicAuth: GenerateConnectionBody.properties.basicAuth,
+        oauth2ClientCredentials: GenerateConnectionBody.properties.oauth2ClientCredentials,
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type UpdateConnectionInput = Static<typeof UpdateConnectionBody>;

@@ -12,7 +12,9 @@ import { ValueTypeSchema } from './object-metadata.js';
  * first page) is left out. Placeholders: `object` (the object's provider name), `vars.<name>` (the
  * object's `vars`), `connection.<name>` (the connection's metadata, as in URL templates), `since`, `until`, `window` (the joined window clauses), `pageSize`, `cursor`,
  * `offset`, `page`, `lastId`, `fields`, `includeDeleted`, `parent` (read; a record a hook reads within); `id`, `record`, `associations`, `idempotencyKey` (write); formats `iso` (default for
- * times), `isoSeconds`, `unixSeconds`, `unixSecondsUp` (rounded up), `unixSecondsBelow` (the last whole second before), `unixMs`, `date`, `json`, `join:<separator>` (lists, default `,`).
+ * times), `isoSeconds`, `isoSecondsBelow` (the last whole second before, as `isoSeconds`), `unixSeconds`, `unixSecondsUp` (rounded up), `unixSecondsBelow` (the last whole second before), `unixMs`, `date`, `json`, `join:<separator>` (lists, default `,`), `shift:<seconds>` (a time moved by
+ * that many seconds, before the format that writes it: `{{since|shift:-172800|unixSeconds}}`, for
+ * providers that filter by whole days).
  * A body member named `...` spreads its object value into the object holding it (`{"id": "{{id}}", "...": "{{record}}"}`).
  */
 
@@ -31,8 +33,11 @@ export type TimeFormat = Static<typeof TimeFormatSchema>;
 export const DeclaredRequestSchema = Type.Object(
   {
     method: Type.Enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']),
-    /** Relative to the provider's base URL, e.g. `/crm/v3/objects/{{object}}`. */
-    path: Type.String({ minLength: 1 }),
+    /**
+     * Relative to the provider's base URL, e.g. `/crm/v3/objects/{{object}}`; `""` is the base URL
+     * itself (a GraphQL endpoint that is the catalog's base URL, Linear's `/graphql`).
+     */
+    path: Type.String(),
     query: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String())),
     headers: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String())),
     /** A JSON template; a string that is exactly one placeholder takes the value's own type. */
@@ -53,6 +58,8 @@ export const PaginationSchema = Type.Union([
       next: JsonPointerSchema,
       /** A boolean saying more follow, where the provider gives one besides the cursor. */
       hasMore: Type.Optional(JsonPointerSchema),
+      /** A boolean saying this page is the last, though a cursor is still given (Zendesk's `end_of_stream`). */
+      last: Type.Optional(JsonPointerSchema),
     },
     strict,
   ),
@@ -61,6 +68,8 @@ export const PaginationSchema = Type.Union([
       style: Type.Literal('nextUrl'),
       /** A URL (absolute, or a path) in the response that fetches the next page as it is. */
       next: JsonPointerSchema,
+      /** A boolean saying this page is the last, though a next URL is still given (Zendesk's `end_of_stream`). */
+      last: Type.Optional(JsonPointerSchema),
       /**
        * The URL names another host for the same API (Front's `<company>.api.frontapp.com`): its path
        * and query are fetched from the provider's base URL, where the credentials belong.
@@ -144,6 +153,11 @@ export const WindowSchema = Type.Object(
     since: Type.Optional(Type.Unknown({ description: 'A template using `{{since}}`.' })),
     until: Type.Optional(Type.Unknown({ description: 'A template using `{{until}}`.' })),
     join: Type.Optional(Type.String()),
+    /**
+     * Written before the joined clauses when there are any: the window is then text, empty without
+     * clauses, for clauses inside a statement (SOQL's ` WHERE `). Needs `join`.
+     */
+    prefix: Type.Optional(Type.String({ minLength: 1 })),
   },
   strict,
 );
@@ -170,10 +184,26 @@ export const ListingSchema = Type.Object(
       strict,
     ),
     /**
+     * The pages after the first, where the provider asks for them another way (monday's
+     * `next_items_page(cursor:)` after `boards { items_page }`): their own request, records and
+     * pagination. The first page's pagination gives the cursor for the second.
+     */
+    following: Type.Optional(
+      Type.Object(
+        { request: DeclaredRequestSchema, records: JsonPointerSchema, pagination: PaginationSchema },
+        strict,
+      ),
+    ),
+    /**
      * The provider lists newest first and cannot filter by modification time: paging stops at the
      * first record modified before `since` (Gorgias, Front).
      */
     newestFirst: Type.Optional(Type.Boolean()),
+    /**
+     * The provider lists oldest modification first and cannot bound the window's end: paging stops
+     * at the first record modified at or after `until` (Zoho CRM's `If-Modified-Since`).
+     */
+    oldestFirst: Type.Optional(Type.Boolean()),
   },
   strict,
 );
@@ -203,13 +233,28 @@ export const ReadDeclarationSchema = Type.Object(
  * template using `{{field}}` (the provider's field name) and `{{value}}`; the request carries them
  * all as `{{filters}}` (a list, or a string when `join` is set), with `{{pageSize}}`, `{{fields}}`
  * and the pagination's placeholder. Declaring it is what `support.search.operators.equals` says.
+ *
+ * Providers whose request names the field in a key (Copper's `{"emails": [...]}`, ActiveCampaign's
+ * `?email=`) declare `members` instead of `equals`: per searchable field, an object template using
+ * `{{value}}`; the filters' rendered objects are merged into one, `{{filters}}`, which the request
+ * spreads into its body or query (`"...": "{{filters}}"`). A field not listed cannot be searched,
+ * and two filters writing the same member are refused (both before any call).
  */
 export const SearchDeclarationSchema = Type.Object(
   {
     request: DeclaredRequestSchema,
-    equals: Type.Unknown({
-      description: 'One equality filter: a template using `{{field}}` and `{{value}}`.',
-    }),
+    equals: Type.Optional(
+      Type.Unknown({
+        description: 'One equality filter: a template using `{{field}}` and `{{value}}`.',
+      }),
+    ),
+    members: Type.Optional(
+      Type.Record(
+        Type.String({ minLength: 1 }),
+        Type.Record(Type.String({ minLength: 1 }), Type.Unknown(), { minProperties: 1 }),
+        { minProperties: 1 },
+      ),
+    ),
     join: Type.Optional(Type.String()),
     records: JsonPointerSchema,
     record: Type.Optional(JsonPointerSchema),
@@ -280,8 +325,16 @@ export const MetadataDeclarationSchema = Type.Object(
     readOnly: Type.Optional(PredicateSchema),
     required: Type.Optional(PredicateSchema),
     custom: Type.Optional(PredicateSchema),
+    /** Allowed values: `list` is one pointer, or several tried in order (Notion's `/select/options`, `/status/options`). */
     options: Type.Optional(
-      Type.Object({ list: JsonPointerSchema, value: JsonPointerSchema, label: JsonPointerSchema }, strict),
+      Type.Object(
+        {
+          list: Type.Union([JsonPointerSchema, Type.Array(JsonPointerSchema, { minItems: 1 })]),
+          value: JsonPointerSchema,
+          label: JsonPointerSchema,
+        },
+        strict,
+      ),
     ),
     /** Provider type → Ferry's value type; unlisted types are `other`. */
     types: Type.Record(Type.String(), ValueTypeSchema),

@@ -6,11 +6,37 @@ import { ConnectionSchema, GroupSchema } from './connections.js';
 const strict = { additionalProperties: false } as const;
 const ObjectName = Type.String({ minLength: 1, maxLength: 200 });
 
-/** A read object as the customer configured it (COMPAT "Installation config content"). */
 /** More fields than any provider's object has (Salesforce allows about 800 custom ones). */
 const MAX_SELECTED_FIELDS = 2000;
 const FieldName = Type.String({ minLength: 1, maxLength: 256 });
 
+/** One entry of `dynamicMappingsInput`, as the public React components send it. */
+const DynamicMappingsInputEntry = Type.Object(
+  {
+    mapToName: FieldName,
+    mapToDisplayName: Type.Optional(Type.String({ maxLength: 1000 })),
+    prompt: Type.Optional(Type.String({ maxLength: 1000 })),
+    fieldName: Type.Optional(FieldName),
+    mappedValues: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            mappedValue: Type.String({ maxLength: 1000 }),
+            mappedDisplayValue: Type.String({ maxLength: 1000 }),
+          },
+          strict,
+        ),
+        { maxItems: 1000 },
+      ),
+    ),
+  },
+  strict,
+);
+
+/**
+ * A read object as the customer configured it (COMPAT "Installation config content"). A request may
+ * leave out `schedule` and `destination`: they are filled from the manifest's read object.
+ */
 export const ReadConfigSchema = Type.Object(
   {
     objectName: ObjectName,
@@ -29,6 +55,23 @@ export const ReadConfigSchema = Type.Object(
     ),
     selectedFieldsAuto: Type.Optional(Type.Enum(['all'])),
     backfill: Type.Optional(BackfillSchema),
+    // Sent by the public React components (`@amp-labs/react`); stored and returned, not applied.
+    selectedValueMappings: Type.Optional(
+      Type.Record(
+        FieldName,
+        Type.Record(Type.String({ maxLength: 1000 }), Type.String({ maxLength: 1000 })),
+        {
+          maxProperties: MAX_SELECTED_FIELDS,
+          description: 'Field name to a map of provider value to your value. Stored, not applied by Ferry.',
+        },
+      ),
+    ),
+    dynamicMappingsInput: Type.Optional(
+      Type.Array(DynamicMappingsInputEntry, {
+        maxItems: MAX_SELECTED_FIELDS,
+        description: 'The field mappings the React components offered the customer. Stored, not applied.',
+      }),
+    ),
   },
   strict,
 );
@@ -47,6 +90,40 @@ export const WriteConfigSchema = Type.Object(
       ),
     ),
     deletionSettings: Type.Optional(Type.Object({ enabled: Type.Boolean() }, strict)),
+    // What the public React components send for a field's write default.
+    selectedFieldSettings: Type.Optional(
+      Type.Record(
+        FieldName,
+        Type.Object(
+          {
+            default: Type.Optional(
+              Type.Object(
+                {
+                  stringValue: Type.Optional(Type.String({ maxLength: 8000 })),
+                  integerValue: Type.Optional(Type.Integer()),
+                  booleanValue: Type.Optional(Type.Boolean()),
+                },
+                { ...strict, minProperties: 1, maxProperties: 1, description: 'Exactly one value.' },
+              ),
+            ),
+            writeOnCreate: Type.Optional(
+              Type.Enum(['always', 'never'], { description: 'Fill the field on create (default always).' }),
+            ),
+            writeOnUpdate: Type.Optional(
+              Type.Enum(['always', 'never'], {
+                description:
+                  'Fill the field on update (default never). `ifEmpty` is not supported: Ferry does not read the record before writing.',
+              }),
+            ),
+          },
+          strict,
+        ),
+        {
+          maxProperties: MAX_SELECTED_FIELDS,
+          description: 'Field name to its default when a record leaves it out.',
+        },
+      ),
+    ),
   },
   strict,
 );
@@ -73,6 +150,27 @@ export const InstallationConfigContentSchema = Type.Object(
   strict,
 );
 export type InstallationConfigContent = Static<typeof InstallationConfigContentSchema>;
+
+/** A read object as a request may send it: `schedule` and `destination` default to the manifest's. */
+const ReadConfigRequestSchema = Type.Object(
+  {
+    ...ReadConfigSchema.properties,
+    schedule: Type.Optional(ReadConfigSchema.properties.schedule),
+    destination: Type.Optional(ReadConfigSchema.properties.destination),
+  },
+  strict,
+);
+
+/** `config.content` as a create request sends it (the public React components leave schedules out). */
+export const InstallationConfigContentRequestSchema = Type.Object(
+  {
+    ...InstallationConfigContentSchema.properties,
+    read: Type.Optional(
+      Type.Object({ objects: Type.Record(Type.String(), ReadConfigRequestSchema) }, strict),
+    ),
+  },
+  strict,
+);
 
 /** `builder:{id}` or `consumer:{id}`: who made a config version. */
 export const CreatedBy = Type.String({ pattern: '^(builder|consumer):.+$', maxLength: 300 });
@@ -122,7 +220,7 @@ export const CreateInstallationBody = Type.Object(
           Type.String({ minLength: 1, description: 'Defaults to the latest revision.' }),
         ),
         createdBy: Type.Optional(CreatedBy),
-        content: Type.Unknown({ description: 'Installation config content; validated after parsing.' }),
+        content: InstallationConfigContentRequestSchema,
       },
       strict,
     ),
@@ -161,7 +259,12 @@ export const UpdateInstallationBody = Type.Object(
             {
               revisionId: Type.Optional(Type.String({ minLength: 1 })),
               createdBy: Type.Optional(CreatedBy),
-              content: Type.Optional(Type.Unknown()),
+              content: Type.Optional(
+                Type.Unknown({
+                  description:
+                    'Shaped as `InstallationConfigContent` (the `config.content` of createInstallation), but only the paths `updateMask` names are read; the result is then validated whole.',
+                }),
+              ),
             },
             { additionalProperties: true },
           ),

@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { DateTime, ProjectIdOrName, Uuid } from './common.js';
-import { IntegrationContentSchema, IntegrationName } from './integration-content.js';
+import { IntegrationContentSchema, IntegrationName, ManifestSchema } from './integration-content.js';
 
 export const RevisionSchema = Type.Object({
   id: Uuid,
@@ -33,8 +33,31 @@ export const CreateIntegrationBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** A manifest as the README's quick start deploys it (examples/read.yaml). */
+const exampleManifest = `specVersion: 1.0.0
+integrations:
+  - name: crm-contacts
+    provider: sandbox
+    read:
+      objects:
+        - objectName: contacts
+          destination: records
+          schedule: "*/30 * * * *"
+          requiredFields:
+            - fieldName: email
+            - fieldName: firstname
+`;
+
 export const SourceYamlBody = Type.Object(
-  { sourceYaml: Type.String({ minLength: 1, description: 'A whole amp.yaml manifest.' }) },
+  {
+    sourceYaml: Type.String({
+      minLength: 1,
+      description: 'A whole amp.yaml manifest (YAML text shaped as `contentSchema`).',
+      contentMediaType: 'application/yaml',
+      contentSchema: ManifestSchema,
+      examples: [exampleManifest],
+    }),
+  },
   { additionalProperties: false },
 );
 

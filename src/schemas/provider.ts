@@ -152,6 +152,12 @@ export const OAuth2OptsSchema = Type.Object(
           'How the client authenticates to the token endpoint: credentials in the form body or HTTP Basic.',
       }),
     ),
+    tokenParams: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        description:
+          'Extra form parameters of password-grant token requests and their refreshes (SugarCRM: its public client `sugar`, an empty secret, `platform`); a connection’s own client replaces client_id and client_secret.',
+      }),
+    ),
     authURLParams: Type.Optional(
       Type.Record(Type.String(), Type.String(), {
         description:
@@ -229,6 +235,49 @@ export const BasicOptsSchema = Type.Object(
   },
   { additionalProperties: false, description: 'HTTP Basic options.' },
 );
+
+export const JwtOptsSchema = Type.Object(
+  {
+    tokenURL: TemplatedURL('Token endpoint that takes the signed assertion (RFC 7523 JWT bearer grant).'),
+    audience: Type.Optional(
+      TemplatedURL('The assertion’s `aud` claim; the token URL if absent (Google uses its token URL).'),
+    ),
+    algorithm: Type.Optional(
+      Type.Literal('RS256', { description: 'Signature algorithm of the assertion; RS256 if absent.' }),
+    ),
+    subjectRequired: Type.Boolean({
+      description:
+        'True: the connection must name a subject (`sub`), the user the service acts as (Salesforce, DocuSign).',
+    }),
+    scopeClaim: Type.Optional(
+      Type.Boolean({
+        description:
+          'True: scopes go in the assertion’s `scope` claim (Google); otherwise in the form’s `scope` parameter, if any.',
+      }),
+    ),
+    defaultScopes: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        description: 'Scopes requested when the connection names none.',
+      }),
+    ),
+    assertionLifetimeSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 30,
+        maximum: 3600,
+        description: 'Seconds from `iat` to `exp` of each assertion; 3600 if absent.',
+      }),
+    ),
+    docsURL: Type.Optional(
+      Type.String({ minLength: 1, description: 'Where the provider documents its JWT bearer flow.' }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'JWT bearer options (RFC 7523); present when authType is jwt. The connection holds a private key and the issuer; Ferry signs an assertion and exchanges it for an access token.',
+  },
+);
+export type ProviderJwtOpts = Static<typeof JwtOptsSchema>;
 
 const NameTemplateSchema = Type.Object(
   {
@@ -363,6 +412,7 @@ const providerProperties = {
   apiKeyOpts: Type.Optional(ApiKeyOptsSchema),
   basicOpts: Type.Optional(BasicOptsSchema),
   customOpts: Type.Optional(CustomOptsSchema),
+  jwtOpts: Type.Optional(JwtOptsSchema),
   authHealthCheck: Type.Optional(AuthHealthCheckSchema),
   displayName: Type.Optional(
     Type.String({ description: 'Human-readable name; the provider name if absent.' }),
@@ -385,6 +435,7 @@ const providerRules = {
   allOf: [
     { if: { properties: { authType: { const: 'oauth2' } } }, then: { required: ['oauth2Opts'] } },
     { if: { properties: { authType: { const: 'apiKey' } } }, then: { required: ['apiKeyOpts'] } },
+    { if: { properties: { authType: { const: 'jwt' } } }, then: { required: ['jwtOpts'] } },
   ],
 } as const;
 
@@ -429,7 +480,7 @@ export const ProviderOverrideSchema = Type.Object(
   {
     baseURL: Type.Optional(TemplatedURL('Replaces the provider’s base URL.')),
     authURL: Type.Optional(TemplatedURL('Replaces the OAuth authorization URL.')),
-    tokenURL: Type.Optional(TemplatedURL('Replaces the OAuth token URL.')),
+    tokenURL: Type.Optional(TemplatedURL('Replaces the OAuth (or JWT bearer) token URL.')),
     modules: Type.Optional(
       Type.Record(
         Type.String({ minLength: 1 }),

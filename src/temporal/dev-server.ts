@@ -81,6 +81,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     stdio: ['ignore', 'ignore', 'pipe'],
     detached: false,
   });
+  // Whatever ends this process (another library's exit hook included) ends the server with it.
+  const stopWithProcess = () => child.kill('SIGTERM');
+  process.once('exit', stopWithProcess);
+  child.once('exit', () => process.off('exit', stopWithProcess));
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);

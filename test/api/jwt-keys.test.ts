@@ -2,6 +2,7 @@ import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SignJWT } from 'jose';
 import { createTestProject, request, startTestStack, type TestStack } from '../support/stack.js';
+import { projectJwtMinter } from '../support/project-jwt.js';
 
 let stack: TestStack;
 let base: string;
@@ -216,14 +217,15 @@ describe('project bearer tokens signed with a JWT key', () => {
     expect(response.body.detail).toMatch(/builder/);
   });
 
-  it('open only the endpoints where the spec lists Bearer, never key or credential management', async () => {
+  it('open only the endpoints where the spec lists Bearer or the React components call, never key or credential management', async () => {
     const key = await createKey();
     const token = await mint(key.id);
     const project = `/projects/${stack.project.id}`;
     for (const [method, path] of [
       ['GET', `${project}/api-keys`],
       ['POST', `${project}/api-keys`],
-      ['GET', `${project}/connections`],
+      ['GET', `${project}/connections/${randomUUID()}`],
+      ['GET', `${project}/destinations`],
       ['GET', `${project}/topics`],
       ['PATCH', project],
     ]) {
@@ -236,5 +238,47 @@ describe('project bearer tokens signed with a JWT key', () => {
     }
     expect((await withBearer(token, `${project}/integrations`)).status).toBe(200);
     expect((await withBearer(token, `${project}/notification-event-topic-routes`)).status).toBe(200);
+    // What the public React components read (connections without credentials).
+    expect((await withBearer(token, `${project}/connections`)).status).toBe(200);
+  });
+
+  it('minted for one group (a browser’s token), read the project but change nothing project-wide', async () => {
+    const token = await (await projectJwtMinter(stack))({ groupRef: 'acme' });
+    const project = `/projects/${stack.project.id}`;
+    const send = (method: string, path: string, body?: unknown) =>
+      request(method, `${stack.urls.api}${project}${path}`, { bearer: token, body });
+    expect((await send('GET', '/integrations')).status).toBe(200);
+    expect((await send('GET', '')).status).toBe(200);
+    for (const [method, path, body] of [
+      [
+        'POST',
+        '/integrations',
+        {
+          name: 'x',
+          provider: 'sandboxApiKey',
+          latestRevision: { specVersion: '1', content: { name: 'x', provider: 'sandboxApiKey' } },
+        },
+      ],
+      [
+        'PATCH',
+        `/provider-apps/${randomUUID()}`,
+        { updateMask: ['clientId'], providerApp: { clientId: 'c' } },
+      ],
+      [
+        'POST',
+        '/notification-event-topic-routes',
+        { eventType: 'installation.created', topicId: randomUUID() },
+      ],
+    ] as const) {
+      const refused = await send(method, path, body);
+      expect({ path, status: refused.status }).toEqual({ path, status: 403 });
+      expect(refused.body.detail).toMatch(/acts for group "acme" only/);
+    }
+    const otherGroup = await send('PUT', '/providers/sandboxApiKey/object-metadata', {
+      groupRef: 'globex',
+      fields: { contacts: [{ fieldName: 'tier', displayName: 'Tier', valueType: 'string' }] },
+    });
+    expect(otherGroup.status).toBe(403);
+    expect(otherGroup.body.detail).toMatch(/acts for group "acme", not "globex"/);
   });
 });

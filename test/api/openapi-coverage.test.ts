@@ -36,6 +36,8 @@ const expected: Record<Host, string[]> = {
     'GET /projects/{}/integrations/{}/installations/{}/objects/{}/backfill-progress',
     'GET /projects/{}/operations/{}',
     'GET /projects/{}/operations/{}/logs',
+    'GET /projects/{}/integrations/{}/installations/{}/schedule',
+    'GET /projects/{}/destinations/{}/attempts',
     'POST /oauth-connect',
     'PATCH /projects/{}/connections/{}:oauth-update',
     'GET /projects/{}/provider-apps',
@@ -136,5 +138,75 @@ describe('links from creates to what they created', () => {
         }
       }
     }
+  });
+});
+
+describe('what the api document describes', () => {
+  const routes = allRoutes().filter((route) => !route.hosts || route.hosts.includes('api'));
+  const document = buildOpenApiDocument('api', routes) as any;
+  const operation = (id: string) =>
+    Object.values(document.paths as Record<string, Record<string, any>>)
+      .flatMap((item) => Object.values(item))
+      .find((candidate) => candidate.operationId === id);
+
+  it('names builder tokens and project JWTs as separate bearer schemes, on each endpoint as declared', () => {
+    const schemes = document.components.securitySchemes;
+    expect(Object.keys(schemes).sort()).toEqual(['apiKey', 'builderToken', 'projectJwt']);
+    expect(schemes.builderToken).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(schemes.projectJwt).toMatchObject({ type: 'http', scheme: 'bearer' });
+    for (const route of routes) {
+      const expected = route.auth.includes('none')
+        ? []
+        : route.auth.map(
+            (scheme) =>
+              ({ bearer: 'builderToken', projectJwt: 'projectJwt', apiKey: 'apiKey' })[scheme as 'bearer'],
+          );
+      const documented = operation(route.operationId).security.map((entry: object) => Object.keys(entry)[0]);
+      expect([route.operationId, documented.sort()]).toEqual([route.operationId, [...expected].sort()]);
+    }
+    // Starting an OAuth flow accepts all three kinds of credential, each its own entry.
+    expect(operation('oauthUpdateConnection').security).toEqual([
+      { apiKey: [] },
+      { builderToken: [] },
+      { projectJwt: [] },
+    ]);
+  });
+
+  it('describes the installation config a create sends, not an opaque value', () => {
+    const body = operation('createInstallation').requestBody.content['application/json'].schema;
+    const content = body.properties.config.properties.content;
+    expect(Object.keys(content.properties).sort()).toEqual([
+      'provider',
+      'proxy',
+      'read',
+      'subscribe',
+      'write',
+    ]);
+    expect(JSON.stringify(content.properties.read)).toContain('selectedFields');
+    expect(content.additionalProperties).toBe(false);
+  });
+
+  it('describes the manifest and the messages sent to webhook destinations', () => {
+    const sourceYaml =
+      operation('createRevision').requestBody.content['application/json'].schema.properties.sourceYaml;
+    expect(sourceYaml.contentMediaType).toBe('application/yaml');
+    expect(Object.keys(sourceYaml.contentSchema.properties).sort()).toEqual(['integrations', 'specVersion']);
+    expect(JSON.stringify(sourceYaml.contentSchema)).toContain('requiredWatchFields');
+    const records = document.webhooks.records.post.requestBody.content['application/json'].schema;
+    expect(records.anyOf.map((message: any) => message.properties.action.const).sort()).toEqual([
+      'read',
+      'schema.watch',
+      'subscribe',
+    ]);
+    expect(
+      document.webhooks.notification.post.requestBody.content['application/json'].schema.properties,
+    ).toHaveProperty('notificationType');
+    // Only the api host lists them.
+    expect(
+      buildOpenApiDocument(
+        'read',
+        allRoutes().filter((route) => route.hosts?.includes('read')),
+      ),
+    ).not.toHaveProperty('webhooks');
   });
 });

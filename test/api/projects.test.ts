@@ -59,6 +59,25 @@ describe('API keys', () => {
     expect((await stack.api('GET', path)).status).toBe(404);
   });
 
+  it('refuses a key at once once deactivated or deleted, even just after it was used', async () => {
+    const project = `${stack.urls.api}/projects/${stack.project.name}`;
+    for (const change of ['deactivate', 'delete'] as const) {
+      const created = await stack.api('POST', `/projects/${stack.project.name}/api-keys`, {
+        body: { label: `busy-${change}` },
+      });
+      expect((await request('GET', project, { apiKey: created.body.key })).status).toBe(200);
+      const path = `/projects/${stack.project.name}/api-keys/${created.body.id}`;
+      const changed =
+        change === 'delete'
+          ? await stack.api('DELETE', path)
+          : await stack.api('PATCH', path, { body: { updateMask: ['active'], apiKey: { active: false } } });
+      expect(changed.status).toBeLessThan(300);
+      const refused = await request('GET', project, { apiKey: created.body.key });
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    }
+  });
+
   it('records when a key was last used', async () => {
     const created = await stack.api('POST', `/projects/${stack.project.name}/api-keys`, {
       body: { label: 'used' },

@@ -5,6 +5,7 @@ import { ConnectionEntity } from '../../src/db/entities/connection.js';
 import { InstallationConfigEntity, InstallationEntity } from '../../src/db/entities/installation.js';
 import { encryptJson } from '../../src/crypto/secrets.js';
 import { createTestProject, request, startTestStack, type TestStack } from '../support/stack.js';
+import { projectJwtMinter } from '../support/project-jwt.js';
 import {
   YEARLY,
   configContent,
@@ -252,11 +253,8 @@ describe('creating installations', () => {
           content: { provider: 'sandboxApiKey', read: { objects: { contacts: { objectName: 'contacts' } } } },
         },
       },
-      [
-        'config.content.read.objects.contacts.schedule',
-        'config.content.read.objects.contacts.destination',
-        'config.content.read.objects.contacts.selectedFields',
-      ],
+      // schedule and destination come from the manifest when left out (see the React components below)
+      ['config.content.read.objects.contacts.selectedFields'],
     );
     await expectInvalid({ groupRef, config: { content: { ...configContent(), extra: true } } }, [
       'config.content.extra',
@@ -576,5 +574,203 @@ describe('deleting', () => {
     expect(connectionDeleted).toEqual(
       expect.arrayContaining([expect.objectContaining({ connectionId, groupRef })]),
     );
+  });
+});
+
+describe('as the public React components (@amp-labs/react) send them', () => {
+  /** The read object the components post: no schedule, no destination, and their extra maps. */
+  const fromComponents = (selectedFields: Record<string, boolean>) => ({
+    objectName: 'contacts',
+    selectedFields,
+    selectedValueMappings: {},
+    dynamicMappingsInput: [],
+    selectedFieldMappings: {},
+    // not sent by the components; here it keeps the manifest's 30-day backfill from starting a read
+    backfill: { defaultPeriod: { days: 0 } },
+  });
+
+  it('fills schedule and destination from the manifest and keeps the extra fields', async () => {
+    const { groupRef, connectionId } = await connectGroup(stack);
+    const created = await stack.api('POST', fixture.base, {
+      body: {
+        groupRef,
+        connectionId,
+        config: {
+          content: {
+            provider: 'sandboxApiKey',
+            read: { objects: { contacts: fromComponents({ firstName: true }) } },
+          },
+        },
+      },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.config.content.read.objects.contacts).toEqual({
+      ...fromComponents({ firstName: true }),
+      schedule: YEARLY,
+      destination: 'hooks',
+    });
+
+    // An update through a mask replaces the object; what it leaves out comes from the manifest again.
+    const path = `${fixture.base}/${created.body.id}`;
+    await stack.api('PATCH', path, {
+      body: {
+        updateMask: ['config.content.read.objects.contacts.schedule'],
+        installation: { config: { content: { read: { objects: { contacts: { schedule: '0 * * * *' } } } } } },
+      },
+    });
+    const updated = await stack.api('PATCH', path, {
+      body: {
+        updateMask: ['config.content.read.objects.contacts'],
+        installation: {
+          config: {
+            content: { read: { objects: { contacts: fromComponents({ firstName: true, lastName: true }) } } },
+          },
+        },
+      },
+    });
+    expect(updated.status).toBe(200);
+    expect(updated.body.config.content.read.objects.contacts).toMatchObject({
+      schedule: YEARLY,
+      destination: 'hooks',
+      selectedFields: { firstName: true, lastName: true },
+    });
+  });
+
+  it('still names what is wrong: malformed extras, and an object the manifest does not declare', async () => {
+    const { groupRef } = await connectGroup(stack);
+    await expectInvalid(
+      {
+        groupRef,
+        config: {
+          content: {
+            provider: 'sandboxApiKey',
+            read: {
+              objects: {
+                contacts: {
+                  ...fromComponents({}),
+                  selectedValueMappings: { status: 'not a map' },
+                  dynamicMappingsInput: [{ prompt: 'no mapToName' }],
+                },
+              },
+            },
+          },
+        },
+      },
+      [
+        'config.content.read.objects.contacts.selectedValueMappings.status',
+        'config.content.read.objects.contacts.dynamicMappingsInput[0].mapToName',
+      ],
+    );
+    // Nothing to fill from: an undeclared object still needs its schedule and destination.
+    await expectInvalid(
+      {
+        groupRef,
+        config: {
+          content: {
+            provider: 'sandboxApiKey',
+            read: { objects: { leads: { objectName: 'leads', selectedFields: {} } } },
+          },
+        },
+      },
+      ['config.content.read.objects.leads.schedule', 'config.content.read.objects.leads.destination'],
+    );
+    expect(await installationCount(groupRef)).toBe(0);
+  });
+});
+
+describe('write defaults as the React components send them (selectedFieldSettings)', () => {
+  const withWrite = (contacts: Record<string, unknown>) => ({
+    ...configContent(),
+    write: { objects: { contacts: { objectName: 'contacts', ...contacts } } },
+  });
+
+  it('are stored and returned; ifEmpty and a default with two values are refused by name', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const selectedFieldSettings = {
+      lastName: { default: { stringValue: 'Doe' }, writeOnCreate: 'always', writeOnUpdate: 'never' },
+    };
+    await expectInvalid(
+      {
+        groupRef,
+        config: {
+          content: withWrite({
+            selectedFieldSettings: {
+              lastName: { default: { stringValue: 'Doe' }, writeOnUpdate: 'ifEmpty' },
+              firstName: { default: { stringValue: 'A', booleanValue: true } },
+            },
+          }),
+        },
+      },
+      [
+        'config.content.write.objects.contacts.selectedFieldSettings.lastName.writeOnUpdate',
+        'config.content.write.objects.contacts.selectedFieldSettings.firstName.default',
+      ],
+    );
+    const created = await install(stack, fixture, groupRef, withWrite({ selectedFieldSettings }));
+    expect(created.config.content.write.objects.contacts).toEqual({
+      objectName: 'contacts',
+      selectedFieldSettings,
+    });
+  });
+});
+
+describe('with a project JWT minted for one group (the React components’ getToken)', () => {
+  it('lists, creates, reads, updates and deletes that group’s installation, and no other group’s', async () => {
+    const mint = await projectJwtMinter(stack);
+    const { groupRef } = await connectGroup(stack);
+    const other = await connectGroup(stack);
+    const theirs = await install(stack, fixture, other.groupRef);
+    const token = await mint({ groupRef, sub: 'ada' });
+    const asGroup = (method: string, path: string, body?: unknown) =>
+      request(method, `${stack.urls.api}${path}`, { bearer: token, body });
+
+    const created = await asGroup('POST', fixture.base, { groupRef, config: { content: configContent() } });
+    expect(created.status).toBe(201);
+    expect(created.body.config.createdBy).toBe('consumer:ada');
+    // Without a groupRef filter, the token sees its own group only.
+    const listed = await asGroup('GET', fixture.base);
+    expect(listed.body.map((installation: any) => installation.id)).toEqual([created.body.id]);
+    const inProject = await asGroup('GET', `/projects/${stack.project.name}/installations`);
+    expect(inProject.body.map((installation: any) => installation.id)).toEqual([created.body.id]);
+    expect((await asGroup('GET', `${fixture.base}/${created.body.id}`)).status).toBe(200);
+    const patch = {
+      updateMask: ['config.content.read.objects.contacts.schedule'],
+      installation: { config: { content: { read: { objects: { contacts: { schedule: '0 * * * *' } } } } } },
+    };
+    expect((await asGroup('PATCH', `${fixture.base}/${created.body.id}`, patch)).status).toBe(200);
+
+    for (const [method, path, body] of [
+      ['GET', `${fixture.base}?groupRef=${other.groupRef}`],
+      ['GET', `/projects/${stack.project.name}/installations?groupRef=${other.groupRef}`],
+      ['POST', fixture.base, { groupRef: other.groupRef, config: { content: configContent() } }],
+      ['GET', `${fixture.base}/${theirs.id}`],
+      ['PATCH', `${fixture.base}/${theirs.id}`, patch],
+      ['DELETE', `${fixture.base}/${theirs.id}`],
+    ] as const) {
+      const refused = await asGroup(method, path, body);
+      expect({ method, path, status: refused.status }).toEqual({ method, path, status: 403 });
+      expect(refused.body.detail).toMatch(new RegExp(`acts for group "${groupRef}"`));
+    }
+    expect((await stack.api('GET', `${fixture.base}/${theirs.id}`)).body.config.id).toBe(theirs.config.id);
+
+    expect((await asGroup('DELETE', `${fixture.base}/${created.body.id}`)).status).toBe(204);
+    expect(await installationCount(groupRef)).toBe(0);
+  });
+
+  it('a project JWT naming no group acts for the whole project; a token of another project sees nothing', async () => {
+    const mint = await projectJwtMinter(stack);
+    const { groupRef } = await connectGroup(stack);
+    const installed = await install(stack, fixture, groupRef);
+    const server = await mint();
+    const one = await request('GET', `${stack.urls.api}${fixture.base}?groupRef=${groupRef}`, {
+      bearer: server,
+    });
+    expect(one.body.map((installation: any) => installation.id)).toEqual([installed.id]);
+
+    const otherProject = await createTestProject();
+    const foreign = await request('GET', `${stack.urls.api}/projects/${otherProject.id}/installations`, {
+      bearer: await mint({ groupRef }),
+    });
+    expect(foreign.status).toBe(404);
   });
 });

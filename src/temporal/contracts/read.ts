@@ -12,6 +12,8 @@ export interface ReadObjectInput {
   /** Triggered reads and requested backfills: the window asked for; absent `sinceTimestamp` means full history. */
   sinceTimestamp?: string;
   untilTimestamp?: string;
+  /** Scheduled reads and backfills: when the schedule planned the fire (ISO 8601), to measure how late the read began. */
+  plannedAt?: string;
 }
 
 export interface ReadObjectResult {
