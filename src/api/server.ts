@@ -57,6 +57,9 @@ function listen(listener: Listener, port: number, bind: string, bound: ListenerP
       handler,
     );
     server.headersTimeout = Math.min(config().requestTimeoutMs, 20_000);
+    // Longer than clients' and load balancers' idle timeouts (60 s is common), so a client never
+    // reuses a socket the server is closing at that moment (ECONNRESET on a busy machine).
+    server.keepAliveTimeout = 65_000;
     server.on('clientError', answerClientError);
     server.listen(port, bind, () => resolve(server));
     server.once('error', reject);
