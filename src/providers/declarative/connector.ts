@@ -600,7 +600,9 @@ export class DeclaredConnector implements Connector {
   honoursIdempotencyKey(objectName: string, type: WriteInput['type']): boolean {
     const object = this.declaration && effectiveObject(this.declaration, objectName);
     const operation = object?.write?.[type];
-    return operation !== undefined && placeholdersOf(operation.request).some((p) => p.name === 'idempotencyKey');
+    return (
+      operation !== undefined && placeholdersOf(operation.request).some((p) => p.name === 'idempotencyKey')
+    );
   }
 
   /** The id an update or delete targets: `recordId`, else `record.id` (updates only). */
