@@ -249,6 +249,8 @@ export interface DeliveryAttempt {
   kind: 'record' | 'notification';
   operationId?: string;
   delivered: boolean;
+  /** Sent (or being sent) with no answer recorded. */
+  pending?: boolean;
   status?: number;
   durationMs: number;
   responseExcerpt?: string;

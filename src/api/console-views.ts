@@ -72,6 +72,7 @@ export const consoleViewRoutes = [
           kind: attempt.kind,
           ...(attempt.operationId && { operationId: attempt.operationId }),
           delivered: attempt.delivered,
+          ...(attempt.pending && { pending: true }),
           ...(attempt.status != null && { status: attempt.status }),
           durationMs: attempt.durationMs,
           ...(attempt.responseBody != null && {

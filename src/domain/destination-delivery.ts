@@ -16,10 +16,14 @@ import { destinationPolicy, openSecrets, validSigningSecrets } from './destinati
  * destination's health (first failure time, disabling on 410 or after failing for too long).
  * Callers own retries: the result says whether another attempt may succeed.
  *
+ * Every attempt is in the ledger before its message leaves (`beginAttempts` records it `pending`),
+ * and is completed with the answer afterwards, so a process that dies between sending and recording
+ * still leaves the attempt behind, pending: sent, answer unknown.
+ *
  * `attemptDelivery` does all of it for one message. A read sending many messages to one destination
- * opens it once (`openDestination`), sends each message (`sendMessage`), and records its successful
- * attempts in batches with its checkpoint (`insertAttempts`); failures are recorded at once
- * (`recordFailedAttempt`), events and all.
+ * opens it once (`openDestination`), begins the attempts of each page in one statement, sends each
+ * message (`sendMessage`), and completes its successful attempts in batches with its checkpoint
+ * (`recordAttempts`); failures are recorded at once (`recordFailedAttempt`), events and all.
  */
 
 export interface DeliveryAttemptInput {
@@ -62,11 +66,13 @@ export interface OpenDestination {
   secrets: string[];
 }
 
-/** One attempt, as `insertAttempts` records it. */
+/** One attempt, as `recordAttempts` records it. */
 export interface AttemptRecord {
   input: DeliveryAttemptInput;
   result: DeliveryResult;
   time: Date;
+  /** The ledger row `beginAttempts` recorded pending; absent, the attempt is inserted whole. */
+  ledgerId?: string;
 }
 
 const ERROR_LIMIT = 1000;
@@ -130,46 +136,127 @@ export function sendMessage(
   });
 }
 
+/** Numbers each new row after the earlier attempts of the same message to the same destination. */
+const ATTEMPT_NUMBER = `row_number() over (partition by v.destination_id, v.message_id order by v.create_time)
+                 + coalesce((select max(a.attempt) from delivery_attempts a
+                             where a.destination_id = v.destination_id and a.message_id = v.message_id), 0)`;
+
 /**
- * Records attempts in one statement, each numbered after the earlier attempts of the same message
- * to the same destination. Runs in the caller's transaction when given one. Every attempt is
- * counted here (`ferry_delivery_attempts_total`), whichever path recorded it.
+ * Records attempts about to be sent, `pending`, in one statement, and answers their ledger ids in
+ * the order given. Run it before sending: an attempt whose process dies before the answer is
+ * recorded stays in the ledger as pending.
  */
-export async function insertAttempts(em: EntityManager, attempts: readonly AttemptRecord[]): Promise<void> {
-  if (!attempts.length) return;
-  const rows = attempts.map(
-    () =>
-      '(?::uuid, ?::uuid, ?::text, ?::text, ?::uuid, ?::boolean, ?::integer, ?::integer, ?::text, ?::text, ?::timestamptz)',
+export async function beginAttempts(
+  em: EntityManager,
+  inputs: readonly DeliveryAttemptInput[],
+  time: Date,
+): Promise<string[]> {
+  if (!inputs.length) return [];
+  const rows = inputs.map(
+    (_, index) => `(?::uuid, ?::uuid, ?::text, ?::text, ?::uuid, ?::timestamptz, ${index}::integer)`,
   );
-  const params = attempts.flatMap(({ input, result, time }) => [
+  const params = inputs.flatMap((input) => [
     input.projectId,
     input.destinationId,
     input.messageId,
     input.kind,
     input.operationId ?? null,
+    time,
+  ]);
+  const inserted = await em.execute<{ id: string; position: number }[]>(
+    `with v (project_id, destination_id, message_id, kind, operation_id, create_time, position) as (
+       values ${rows.join(', ')}
+     ), numbered as (
+       select v.*, ${ATTEMPT_NUMBER} as attempt from v
+     ), inserted as (
+       insert into delivery_attempts
+         (project_id, destination_id, message_id, kind, operation_id, delivered, pending, duration_ms,
+          create_time, attempt)
+       select project_id, destination_id, message_id, kind, operation_id, false, true, 0, create_time, attempt
+         from numbered order by position
+       returning id, destination_id, message_id
+     )
+     select inserted.id::text as id, numbered.position from inserted
+       join numbered on numbered.destination_id = inserted.destination_id
+                    and numbered.message_id = inserted.message_id`,
+    params,
+  );
+  const ids: string[] = new Array<string>(inputs.length);
+  for (const row of inserted) ids[row.position] = row.id;
+  return ids;
+}
+
+/**
+ * Records attempts with their answers: completes those begun (`beginAttempts`) in one statement and
+ * inserts the others in another, numbered after the earlier attempts of the same message to the same
+ * destination. Runs in the caller's transaction when given one. Every attempt is counted here
+ * (`ferry_delivery_attempts_total`), whichever path recorded it.
+ */
+export async function recordAttempts(em: EntityManager, attempts: readonly AttemptRecord[]): Promise<void> {
+  if (!attempts.length) return;
+  const begun = attempts.filter((attempt) => attempt.ledgerId !== undefined);
+  const whole = attempts.filter((attempt) => attempt.ledgerId === undefined);
+  if (begun.length) await completeAttempts(em, begun);
+  if (whole.length) await insertAttempts(em, whole);
+  for (const { input, result } of attempts) {
+    deliveryAttempts.inc({ kind: input.kind, outcome: result.ok ? 'delivered' : 'failed' });
+  }
+}
+
+function answerParams({ result }: AttemptRecord): unknown[] {
+  return [
     result.ok,
     result.status ?? null,
     Math.round(result.durationMs),
     result.responseBody || null,
     result.error?.slice(0, ERROR_LIMIT) ?? null,
-    time,
-  ]);
+  ];
+}
+
+async function completeAttempts(em: EntityManager, attempts: readonly AttemptRecord[]): Promise<void> {
+  const rows = attempts.map(() => '(?::bigint, ?::boolean, ?::integer, ?::integer, ?::text, ?::text)');
+  const params = attempts.flatMap((attempt) => [attempt.ledgerId, ...answerParams(attempt)]);
+  await em.execute(
+    `update delivery_attempts a
+        set pending = false, delivered = v.delivered, status = v.status, duration_ms = v.duration_ms,
+            response_body = v.response_body, error = v.error
+       from (values ${rows.join(', ')}) as v (id, delivered, status, duration_ms, response_body, error)
+      where a.id = v.id`,
+    params,
+    'run',
+  );
+}
+
+async function insertAttempts(em: EntityManager, attempts: readonly AttemptRecord[]): Promise<void> {
+  const rows = attempts.map(
+    () =>
+      '(?::uuid, ?::uuid, ?::text, ?::text, ?::uuid, ?::boolean, ?::integer, ?::integer, ?::text, ?::text, ?::timestamptz)',
+  );
+  const params = attempts.flatMap((attempt) => {
+    const { input, time } = attempt;
+    const [delivered, ...rest] = answerParams(attempt);
+    return [
+      input.projectId,
+      input.destinationId,
+      input.messageId,
+      input.kind,
+      input.operationId ?? null,
+      delivered,
+      ...rest,
+      time,
+    ];
+  });
   await em.execute(
     `insert into delivery_attempts
        (project_id, destination_id, message_id, kind, operation_id, delivered, status, duration_ms,
         response_body, error, create_time, attempt)
-     select v.*, row_number() over (partition by v.destination_id, v.message_id order by v.create_time)
-                 + coalesce((select max(a.attempt) from delivery_attempts a
-                             where a.destination_id = v.destination_id and a.message_id = v.message_id), 0)
+     select v.*, ${ATTEMPT_NUMBER}
      from (values ${rows.join(', ')})
        as v (project_id, destination_id, message_id, kind, operation_id, delivered, status, duration_ms,
              response_body, error, create_time)`,
     params,
     'run',
   );
-  for (const { input, result } of attempts) {
-    deliveryAttempts.inc({ kind: input.kind, outcome: result.ok ? 'delivered' : 'failed' });
-  }
 }
 
 /** A destination that failed before and now accepted a message is healthy again. */
@@ -190,7 +277,7 @@ export async function recordFailedAttempt(attempt: AttemptRecord): Promise<Deliv
   const { input, result, time } = attempt;
   const em = await newEntityManager();
   const disabled = await em.transactional(async (tx) => {
-    await insertAttempts(tx, [attempt]);
+    await recordAttempts(tx, [attempt]);
     const destination = await tx.findOne(
       DestinationEntity,
       { id: input.destinationId },
@@ -236,10 +323,11 @@ export async function attemptDelivery(
   const time = options.now?.() ?? new Date();
   const open = await openDestination(input.projectId, input.destinationId, time);
   if (!isOpen(open)) return open;
-  const result = await sendMessage(open, input, options);
-  if (!result.ok) return recordFailedAttempt({ input, result, time });
   const em = await newEntityManager();
-  await insertAttempts(em, [{ input, result, time }]);
+  const [ledgerId] = await beginAttempts(em, [input], time);
+  const result = await sendMessage(open, input, options);
+  if (!result.ok) return recordFailedAttempt({ input, result, time, ledgerId });
+  await recordAttempts(em, [{ input, result, time, ledgerId }]);
   if (open.destination.firstFailureTime) await clearFailures(em, open.destination.id);
   return { delivered: true, retryable: false, disabled: false, status: result.status };
 }

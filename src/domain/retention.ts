@@ -259,6 +259,7 @@ const OPERATION_CHILDREN = [
   { table: 'stored_pages' },
   { table: 'schema_watch_messages' },
   { table: 'read_checkpoints' },
+  { table: 'write_record_sends' },
 ] as const;
 
 /**

@@ -188,6 +188,12 @@ export interface Connector {
   write(input: WriteInput): Promise<WriteResult>;
 
   /**
+   * Whether this write sends `idempotencyKey` to a provider that honours it, so sending it again under
+   * the same key applies it once (Stripe's `Idempotency-Key`).
+   */
+  honoursIdempotencyKey(objectName: string, type: WriteInput['type']): boolean;
+
+  /**
    * Describes an object's fields. Throws `ProviderError` with status 404 (`isNotFound`) when the
    * provider has no such object.
    */

@@ -78,13 +78,18 @@ export function apiRouter(sandbox: SandboxContext): Router {
   router.post('/:object', (ctx) => {
     const object = requireObjectName(ctx.params.object);
     requireScope(ctx, `${object}.write`);
-    const values = validateRecordInput(schemas, object, ctx.request.body, 'create');
-    checkReferences(sandbox, object, values);
-    const record = store.create(object, values);
-    webhooks.emit(object, 'created', record.id, record);
-    ctx.status = 201;
-    ctx.set('Location', `/api/v1/${object}/${record.id}`);
-    ctx.body = record;
+    const key = ctx.get('idempotency-key') || undefined;
+    const answer = sandbox.idempotentCreates.run(key, object, ctx.request.body, () => {
+      const values = validateRecordInput(schemas, object, ctx.request.body, 'create');
+      checkReferences(sandbox, object, values);
+      const record = store.create(object, values);
+      webhooks.emit(object, 'created', record.id, record);
+      return { status: 201, body: record, location: `/api/v1/${object}/${record.id}` };
+    });
+    if (answer.replayed) ctx.set('Idempotent-Replayed', 'true');
+    ctx.status = answer.status;
+    ctx.set('Location', answer.location);
+    ctx.body = answer.body;
   });
 
   router.get('/:object/:id', (ctx) => {

@@ -1,6 +1,7 @@
 import type { CursorCodec } from './cursor.js';
 import type { Generator } from './data.js';
 import type { FaultController } from './faults.js';
+import type { IdempotentCreates } from './idempotency.js';
 import type { ObjectSchemas } from './schema.js';
 import type { RecordStore } from './store.js';
 import type { OAuthStore } from './tokens.js';
@@ -11,6 +12,8 @@ export interface SandboxContext {
   generator: Generator;
   schemas: ObjectSchemas;
   store: RecordStore;
+  /** Creates sent with an `Idempotency-Key`, replayed rather than repeated. */
+  idempotentCreates: IdempotentCreates;
   cursors: CursorCodec;
   oauth: OAuthStore;
   faults: FaultController;

@@ -13,6 +13,7 @@ export function resetSandbox(sandbox: SandboxContext, options: ResetOptions = {}
   sandbox.faults.reset();
   if (options.data) {
     sandbox.store.reset();
+    sandbox.idempotentCreates.reset();
     sandbox.schemas.reset();
     sandbox.webhooks.reset();
   }

@@ -13,6 +13,11 @@ export interface FaultSettings {
   errorRate: number;
   /** Delay added before every request except /_control. */
   latencyMs: number;
+  /**
+   * Delay between applying an /api create, update or delete and answering it: the write is done, the
+   * client has not heard (a client that dies meanwhile never learns of it).
+   */
+  writeAnswerDelayMs: number;
   /** Fixed-window limit on /api requests; over it the answer is 429 with Retry-After. */
   rateLimit: RateLimit | null;
   /** Skip the consent page: GET /oauth/authorize redirects with a code at once. */
@@ -69,6 +74,7 @@ function zeroStats(): SandboxStats {
 const patchKeys = new Set([
   'errorRate',
   'latencyMs',
+  'writeAnswerDelayMs',
   'rateLimit',
   'autoApprove',
   'failTokenEndpoint',
@@ -157,7 +163,7 @@ export class FaultController {
     for (const key of Object.keys(patch)) {
       if (!patchKeys.has(key)) problems.push({ name: key, message: 'Unknown fault setting.' });
     }
-    const { errorRate, latencyMs, rateLimit, accessTokenTtlSeconds } = patch;
+    const { errorRate, latencyMs, writeAnswerDelayMs, rateLimit, accessTokenTtlSeconds } = patch;
     if (errorRate !== undefined && !(typeof errorRate === 'number' && errorRate >= 0 && errorRate <= 1)) {
       problems.push({ name: 'errorRate', message: 'A number from 0 to 1.' });
     }
@@ -166,6 +172,12 @@ export class FaultController {
       !(typeof latencyMs === 'number' && latencyMs >= 0 && latencyMs <= 60_000)
     ) {
       problems.push({ name: 'latencyMs', message: 'A number of milliseconds from 0 to 60000.' });
+    }
+    if (
+      writeAnswerDelayMs !== undefined &&
+      !(typeof writeAnswerDelayMs === 'number' && writeAnswerDelayMs >= 0 && writeAnswerDelayMs <= 60_000)
+    ) {
+      problems.push({ name: 'writeAnswerDelayMs', message: 'A number of milliseconds from 0 to 60000.' });
     }
     if (
       rateLimit !== undefined &&
@@ -198,7 +210,12 @@ export class FaultController {
   }
 }
 
-/** Adds the configured latency to every request but the control ones. */
+const writeMethods = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
+
+/**
+ * Adds the configured latency to every request but the control ones, and holds the answer of an API
+ * write that was applied.
+ */
 export function latencyMiddleware(faults: FaultController) {
   return async (ctx: Context, next: Next): Promise<void> => {
     const { latencyMs } = faults.settings;
@@ -206,6 +223,15 @@ export function latencyMiddleware(faults: FaultController) {
       await new Promise((resolve) => setTimeout(resolve, latencyMs));
     }
     await next();
+    const { writeAnswerDelayMs } = faults.settings;
+    if (
+      writeAnswerDelayMs > 0 &&
+      ctx.path.startsWith('/api/') &&
+      writeMethods.has(ctx.method) &&
+      ctx.status < 300
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, writeAnswerDelayMs));
+    }
   };
 }
 

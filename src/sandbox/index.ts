@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { demoApiKey } from './api-auth.js';
 import { createSandboxApp } from './app.js';
 import type { SandboxContext } from './context.js';
+import { IdempotentCreates } from './idempotency.js';
 import { resetSandbox, type ResetOptions } from './control.js';
 import { CursorCodec } from './cursor.js';
 import { Generator, type GeneratedCounts } from './data.js';
@@ -100,6 +101,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     {
       errorRate: 0,
       latencyMs: 0,
+      writeAnswerDelayMs: 0,
       rateLimit: null,
       autoApprove: opts.autoApprove ?? false,
       failTokenEndpoint: false,
@@ -113,6 +115,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     generator,
     schemas,
     store: new RecordStore(generator, schemas),
+    idempotentCreates: new IdempotentCreates(),
     cursors: new CursorCodec(seed),
     oauth,
     faults,

@@ -9,6 +9,12 @@ export const DeliveryAttemptSchema = Type.Object({
   kind: Type.Enum(['record', 'notification']),
   operationId: Type.Optional(Uuid),
   delivered: Type.Boolean(),
+  pending: Type.Optional(
+    Type.Boolean({
+      description:
+        'Present and true while no answer is recorded: the message is being sent, or the process sending it stopped before recording the answer (the message is sent again under the same id).',
+    }),
+  ),
   status: Type.Optional(Type.Integer({ description: 'The receiver’s HTTP status, when it answered.' })),
   durationMs: Type.Integer({ description: 'Latency of the attempt, response included.' }),
   responseExcerpt: Type.Optional(Type.String({ description: 'The start of the receiver’s answer.' })),

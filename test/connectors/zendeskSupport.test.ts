@@ -93,4 +93,19 @@ describe('Zendesk Support', () => {
     expect((error as ProviderError).status).toBe(422);
     expect((error as ProviderError).providerMessage).toBe('Record validation errors');
   });
+
+  it('sends an Idempotency-Key with ticket creates only, the one create Zendesk documents it for', async () => {
+    expect(connector.honoursIdempotencyKey('tickets', 'create')).toBe(true);
+    expect(connector.honoursIdempotencyKey('users', 'create')).toBe(false);
+    expect(connector.honoursIdempotencyKey('organizations', 'create')).toBe(false);
+    const before = fake.requests.length;
+    await connector.write({
+      objectName: 'tickets',
+      type: 'create',
+      record: { subject: 'Keyed', comment: { body: 'Once.' } },
+      idempotencyKey: 'op-9:0',
+    });
+    const sent = fake.requests.slice(before).find((request) => request.method === 'POST');
+    expect(sent?.headers['idempotency-key']).toBe('op-9:0');
+  });
 });

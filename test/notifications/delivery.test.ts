@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
 import { createTestProject, request, startTestStack, type TestStack } from '../support/stack.js';
 import { startReceiver, type Receiver } from './receiver.js';
-import { transaction } from '../../src/db/orm.js';
+import { em, transaction } from '../../src/db/orm.js';
 import { recordEvent } from '../../src/domain/events.js';
 import { type EventType } from '../../src/schemas/notifications.js';
 import { generateSigningSecret } from '../../src/delivery/signing.js';
@@ -11,6 +11,7 @@ import { temporalClient } from '../../src/temporal/client.js';
 import { notificationDeliveryMessageId } from '../../src/notifications/message.js';
 import { notificationWorkflowId } from '../../src/temporal/contracts/workflow-ids.js';
 import { runAttributes } from '../support/run-attributes.js';
+import { WebhookReceiver } from '../support/webhook-receiver.js';
 
 let stack: TestStack;
 let receiver: Receiver;
@@ -174,6 +175,54 @@ describe('notification delivery', () => {
     await receiver.waitFor('/fan-one');
     await settle();
     expect(receiver.requests.filter((r) => r.path === '/fan-both')).toHaveLength(1);
+  });
+
+  it('records the attempt in the ledger before sending it, so a worker dying before the answer leaves it there', async () => {
+    const p = await project();
+    const holding = await WebhookReceiver.start();
+    let arrived!: () => void;
+    const sent = new Promise<void>((resolve) => (arrived = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    holding.respond(async () => {
+      arrived();
+      await released;
+      return { status: 200 };
+    });
+    try {
+      const created = await p.api('POST', '/destinations', {
+        name: `held-${randomUUID().slice(0, 8)}`,
+        type: 'webhook',
+        metadata: { url: holding.url() },
+        secrets: { signingSecret: generateSigningSecret() },
+      });
+      const destinationId = created.body.id as string;
+      const topicId = await topic(p);
+      await routeEvent(p, 'connection.created', topicId);
+      await subscribe(p, topicId, destinationId);
+      const eventId = await emit(p.id, 'connection.created', { projectId: p.id, connectionId: randomUUID() });
+      const messageId = notificationDeliveryMessageId(eventId, destinationId);
+      const ledger = async () =>
+        (await em()).execute<{ attempt: number; pending: boolean; delivered: boolean }[]>(
+          'select attempt, pending, delivered from delivery_attempts where destination_id = ? and message_id = ? order by attempt',
+          [destinationId, messageId],
+        );
+
+      await sent;
+      // Sent, not answered: what a crash at this moment would leave behind.
+      expect(await ledger()).toEqual([{ attempt: 1, pending: true, delivered: false }]);
+      const listed = await p.api('GET', `/destinations/${destinationId}/attempts`);
+      expect(listed.body.results).toEqual([
+        expect.objectContaining({ messageId, pending: true, delivered: false }),
+      ]);
+
+      release();
+      expect(await deliveryResult(eventId, destinationId)).toEqual({ outcome: 'delivered', attempts: 1 });
+      expect(await ledger()).toEqual([{ attempt: 1, pending: false, delivered: true }]);
+    } finally {
+      release();
+      await holding.stop();
+    }
   });
 
   it('retries a failed delivery with the same message id, and reports the failure as an event', async () => {

@@ -163,7 +163,11 @@ function Attempts({ path, name }: { path: string; name: string }) {
                     {attempt.attempt > 1 ? `, attempt ${attempt.attempt}` : ''}
                   </td>
                   <td>
-                    <Badge tone={attempt.delivered ? 'good' : 'bad'}>{attempt.status ?? 'no answer'}</Badge>
+                    {attempt.pending ? (
+                      <Badge tone="busy">pending</Badge>
+                    ) : (
+                      <Badge tone={attempt.delivered ? 'good' : 'bad'}>{attempt.status ?? 'no answer'}</Badge>
+                    )}
                   </td>
                   <td>{attempt.durationMs} ms</td>
                   <td className="result">

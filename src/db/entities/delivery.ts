@@ -12,6 +12,8 @@ export interface DeliveryAttempt {
   kind: 'record' | 'notification';
   operationId?: string;
   delivered: boolean;
+  /** Recorded before sending, no answer recorded yet (or ever: the sender died). */
+  pending?: boolean;
   /** The receiver's HTTP status, when it answered. */
   status?: number;
   durationMs: number;
@@ -33,6 +35,7 @@ export const DeliveryAttemptEntity = new EntitySchema<DeliveryAttempt>({
     kind: { type: 'string' },
     operationId: { ...uuidColumn, nullable: true },
     delivered: { type: 'boolean' },
+    pending: { type: 'boolean', default: false },
     status: { type: 'integer', nullable: true },
     durationMs: { type: 'integer' },
     responseBody: { type: 'text', nullable: true },

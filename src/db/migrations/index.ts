@@ -9,6 +9,7 @@ import { Migration20261123000000_subscription_events } from './Migration20261123
 import { Migration20261123100000_schema_watch } from './Migration20261123100000_schema_watch.js';
 import { Migration20261123200000_retention } from './Migration20261123200000_retention.js';
 import { Migration20261124000000_repair_marks } from './Migration20261124000000_repair_marks.js';
+import { Migration20261125100000_attempt_ledger } from './Migration20261125100000_attempt_ledger.js';
 
 /**
  * Migrations are listed explicitly rather than discovered from disk, so they run the same under
@@ -28,4 +29,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123100000_schema_watch', class: Migration20261123100000_schema_watch },
   { name: 'Migration20261123200000_retention', class: Migration20261123200000_retention },
   { name: 'Migration20261124000000_repair_marks', class: Migration20261124000000_repair_marks },
+  { name: 'Migration20261125100000_attempt_ledger', class: Migration20261125100000_attempt_ledger },
 ];

@@ -1,7 +1,7 @@
 import type { ReadCheckpoint } from '../../db/entities/read-checkpoint.js';
 import { em as newEntityManager } from '../../db/orm.js';
 import { recordsRead } from '../../metrics.js';
-import { clearFailures, insertAttempts, type AttemptRecord } from '../destination-delivery.js';
+import { clearFailures, recordAttempts, type AttemptRecord } from '../destination-delivery.js';
 import { appendLogs } from '../operation-logs.js';
 import type { ShapedPage } from './page-feed.js';
 import type { ReadPlan } from './plan.js';
@@ -12,7 +12,7 @@ import { storeMessages } from './stored-pages.js';
  * order, without holding up the next delivery: writes run beside delivery, and pages delivered
  * while a write is in flight go together in the next one. Each write is one transaction with
  * everything the pages changed: checkpoint, watermark, the operation's progress, stored messages,
- * delivery attempts and logs.
+ * the answers of their delivery attempts (recorded pending before each page was sent) and logs.
  *
  * The checkpoint only moves from the page this writer expects, so a second run of the same read
  * (a retried activity whose first attempt is still alive) can never skip or double-count a page:
@@ -41,7 +41,7 @@ export class CheckpointWriter {
     this.#clearFailures = options.destinationHadFailures ?? false;
   }
 
-  /** A successful delivery, recorded with the next write. */
+  /** A successful delivery, completed in the ledger with the next write. */
   attempt(record: AttemptRecord): void {
     this.#attempts.push(record);
   }
@@ -145,7 +145,7 @@ export class CheckpointWriter {
         [rows[0].records_processed, checkpoint.operationId],
         'run',
       );
-      await insertAttempts(tx, attempts);
+      await recordAttempts(tx, attempts);
       if (this.#clearFailures && attempts.length) {
         await clearFailures(tx, plan.destinationId);
         this.#clearFailures = false;

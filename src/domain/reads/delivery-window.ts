@@ -4,7 +4,8 @@ import { em as newEntityManager } from '../../db/orm.js';
 import type { DeliveryResult } from '../../delivery/deliver.js';
 import { messageIdFor } from '../../delivery/messages.js';
 import {
-  insertAttempts,
+  beginAttempts,
+  recordAttempts,
   recordFailedAttempt,
   sendMessage,
   type AttemptRecord,
@@ -36,6 +37,8 @@ interface InFlight {
   last: boolean;
   input: DeliveryAttemptInput;
   time: Date;
+  /** The attempt's row, recorded pending before the message was sent. */
+  ledgerId: string;
   result: Promise<DeliveryResult>;
 }
 
@@ -54,6 +57,10 @@ export class MessageRefused extends Error {
   get pageIndex(): number {
     return this.sent.page.pageIndex;
   }
+}
+
+function attemptOf(sent: InFlight, result: DeliveryResult): AttemptRecord {
+  return { input: sent.input, result, time: sent.time, ledgerId: sent.ledgerId };
 }
 
 export class DeliveryWindow {
@@ -85,22 +92,31 @@ export class DeliveryWindow {
       this.heartbeat();
       return;
     }
+    const inputs: DeliveryAttemptInput[] = [];
     for (let part = first; part < page.parts.length; part++) {
-      while (this.#inFlight.length >= this.#size) await this.#settleOldest();
-      const input: DeliveryAttemptInput = {
+      inputs.push({
         projectId: this.plan.projectId,
         destinationId: this.plan.destinationId,
         messageId: messageIdFor(this.checkpoint.operationId, page.pageIndex, part),
         body: page.parts[part].body,
         kind: 'record',
         operationId: this.checkpoint.operationId,
-      };
+      });
+    }
+    // The page's attempts are in the ledger before any of them is sent (one statement per page), so
+    // a worker that dies before the checkpoint still leaves them there, pending.
+    const time = new Date();
+    const ledgerIds = await beginAttempts(await newEntityManager(), inputs, time);
+    for (const [offset, input] of inputs.entries()) {
+      while (this.#inFlight.length >= this.#size) await this.#settleOldest();
+      const part = first + offset;
       this.#inFlight.push({
         page,
         part,
         last: part === page.parts.length - 1,
         input,
-        time: new Date(),
+        time,
+        ledgerId: ledgerIds[offset],
         result: sendMessage(destination, input),
       });
     }
@@ -114,17 +130,20 @@ export class DeliveryWindow {
   /**
    * After `MessageRefused`: records the refused attempt, with the accepted parts of its page so the
    * retry resumes after them, and says what the destination answered. Messages sent after it are
-   * awaited and their accepted attempts recorded; they are sent again, under the same ids, on retry.
+   * awaited and their attempts completed in the ledger; they are sent again, under the same ids, on
+   * retry.
    */
   async fail(refused: MessageRefused): Promise<DeliveryAttemptResult> {
     const { sent, result } = refused;
+    const alsoRefused: AttemptRecord[] = [];
     for (const other of this.#inFlight.splice(0)) {
       const otherResult = await other.result;
-      if (otherResult.ok) this.writer.attempt({ input: other.input, result: otherResult, time: other.time });
+      if (otherResult.ok) this.writer.attempt(attemptOf(other, otherResult));
+      else alsoRefused.push(attemptOf(other, otherResult));
     }
     await this.writer.flush();
-    const failure = await recordFailedAttempt({ input: sent.input, result, time: sent.time });
-    await this.#recordPartialPage(sent, failure, this.writer.takeAttempts());
+    const failure = await recordFailedAttempt(attemptOf(sent, result));
+    await this.#recordPartialPage(sent, failure, [...this.writer.takeAttempts(), ...alsoRefused]);
     return failure;
   }
 
@@ -133,7 +152,7 @@ export class DeliveryWindow {
     const result = await sent.result;
     this.heartbeat();
     if (!result.ok) throw new MessageRefused(sent, result);
-    this.writer.attempt({ input: sent.input, result, time: sent.time });
+    this.writer.attempt(attemptOf(sent, result));
     if (sent.last) this.#advance(sent.page);
   }
 
@@ -142,11 +161,11 @@ export class DeliveryWindow {
     this.pagesRead++;
   }
 
-  /** Keeps the delivered messages of a page that failed part-way, with what happened, for the retry. */
+  /** Keeps the delivered parts of a page that failed part-way, with what happened, for the retry. */
   async #recordPartialPage(
     refused: InFlight,
     failure: DeliveryAttemptResult,
-    delivered: readonly AttemptRecord[],
+    answered: readonly AttemptRecord[],
   ): Promise<void> {
     const { checkpoint, plan } = this;
     const { page } = refused;
@@ -171,7 +190,7 @@ export class DeliveryWindow {
         [refused.part, checkpoint.operationId, page.pageIndex],
         'run',
       );
-      await insertAttempts(tx, delivered);
+      await recordAttempts(tx, answered);
       appendLogs(tx, checkpoint.projectId, checkpoint.operationId, [...page.logs, warning]);
     });
   }

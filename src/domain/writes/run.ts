@@ -5,7 +5,7 @@ import { config } from '../../config.js';
 import { OperationEntity } from '../../db/entities/operation.js';
 import { em as newEntityManager } from '../../db/orm.js';
 import { logger } from '../../logger.js';
-import { type WriteResult } from '../../providers/connector.js';
+import { type Connector, type WriteResult } from '../../providers/connector.js';
 import { connectorFor } from '../../providers/connectors/index.js';
 import {
   CapabilityNotSupportedError,
@@ -25,6 +25,7 @@ import { requestLog } from '../reads/connector.js';
 import { followLatestOperation } from '../operations.js';
 import { finishWrite, newWriteOperation } from './operation.js';
 import type { PreparedWrite } from './prepare.js';
+import { forgetSend, markCreateSent, mayHaveBeenWritten, recordSendOutcome } from './record-sends.js';
 
 /**
  * Record writes (the write host's `POST .../objects/{objectName}`) against the provider: one
@@ -191,31 +192,9 @@ export class RetryableWriteError extends Error {}
  * only a 429 of a create, which the provider surely did not apply.
  */
 export async function writeOneRecord(input: AsyncWriteInput & { index: number }): Promise<WriteOutcome> {
-  const item = input.items[input.index];
   const logs: LogEntry[] = [];
   try {
-    const connector = await writeConnector(input.connectionId, logs);
-    const written = await connector.write({
-      objectName: input.objectName,
-      type: input.type,
-      ...item,
-      // The same key on every retry of this record, so a provider that honours it applies it once.
-      idempotencyKey: `${input.operationId}:${input.index}`,
-    });
-    return { index: input.index, success: true, recordId: written.recordId };
-  } catch (error) {
-    const retryable =
-      (error instanceof ProviderError &&
-        error.retryable &&
-        (input.type !== 'create' || error.status === 429)) ||
-      (error instanceof ProblemError && error.retryable === true);
-    if (retryable) throw new RetryableWriteError(failureMessage(error));
-    return {
-      index: input.index,
-      success: false,
-      ...(item.recordId && { recordId: item.recordId }),
-      error: failureMessage(error),
-    };
+    return await writeRecordWith(await writeConnector(input.connectionId, logs), input);
   } finally {
     // A failed log write must not fail (and so retry, and so repeat) a write the provider applied.
     try {
@@ -224,4 +203,64 @@ export async function writeOneRecord(input: AsyncWriteInput & { index: number })
       logger.warn({ err: error, operationId: input.operationId }, 'could not record write logs');
     }
   }
+}
+
+/**
+ * `writeOneRecord` with its connector. The activity may run again for the same record (its worker
+ * died, or its answer was lost), so a create is never sent twice blindly: a provider that honours
+ * idempotency keys gets the same key again and applies it once; for any other, the create is marked
+ * sent before it leaves (`record-sends`), and a run that finds it sent reports the earlier outcome,
+ * or "may have been written" when none was recorded, instead of sending it again.
+ */
+export async function writeRecordWith(
+  connector: Connector,
+  input: AsyncWriteInput & { index: number },
+): Promise<WriteOutcome> {
+  const item = input.items[input.index];
+  const create = { operationId: input.operationId, projectId: input.projectId, index: input.index };
+  const guarded = input.type === 'create' && !connector.honoursIdempotencyKey(input.objectName, 'create');
+  if (guarded) {
+    const earlier = await markCreateSent(create);
+    if (earlier && 'outcome' in earlier) return earlier.outcome;
+    if (earlier) {
+      logger.warn(
+        { operationId: input.operationId, index: input.index },
+        'a create was sent by an earlier attempt that recorded no answer; not sending it again',
+      );
+      return {
+        index: input.index,
+        success: false,
+        error: mayHaveBeenWritten(connector.provider, earlier.sentTime),
+      };
+    }
+  }
+  let outcome: WriteOutcome;
+  try {
+    const written = await connector.write({
+      objectName: input.objectName,
+      type: input.type,
+      ...item,
+      // The same key on every retry of this record, so a provider that honours it applies it once.
+      idempotencyKey: `${input.operationId}:${input.index}`,
+    });
+    outcome = { index: input.index, success: true, recordId: written.recordId };
+  } catch (error) {
+    const retryable =
+      (error instanceof ProviderError &&
+        error.retryable &&
+        (input.type !== 'create' || error.status === 429)) ||
+      (error instanceof ProblemError && error.retryable === true);
+    if (retryable) {
+      if (guarded) await forgetSend(create);
+      throw new RetryableWriteError(failureMessage(error));
+    }
+    outcome = {
+      index: input.index,
+      success: false,
+      ...(item.recordId && { recordId: item.recordId }),
+      error: failureMessage(error),
+    };
+  }
+  if (guarded) await recordSendOutcome(create, outcome);
+  return outcome;
 }

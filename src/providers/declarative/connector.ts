@@ -597,6 +597,14 @@ export class DeclaredConnector implements Connector {
     return this.hooks.write ? this.hooks.write(this, input, declared) : declared();
   }
 
+  honoursIdempotencyKey(objectName: string, type: WriteInput['type']): boolean {
+    const object = this.declaration && effectiveObject(this.declaration, objectName);
+    const operation = object?.write?.[type];
+    return (
+      operation !== undefined && placeholdersOf(operation.request).some((p) => p.name === 'idempotencyKey')
+    );
+  }
+
   /** The id an update or delete targets: `recordId`, else `record.id` (updates only). */
   targetRecordId(input: WriteInput): string {
     const fromRecord = input.type === 'update' ? input.record?.id : undefined;
@@ -651,8 +659,7 @@ export class DeclaredConnector implements Connector {
     // Setting the same values twice leaves the same record; a create is repeated only under an
     // idempotency key the provider honours (the request sends {{idempotencyKey}}), never blindly.
     const keyed =
-      input.idempotencyKey !== undefined &&
-      placeholdersOf(operation.request).some((p) => p.name === 'idempotencyKey');
+      input.idempotencyKey !== undefined && this.honoursIdempotencyKey(input.objectName, input.type);
     const request = this.request(
       operation.request,
       values,
