@@ -9,7 +9,8 @@ import { options } from '../src/cli/options.js';
 import { projectRoot } from '../src/config.js';
 
 /**
- * `npm run bench:read -- --records N [--page-size 500] [--no-quarter] [--worker-heap-mb M]`
+ * `npm run bench:read -- --records N [--page-size 500] [--no-quarter] [--worker-heap-mb M]
+ *   [--worker-cpu-prof DIR]`
  *
  * Backfills N sandbox contacts to a local webhook receiver through Ferry (its own fresh database,
  * Temporal dev server, sandbox, api in this process, worker in a child process), then moves the
@@ -264,9 +265,12 @@ export async function benchRead(args: string[]): Promise<void> {
     'page-size': { type: 'string' },
     'no-quarter': { type: 'boolean' },
     'worker-heap-mb': { type: 'string' },
+    'worker-cpu-prof': { type: 'string' },
   });
   const workerHeapMb = opts['worker-heap-mb'] ? Number(opts['worker-heap-mb']) : undefined;
   const workerArgs = workerHeapMb ? [`--max-old-space-size=${workerHeapMb}`] : [];
+  // A CPU profile of each worker, written to this folder when the worker stops.
+  if (opts['worker-cpu-prof']) workerArgs.push('--cpu-prof', `--cpu-prof-dir=${opts['worker-cpu-prof']}`);
   const records = Number(opts.records ?? 200_000);
   const pageSize = Number(opts['page-size'] ?? 500);
   if (!Number.isInteger(records) || records < 1) throw new Error('--records must be a positive integer');
