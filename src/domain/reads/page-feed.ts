@@ -5,9 +5,9 @@ import {
   type ResultEntry,
 } from '../../delivery/messages.js';
 import { fieldMapper } from '../../delivery/record-mapping.js';
-import type { ProviderRecord } from '../../providers/connector.js';
+import type { Connector, ProviderRecord } from '../../providers/connector.js';
 import type { LogEntry } from '../operation-logs.js';
-import { readConnector } from './connector.js';
+import { pageConnector } from './connector.js';
 import type { ReadPlan } from './plan.js';
 
 /**
@@ -87,13 +87,14 @@ export function pageMessages(
 
 async function fetchPage(
   plan: ReadPlan,
+  connectorFor: (logs: LogEntry[]) => Promise<Connector>,
   pageIndex: number,
   pageToken: string | undefined,
 ): Promise<ShapedPage> {
   const logs: LogEntry[] = [];
   let page;
   try {
-    const connector = await readConnector(plan.connectionId, logs);
+    const connector = await connectorFor(logs);
     page = await connector.readPage({
       objectName: plan.objectName,
       ...(plan.fields && { fields: plan.fields }),
@@ -145,11 +146,12 @@ export function pageFeed(
 
   void (async () => {
     let token = start.pageToken;
+    const connector = pageConnector(plan.connectionId);
     for (let offset = 0; offset < maxPages && !stopped; offset++) {
       while (ready.length >= depth && !stopped)
         await new Promise<void>((resolve) => (wakeProducer = resolve));
       if (stopped) break;
-      const page = await fetchPage(plan, start.pageIndex + offset, token);
+      const page = await fetchPage(plan, connector, start.pageIndex + offset, token);
       ready.push(page);
       wake('consumer');
       if (page.done) break;
