@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { benchEnvironment } from './bench-database.js';
@@ -9,14 +10,16 @@ import { options } from '../src/cli/options.js';
 import { projectRoot } from '../src/config.js';
 
 /**
- * `npm run bench:read -- --records N [--page-size 500] [--no-quarter] [--worker-heap-mb M]
+ * `npm run bench:read -- --records N [--page-size 500] [--no-quarter] [--rounds R] [--worker-heap-mb M]
  *   [--worker-cpu-prof DIR]`
  *
  * Backfills N sandbox contacts to a local webhook receiver through Ferry (its own fresh database,
- * Temporal dev server, sandbox, api in this process, worker in a child process), then moves the
- * same records with a plain loop (fetch a page from the sandbox, POST it to the receiver: no
- * database, no Temporal) as the baseline. Unless --no-quarter, a second Ferry run with N/4 records
- * and a fresh worker shows whether the worker's memory grows with N. The last line printed is one
+ * Temporal dev server, sandbox, api in this process, worker in a child process), and moves the same
+ * records with a plain loop (fetch a page from the sandbox, POST it to the receiver: no database, no
+ * Temporal) as the baseline, before and after each of R Ferry runs (default 1). Each run is compared
+ * with the mean of the two baselines around it, and the figures are the median run's. Each run has
+ * a fresh worker, whose ready and peak RSS are reported. Unless --no-quarter, one more Ferry run
+ * with N/4 records shows whether the worker's memory grows with N. The last line printed is one
  * JSON object with the figures.
  */
 
@@ -266,7 +269,10 @@ export async function benchRead(args: string[]): Promise<void> {
     'no-quarter': { type: 'boolean' },
     'worker-heap-mb': { type: 'string' },
     'worker-cpu-prof': { type: 'string' },
+    rounds: { type: 'string' },
   });
+  const rounds = Number(opts.rounds ?? 1);
+  if (!Number.isInteger(rounds) || rounds < 1 || rounds > 9) throw new Error('--rounds must be 1..9');
   const workerHeapMb = opts['worker-heap-mb'] ? Number(opts['worker-heap-mb']) : undefined;
   const workerArgs = workerHeapMb ? [`--max-old-space-size=${workerHeapMb}`] : [];
   // A CPU profile of each worker, written to this folder when the worker stops.
@@ -425,26 +431,51 @@ export async function benchRead(args: string[]): Promise<void> {
       }
     };
 
-    // The baseline reads the same generated records from a sandbox of the same size.
-    const baselineSandbox = await startSandboxProcess(records);
-    say(`baseline: moving ${records.toLocaleString('en-US')} contacts with a plain loop`);
-    const baselineStarted = Date.now();
-    const moved = await plainLoop(baselineSandbox.url, `${receiver.url}/baseline`, pageSize);
-    const baselineSeconds = (Date.now() - baselineStarted) / 1000;
-    await baselineSandbox.close();
-    if (moved !== records) throw new Error(`the baseline moved ${moved} of ${records} records`);
-    const baselineRecordsPerSec = Math.round(records / baselineSeconds);
-    say(`baseline: ${baselineRecordsPerSec} records/s`);
+    // The baseline reads the same generated records from a sandbox of the same size. It runs before
+    // and after each Ferry run, and each Ferry run is compared with the mean of the two around it,
+    // so a machine whose load changes during the bench skews the ratio less.
+    const baselineRun = async (round: number): Promise<number> => {
+      const baselineSandbox = await startSandboxProcess(records);
+      say(`baseline: moving ${records.toLocaleString('en-US')} contacts with a plain loop`);
+      const baselineStarted = Date.now();
+      const moved = await plainLoop(baselineSandbox.url, `${receiver.url}/baseline-${round}`, pageSize);
+      const seconds = (Date.now() - baselineStarted) / 1000;
+      await baselineSandbox.close();
+      if (moved !== records) throw new Error(`the baseline moved ${moved} of ${records} records`);
+      say(`baseline: ${Math.round(records / seconds)} records/s`);
+      return seconds;
+    };
 
-    const ferry = await ferryRun(records, 'full');
-    say(
-      `Ferry: ${ferry.recordsPerSec} records/s, worker peak RSS ${ferry.peakRssMb ?? '?'} MB (${ferry.result})`,
-    );
+    const loadBefore = loadavg()[0];
+    const baselineSeconds = [await baselineRun(0)];
+    const ferryRuns: FerryRun[] = [];
+    for (let round = 1; round <= rounds; round++) {
+      const ferry = await ferryRun(records, round === 1 ? 'full' : `full-${round}`);
+      say(
+        `Ferry: ${ferry.recordsPerSec} records/s, worker ready RSS ${ferry.readyRssMb ?? '?'} MB, peak ${ferry.peakRssMb ?? '?'} MB (${ferry.result})`,
+      );
+      ferryRuns.push(ferry);
+      baselineSeconds.push(await baselineRun(round));
+    }
+    const roundRatios = ferryRuns.map((ferry, index) => {
+      const around = (baselineSeconds[index] + baselineSeconds[index + 1]) / 2;
+      return ferry.recordsPerSec / (records / around);
+    });
+    // The median round (the lower middle one when there are two).
+    const middle = [...roundRatios.keys()].sort((a, b) => roundRatios[a] - roundRatios[b])[
+      Math.floor((rounds - 1) / 2)
+    ];
+    const ferry = ferryRuns[middle];
+    const baselineAround = (baselineSeconds[middle] + baselineSeconds[middle + 1]) / 2;
     let quarter: FerryRun | undefined;
     if (!opts['no-quarter'] && records >= 4 * pageSize) {
       quarter = await ferryRun(Math.floor(records / 4), 'quarter');
       say(`Ferry at N/4: ${quarter.recordsPerSec} records/s, worker peak RSS ${quarter.peakRssMb ?? '?'} MB`);
     }
+    const rssRatio = (run: FerryRun) =>
+      run.peakRssMb !== undefined && run.readyRssMb
+        ? Number((run.peakRssMb / run.readyRssMb).toFixed(3))
+        : null;
     const summary = {
       records,
       pageSize,
@@ -452,12 +483,23 @@ export async function benchRead(args: string[]): Promise<void> {
       ferrySeconds: Number(ferry.seconds.toFixed(2)),
       ferryFirstRecordSeconds:
         ferry.firstRecordSeconds === undefined ? null : Number(ferry.firstRecordSeconds.toFixed(2)),
-      baselineSeconds: Number(baselineSeconds.toFixed(2)),
+      baselineSeconds: Number(baselineAround.toFixed(2)),
       ferryRecordsPerSec: ferry.recordsPerSec,
-      baselineRecordsPerSec,
-      ratio: Number((ferry.recordsPerSec / baselineRecordsPerSec).toFixed(3)),
+      baselineRecordsPerSec: Math.round(records / baselineAround),
+      ratio: Number(roundRatios[middle].toFixed(3)),
       peakRssMb: ferry.peakRssMb ?? null,
       workerReadyRssMb: ferry.readyRssMb ?? null,
+      peakToReadyRss: rssRatio(ferry),
+      maxPeakToReadyRss: Math.max(...ferryRuns.map((run) => rssRatio(run) ?? 0)) || null,
+      rounds: ferryRuns.map((run, index) => ({
+        ferryRecordsPerSec: run.recordsPerSec,
+        baselineSecondsBefore: Number(baselineSeconds[index].toFixed(2)),
+        baselineSecondsAfter: Number(baselineSeconds[index + 1].toFixed(2)),
+        ratio: Number(roundRatios[index].toFixed(3)),
+        workerReadyRssMb: run.readyRssMb ?? null,
+        peakRssMb: run.peakRssMb ?? null,
+      })),
+      loadAverage: { before: Number(loadBefore.toFixed(2)), after: Number(loadavg()[0].toFixed(2)) },
       ...(quarter && {
         quarter: {
           records: quarter.records,
