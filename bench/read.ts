@@ -23,10 +23,18 @@ import { projectRoot } from '../src/config.js';
  * JSON object with the figures.
  */
 
+interface Counts {
+  unique: number;
+  total: number;
+  firstAt?: number;
+  /** Gaps of over 100 ms between two messages: how many, and their total. */
+  pauses: { count: number; ms: number };
+}
+
 interface Receiver {
   url: string;
   /** Records received on a path: distinct record ids, and all of them (redeliveries included). */
-  count(path: string): Promise<{ unique: number; total: number; firstAt?: number }>;
+  count(path: string): Promise<Counts>;
   /** Resolves with the time the path has `records` distinct records. */
   waitFor(path: string, records: number, timeoutMs: number): Promise<number>;
   close(): Promise<void>;
@@ -58,12 +66,21 @@ const { parentPort } = require('node:worker_threads');
 const seen = new Map();
 const totals = new Map();
 const firsts = new Map();
+const lasts = new Map();
+const pauses = new Map();
 const server = createServer((req, res) => {
   const chunks = [];
   req.on('data', (chunk) => chunks.push(chunk));
   req.on('end', () => {
     const path = req.url || '/';
-    if (!firsts.has(path)) firsts.set(path, Date.now());
+    const now = Date.now();
+    if (!firsts.has(path)) firsts.set(path, now);
+    const gap = lasts.has(path) ? now - lasts.get(path) : 0;
+    if (gap > 100) {
+      const p = pauses.get(path) || { count: 0, ms: 0 };
+      pauses.set(path, { count: p.count + 1, ms: p.ms + gap });
+    }
+    lasts.set(path, now);
     const body = JSON.parse(Buffer.concat(chunks).toString());
     let ids = seen.get(path);
     if (!ids) seen.set(path, (ids = new Set()));
@@ -76,7 +93,7 @@ server.keepAliveTimeout = 60000;
 server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
 parentPort.on('message', (message) => {
   if (message.type === 'count') {
-    parentPort.postMessage({ id: message.id, unique: seen.get(message.path)?.size ?? 0, total: totals.get(message.path) ?? 0, firstAt: firsts.get(message.path) });
+    parentPort.postMessage({ id: message.id, unique: seen.get(message.path)?.size ?? 0, total: totals.get(message.path) ?? 0, firstAt: firsts.get(message.path), pauses: pauses.get(message.path) ?? { count: 0, ms: 0 } });
   } else if (message.type === 'close') {
     server.closeAllConnections();
     server.close(() => parentPort.close());
@@ -91,7 +108,6 @@ async function startReceiver(): Promise<Receiver> {
     thread.once('error', reject);
   });
   let nextId = 0;
-  type Counts = { unique: number; total: number; firstAt?: number };
   const pending = new Map<number, (counts: Counts) => void>();
   thread.on('message', (message: Counts & { id?: number }) => {
     if (message.id === undefined) return;
@@ -259,6 +275,8 @@ interface FerryRun {
   /** The worker's resident set size once ready, before the read. */
   readyRssMb?: number;
   peakIsReadOnly?: boolean;
+  /** Gaps of over 100 ms between two messages at the receiver. */
+  pausesOver100ms?: { count: number; seconds: number };
   result?: string;
 }
 
@@ -413,13 +431,14 @@ export async function benchRead(args: string[]): Promise<void> {
           if (operations.results?.[0] && operations.results[0].status !== 'in_progress') break;
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
-        const { total, firstAt } = await receiver.count(path);
+        const { total, firstAt, pauses } = await receiver.count(path);
         if (total !== count) say(`Ferry (${label}): ${total - count} records redelivered`);
         return {
           records: count,
           seconds,
           recordsPerSec: Math.round(count / seconds),
           ...(firstAt && { firstRecordSeconds: (firstAt - started) / 1000 }),
+          pausesOver100ms: { count: pauses.count, seconds: pauses.ms / 1000 },
           ...(peak !== undefined && { peakRssMb: peak }),
           ...(readyRssMb !== undefined && { readyRssMb }),
           peakIsReadOnly: peakReset,
@@ -496,6 +515,7 @@ export async function benchRead(args: string[]): Promise<void> {
         baselineSecondsBefore: Number(baselineSeconds[index].toFixed(2)),
         baselineSecondsAfter: Number(baselineSeconds[index + 1].toFixed(2)),
         ratio: Number(roundRatios[index].toFixed(3)),
+        pausesOver100ms: run.pausesOver100ms,
         workerReadyRssMb: run.readyRssMb ?? null,
         peakRssMb: run.peakRssMb ?? null,
       })),

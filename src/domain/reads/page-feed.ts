@@ -130,6 +130,8 @@ export function pageFeed(
   start: { pageIndex: number; pageToken?: string },
   maxPages: number,
   depth = 2,
+  /** No page is fetched after this time (ms since the epoch). */
+  deadline = Infinity,
 ): PageFeed {
   const ready: ShapedPage[] = [];
   let failure: unknown;
@@ -150,7 +152,8 @@ export function pageFeed(
     for (let offset = 0; offset < maxPages && !stopped; offset++) {
       while (ready.length >= depth && !stopped)
         await new Promise<void>((resolve) => (wakeProducer = resolve));
-      if (stopped) break;
+      // The first page is always fetched, so every call moves the read on.
+      if (stopped || (offset > 0 && Date.now() >= deadline)) break;
       const page = await fetchPage(plan, connector, start.pageIndex + offset, token);
       ready.push(page);
       wake('consumer');
