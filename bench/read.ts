@@ -176,6 +176,17 @@ function procStatusMb(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined
   return match ? Math.round(Number(match[1]) / 1024) : undefined;
 }
 
+/** CPU seconds (user + system) a process has used so far, where Linux can say. */
+function cpuSeconds(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Forgets a process's peak resident set size (Linux: `5` into /proc/<pid>/clear_refs), so the peak
  * measured afterwards is the read's, not the worker start's (bundling the workflow code).
@@ -275,6 +286,8 @@ interface FerryRun {
   /** The worker's resident set size once ready, before the read. */
   readyRssMb?: number;
   peakIsReadOnly?: boolean;
+  /** CPU time the worker used from ready to the last record. */
+  workerCpuSeconds?: number;
   /** Gaps of over 100 ms between two messages at the receiver. */
   pausesOver100ms?: { count: number; seconds: number };
   result?: string;
@@ -358,6 +371,7 @@ export async function benchRead(args: string[]): Promise<void> {
       const worker = await startWorker({ ...process.env }, workerArgs);
       const pid = worker.child.pid!;
       const readyRssMb = procStatusMb(pid, 'VmRSS');
+      const readyCpu = cpuSeconds(pid);
       const peakReset = resetPeakRss(pid);
       try {
         const name = `bench-${label}`;
@@ -421,6 +435,7 @@ export async function benchRead(args: string[]): Promise<void> {
         const finished = await receiver.waitFor(path, count, 30 * 60_000);
         const seconds = (finished - started) / 1000;
         const peak = procStatusMb(pid, 'VmHWM');
+        const usedCpu = cpuSeconds(pid);
         // The operation ends just after its last delivery: wait for its summary.
         let operations: { results?: { status: string; result?: string }[] } = {};
         for (let tries = 0; tries < 100; tries++) {
@@ -439,6 +454,8 @@ export async function benchRead(args: string[]): Promise<void> {
           recordsPerSec: Math.round(count / seconds),
           ...(firstAt && { firstRecordSeconds: (firstAt - started) / 1000 }),
           pausesOver100ms: { count: pauses.count, seconds: pauses.ms / 1000 },
+          ...(readyCpu !== undefined &&
+            usedCpu !== undefined && { workerCpuSeconds: Number((usedCpu - readyCpu).toFixed(2)) }),
           ...(peak !== undefined && { peakRssMb: peak }),
           ...(readyRssMb !== undefined && { readyRssMb }),
           peakIsReadOnly: peakReset,
@@ -516,6 +533,7 @@ export async function benchRead(args: string[]): Promise<void> {
         baselineSecondsAfter: Number(baselineSeconds[index + 1].toFixed(2)),
         ratio: Number(roundRatios[index].toFixed(3)),
         pausesOver100ms: run.pausesOver100ms,
+        workerCpuSeconds: run.workerCpuSeconds ?? null,
         workerReadyRssMb: run.readyRssMb ?? null,
         peakRssMb: run.peakRssMb ?? null,
       })),

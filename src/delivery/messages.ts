@@ -111,6 +111,11 @@ export interface MessagePart {
 const COMMA = Buffer.from(',');
 const MESSAGE_END = Buffer.from(']}');
 
+/** An entry as it appears in a message: its JSON, encoded as UTF-8. */
+export function encodeEntry(entry: ResultEntry): Buffer {
+  return Buffer.from(JSON.stringify(entry), 'utf8');
+}
+
 /**
  * Splits one page of entries into messages of at most `pageSize` entries whose serialized body is at
  * most `maxBytes` of UTF-8, keeping the entries' order. Each entry is serialized and encoded once,
@@ -123,9 +128,18 @@ export function splitIntoMessages(
   pageSize: number,
   maxBytes = MAX_MESSAGE_BYTES,
 ): MessagePart[] {
+  return splitEncoded(context, entries.map(encodeEntry), pageSize, maxBytes);
+}
+
+/** `splitIntoMessages` for entries already encoded (`encodeEntry`). */
+export function splitEncoded(
+  context: ResultMessageContext,
+  encoded: readonly Buffer[],
+  pageSize: number,
+  maxBytes = MAX_MESSAGE_BYTES,
+): MessagePart[] {
   if (!Number.isInteger(pageSize) || pageSize < 1)
     throw new RangeError(`pageSize must be a positive integer, got ${pageSize}`);
-  const encoded = entries.map((entry) => Buffer.from(JSON.stringify(entry), 'utf8'));
   const empty = JSON.stringify(buildResultMessage(context, []));
   const emptyBytes = Buffer.byteLength(empty);
   // Everything before the count: the empty message ends `"numRecords":0},"result":[]}`.
@@ -136,10 +150,10 @@ export function splitIntoMessages(
 
   const parts: MessagePart[] = [];
   let start = 0;
-  while (start < entries.length) {
+  while (start < encoded.length) {
     let count = 0;
     let entriesBytes = 0;
-    while (start + count < entries.length && count < pageSize) {
+    while (start + count < encoded.length && count < pageSize) {
       const withNext = messageBytes(count + 1, entriesBytes + encoded[start + count].length);
       if (withNext > maxBytes) break;
       entriesBytes += encoded[start + count].length;
@@ -152,8 +166,7 @@ export function splitIntoMessages(
       pieces.push(encoded[index]);
     }
     pieces.push(MESSAGE_END);
-    const body = Buffer.concat(pieces);
-    parts.push({ partIndex: parts.length, numRecords: count, body });
+    parts.push({ partIndex: parts.length, numRecords: count, body: Buffer.concat(pieces) });
     start += count;
   }
   return parts;
