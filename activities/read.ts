@@ -30,15 +30,26 @@ export async function beginReadOperation(input: ReadObjectInput): Promise<Starte
   }
 }
 
+const HEARTBEAT_MS = 500;
+
 /**
  * Reads, delivers and checkpoints the next pages (up to FERRY_READ_PAGES_PER_ACTIVITY, each
  * checkpointed once delivered); returns counts and positions only, never records.
  */
 export async function readPages(input: { operationId: string }): Promise<PageOutcome> {
   const context = Context.current();
-  // The worker heartbeats every activity on a timer (cli/activity-heartbeat); delivery progress beats too.
+  // The worker heartbeats every activity on a timer (cli/activity-heartbeat); delivery progress beats
+  // too, at most every HEARTBEAT_MS: each beat crosses into the SDK's native core, and a read
+  // answers messages far more often than Temporal needs to hear from it.
+  let lastBeat = 0;
+  const heartbeat = () => {
+    const now = Date.now();
+    if (now - lastBeat < HEARTBEAT_MS) return;
+    lastBeat = now;
+    context.heartbeat();
+  };
   try {
-    return await readPagesOfRead(input.operationId, { heartbeat: () => context.heartbeat() });
+    return await readPagesOfRead(input.operationId, { heartbeat });
   } catch (error) {
     throw asApplicationFailure(error);
   }

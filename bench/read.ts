@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { benchEnvironment } from './bench-database.js';
@@ -9,20 +10,31 @@ import { options } from '../src/cli/options.js';
 import { projectRoot } from '../src/config.js';
 
 /**
- * `npm run bench:read -- --records N [--page-size 500] [--no-quarter] [--worker-heap-mb M]`
+ * `npm run bench:read -- --records N [--page-size 500] [--no-quarter] [--rounds R] [--worker-heap-mb M]
+ *   [--worker-cpu-prof DIR]`
  *
  * Backfills N sandbox contacts to a local webhook receiver through Ferry (its own fresh database,
- * Temporal dev server, sandbox, api in this process, worker in a child process), then moves the
- * same records with a plain loop (fetch a page from the sandbox, POST it to the receiver: no
- * database, no Temporal) as the baseline. Unless --no-quarter, a second Ferry run with N/4 records
- * and a fresh worker shows whether the worker's memory grows with N. The last line printed is one
+ * Temporal dev server, sandbox, api in this process, worker in a child process), and moves the same
+ * records with a plain loop (fetch a page from the sandbox, POST it to the receiver: no database, no
+ * Temporal) as the baseline, before and after each of R Ferry runs (default 1). Each run is compared
+ * with the mean of the two baselines around it, and the figures are the median run's. Each run has
+ * a fresh worker, whose ready and peak RSS are reported. Unless --no-quarter, one more Ferry run
+ * with N/4 records shows whether the worker's memory grows with N. The last line printed is one
  * JSON object with the figures.
  */
+
+interface Counts {
+  unique: number;
+  total: number;
+  firstAt?: number;
+  /** Gaps of over 100 ms between two messages: how many, and their total. */
+  pauses: { count: number; ms: number };
+}
 
 interface Receiver {
   url: string;
   /** Records received on a path: distinct record ids, and all of them (redeliveries included). */
-  count(path: string): Promise<{ unique: number; total: number; firstAt?: number }>;
+  count(path: string): Promise<Counts>;
   /** Resolves with the time the path has `records` distinct records. */
   waitFor(path: string, records: number, timeoutMs: number): Promise<number>;
   close(): Promise<void>;
@@ -54,12 +66,21 @@ const { parentPort } = require('node:worker_threads');
 const seen = new Map();
 const totals = new Map();
 const firsts = new Map();
+const lasts = new Map();
+const pauses = new Map();
 const server = createServer((req, res) => {
   const chunks = [];
   req.on('data', (chunk) => chunks.push(chunk));
   req.on('end', () => {
     const path = req.url || '/';
-    if (!firsts.has(path)) firsts.set(path, Date.now());
+    const now = Date.now();
+    if (!firsts.has(path)) firsts.set(path, now);
+    const gap = lasts.has(path) ? now - lasts.get(path) : 0;
+    if (gap > 100) {
+      const p = pauses.get(path) || { count: 0, ms: 0 };
+      pauses.set(path, { count: p.count + 1, ms: p.ms + gap });
+    }
+    lasts.set(path, now);
     const body = JSON.parse(Buffer.concat(chunks).toString());
     let ids = seen.get(path);
     if (!ids) seen.set(path, (ids = new Set()));
@@ -72,7 +93,7 @@ server.keepAliveTimeout = 60000;
 server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
 parentPort.on('message', (message) => {
   if (message.type === 'count') {
-    parentPort.postMessage({ id: message.id, unique: seen.get(message.path)?.size ?? 0, total: totals.get(message.path) ?? 0, firstAt: firsts.get(message.path) });
+    parentPort.postMessage({ id: message.id, unique: seen.get(message.path)?.size ?? 0, total: totals.get(message.path) ?? 0, firstAt: firsts.get(message.path), pauses: pauses.get(message.path) ?? { count: 0, ms: 0 } });
   } else if (message.type === 'close') {
     server.closeAllConnections();
     server.close(() => parentPort.close());
@@ -87,7 +108,6 @@ async function startReceiver(): Promise<Receiver> {
     thread.once('error', reject);
   });
   let nextId = 0;
-  type Counts = { unique: number; total: number; firstAt?: number };
   const pending = new Map<number, (counts: Counts) => void>();
   thread.on('message', (message: Counts & { id?: number }) => {
     if (message.id === undefined) return;
@@ -154,6 +174,17 @@ function procStatusMb(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined
   if (!existsSync(status)) return undefined;
   const match = new RegExp(`${field}:\\s+(\\d+)\\s+kB`).exec(readFileSync(status, 'utf8'));
   return match ? Math.round(Number(match[1]) / 1024) : undefined;
+}
+
+/** CPU seconds (user + system) a process has used so far, where Linux can say. */
+function cpuSeconds(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -255,6 +286,10 @@ interface FerryRun {
   /** The worker's resident set size once ready, before the read. */
   readyRssMb?: number;
   peakIsReadOnly?: boolean;
+  /** CPU time the worker used from ready to the last record. */
+  workerCpuSeconds?: number;
+  /** Gaps of over 100 ms between two messages at the receiver. */
+  pausesOver100ms?: { count: number; seconds: number };
   result?: string;
 }
 
@@ -264,9 +299,15 @@ export async function benchRead(args: string[]): Promise<void> {
     'page-size': { type: 'string' },
     'no-quarter': { type: 'boolean' },
     'worker-heap-mb': { type: 'string' },
+    'worker-cpu-prof': { type: 'string' },
+    rounds: { type: 'string' },
   });
+  const rounds = Number(opts.rounds ?? 1);
+  if (!Number.isInteger(rounds) || rounds < 1 || rounds > 9) throw new Error('--rounds must be 1..9');
   const workerHeapMb = opts['worker-heap-mb'] ? Number(opts['worker-heap-mb']) : undefined;
   const workerArgs = workerHeapMb ? [`--max-old-space-size=${workerHeapMb}`] : [];
+  // A CPU profile of each worker, written to this folder when the worker stops.
+  if (opts['worker-cpu-prof']) workerArgs.push('--cpu-prof', `--cpu-prof-dir=${opts['worker-cpu-prof']}`);
   const records = Number(opts.records ?? 200_000);
   const pageSize = Number(opts['page-size'] ?? 500);
   if (!Number.isInteger(records) || records < 1) throw new Error('--records must be a positive integer');
@@ -330,6 +371,7 @@ export async function benchRead(args: string[]): Promise<void> {
       const worker = await startWorker({ ...process.env }, workerArgs);
       const pid = worker.child.pid!;
       const readyRssMb = procStatusMb(pid, 'VmRSS');
+      const readyCpu = cpuSeconds(pid);
       const peakReset = resetPeakRss(pid);
       try {
         const name = `bench-${label}`;
@@ -393,6 +435,7 @@ export async function benchRead(args: string[]): Promise<void> {
         const finished = await receiver.waitFor(path, count, 30 * 60_000);
         const seconds = (finished - started) / 1000;
         const peak = procStatusMb(pid, 'VmHWM');
+        const usedCpu = cpuSeconds(pid);
         // The operation ends just after its last delivery: wait for its summary.
         let operations: { results?: { status: string; result?: string }[] } = {};
         for (let tries = 0; tries < 100; tries++) {
@@ -403,13 +446,16 @@ export async function benchRead(args: string[]): Promise<void> {
           if (operations.results?.[0] && operations.results[0].status !== 'in_progress') break;
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
-        const { total, firstAt } = await receiver.count(path);
+        const { total, firstAt, pauses } = await receiver.count(path);
         if (total !== count) say(`Ferry (${label}): ${total - count} records redelivered`);
         return {
           records: count,
           seconds,
           recordsPerSec: Math.round(count / seconds),
           ...(firstAt && { firstRecordSeconds: (firstAt - started) / 1000 }),
+          pausesOver100ms: { count: pauses.count, seconds: pauses.ms / 1000 },
+          ...(readyCpu !== undefined &&
+            usedCpu !== undefined && { workerCpuSeconds: Number((usedCpu - readyCpu).toFixed(2)) }),
           ...(peak !== undefined && { peakRssMb: peak }),
           ...(readyRssMb !== undefined && { readyRssMb }),
           peakIsReadOnly: peakReset,
@@ -421,26 +467,51 @@ export async function benchRead(args: string[]): Promise<void> {
       }
     };
 
-    // The baseline reads the same generated records from a sandbox of the same size.
-    const baselineSandbox = await startSandboxProcess(records);
-    say(`baseline: moving ${records.toLocaleString('en-US')} contacts with a plain loop`);
-    const baselineStarted = Date.now();
-    const moved = await plainLoop(baselineSandbox.url, `${receiver.url}/baseline`, pageSize);
-    const baselineSeconds = (Date.now() - baselineStarted) / 1000;
-    await baselineSandbox.close();
-    if (moved !== records) throw new Error(`the baseline moved ${moved} of ${records} records`);
-    const baselineRecordsPerSec = Math.round(records / baselineSeconds);
-    say(`baseline: ${baselineRecordsPerSec} records/s`);
+    // The baseline reads the same generated records from a sandbox of the same size. It runs before
+    // and after each Ferry run, and each Ferry run is compared with the mean of the two around it,
+    // so a machine whose load changes during the bench skews the ratio less.
+    const baselineRun = async (round: number): Promise<number> => {
+      const baselineSandbox = await startSandboxProcess(records);
+      say(`baseline: moving ${records.toLocaleString('en-US')} contacts with a plain loop`);
+      const baselineStarted = Date.now();
+      const moved = await plainLoop(baselineSandbox.url, `${receiver.url}/baseline-${round}`, pageSize);
+      const seconds = (Date.now() - baselineStarted) / 1000;
+      await baselineSandbox.close();
+      if (moved !== records) throw new Error(`the baseline moved ${moved} of ${records} records`);
+      say(`baseline: ${Math.round(records / seconds)} records/s`);
+      return seconds;
+    };
 
-    const ferry = await ferryRun(records, 'full');
-    say(
-      `Ferry: ${ferry.recordsPerSec} records/s, worker peak RSS ${ferry.peakRssMb ?? '?'} MB (${ferry.result})`,
-    );
+    const loadBefore = loadavg()[0];
+    const baselineSeconds = [await baselineRun(0)];
+    const ferryRuns: FerryRun[] = [];
+    for (let round = 1; round <= rounds; round++) {
+      const ferry = await ferryRun(records, round === 1 ? 'full' : `full-${round}`);
+      say(
+        `Ferry: ${ferry.recordsPerSec} records/s, worker ready RSS ${ferry.readyRssMb ?? '?'} MB, peak ${ferry.peakRssMb ?? '?'} MB (${ferry.result})`,
+      );
+      ferryRuns.push(ferry);
+      baselineSeconds.push(await baselineRun(round));
+    }
+    const roundRatios = ferryRuns.map((ferry, index) => {
+      const around = (baselineSeconds[index] + baselineSeconds[index + 1]) / 2;
+      return ferry.recordsPerSec / (records / around);
+    });
+    // The median round (the lower middle one when there are two).
+    const middle = [...roundRatios.keys()].sort((a, b) => roundRatios[a] - roundRatios[b])[
+      Math.floor((rounds - 1) / 2)
+    ];
+    const ferry = ferryRuns[middle];
+    const baselineAround = (baselineSeconds[middle] + baselineSeconds[middle + 1]) / 2;
     let quarter: FerryRun | undefined;
     if (!opts['no-quarter'] && records >= 4 * pageSize) {
       quarter = await ferryRun(Math.floor(records / 4), 'quarter');
       say(`Ferry at N/4: ${quarter.recordsPerSec} records/s, worker peak RSS ${quarter.peakRssMb ?? '?'} MB`);
     }
+    const rssRatio = (run: FerryRun) =>
+      run.peakRssMb !== undefined && run.readyRssMb
+        ? Number((run.peakRssMb / run.readyRssMb).toFixed(3))
+        : null;
     const summary = {
       records,
       pageSize,
@@ -448,12 +519,25 @@ export async function benchRead(args: string[]): Promise<void> {
       ferrySeconds: Number(ferry.seconds.toFixed(2)),
       ferryFirstRecordSeconds:
         ferry.firstRecordSeconds === undefined ? null : Number(ferry.firstRecordSeconds.toFixed(2)),
-      baselineSeconds: Number(baselineSeconds.toFixed(2)),
+      baselineSeconds: Number(baselineAround.toFixed(2)),
       ferryRecordsPerSec: ferry.recordsPerSec,
-      baselineRecordsPerSec,
-      ratio: Number((ferry.recordsPerSec / baselineRecordsPerSec).toFixed(3)),
+      baselineRecordsPerSec: Math.round(records / baselineAround),
+      ratio: Number(roundRatios[middle].toFixed(3)),
       peakRssMb: ferry.peakRssMb ?? null,
       workerReadyRssMb: ferry.readyRssMb ?? null,
+      peakToReadyRss: rssRatio(ferry),
+      maxPeakToReadyRss: Math.max(...ferryRuns.map((run) => rssRatio(run) ?? 0)) || null,
+      rounds: ferryRuns.map((run, index) => ({
+        ferryRecordsPerSec: run.recordsPerSec,
+        baselineSecondsBefore: Number(baselineSeconds[index].toFixed(2)),
+        baselineSecondsAfter: Number(baselineSeconds[index + 1].toFixed(2)),
+        ratio: Number(roundRatios[index].toFixed(3)),
+        pausesOver100ms: run.pausesOver100ms,
+        workerCpuSeconds: run.workerCpuSeconds ?? null,
+        workerReadyRssMb: run.readyRssMb ?? null,
+        peakRssMb: run.peakRssMb ?? null,
+      })),
+      loadAverage: { before: Number(loadBefore.toFixed(2)), after: Number(loadavg()[0].toFixed(2)) },
       ...(quarter && {
         quarter: {
           records: quarter.records,

@@ -50,6 +50,8 @@ export interface Config {
   };
   /** Provider pages one read activity reads before handing back to its workflow (each page is checkpointed). */
   readPagesPerActivity: number;
+  /** After this long a read activity fetches no more pages, delivers those it holds, and hands back. */
+  readActivityMs: number;
   minScheduleIntervalSeconds: number;
   /** Installations' fires spread over this window after each cron time (see ScheduleSpread). */
   scheduleSpreadSeconds: number;
@@ -301,7 +303,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       secretRotationGraceMs: intVar(env, 'FERRY_SECRET_ROTATION_GRACE_SECONDS', 24 * 3600) * 1000,
       concurrency: Math.max(1, intVar(env, 'FERRY_DELIVERY_CONCURRENCY', 1)),
     },
-    readPagesPerActivity: Math.max(1, intVar(env, 'FERRY_READ_PAGES_PER_ACTIVITY', 50)),
+    readPagesPerActivity: Math.max(1, intVar(env, 'FERRY_READ_PAGES_PER_ACTIVITY', 1000)),
+    readActivityMs: Math.max(1, intVar(env, 'FERRY_READ_ACTIVITY_SECONDS', 60)) * 1000,
     minScheduleIntervalSeconds: intVar(env, 'FERRY_MIN_SCHEDULE_INTERVAL_SECONDS', 300),
     scheduleSpreadSeconds: intVar(env, 'FERRY_SCHEDULE_SPREAD_SECONDS', 300),
     inviteTtlSeconds: intVar(env, 'FERRY_INVITE_TTL_SECONDS', 7 * 24 * 3600),

@@ -18,8 +18,8 @@ export interface DeliveryRequest {
   url: string;
   /** The destination's own headers (for example an Authorization header); dropped on a cross-origin redirect. */
   headers?: Record<string, string>;
-  /** The JSON body, exactly as it is signed and sent. */
-  body: string;
+  /** The JSON body, exactly as it is signed and sent (a string is sent as UTF-8). */
+  body: string | Buffer;
   /** Stable across attempts of the same message, so receivers can deduplicate. */
   messageId: string;
   secrets: readonly string[];
@@ -181,7 +181,7 @@ export async function deliverMessage(message: DeliveryRequest): Promise<Delivery
   }, message.timeoutMs);
   try {
     // Encoded once: the signature and the request use the same bytes.
-    const payload = Buffer.from(message.body, 'utf8');
+    const payload = typeof message.body === 'string' ? Buffer.from(message.body, 'utf8') : message.body;
     const signed = {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,

@@ -101,17 +101,26 @@ export class MessageTooLargeError extends Error {
   }
 }
 
-/** One message ready to sign and send: `body` is the exact JSON text. */
+/** One message ready to sign and send: `body` is the exact JSON, encoded as UTF-8. */
 export interface MessagePart {
   partIndex: number;
   numRecords: number;
-  body: string;
+  body: Buffer;
+}
+
+const COMMA = Buffer.from(',');
+const MESSAGE_END = Buffer.from(']}');
+
+/** An entry as it appears in a message: its JSON, encoded as UTF-8. */
+export function encodeEntry(entry: ResultEntry): Buffer {
+  return Buffer.from(JSON.stringify(entry), 'utf8');
 }
 
 /**
  * Splits one page of entries into messages of at most `pageSize` entries whose serialized body is at
- * most `maxBytes` of UTF-8, keeping the entries' order. Each entry is serialized once: a message's size
- * is the empty message's size plus its entries and the commas between them.
+ * most `maxBytes` of UTF-8, keeping the entries' order. Each entry is serialized and encoded once,
+ * and each body is put together from those bytes: a message's size is the empty message's size plus
+ * its entries and the commas between them.
  */
 export function splitIntoMessages(
   context: ResultMessageContext,
@@ -119,39 +128,48 @@ export function splitIntoMessages(
   pageSize: number,
   maxBytes = MAX_MESSAGE_BYTES,
 ): MessagePart[] {
+  return splitEncoded(context, entries.map(encodeEntry), pageSize, maxBytes);
+}
+
+/** `splitIntoMessages` for entries already encoded (`encodeEntry`). */
+export function splitEncoded(
+  context: ResultMessageContext,
+  encoded: readonly Buffer[],
+  pageSize: number,
+  maxBytes = MAX_MESSAGE_BYTES,
+): MessagePart[] {
   if (!Number.isInteger(pageSize) || pageSize < 1)
     throw new RangeError(`pageSize must be a positive integer, got ${pageSize}`);
-  const serialized = entries.map((entry) => JSON.stringify(entry));
-  const sizes = serialized.map((text) => Buffer.byteLength(text));
-  const emptyBytes = Buffer.byteLength(JSON.stringify(buildResultMessage(context, [])));
+  const empty = JSON.stringify(buildResultMessage(context, []));
+  const emptyBytes = Buffer.byteLength(empty);
+  // Everything before the count: the empty message ends `"numRecords":0},"result":[]}`.
+  const head = empty.slice(0, empty.length - '0},"result":[]}'.length);
   // The empty message says numRecords 0; a message of n entries spells n instead.
   const messageBytes = (count: number, entriesBytes: number) =>
     emptyBytes - 1 + String(count).length + entriesBytes + Math.max(count - 1, 0);
 
   const parts: MessagePart[] = [];
   let start = 0;
-  while (start < entries.length) {
+  while (start < encoded.length) {
     let count = 0;
     let entriesBytes = 0;
-    while (start + count < entries.length && count < pageSize) {
-      const withNext = messageBytes(count + 1, entriesBytes + sizes[start + count]);
+    while (start + count < encoded.length && count < pageSize) {
+      const withNext = messageBytes(count + 1, entriesBytes + encoded[start + count].length);
       if (withNext > maxBytes) break;
-      entriesBytes += sizes[start + count];
+      entriesBytes += encoded[start + count].length;
       count++;
     }
-    if (count === 0) throw new MessageTooLargeError(start, messageBytes(1, sizes[start]), maxBytes);
-    const body = messageBody(context, serialized.slice(start, start + count));
-    parts.push({ partIndex: parts.length, numRecords: count, body });
+    if (count === 0) throw new MessageTooLargeError(start, messageBytes(1, encoded[start].length), maxBytes);
+    const pieces: Buffer[] = [Buffer.from(`${head}${count}},"result":[`, 'utf8')];
+    for (let index = start; index < start + count; index++) {
+      if (index > start) pieces.push(COMMA);
+      pieces.push(encoded[index]);
+    }
+    pieces.push(MESSAGE_END);
+    parts.push({ partIndex: parts.length, numRecords: count, body: Buffer.concat(pieces) });
     start += count;
   }
   return parts;
-}
-
-/** The message text around already-serialized entries, identical to JSON.stringify of the whole message. */
-function messageBody(context: ResultMessageContext, serializedEntries: string[]): string {
-  const empty = JSON.stringify(buildResultMessage(context, []));
-  const head = empty.slice(0, empty.length - '"numRecords":0},"result":[]}'.length);
-  return `${head}"numRecords":${serializedEntries.length}},"result":[${serializedEntries.join(',')}]}`;
 }
 
 /**

@@ -104,27 +104,74 @@ export function selectedProviderField(selection: FieldSelection, name: string): 
   );
 }
 
+/** What a selection takes from records whose top-level keys are the same, in the same order. */
+interface ShapePlan {
+  keys: readonly string[];
+  /** The record's keys by lower-cased name. */
+  byLowerName: Map<string, string>;
+  /** `fields` in order: the top-level key to copy, or undefined to look a dotted name up per record. */
+  fields: { name: string; key?: string }[];
+  mappedFields: { name: string; source: string; key?: string }[];
+}
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let index = 0; index < a.length; index++) if (a[index] !== b[index]) return false;
+  return true;
+}
+
 /**
  * Prepares a selection once and returns the function that applies it to each record, since a read
- * maps many records with the same selection.
+ * maps many records with the same selection. The records of one page nearly always share their
+ * keys, so what the selection takes from a record is worked out once per set of keys and reused
+ * while the keys stay the same; only dotted names reaching into nested objects are looked up each
+ * time.
  */
 export function fieldMapper(selection: FieldSelection): (raw: ProviderRecord) => MappedRecord {
   const { selected, allFields, mappings } = selectionSets(selection);
   const mappedSources = new Set(mappings.values());
+  let plan: ShapePlan | undefined;
 
-  return (raw) => {
-    const keys = keysByLowerName(raw);
-    const fields: Record<string, unknown> = {};
-    const names = allFields ? new Set([...keys.keys(), ...selected]) : selected;
+  const planFor = (keys: readonly string[]): ShapePlan => {
+    const byLowerName = new Map<string, string>();
+    for (const key of keys) {
+      const lower = key.toLowerCase();
+      if (!byLowerName.has(lower)) byLowerName.set(lower, key);
+    }
+    const names = allFields ? new Set([...byLowerName.keys(), ...selected]) : selected;
+    const fields: ShapePlan['fields'] = [];
     for (const name of names) {
       if (mappedSources.has(name)) continue;
-      const { found, value } = lookupField(raw, keys, name);
-      if (found) fields[name] = value;
+      const key = byLowerName.get(name);
+      // A name that is no key and has no dot is never found; a dotted one may be, in nested objects.
+      if (key !== undefined || name.includes('.')) fields.push({ name, key });
+    }
+    const mappedFields: ShapePlan['mappedFields'] = [];
+    for (const [name, source] of mappings) {
+      const key = byLowerName.get(source);
+      if (key !== undefined || source.includes('.')) mappedFields.push({ name, source, key });
+    }
+    return { keys, byLowerName, fields, mappedFields };
+  };
+
+  return (raw) => {
+    const keys = Object.keys(raw);
+    if (!plan || !sameKeys(plan.keys, keys)) plan = planFor(keys);
+    const fields: Record<string, unknown> = {};
+    for (const { name, key } of plan.fields) {
+      if (key !== undefined) fields[name] = raw[key];
+      else {
+        const { found, value } = lookupField(raw, plan.byLowerName, name);
+        if (found) fields[name] = value;
+      }
     }
     const mappedFields: Record<string, unknown> = {};
-    for (const [mapToName, source] of mappings) {
-      const { found, value } = lookupField(raw, keys, source);
-      if (found) mappedFields[mapToName] = value;
+    for (const { name, source, key } of plan.mappedFields) {
+      if (key !== undefined) mappedFields[name] = raw[key];
+      else {
+        const { found, value } = lookupField(raw, plan.byLowerName, source);
+        if (found) mappedFields[name] = value;
+      }
     }
     return { fields, mappedFields, raw };
   };

@@ -31,8 +31,8 @@ export interface DeliveryAttemptInput {
   destinationId: string;
   /** Stable across attempts of the same message (`messageIdFor`, `notificationMessageId`). */
   messageId: string;
-  /** The exact JSON text to sign and send. */
-  body: string;
+  /** The exact JSON to sign and send: text, or its UTF-8 bytes. */
+  body: string | Buffer;
   kind: 'record' | 'notification';
   operationId?: string;
 }

@@ -83,7 +83,7 @@ describe('splitIntoMessages', () => {
     expect(parts[0]).toEqual({
       partIndex: 0,
       numRecords: 10,
-      body: JSON.stringify(buildResultMessage(context, entries)),
+      body: Buffer.from(JSON.stringify(buildResultMessage(context, entries))),
     });
   });
 
@@ -100,11 +100,11 @@ describe('splitIntoMessages', () => {
     expect(parts.length).toBeGreaterThan(1);
     const delivered: ResultEntry[] = [];
     for (const part of parts) {
-      const bytes = Buffer.byteLength(part.body);
-      expect(bytes).toBeLessThanOrEqual(MAX_MESSAGE_BYTES);
-      const parsed = JSON.parse(part.body) as ReturnType<typeof buildResultMessage>;
+      expect(part.body.length).toBeLessThanOrEqual(MAX_MESSAGE_BYTES);
+      const text = part.body.toString('utf8');
+      const parsed = JSON.parse(text) as ReturnType<typeof buildResultMessage>;
       expect(parsed.resultInfo).toEqual({ type: 'inline', numRecords: part.numRecords });
-      expect(part.body).toBe(JSON.stringify(buildResultMessage(context, parsed.result)));
+      expect(text).toBe(JSON.stringify(buildResultMessage(context, parsed.result)));
       delivered.push(...parsed.result);
     }
     expect(delivered).toEqual(entries);

@@ -82,6 +82,33 @@ describe('selectAndMapFields', () => {
       { fields: { id: 2 }, mappedFields: { fullName: 'b' }, raw: { id: 2, name: 'b' } },
     ]);
   });
+
+  it('maps records whose keys change from one to the next as it maps each on its own, key order included', () => {
+    const selection = {
+      requiredFields: ['id'],
+      selectedFields: { 'meta.score': true, email: true },
+      selectedFieldMappings: { owner: 'meta.owner.name', label: 'Name' },
+      allFields: true,
+    };
+    const records = [
+      { Id: 1, Name: 'a', Email: 'a@x', meta: { score: 1, owner: { name: 'o1' } } },
+      { Id: 2, Name: 'b', Email: 'b@x', meta: { score: 2 } },
+      { Id: 3, Name: 'c', Email: 'c@x', meta: 'flat' },
+      { Name: 'd', Id: 4, Email: 'd@x', meta: { Score: 4, owner: { Name: 'o4' } } },
+      { Id: 5, Name: 'e', 'meta.score': 'literal', meta: { score: 5 } },
+      { Id: 6, Name: 'f', Email: 'f@x', meta: { score: 6, owner: { name: 'o6' } } },
+      { id: 7, ID: 'upper', name: 'g' },
+    ];
+    const map = fieldMapper(selection);
+    for (const record of records) {
+      const mapped = map(record);
+      const alone = selectAndMapFields(record, selection);
+      expect(JSON.stringify(mapped)).toBe(JSON.stringify(alone));
+    }
+    expect(map(records[0]).mappedFields).toEqual({ owner: 'o1', label: 'a' });
+    expect(map(records[1]).fields).toEqual({ id: 2, email: 'b@x', meta: { score: 2 }, 'meta.score': 2 });
+    expect(map(records[1]).mappedFields).toEqual({ label: 'b' });
+  });
 });
 
 describe('fieldSelectionFor', () => {

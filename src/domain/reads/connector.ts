@@ -44,3 +44,24 @@ export async function readConnector(connectionId: string, logs: LogEntry[]): Pro
   const target = await cachedTarget(connectionId);
   return connectorFor(target, { onRequest: (entry) => logs.push(requestLog(entry)) });
 }
+
+/**
+ * The connector for the pages of one read, fetched one after the other: built once and again only
+ * when the connection's target changes (after TARGET_TTL_MS), instead of once a page. Each call
+ * names the list that the requests of the page about to be fetched are logged to.
+ */
+export function pageConnector(connectionId: string): (logs: LogEntry[]) => Promise<Connector> {
+  let built: { target: Promise<ConnectionTarget>; connector: Connector } | undefined;
+  let pageLogs: LogEntry[] = [];
+  return async (logs) => {
+    pageLogs = logs;
+    const target = cachedTarget(connectionId);
+    if (built?.target !== target) {
+      const connector = connectorFor(await target, {
+        onRequest: (entry) => pageLogs.push(requestLog(entry)),
+      });
+      built = { target, connector };
+    }
+    return built.connector;
+  };
+}

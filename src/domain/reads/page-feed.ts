@@ -1,13 +1,13 @@
 import {
+  encodeEntry,
   MessageTooLargeError,
-  splitIntoMessages,
+  splitEncoded,
   type MessagePart,
-  type ResultEntry,
 } from '../../delivery/messages.js';
 import { fieldMapper } from '../../delivery/record-mapping.js';
-import type { ProviderRecord } from '../../providers/connector.js';
+import type { Connector, ProviderRecord } from '../../providers/connector.js';
 import type { LogEntry } from '../operation-logs.js';
-import { readConnector } from './connector.js';
+import { pageConnector } from './connector.js';
 import type { ReadPlan } from './plan.js';
 
 /**
@@ -51,22 +51,34 @@ function newestUpdate(records: readonly ProviderRecord[]): Date | undefined {
   return newest === undefined ? undefined : new Date(newest);
 }
 
+/** Records mapped and encoded between two turns of the event loop. */
+const SHAPE_CHUNK = 50;
+
 /**
  * The page's messages. A record too large for a message even on its own cannot be delivered; it is
  * left out and named in an ERROR log rather than blocking the object's reads for good.
+ *
+ * Records are mapped and encoded a chunk at a time, letting the event loop turn in between: this
+ * runs while the page before is being delivered, and the destination's answers must not wait for a
+ * whole page's work before the next message goes out.
  */
-export function pageMessages(
+export async function pageMessages(
   plan: ReadPlan,
   records: readonly ProviderRecord[],
   logs: LogEntry[],
-): MessagePart[] {
+): Promise<MessagePart[]> {
   const mapRecord = fieldMapper(plan.selection);
-  const entries: ResultEntry[] = records.map((record) => mapRecord(record.raw));
+  const encoded: Buffer[] = [];
+  for (let start = 0; start < records.length; start += SHAPE_CHUNK) {
+    if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+    const end = Math.min(start + SHAPE_CHUNK, records.length);
+    for (let index = start; index < end; index++) encoded.push(encodeEntry(mapRecord(records[index].raw)));
+  }
   const ids = records.map((record) => record.id);
   for (;;) {
-    if (!entries.length) return [];
+    if (!encoded.length) return [];
     try {
-      return splitIntoMessages(plan.context, entries, plan.pageSize);
+      return splitEncoded(plan.context, encoded, plan.pageSize);
     } catch (error) {
       if (!(error instanceof MessageTooLargeError)) throw error;
       logs.push({
@@ -79,7 +91,7 @@ export function pageMessages(
           maxBytes: error.maxBytes,
         },
       });
-      entries.splice(error.recordIndex, 1);
+      encoded.splice(error.recordIndex, 1);
       ids.splice(error.recordIndex, 1);
     }
   }
@@ -87,13 +99,14 @@ export function pageMessages(
 
 async function fetchPage(
   plan: ReadPlan,
+  connectorFor: (logs: LogEntry[]) => Promise<Connector>,
   pageIndex: number,
   pageToken: string | undefined,
 ): Promise<ShapedPage> {
   const logs: LogEntry[] = [];
   let page;
   try {
-    const connector = await readConnector(plan.connectionId, logs);
+    const connector = await connectorFor(logs);
     page = await connector.readPage({
       objectName: plan.objectName,
       ...(plan.fields && { fields: plan.fields }),
@@ -105,7 +118,7 @@ async function fetchPage(
   } catch (error) {
     throw new PageFetchError(pageIndex, error, logs);
   }
-  const parts = pageMessages(plan, page.records, logs);
+  const parts = await pageMessages(plan, page.records, logs);
   return {
     pageIndex,
     ...(page.nextPageToken && { nextPageToken: page.nextPageToken }),
@@ -129,6 +142,8 @@ export function pageFeed(
   start: { pageIndex: number; pageToken?: string },
   maxPages: number,
   depth = 2,
+  /** No page is fetched after this time (ms since the epoch). */
+  deadline = Infinity,
 ): PageFeed {
   const ready: ShapedPage[] = [];
   let failure: unknown;
@@ -145,11 +160,13 @@ export function pageFeed(
 
   void (async () => {
     let token = start.pageToken;
+    const connector = pageConnector(plan.connectionId);
     for (let offset = 0; offset < maxPages && !stopped; offset++) {
       while (ready.length >= depth && !stopped)
         await new Promise<void>((resolve) => (wakeProducer = resolve));
-      if (stopped) break;
-      const page = await fetchPage(plan, start.pageIndex + offset, token);
+      // The first page is always fetched, so every call moves the read on.
+      if (stopped || (offset > 0 && Date.now() >= deadline)) break;
+      const page = await fetchPage(plan, connector, start.pageIndex + offset, token);
       ready.push(page);
       wake('consumer');
       if (page.done) break;

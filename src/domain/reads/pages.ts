@@ -16,7 +16,8 @@ import { drainStoredPages } from './stored-pages.js';
  * (or store) its messages, and move the checkpoint, watermark and progress past it. Records never
  * leave this module: callers get counts and positions only.
  *
- * One call reads up to FERRY_READ_PAGES_PER_ACTIVITY pages, each checkpointed once delivered, so
+ * One call reads up to FERRY_READ_PAGES_PER_ACTIVITY pages for up to FERRY_READ_ACTIVITY_SECONDS
+ * (a new activity costs a pause in delivery), each checkpointed once delivered, so
  * the read resumes after its last delivered page wherever it runs next. Running a call again for the
  * same checkpoint re-reads the same page and sends the same messages under the same ids
  * (`messageIdFor(operationId, pageIndex, part)`), skipping the messages the checkpoint records as
@@ -41,6 +42,8 @@ export interface PageOutcome {
 
 export interface ReadPagesOptions {
   maxPages?: number;
+  /** Fetch no more pages after this long (FERRY_READ_ACTIVITY_SECONDS); those fetched are delivered. */
+  budgetMs?: number;
   /** Called as pages go by, so the activity can prove it is alive. */
   heartbeat?: () => void;
 }
@@ -148,6 +151,8 @@ export async function readPages(operationId: string, options: ReadPagesOptions =
     plan,
     { pageIndex: checkpoint.pageIndex, pageToken: checkpoint.pageToken ?? undefined },
     options.maxPages ?? config().readPagesPerActivity,
+    undefined,
+    Date.now() + (options.budgetMs ?? config().readActivityMs),
   );
   try {
     for (;;) {

@@ -35,7 +35,7 @@ export async function storeMessages(
     part.partIndex,
     messageIdFor(operationId, pageIndex, part.partIndex),
     part.numRecords,
-    part.body,
+    part.body.toString('utf8'),
   ]);
   await em.execute(
     `insert into stored_pages
