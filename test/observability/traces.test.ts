@@ -306,7 +306,14 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
     trace = await eventually('the deliveries’ spans in the same trace', () => {
       const spans = collector.spans.filter((span) => span.traceId === root.traceId);
       const deliveries = spans.filter((span) => span.name === 'POST destination');
-      return deliveries.length >= PAGES ? spans : undefined;
+      // The read's workflow span ends (and is exported) after its last delivery.
+      const read = spans.some((span) => span.name === 'RunWorkflow:readObjectWorkflow');
+      return deliveries.length >= PAGES && read ? spans : undefined;
+    }).catch((error: Error) => {
+      const names = collector.spans
+        .filter((span) => span.traceId === root.traceId)
+        .map((span) => `${span.service} ${span.name} ${span.spanId} <- ${span.parentSpanId}`);
+      throw new Error(`${error.message}; the trace has:\n${names.join('\n')}`);
     });
   }, 240_000);
 
