@@ -48,20 +48,24 @@ class Collector {
   ) {}
 
   static async start(): Promise<Collector> {
-    let collector: Collector | undefined;
+    const made: { collector?: Collector } = {};
     const server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        collector!.receive(req.url ?? '', req.headers['content-type'], Buffer.concat(chunks).toString('utf8'));
+        made.collector!.receive(
+          req.url ?? '',
+          req.headers['content-type'],
+          Buffer.concat(chunks).toString('utf8'),
+        );
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : 0;
-    collector = new Collector(server, `http://127.0.0.1:${port}`);
-    return collector;
+    made.collector = new Collector(server, `http://127.0.0.1:${port}`);
+    return made.collector;
   }
 
   private receive(path: string, type: string | undefined, body: string): void {
@@ -136,7 +140,8 @@ async function eventually<T>(what: string, probe: () => T | undefined, timeoutMs
 }
 
 function expectCreated(response: { status: number; body: unknown }, what: string): void {
-  if (response.status !== 201) throw new Error(`${what}: ${response.status} ${JSON.stringify(response.body)}`);
+  if (response.status !== 201)
+    throw new Error(`${what}: ${response.status} ${JSON.stringify(response.body)}`);
 }
 
 let sandbox: Sandbox;
@@ -370,6 +375,26 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
       });
       expect(byId.get(delivery.parentSpanId)?.name).toMatch(/^RunActivity:/);
     }
+    // From each delivery up to the installation workflow's run, through the read's child workflow.
+    // (The installation's own RunWorkflow span lasts as long as the installation: not exported yet.)
+    const ancestry = (span: ExportedSpan): string[] => {
+      const names: string[] = [];
+      for (let parent = byId.get(span.parentSpanId); parent; parent = byId.get(parent.parentSpanId)) {
+        names.push(parent.name);
+      }
+      return names;
+    };
+    for (const delivery of deliveries) {
+      expect(ancestry(delivery)).toEqual([
+        'RunActivity:readPages',
+        'StartActivity:readPages',
+        'RunWorkflow:readObjectWorkflow',
+        'StartChildWorkflow:readObjectWorkflow',
+      ]);
+    }
+    const child = named('StartChildWorkflow:readObjectWorkflow')[0];
+    const installationRun = named('StartActivity:objectsNeedingBackfill')[0]?.parentSpanId;
+    expect(child.parentSpanId).toBe(installationRun);
     // Every activity hangs off a workflow span of this trace, not off a trace of its own.
     for (const activity of activities) {
       expect(byId.get(activity.parentSpanId)?.name ?? describeTrace()).toMatch(/^StartActivity:/);
@@ -380,7 +405,9 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
     const accepted = run.receiver.accepted();
     expect(accepted.length).toBeGreaterThan(0);
     for (const received of accepted) {
-      expect(String(received.headers.traceparent)).toMatch(new RegExp(`^00-${root.traceId}-[0-9a-f]{16}-01$`));
+      expect(String(received.headers.traceparent)).toMatch(
+        new RegExp(`^00-${root.traceId}-[0-9a-f]{16}-01$`),
+      );
     }
   });
 
