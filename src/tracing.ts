@@ -85,15 +85,16 @@ const tracer = trace.getTracer('ferry');
 
 /**
  * Runs `work` inside a client span (a provider call, a destination delivery): the span ends when
- * the work does, marked as an error when it throws. Off, `work` gets no span and runs as is.
+ * the work does, marked as an error when it throws. Off, `work` gets no span and runs as is: not
+ * even `attributes` is called, and no promise is added.
  */
-export async function inClientSpan<T>(
+export function inClientSpan<T>(
   name: string,
-  attributes: Attributes,
+  attributes: () => Attributes,
   work: (span: Span | undefined) => Promise<T>,
 ): Promise<T> {
   if (!running) return work(undefined);
-  return tracer.startActiveSpan(name, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+  return tracer.startActiveSpan(name, { kind: SpanKind.CLIENT, attributes: attributes() }, async (span) => {
     try {
       return await work(span);
     } catch (error) {

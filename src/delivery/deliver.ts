@@ -174,15 +174,19 @@ function thrownToResult(
  * a token there), a header or the body. The receiver gets the span's `traceparent`.
  */
 export function deliverMessage(message: DeliveryRequest): Promise<DeliveryResult> {
-  return inClientSpan('POST destination', deliverySpanAttributes(message), async (span) => {
-    const result = await attemptDelivery(message);
-    if (result.status !== undefined) span?.setAttribute('http.response.status_code', result.status);
-    if (!result.ok) {
-      span?.setAttribute('ferry.delivery.failure', result.failure ?? 'status');
-      failSpan(span, result.failure ?? 'status');
-    }
-    return result;
-  });
+  return inClientSpan(
+    'POST destination',
+    () => deliverySpanAttributes(message),
+    async (span) => {
+      const result = await attemptDelivery(message);
+      if (result.status !== undefined) span?.setAttribute('http.response.status_code', result.status);
+      if (!result.ok) {
+        span?.setAttribute('ferry.delivery.failure', result.failure ?? 'status');
+        failSpan(span, result.failure ?? 'status');
+      }
+      return result;
+    },
+  );
 }
 
 function deliverySpanAttributes(message: DeliveryRequest) {

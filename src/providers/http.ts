@@ -295,7 +295,9 @@ export class ProviderHttpClient {
       const entry = logEntryOf(req.method, logUrl, attempt);
       let response: ProviderHttpResponse;
       try {
-        response = await this.attempt(req, url, headers, this.spanAttributes(req, url, logUrl, attempt));
+        response = await this.attempt(req, url, headers, () =>
+          this.spanAttributes(req, url, logUrl, attempt),
+        );
       } catch (error) {
         // A bug of Ferry's (a body that cannot be sent, say) is not an outage of the provider's.
         if (!isNetworkFailure(error)) throw error;
@@ -365,7 +367,7 @@ export class ProviderHttpClient {
         // The span covers the wait for the answer's headers; its body belongs to the caller.
         response = await inClientSpan(
           `${req.method} ${this.provider.name}`,
-          this.spanAttributes(req, url, logUrl, attempt),
+          () => this.spanAttributes(req, url, logUrl, attempt),
           async (span) => {
             const answer = await request(url, {
               method: req.method,
@@ -503,7 +505,7 @@ export class ProviderHttpClient {
     req: ProviderHttpRequest,
     url: URL,
     headers: Record<string, string>,
-    spanAttributes: ReturnType<ProviderHttpClient['spanAttributes']>,
+    spanAttributes: () => ReturnType<ProviderHttpClient['spanAttributes']>,
   ): Promise<ProviderHttpResponse> {
     return inClientSpan(`${req.method} ${this.provider.name}`, spanAttributes, async (span) => {
       const response = await this.attemptOnce(req, url, headers);
