@@ -124,11 +124,11 @@ export function traceContextHeaders(): Record<string, string> {
  * Runs `work` inside a server span continuing the caller's `traceparent`, if it sent one. The name
  * is settled once the work has found its route (`GET /v1/projects/:projectIdOrName/...`).
  */
-export async function inServerSpan(
+export async function inServerSpan<T>(
   headers: Record<string, string | string[] | undefined>,
   attributes: Attributes,
-  work: (span: Span) => Promise<void>,
-): Promise<void> {
+  work: (span: Span) => Promise<T>,
+): Promise<T> {
   const parent = propagation.extract(ROOT_CONTEXT, headers);
   const span = tracer.startSpan(
     String(attributes['http.request.method'] ?? 'HTTP'),
@@ -139,7 +139,7 @@ export async function inServerSpan(
     parent,
   );
   try {
-    await context.with(trace.setSpan(parent, span), () => work(span));
+    return await context.with(trace.setSpan(parent, span), () => work(span));
   } catch (error) {
     span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.name ?? 'Error' });
     throw error;

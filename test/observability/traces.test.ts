@@ -164,6 +164,7 @@ afterAll(async () => {
 });
 
 interface Run {
+  urls: Awaited<ApiProcess['urls']>;
   installationId: string;
   receiver: WebhookReceiver;
   signingSecret: string;
@@ -221,6 +222,7 @@ async function installAndBackfill(env: Record<string, string>): Promise<Run> {
             },
           ],
         },
+        proxy: { enabled: true },
       },
     },
   });
@@ -239,6 +241,7 @@ async function installAndBackfill(env: Record<string, string>): Promise<Run> {
       content: {
         provider: 'sandboxApiKey',
         read: { objects: { contacts: { ...contacts, selectedFields: {} } } },
+        proxy: { enabled: true },
       },
     },
   });
@@ -248,7 +251,7 @@ async function installAndBackfill(env: Record<string, string>): Promise<Run> {
     90_000,
     'the backfill to deliver every contact',
   );
-  return { installationId: installation.body.id, receiver, signingSecret };
+  return { urls, installationId: installation.body.id, receiver, signingSecret };
 }
 
 describe('tracing off (the default)', () => {
@@ -409,6 +412,35 @@ describe('tracing on (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
         new RegExp(`^00-${root.traceId}-[0-9a-f]{16}-01$`),
       );
     }
+  });
+
+  it('opens a proxied request with a server span of its own, the provider call under it', async () => {
+    const response = await fetch(`${run.urls.proxy}/contacts?limit=2`, {
+      headers: {
+        'x-amp-proxy-version': '1',
+        'x-amp-project-id': project.id,
+        'x-api-key': project.apiKey,
+        'x-amp-installation-id': run.installationId,
+      },
+    });
+    expect(response.status).toBe(200);
+    await response.text();
+    const server = await eventually('the proxy’s server span', () =>
+      collector.spans.find((span) => span.name === 'GET proxy'),
+    );
+    expect(server).toMatchObject({
+      service: 'ferry-api',
+      kind: 2,
+      attributes: { 'ferry.listener': 'proxy', 'http.response.status_code': 200 },
+    });
+    const call = await eventually('the proxied provider call', () =>
+      collector.spans.find((span) => span.parentSpanId === server.spanId),
+    );
+    expect(call).toMatchObject({
+      traceId: server.traceId,
+      name: 'GET sandboxApiKey',
+      attributes: { 'url.path': '/api/v1/contacts' },
+    });
   });
 
   it('keeps secrets, headers and query strings out of every span', () => {
