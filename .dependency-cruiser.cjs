@@ -3,7 +3,7 @@
  * imports a floor above it, and no two files import each other, directly or in a circle.
  *
  *   ground          src/core, src/schemas, src/temporal/contracts, src/config.ts, src/logger.ts,
- *                   src/metrics.ts
+ *                   src/metrics.ts, src/tracing.ts
  *   infrastructure  src/crypto, src/db, src/providers, src/delivery, src/temporal, src/sandbox
  *   domain          src/domain, src/notifications
  *   top             src/api, src/cli, activities, bench
@@ -11,7 +11,7 @@
  * Workflows run in Temporal's deterministic sandbox: they import types from anywhere, but values
  * only from workflows/ itself and the pure ground modules (src/core, src/temporal/contracts).
  */
-const ground = '^src/(core|schemas|temporal/contracts)/|^src/(config|logger|metrics)[.]ts$';
+const ground = '^src/(core|schemas|temporal/contracts)/|^src/(config|logger|metrics|tracing)[.]ts$';
 const infrastructure = '^src/(crypto|db|providers|delivery|sandbox)/|^src/temporal/(?!contracts/)';
 const domain = '^src/(domain|notifications)/';
 const top = '^src/(api|cli)/|^(activities|bench)/';

@@ -24,6 +24,12 @@ export interface Config {
    * (FERRY_METRICS_PORT) and by the worker process (FERRY_WORKER_METRICS_PORT); null is off.
    */
   metricsPorts: { server: number | null; worker: number | null };
+  /**
+   * OpenTelemetry traces, off unless OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
+   * names an OTLP/HTTP collector; OTEL_SDK_DISABLED=true keeps them off all the same. The exporter
+   * reads the other standard OTEL_EXPORTER_OTLP_* variables (headers, timeout) itself.
+   */
+  tracing: TracingConfig;
   host: string;
   publicApiUrl: string;
   /** Where browsers reach the other hosts (the console's calls); unset: the api host's hostname with their port. */
@@ -103,6 +109,14 @@ export interface RetentionConfig {
   batchSize: number;
 }
 
+export interface TracingConfig {
+  enabled: boolean;
+  /** Where spans are sent (OTLP/HTTP, JSON): the traces endpoint itself, `/v1/traces` included. */
+  endpoint?: string;
+  /** OTEL_SERVICE_NAME; unset, each process names itself (`ferry-api`, `ferry-worker`, `ferry`). */
+  serviceName?: string;
+}
+
 export class ConfigError extends Error {}
 
 function intVar(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -130,6 +144,26 @@ function optionalPort(env: NodeJS.ProcessEnv, name: string, fallback: number): n
   if (port > 65535)
     throw new ConfigError(`${name} must be a port from 1 to 65535, or 0 / off, got "${env[name]}"`);
   return port === 0 ? null : port;
+}
+
+function tracing(env: NodeJS.ProcessEnv): TracingConfig {
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  // The OpenTelemetry rule: the generic endpoint gets `/v1/traces` appended, the specific one is used as is.
+  const endpoint = traces || (base ? `${base.replace(/\/$/, '')}/v1/traces` : undefined);
+  const name = traces ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
+  if (endpoint && !/^https?:\/\/[^/]/i.test(endpoint)) {
+    throw new ConfigError(
+      `${name} must be an http(s) URL of an OTLP/HTTP collector, got "${traces || base}"`,
+    );
+  }
+  const disabled = boolVar(env, 'OTEL_SDK_DISABLED', false);
+  const serviceName = env.OTEL_SERVICE_NAME?.trim() || undefined;
+  return {
+    enabled: Boolean(endpoint) && !disabled,
+    ...(endpoint && { endpoint }),
+    ...(serviceName && { serviceName }),
+  };
 }
 
 function retrySchedule(env: NodeJS.ProcessEnv): readonly number[] {
@@ -277,6 +311,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       server: optionalPort(env, 'FERRY_METRICS_PORT', 9464),
       worker: optionalPort(env, 'FERRY_WORKER_METRICS_PORT', 9465),
     },
+    tracing: tracing(env),
     host: env.FERRY_HOST ?? (mode === 'production' ? '0.0.0.0' : '127.0.0.1'),
     publicApiUrl: (env.FERRY_PUBLIC_API_URL ?? `http://localhost:${ports.api}`).replace(/\/$/, ''),
     publicHostUrls: Object.fromEntries(

@@ -18,6 +18,7 @@ import {
   requestId,
   requestMetrics,
   requireJsonBody,
+  requestTracing,
 } from './middleware.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { mountDocs } from './docs.js';
@@ -148,6 +149,7 @@ export function createApp(host: Host, routes: AnyRoute[] = allRoutes(), ports: L
   if (host === 'api') mountConsole(router, ports);
 
   app.use(requestMetrics(host));
+  app.use(requestTracing(host));
   app.use(requestId);
   app.use(problems);
   app.use(accessLog);

@@ -3,6 +3,7 @@ import type { Context, Next } from 'koa';
 import { DriverException, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { logger } from '../logger.js';
 import { httpRequestDuration } from '../metrics.js';
+import { failSpan, inServerSpan, tracingOn } from '../tracing.js';
 import { problemBody } from './problem.js';
 import { hasNul, jsonInputProblem } from '../core/input-limits.js';
 import { ProblemError } from '../core/problem.js';
@@ -145,6 +146,38 @@ export async function boundedInput(ctx: Context, next: Next): Promise<void> {
   await next();
 }
 
+/** The route template the router matched (`/v1/projects/:projectIdOrName/...`); undefined when none did. */
+function routeTemplate(ctx: Context): string | undefined {
+  const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+  // Koa paths escape the colon of custom methods (`connections\\:generate`); metrics and traces show the path.
+  return typeof matched === 'string' ? matched.replace(/\\:/g, ':') : undefined;
+}
+
+/**
+ * One server span per request when tracing is on (src/tracing.ts), named by method and route
+ * template, continuing the caller's `traceparent`. Its attributes are the method, the route, the
+ * listener and the status: never the path's ids, the query string or any header. Off, it only calls on.
+ */
+export function requestTracing(host: string) {
+  return async function requestTracingMiddleware(ctx: Context, next: Next): Promise<void> {
+    if (!tracingOn()) return next();
+    const attributes = { 'http.request.method': ctx.method, 'ferry.listener': host };
+    await inServerSpan(ctx.headers, attributes, async (span) => {
+      try {
+        await next();
+      } finally {
+        const route = routeTemplate(ctx);
+        if (route) {
+          span.updateName(`${ctx.method} ${route}`);
+          span.setAttribute('http.route', route);
+        }
+        span.setAttribute('http.response.status_code', ctx.status);
+        if (ctx.status >= 500) failSpan(span, `HTTP ${ctx.status}`);
+      }
+    });
+  };
+}
+
 /**
  * Times every request into `ferry_http_request_duration_seconds`, labelled with the route template
  * the router matched (`/v1/projects/:projectIdOrName/...`), never the raw path: ids and query
@@ -156,14 +189,7 @@ export function requestMetrics(host: string) {
     try {
       await next();
     } finally {
-      const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
-      end({
-        host,
-        method: ctx.method,
-        // Koa paths escape the colon of custom methods (`connections\\:generate`); the label shows the path.
-        route: typeof matched === 'string' ? matched.replace(/\\:/g, ':') : 'unmatched',
-        status: String(ctx.status),
-      });
+      end({ host, method: ctx.method, route: routeTemplate(ctx) ?? 'unmatched', status: String(ctx.status) });
     }
   };
 }

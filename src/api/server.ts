@@ -2,6 +2,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
+import { startTracing } from '../tracing.js';
 import { createApp } from './app.js';
 import type { ListenerPorts } from './listener-origins.js';
 import { allRoutes } from './routes.js';
@@ -68,6 +69,8 @@ function listen(listener: Listener, port: number, bind: string, bound: ListenerP
 
 /** Starts the api, read, write, search and proxy listeners (port 0 picks a free port, for tests). */
 export async function startServers(ports = config().ports, bind = config().host): Promise<RunningServers> {
+  // Before any listener answers, so the first request is traced too (a no-op unless tracing is on).
+  await startTracing('api');
   const hosts: Listener[] = ['api', 'read', 'write', 'search', 'proxy'];
   // Each app's API reference sends try-it requests to the other listeners, at the ports they bound.
   const bound: ListenerPorts = {};

@@ -8,6 +8,7 @@ import { startOutboxRelay } from '../notifications/outbox-relay.js';
 import { startRepairLoop } from './repair-loop.js';
 import { startRetentionInBackground } from './retention.js';
 import { startMetricsServer } from '../metrics.js';
+import { stopTracing } from '../tracing.js';
 
 /** Stops cleanly on SIGINT/SIGTERM: listeners close, in-flight work finishes, connections drop. */
 export function onShutdown(stop: () => Promise<void>): void {
@@ -39,6 +40,7 @@ export async function server(): Promise<void> {
     await servers.close();
     await closeTemporalClient();
     await closeOrm();
+    await stopTracing();
   });
 }
 
@@ -58,8 +60,10 @@ export async function worker(): Promise<void> {
     await metrics?.close();
     // The SDK drains the worker on SIGINT/SIGTERM by itself; a second shutdown would throw.
     if (running.getState() === 'RUNNING') running.shutdown();
+    await stopTracing();
   });
   startRetentionInBackground();
   await run;
   await closeOrm();
+  await stopTracing();
 }

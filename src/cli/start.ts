@@ -260,6 +260,11 @@ async function bringUp(stops: (() => Promise<void>)[], started: number, temporal
   const sandbox = await startSandbox({ port: sandboxPort });
   stops.unshift(() => sandbox.close());
 
+  // One process runs everything here: one service in the traces (OTEL_EXPORTER_OTLP_ENDPOINT turns them on).
+  const { startTracing, stopTracing } = await import('../tracing.js');
+  await startTracing('all');
+  stops.push(stopTracing);
+
   const { startServers } = await import('../api/server.js');
   const servers = await startServers();
   stops.unshift(() => servers.close());

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import {
   DefaultLogger,
@@ -10,6 +11,7 @@ import {
 import { config } from '../config.js';
 import { logger } from '../logger.js';
 import * as activities from '../../activities/index.js';
+import { startTracing, type RunningTracing } from '../tracing.js';
 import { heartbeatEveryActivity } from './activity-heartbeat.js';
 
 export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
@@ -45,20 +47,46 @@ function installRuntime(): void {
   }
 }
 
+/**
+ * Temporal's OpenTelemetry interceptors, when tracing is on: workflow spans (bundled into the
+ * workflow code, exported through a sink, never during replay), activity spans continuing the
+ * workflow's context, and the context handed on to child workflows and activities in headers.
+ */
+async function tracingOptions(tracing: RunningTracing): Promise<Partial<WorkerOptions>> {
+  const otel = await import('@temporalio/interceptors-opentelemetry');
+  const require = createRequire(import.meta.url);
+  return {
+    interceptors: {
+      // First, so the activity's span encloses the heartbeat interceptor's work too.
+      activity: [
+        (ctx) => ({
+          inbound: new otel.OpenTelemetryActivityInboundInterceptor(ctx),
+          outbound: new otel.OpenTelemetryActivityOutboundInterceptor(ctx),
+        }),
+        heartbeatEveryActivity,
+      ],
+      workflowModules: [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')],
+    },
+    sinks: { exporter: otel.makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
+  };
+}
+
 /** The worker runs every workflow in `workflows/` and every activity in `activities/`. */
 export async function createWorker(options: FerryWorkerOptions = {}): Promise<Worker> {
   installRuntime();
+  const tracing = await startTracing('worker');
   const { address, namespace, taskQueue } = config().temporal;
   const connection = await NativeConnection.connect({ address });
+  // A prebuilt bundle has no tracing interceptors in it: traced, the workflows are bundled here.
+  const bundlePath = tracing ? undefined : options.workflowBundlePath;
   const worker = await Worker.create({
     connection,
     namespace,
     taskQueue: options.taskQueue ?? taskQueue,
     activities,
-    ...(options.workflowBundlePath
-      ? { workflowBundle: { codePath: options.workflowBundlePath } }
-      : { workflowsPath }),
+    ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath }),
     interceptors: { activity: [heartbeatEveryActivity] },
+    ...(tracing && (await tracingOptions(tracing))),
     ...options.overrides,
   });
   logger.info({ taskQueue: options.taskQueue ?? taskQueue }, 'worker ready');

@@ -7,6 +7,7 @@ import {
   redactUrl,
   type DestinationPolicy,
 } from './url-guard.js';
+import { failSpan, inClientSpan, traceContextHeaders } from '../tracing.js';
 
 /**
  * One delivery attempt of one message to one webhook URL: sign, POST, follow redirects under the SSRF
@@ -167,7 +168,39 @@ function thrownToResult(
   );
 }
 
-export async function deliverMessage(message: DeliveryRequest): Promise<DeliveryResult> {
+/**
+ * One delivery attempt, inside a client span when tracing is on. The span names the receiver's host
+ * and port, the message id and the outcome: never the URL's path or query (webhook URLs often carry
+ * a token there), a header or the body. The receiver gets the span's `traceparent`.
+ */
+export function deliverMessage(message: DeliveryRequest): Promise<DeliveryResult> {
+  return inClientSpan(
+    'POST destination',
+    () => deliverySpanAttributes(message),
+    async (span) => {
+      const result = await attemptDelivery(message);
+      if (result.status !== undefined) span?.setAttribute('http.response.status_code', result.status);
+      if (!result.ok) {
+        span?.setAttribute('ferry.delivery.failure', result.failure ?? 'status');
+        failSpan(span, result.failure ?? 'status');
+      }
+      return result;
+    },
+  );
+}
+
+function deliverySpanAttributes(message: DeliveryRequest) {
+  const attributes = { 'http.request.method': 'POST', 'ferry.message.id': message.messageId };
+  try {
+    const url = new URL(message.url);
+    const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+    return { ...attributes, 'server.address': url.hostname, 'server.port': port };
+  } catch {
+    return attributes;
+  }
+}
+
+async function attemptDelivery(message: DeliveryRequest): Promise<DeliveryResult> {
   const startedAt = Date.now();
   const policy: DestinationPolicy = {
     allowPrivate: message.allowPrivate,
@@ -185,6 +218,7 @@ export async function deliverMessage(message: DeliveryRequest): Promise<Delivery
     const signed = {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,
+      ...traceContextHeaders(),
       ...signatureHeaders({
         messageId: message.messageId,
         timestamp: message.timestamp ?? new Date(),

@@ -7,6 +7,7 @@ import { guardedDispatcher } from '../delivery/url-guard.js';
 import type { AuthMaterial, ConnectionTarget } from './auth-material.js';
 import { renderProviderTemplate, SANDBOX_URL_VARIABLE, type Provider } from './catalog/index.js';
 import { ConnectionSetupError, ProviderError } from './errors.js';
+import { failSpan, inClientSpan } from '../tracing.js';
 
 /**
  * The one way connectors talk HTTP to providers. Per request it:
@@ -294,7 +295,9 @@ export class ProviderHttpClient {
       const entry = logEntryOf(req.method, logUrl, attempt);
       let response: ProviderHttpResponse;
       try {
-        response = await this.attempt(req, url, headers);
+        response = await this.attempt(req, url, headers, () =>
+          this.spanAttributes(req, url, logUrl, attempt),
+        );
       } catch (error) {
         // A bug of Ferry's (a body that cannot be sent, say) is not an outage of the provider's.
         if (!isNetworkFailure(error)) throw error;
@@ -361,15 +364,25 @@ export class ProviderHttpClient {
       const timer = setTimeout(() => controller.abort(new AttemptTimeout()), this.timeoutMs);
       let response: Dispatcher.ResponseData;
       try {
-        response = await request(url, {
-          method: req.method,
-          headers,
-          body: req.json !== undefined ? JSON.stringify(req.json) : req.body,
-          signal: controller.signal,
-          dispatcher: this.dispatcher,
-          headersTimeout: this.timeoutMs,
-          bodyTimeout: this.timeoutMs,
-        });
+        // The span covers the wait for the answer's headers; its body belongs to the caller.
+        response = await inClientSpan(
+          `${req.method} ${this.provider.name}`,
+          () => this.spanAttributes(req, url, logUrl, attempt),
+          async (span) => {
+            const answer = await request(url, {
+              method: req.method,
+              headers,
+              body: req.json !== undefined ? JSON.stringify(req.json) : req.body,
+              signal: controller.signal,
+              dispatcher: this.dispatcher,
+              headersTimeout: this.timeoutMs,
+              bodyTimeout: this.timeoutMs,
+            });
+            span?.setAttribute('http.response.status_code', answer.statusCode);
+            if (answer.statusCode >= 400) failSpan(span, `HTTP ${answer.statusCode}`);
+            return answer;
+          },
+        );
       } catch (thrown) {
         const error = controller.signal.aborted ? new AttemptTimeout() : thrown;
         if (!isNetworkFailure(error)) throw error;
@@ -473,7 +486,36 @@ export class ProviderHttpClient {
     }
   }
 
-  private async attempt(
+  /**
+   * What a provider call's span says (tracing on): provider, method, host and the path with any
+   * credential scrubbed out; never the query string, a header or a body.
+   */
+  private spanAttributes(req: ProviderHttpRequest, url: URL, logUrl: string, attempt: number) {
+    return {
+      'ferry.provider': this.provider.name,
+      'http.request.method': req.method,
+      'server.address': url.hostname,
+      'server.port': Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
+      'url.path': pathOf(logUrl),
+      ...(attempt > 1 && { 'http.request.resend_count': attempt - 1 }),
+    };
+  }
+
+  private attempt(
+    req: ProviderHttpRequest,
+    url: URL,
+    headers: Record<string, string>,
+    spanAttributes: () => ReturnType<ProviderHttpClient['spanAttributes']>,
+  ): Promise<ProviderHttpResponse> {
+    return inClientSpan(`${req.method} ${this.provider.name}`, spanAttributes, async (span) => {
+      const response = await this.attemptOnce(req, url, headers);
+      span?.setAttribute('http.response.status_code', response.status);
+      if (response.status >= 400) failSpan(span, `HTTP ${response.status}`);
+      return response;
+    });
+  }
+
+  private async attemptOnce(
     req: ProviderHttpRequest,
     url: URL,
     headers: Record<string, string>,

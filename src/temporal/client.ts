@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { config } from '../config.js';
+import { tracingOn } from '../tracing.js';
 
 let client: Promise<Client> | undefined;
 
@@ -8,7 +9,17 @@ export function temporalClient(): Promise<Client> {
   client ??= (async () => {
     const { address, namespace } = config().temporal;
     const connection = await Connection.connect({ address, connectTimeout: 5000 });
-    return new Client({ connection, namespace });
+    // Traced, each start, signal and update carries the caller's span to the workflow in its headers.
+    const interceptors = tracingOn()
+      ? {
+          workflow: [
+            new (
+              await import('@temporalio/interceptors-opentelemetry')
+            ).OpenTelemetryWorkflowClientInterceptor(),
+          ],
+        }
+      : undefined;
+    return new Client({ connection, namespace, interceptors });
   })().catch((error) => {
     client = undefined;
     throw error;

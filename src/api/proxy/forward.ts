@@ -7,6 +7,7 @@ import { ProblemError } from '../../core/problem.js';
 import { transaction } from '../../db/orm.js';
 import { connectionTarget } from '../../domain/credentials.js';
 import { logger } from '../../logger.js';
+import { failSpan, inServerSpan, tracingOn } from '../../tracing.js';
 import type { ProxyStreamResponse } from '../../providers/connector.js';
 import { connectorFor } from '../../providers/connectors/index.js';
 import { toProblem } from '../../providers/errors.js';
@@ -159,6 +160,24 @@ async function forward(req: IncomingMessage, res: ServerResponse, requestId: str
 }
 
 /** The proxy listener's request handler: every answer is the provider's, or a problem+json of Ferry's. */
+/**
+ * The proxy's server span (tracing on): named `<method> proxy`, never by the provider path it
+ * forwards, which is the caller's and may hold anything. The provider call is its child.
+ */
+function tracedForward(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<string> {
+  const method = req.method ?? 'GET';
+  const attributes = { 'http.request.method': method, 'ferry.listener': 'proxy' };
+  return inServerSpan(req.headers, attributes, async (span) => {
+    span.updateName(`${method} proxy`);
+    try {
+      return await forward(req, res, requestId);
+    } finally {
+      span.setAttribute('http.response.status_code', res.statusCode);
+      if (res.statusCode >= 500) failSpan(span, `HTTP ${res.statusCode}`);
+    }
+  });
+}
+
 export function proxyHandler(req: IncomingMessage, res: ServerResponse): void {
   const started = performance.now();
   const incoming = req.headers['x-request-id'];
@@ -176,7 +195,8 @@ export function proxyHandler(req: IncomingMessage, res: ServerResponse): void {
       },
       'proxy',
     );
-  forward(req, res, requestId).then(done, (error: unknown) => {
+  const forwarded = tracingOn() ? tracedForward(req, res, requestId) : forward(req, res, requestId);
+  forwarded.then(done, (error: unknown) => {
     let problem = error instanceof ProblemError ? error : undefined;
     if (!problem) {
       logger.error({ err: error, requestId }, 'proxy failed');
