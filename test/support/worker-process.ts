@@ -75,8 +75,18 @@ function startProcess(
 async function runWorker(): Promise<void> {
   const { createWorker } = await import('../../src/cli/worker.js');
   const worker = await createWorker({ workflowBundlePath: process.env.FERRY_TEST_WORKFLOW_BUNDLE });
+  // FERRY_TEST_WORKER_REPAIR=1: a worker as `ferry worker` runs it, with its outbox relay and repair loop.
+  const extras =
+    process.env.FERRY_TEST_WORKER_REPAIR === '1'
+      ? [
+          (await import('../../src/notifications/outbox-relay.js')).startOutboxRelay(),
+          (await import('../../src/cli/repair-loop.js')).startRepairLoop(),
+        ]
+      : [];
   process.stdout.write('worker ready\n');
-  process.once('SIGTERM', () => worker.shutdown());
+  process.once('SIGTERM', () => {
+    void Promise.all(extras.map((extra) => extra.stop())).then(() => worker.shutdown());
+  });
   await worker.run();
   process.exit(0);
 }
