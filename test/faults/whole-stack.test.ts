@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { resetConfig } from '../../src/config.js';
 import { InstallationEntity } from '../../src/db/entities/installation.js';
 import { OperationEntity } from '../../src/db/entities/operation.js';
-import { NotificationEventEntity } from '../../src/db/entities/event.js';
+import { NotificationEventEntity, type NotificationEvent } from '../../src/db/entities/event.js';
 import { generateSigningSecret } from '../../src/delivery/signing.js';
 import { closeOrm, em as newEntityManager, migrate } from '../../src/db/orm.js';
 import { reconcileInstallations } from '../../src/domain/installations/reconcile.js';
@@ -113,9 +113,22 @@ interface Sent {
 }
 const sent: Sent[] = [];
 
+/** Error log lines of the children, by message: what the 5xx answers and failed passes were. */
+const childErrors: Record<string, number> = {};
+
 function watch<T extends WorkerProcess>(child: T, role: string): T {
   void child.exited.then((code) => {
-    if (!deliberate.has(child.pid)) unexpectedExits.push(`${role} ${child.pid} exited (${code}): ${child.output().slice(-600)}`);
+    for (const line of child.errorLines()) {
+      try {
+        const entry = JSON.parse(line) as { level: number; msg: string; err?: { message?: string } };
+        const key = `${role}: ${entry.msg}: ${(entry.err?.message ?? '').split('\n')[0].slice(0, 160)}`;
+        childErrors[key] = (childErrors[key] ?? 0) + 1;
+      } catch {
+        // not a log line
+      }
+    }
+    if (!deliberate.has(child.pid))
+      unexpectedExits.push(`${role} ${child.pid} exited (${code}): ${child.output().slice(-600)}`);
   });
   return child;
 }
@@ -158,6 +171,7 @@ beforeAll(async () => {
     FERRY_TASK_QUEUE: stack.taskQueue,
     FERRY_REPAIR_INTERVAL_SECONDS: '2',
     FERRY_STUCK_OPERATION_SECONDS: '5',
+    LOG_LEVEL: 'error',
   };
   await startWorker();
   // Routes first: every event the suite raises from here on must reach the webhook.
@@ -196,6 +210,8 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const child of [api, worker]) if (child) deliberate.add(child.pid);
   await Promise.all([api?.kill('SIGKILL'), worker?.kill('SIGKILL')]);
+  await sleep(100);
+  process.stderr.write(`errors the children logged: ${JSON.stringify(childErrors, null, 1)}\n`);
   await events?.stop();
   await fixture?.receiver.stop();
   await stack?.close().catch(() => {});
@@ -260,9 +276,18 @@ function burst(round: number): Promise<void>[] {
   };
   const created = sent.filter((entry) => entry.installationId && !entry.kind.startsWith('delete'));
   const deletable = created.find(
-    (entry) => !sent.some((other) => other.kind === 'delete installation' && other.installationId === entry.installationId),
+    (entry) =>
+      !sent.some(
+        (other) => other.kind === 'delete installation' && other.installationId === entry.installationId,
+      ),
   );
-  const patchable = created.find((entry) => entry !== deletable);
+  const patchable = created.find(
+    (entry) =>
+      entry !== deletable &&
+      !sent.some(
+        (other) => other.kind === 'delete installation' && other.installationId === entry.installationId,
+      ),
+  );
   return [
     send('triggered read', 'read', 'POST', contacts, { groupRef: fixture.groupRef, mode: 'async' }),
     send('triggered read', 'read', 'POST', contacts, { groupRef: fixture.groupRef, mode: 'async' }),
@@ -270,12 +295,18 @@ function burst(round: number): Promise<void>[] {
     write('synchronous', 1),
     write('asynchronous', 2),
     write('asynchronous', 1),
-    send('config change', 'api', 'PATCH', `/integrations/${writeIntegrationId}/installations/${fixture.installationId}`, {
-      updateMask: ['config.content.read.objects.contacts.schedule'],
-      installation: {
-        config: { content: { read: { objects: { contacts: { schedule: `${round % 60} * * * *` } } } } },
+    send(
+      'config change',
+      'api',
+      'PATCH',
+      `/integrations/${writeIntegrationId}/installations/${fixture.installationId}`,
+      {
+        updateMask: ['config.content.read.objects.contacts.schedule'],
+        installation: {
+          config: { content: { read: { objects: { contacts: { schedule: `${round % 60} * * * *` } } } } },
+        },
       },
-    }),
+    ),
     ...[spareGroups.pop()!, spareGroups.pop()!].map((groupRef) =>
       send('create installation', 'api', 'POST', `/integrations/${lifecycle.integrationId}/installations`, {
         groupRef,
@@ -306,7 +337,9 @@ function burst(round: number): Promise<void>[] {
               installation: {
                 config: {
                   content: {
-                    read: { objects: { contacts: { selectedFields: { email: true, lastName: round % 2 === 0 } } } },
+                    read: {
+                      objects: { contacts: { selectedFields: { email: true, lastName: round % 2 === 0 } } },
+                    },
                   },
                 },
               },
@@ -377,7 +410,9 @@ describe('SIGKILLs of the API, the worker, PostgreSQL and Temporal during a mixe
       await inject(target);
       faults.push({ target, afterMs });
       await Promise.all(requests);
-      process.stderr.write(`round ${round}: ${target} killed after ${afterMs} ms, burst done at ${Date.now() - began} ms (${new Date().toISOString()})\n`);
+      process.stderr.write(
+        `round ${round}: ${target} killed after ${afterMs} ms, burst done at ${Date.now() - began} ms (${new Date().toISOString()})\n`,
+      );
     }
 
     const checks: Record<string, number> = {};
@@ -390,24 +425,32 @@ describe('SIGKILLs of the API, the worker, PostgreSQL and Temporal during a mixe
 
     const log = (what: string) => process.stderr.write(`${what} at ${Date.now() - began} ms\n`);
     // 1. Every operation ends, by the repair loop alone.
-    await settled(async () => (await (await em()).count(OperationEntity, { projectId, status: 'in_progress' })) === 0);
+    await settled(
+      async () => (await (await em()).count(OperationEntity, { projectId, status: 'in_progress' })) === 0,
+    );
     check('every operation ended', () => undefined);
+    log('every operation ended');
 
     // 2. PostgreSQL and Temporal agree; a full pass (what every worker runs) finds nothing to repair.
     await settled(async () => {
       const installations = await (await em()).find(InstallationEntity, { projectId });
       const running = new Map<string, string | undefined>();
-      for await (const run of runningInstallationWorkflows(projectId)) running.set(run.installationId, run.configId);
+      for await (const run of runningInstallationWorkflows(projectId))
+        running.set(run.installationId, run.configId);
       return (
         installations.length === running.size &&
         installations.every((installation) => running.get(installation.id) === installation.configId)
       );
     });
+    log('PostgreSQL and Temporal agree');
     const installations = await (await em()).find(InstallationEntity, { projectId });
     const running = new Map<string, string | undefined>();
-    for await (const run of runningInstallationWorkflows(projectId)) running.set(run.installationId, run.configId);
+    for await (const run of runningInstallationWorkflows(projectId))
+      running.set(run.installationId, run.configId);
     for (const installation of installations)
-      check('workflow holds the stored config', () => expect(running.get(installation.id)).toBe(installation.configId));
+      check('workflow holds the stored config', () =>
+        expect(running.get(installation.id)).toBe(installation.configId),
+      );
     for (const id of running.keys())
       check('no workflow without its installation', () =>
         expect(installations.map((installation) => installation.id)).toContain(id),
@@ -415,9 +458,12 @@ describe('SIGKILLs of the API, the worker, PostgreSQL and Temporal during a mixe
     const reconciled = await reconcileInstallations({ projectId, orphanGraceMs: 0 });
     const swept = await sweepStuckOperations({ projectId, staleAfterMs: 0 });
     check('a full repair pass finds nothing', () => {
-      expect([reconciled.started, reconciled.configResent, reconciled.orphansEnded, reconciled.failed]).toEqual([
-        0, 0, 0, 0,
-      ]);
+      expect([
+        reconciled.started,
+        reconciled.configResent,
+        reconciled.orphansEnded,
+        reconciled.failed,
+      ]).toEqual([0, 0, 0, 0]);
       expect(swept).toMatchObject({ resumed: 0, ended: 0 });
     });
     for (const entry of sent.filter((one) => one.kind === 'delete installation' && one.status === 204))
@@ -450,7 +496,9 @@ describe('SIGKILLs of the API, the worker, PostgreSQL and Temporal during a mixe
 
     // 4. Records: every contact delivered at least once if any triggered read succeeded, and one
     // message id always carries the same records.
-    const reads = await (await em()).find(OperationEntity, {
+    const reads = await (
+      await em()
+    ).find(OperationEntity, {
       installationId: fixture.installationId,
       actionType: 'read',
     });
@@ -471,18 +519,27 @@ describe('SIGKILLs of the API, the worker, PostgreSQL and Temporal during a mixe
     }
 
     // 5. Notifications: every routed event reached the webhook, each under one stable message id.
-    const recorded = await (await em()).find(NotificationEventEntity, { projectId, type: { $in: ROUTED_EVENTS } });
+    const recorded = await (
+      await em()
+    ).find(NotificationEventEntity, { projectId, type: { $in: ROUTED_EVENTS } });
     const undelivered = () =>
       recorded.filter(
         (event) =>
           !events
             .accepted()
-            .some((request) => request.messageId === notificationDeliveryMessageId(event.id, eventsDestinationId)),
+            .some(
+              (request) => request.messageId === notificationDeliveryMessageId(event.id, eventsDestinationId),
+            ),
       );
     await settled(async () => undelivered().length === 0, 60_000).catch(async () => {
-      const destinations = await (await newEntityManager())
+      const destinations = await (
+        await newEntityManager()
+      )
         .fork()
-        .execute('select id, name, disabled_time, first_failure_time from destinations where project_id = ?', [projectId]);
+        .execute(
+          'select id, name, disabled_time, first_failure_time from destinations where project_id = ?',
+          [projectId],
+        );
       throw new Error(
         `events never delivered: ${JSON.stringify(await explain(undelivered()))}; destinations ${JSON.stringify(destinations)}`,
       );
@@ -495,35 +552,59 @@ describe('SIGKILLs of the API, the worker, PostgreSQL and Temporal during a mixe
     }
     for (const event of recorded) {
       const messageId = notificationDeliveryMessageId(event.id, eventsDestinationId);
-      check('every routed event delivered under its stable message id', () => expect(byMessage.get(messageId)?.size).toBe(1));
+      check('every routed event delivered under its stable message id', () =>
+        expect(byMessage.get(messageId)?.size).toBe(1),
+      );
     }
-    check('nothing delivered that no event recorded', () =>
-      expect(byMessage.size).toBe(recorded.length),
-    );
-    for (const installation of installations)
+    check('nothing delivered that no event recorded', () => expect(byMessage.size).toBe(recorded.length));
+    // (The read fixture's installation was written straight to the database, without its event.)
+    for (const installation of installations.filter(({ id }) => id !== fixture.installationId))
       check('every installation has its installation.created event', () =>
-        expect(recorded.some((event) => event.type === 'installation.created' && event.data.installationId === installation.id)).toBe(true),
+        expect(
+          recorded.some(
+            (event) => event.type === 'installation.created' && event.data.installationId === installation.id,
+          ),
+        ).toBe(true),
       );
 
     // 6. Provider writes: no email written twice; every write reported done is there.
     const counts = new Map<string, number>();
     for (const email of await createdEmails()) counts.set(email, (counts.get(email) ?? 0) + 1);
     const duplicated = [...counts].filter(([, count]) => count > 1);
-    check('no provider write happened twice for one request', () => expect(duplicated).toEqual([]));
+    const writtenTwice = await Promise.all(
+      duplicated.map(async ([email, count]) => {
+        const entry = sent.find((one) => one.emails?.includes(email))!;
+        const round = Number(/^fault-(\d+)-/.exec(email)![1]);
+        const operationId = entry.body?.operationId ?? entry.body?.id;
+        const operation = operationId && (await (await em()).findOne(OperationEntity, { id: operationId }));
+        return {
+          email,
+          count,
+          round,
+          fault: faults[round],
+          request: { kind: entry.kind, status: entry.status, body: entry.body },
+          operation: operation && { status: operation.status, metadata: operation.metadata },
+        };
+      }),
+    );
+    check('no provider write happened twice for one request', () => expect(writtenTwice).toEqual([]));
     for (const entry of sent.filter((one) => one.kind === 'synchronous write' && one.status === 200))
       for (const email of entry.emails!)
         check('a synchronous write answered 200 happened once', () => expect(counts.get(email)).toBe(1));
-    for (const entry of sent.filter((one) => one.kind === 'asynchronous write' && one.status === 202)) {
+    for (const entry of sent.filter((one) => one.kind === 'asynchronous write' && one.status === 200)) {
       const operation = await (await em()).findOne(OperationEntity, { id: entry.body.operationId });
       if (operation?.status === 'success')
         for (const email of entry.emails!)
-          check('an asynchronous write that succeeded happened once', () => expect(counts.get(email)).toBe(1));
+          check('an asynchronous write that succeeded happened once', () =>
+            expect(counts.get(email)).toBe(1),
+          );
     }
 
     check('no process died by itself', () => expect(unexpectedExits).toEqual([]));
 
     const requests: Record<string, number> = {};
-    for (const entry of sent) requests[`${entry.kind} ${entry.status}`] = (requests[`${entry.kind} ${entry.status}`] ?? 0) + 1;
+    for (const entry of sent)
+      requests[`${entry.kind} ${entry.status}`] = (requests[`${entry.kind} ${entry.status}`] ?? 0) + 1;
     const operations = await (await em()).find(OperationEntity, { projectId });
     const outcomes: Record<string, number> = {};
     for (const { actionType, status } of operations)
@@ -547,11 +628,13 @@ describe('SIGKILLs of the API, the worker, PostgreSQL and Temporal during a mixe
 });
 
 /** Where each undelivered event stands: routed or not, and its delivery workflow's state. */
-async function explain(missing: NotificationEventEntity[]): Promise<unknown[]> {
+async function explain(missing: NotificationEvent[]): Promise<unknown[]> {
   const client = await temporalClient();
   return Promise.all(
     missing.map(async (event) => {
-      const [row] = await (await newEntityManager())
+      const [row] = await (
+        await newEntityManager()
+      )
         .fork()
         .execute<{ routed_time: Date | null }[]>('select routed_time from events where id = ?', [event.id]);
       let workflow: unknown;
@@ -570,7 +653,13 @@ async function explain(missing: NotificationEventEntity[]): Promise<unknown[]> {
       } catch (error) {
         workflow = String(error);
       }
-      return { id: event.id, type: event.type, createTime: event.createTime, routed: row?.routed_time, workflow };
+      return {
+        id: event.id,
+        type: event.type,
+        createTime: event.createTime,
+        routed: row?.routed_time,
+        workflow,
+      };
     }),
   );
 }
@@ -579,12 +668,18 @@ async function explain(missing: NotificationEventEntity[]): Promise<unknown[]> {
 async function createdEmails(): Promise<string[]> {
   const emails: string[] = [];
   for (let cursor: string | null = null; ;) {
-    const query = new URLSearchParams({ updatedSince: sandbox.anchor, limit: '1000', ...(cursor && { cursor }) });
+    const query = new URLSearchParams({
+      updatedSince: sandbox.anchor,
+      limit: '1000',
+      ...(cursor && { cursor }),
+    });
     const response = await fetch(`${sandbox.url}/api/v1/contacts?${query}`, {
       headers: { 'x-api-key': 'sandbox-demo-key' },
     });
     const page = (await response.json()) as { results: { email?: string }[]; nextCursor: string | null };
-    emails.push(...page.results.map((contact) => contact.email ?? '').filter((email) => email.startsWith('fault-')));
+    emails.push(
+      ...page.results.map((contact) => contact.email ?? '').filter((email) => email.startsWith('fault-')),
+    );
     cursor = page.nextCursor;
     if (!cursor) return emails;
   }

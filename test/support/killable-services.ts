@@ -60,7 +60,6 @@ export async function startKillablePostgres(dir: string): Promise<KillablePostgr
     port,
     user: 'postgres',
     password: 'postgres',
-    authMethod: 'trust',
     persistent: true,
     createPostgresUser: root,
     // Durable against a killed server (the OS keeps what was written), which is all this tests.
@@ -75,7 +74,8 @@ export async function startKillablePostgres(dir: string): Promise<KillablePostgr
     chownSync(databaseDir, uid, gid);
   }
   await server.initialise();
-  const postmasterPid = () => Number(readFileSync(join(databaseDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const postmasterPid = () =>
+    Number(readFileSync(join(databaseDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
   const url = `postgres://postgres:postgres@127.0.0.1:${port}/postgres`;
   const start = async () => {
     // After a SIGKILL its backends take a moment to notice; the new postmaster refuses to start
@@ -147,4 +147,3 @@ export async function startKillableTemporal(dir: string): Promise<KillableTempor
     },
   };
 }
-
