@@ -77,7 +77,7 @@ export async function problems(ctx: Context, next: Next): Promise<void> {
       logger.warn({ requestId: ctx.state.requestId, path: ctx.path }, 'no database connection free in time');
       problem = ProblemError.unavailable('The database is busy; retry shortly.', 5);
     }
-    // PostgreSQL unreachable or restarting: nothing this request did was committed; retry later.
+    // PostgreSQL unreachable or restarting: an outage, not a bug; the statement that met it did not commit.
     if (!problem && isDatabaseUnavailable(thrown)) {
       logger.warn({ err: thrown, requestId: ctx.state.requestId, path: ctx.path }, 'database unavailable');
       problem = ProblemError.unavailable('The database is unavailable; retry shortly.', 5);

@@ -1,7 +1,7 @@
 /**
  * Whether an error says PostgreSQL could not be reached or dropped the connection (a restart, a
- * failover, a network cut), as opposed to refusing the statement. Such a failure happened before
- * anything was committed by the statement that met it, and trying again later may succeed.
+ * failover, a network cut), as opposed to refusing the statement. The statement that met it did not
+ * commit (a COMMIT that met it may or may not have), and trying again later may succeed.
  */
 
 /** Connection exceptions (08xxx) and the shutdown/startup ones (57P01–57P03) PostgreSQL sends. */
