@@ -23,6 +23,8 @@ const unavailableMessages = [
   /Connection terminated$/,
   /terminating connection due to (unexpected postmaster exit|administrator command)/,
   /the database system is (starting up|shutting down|in recovery mode)/,
+  // knex, when a statement follows one whose connection died inside the same transaction.
+  /^Transaction query already complete/,
 ];
 
 export function isDatabaseUnavailable(error: unknown): boolean {
