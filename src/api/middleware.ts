@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { DriverException, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { logger } from '../logger.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { httpRequestDuration } from '../metrics.js';
 import { failSpan, inServerSpan, tracingOn } from '../tracing.js';
 import { problemBody } from './problem.js';
@@ -76,6 +77,11 @@ export async function problems(ctx: Context, next: Next): Promise<void> {
     if ((thrown as Error | undefined)?.name === 'KnexTimeoutError') {
       logger.warn({ requestId: ctx.state.requestId, path: ctx.path }, 'no database connection free in time');
       problem = ProblemError.unavailable('The database is busy; retry shortly.', 5);
+    }
+    // PostgreSQL unreachable or restarting: an outage, not a bug; the statement that met it did not commit.
+    if (!problem && isDatabaseUnavailable(thrown)) {
+      logger.warn({ err: thrown, requestId: ctx.state.requestId, path: ctx.path }, 'database unavailable');
+      problem = ProblemError.unavailable('The database is unavailable; retry shortly.', 5);
     }
     if (!problem) {
       logger.error({ err: thrown, requestId: ctx.state.requestId, path: ctx.path }, 'unhandled error');

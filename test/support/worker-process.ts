@@ -16,6 +16,10 @@ export interface WorkerProcess {
   exited: Promise<number | null>;
   /** The child's stderr so far, for failure messages. */
   output(): string;
+  /** Everything the child wrote to stdout. */
+  stdout(): string;
+  /** Every error (and fatal) log line the child wrote to stderr, whole. */
+  errorLines(): string[];
   kill(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -35,17 +39,19 @@ export function startApiProcess(env: Record<string, string | undefined>): ApiPro
   return { ...started, urls };
 }
 
-function startProcess(
-  env: Record<string, string | undefined>,
-  role: 'worker' | 'api',
-): WorkerProcess & { stdout(): string } {
+function startProcess(env: Record<string, string | undefined>, role: 'worker' | 'api'): WorkerProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', thisFile], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
+  let partial = '';
+  const errorLines: string[] = [];
   child.stderr!.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-8000);
+    const lines = (partial + chunk.toString()).split('\n');
+    partial = lines.pop()!;
+    errorLines.push(...lines.filter((line) => /^\{"level":(50|60)/.test(line)));
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let stdout = '';
@@ -63,6 +69,7 @@ function startProcess(
     child,
     ready,
     stdout: () => stdout,
+    errorLines: () => errorLines,
     exited,
     output: () => stderr,
     async kill(signal: NodeJS.Signals = 'SIGKILL') {
@@ -75,8 +82,18 @@ function startProcess(
 async function runWorker(): Promise<void> {
   const { createWorker } = await import('../../src/cli/worker.js');
   const worker = await createWorker({ workflowBundlePath: process.env.FERRY_TEST_WORKFLOW_BUNDLE });
+  // FERRY_TEST_WORKER_REPAIR=1: a worker as `ferry worker` runs it, with its outbox relay and repair loop.
+  const extras =
+    process.env.FERRY_TEST_WORKER_REPAIR === '1'
+      ? [
+          (await import('../../src/notifications/outbox-relay.js')).startOutboxRelay(),
+          (await import('../../src/cli/repair-loop.js')).startRepairLoop(),
+        ]
+      : [];
   process.stdout.write('worker ready\n');
-  process.once('SIGTERM', () => worker.shutdown());
+  process.once('SIGTERM', () => {
+    void Promise.all(extras.map((extra) => extra.stop())).then(() => worker.shutdown());
+  });
   await worker.run();
   process.exit(0);
 }
