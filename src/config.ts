@@ -50,6 +50,11 @@ export interface Config {
   };
   /** Provider pages one read activity reads before handing back to its workflow (each page is checkpointed). */
   readPagesPerActivity: number;
+  /**
+   * Pages a scheduled read reads inline, as one activity of its installation's workflow, before it
+   * hands the rest to a child workflow of its own (FERRY_READ_INLINE_PAGES; 0: always a child).
+   */
+  readInlinePages: number;
   minScheduleIntervalSeconds: number;
   /** Installations' fires spread over this window after each cron time (see ScheduleSpread). */
   scheduleSpreadSeconds: number;
@@ -302,6 +307,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: Math.max(1, intVar(env, 'FERRY_DELIVERY_CONCURRENCY', 1)),
     },
     readPagesPerActivity: Math.max(1, intVar(env, 'FERRY_READ_PAGES_PER_ACTIVITY', 50)),
+    readInlinePages: Math.max(0, intVar(env, 'FERRY_READ_INLINE_PAGES', 5)),
     minScheduleIntervalSeconds: intVar(env, 'FERRY_MIN_SCHEDULE_INTERVAL_SECONDS', 300),
     scheduleSpreadSeconds: intVar(env, 'FERRY_SCHEDULE_SPREAD_SECONDS', 300),
     inviteTtlSeconds: intVar(env, 'FERRY_INVITE_TTL_SECONDS', 7 * 24 * 3600),
