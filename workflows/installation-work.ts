@@ -19,8 +19,8 @@ import {
   abandonTriggeredReads,
   changeSubscriptions,
   finishReadOperation,
+  inlineRead,
   objectsNeedingBackfill,
-  readObjectInline,
   recordSchedulePaused,
   recordSubscriptionFailure,
   removeSubscriptionsNow,
@@ -171,7 +171,7 @@ async function runRead(state: InstallationState, read: StartedRead): Promise<voi
  */
 async function readInline(input: ReadObjectInput, maxPages: number): Promise<InlineReadOutcome> {
   try {
-    return await readObjectInline({ ...input, maxPages });
+    return await inlineRead(input.operationId)({ ...input, maxPages });
   } catch (error) {
     if (!isCancellation(error)) {
       return { handover: true, reason: errorMessage(error) };
