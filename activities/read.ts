@@ -4,11 +4,7 @@ import { finishRead, type FinishReadInput, type FinishedRead } from '../src/doma
 import { readInline } from '../src/domain/reads/inline.js';
 import { readPages as readPagesOfRead, type PageOutcome } from '../src/domain/reads/pages.js';
 import { startRead, type StartedRead } from '../src/domain/reads/start.js';
-import type {
-  InlineReadInput,
-  InlineReadOutcome,
-  ReadObjectInput,
-} from '../src/temporal/contracts/read.js';
+import type { InlineReadInput, InlineReadOutcome, ReadObjectInput } from '../src/temporal/contracts/read.js';
 
 /**
  * The read's activities, thin over src/domain/reads. Failures leave here as ApplicationFailures

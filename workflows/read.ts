@@ -62,7 +62,10 @@ async function readAllPages(input: ReadObjectInput, retryScheduleMs: number[]): 
   if (failedAttempts) {
     const delay = nextAttemptDelay(failedAttempts, input.retryAfterMs, retryScheduleMs);
     if (delay === undefined) {
-      return { error: `the destination still failed after ${failedAttempts} attempts`, destinationFailure: true };
+      return {
+        error: `the destination still failed after ${failedAttempts} attempts`,
+        destinationFailure: true,
+      };
     }
     await sleep(delay);
   }

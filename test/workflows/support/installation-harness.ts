@@ -42,6 +42,8 @@ export class InstallationHarness {
   readonly reads: RecordedRead[] = [];
   /** Operation ids of the reads that ran inline (a local activity of the installation workflow). */
   readonly inlineReads: string[] = [];
+  /** What each read was told to do, so a handed-over read's child does the same. */
+  readonly behaviours = new Map<string, FakeReadBehaviour>();
   readonly pausedEvents: { installationId: string; objectName: string; note: string }[] = [];
   readonly subscriptionChanges: SubscriptionChange[] = [];
   readonly subscriptionFailures: { installationId: string; action: SubscriptionAction; error: string }[] = [];
@@ -174,6 +176,7 @@ export class InstallationHarness {
   reset(): void {
     this.reads.length = 0;
     this.inlineReads.length = 0;
+    this.behaviours.clear();
     this.pausedEvents.length = 0;
     this.subscriptionChanges.length = 0;
     this.subscriptionFailures.length = 0;
@@ -220,10 +223,11 @@ function harnessActivities(
 ): Record<string, (...args: never[]) => Promise<unknown>> {
   const fake: FakeReadActivities = {
     async fakeReadStarted(input) {
-      // A read handed over by its inline part starts once.
-      if (harness().reads.some((read) => read.operationId === input.operationId)) {
-        return harness().readBehaviour(input);
-      }
+      // A read handed over by its inline part starts once, and behaves as its inline part decided.
+      const decided = harness().behaviours.get(input.operationId);
+      if (decided) return decided;
+      const behaviour = harness().readBehaviour(input);
+      harness().behaviours.set(input.operationId, behaviour);
       harness().reads.push({
         objectName: input.objectName,
         readType: input.readType,
@@ -231,7 +235,7 @@ function harnessActivities(
         startedAt: input.at,
         ...(input.sinceTimestamp !== undefined && { sinceTimestamp: input.sinceTimestamp }),
       });
-      return harness().readBehaviour(input);
+      return behaviour;
     },
     async fakeReadFinished(input) {
       const read = harness().reads.find((candidate) => candidate.operationId === input.operationId);
