@@ -6,13 +6,13 @@
  * the real API with bounded concurrency, each reading three objects on `--schedule` (by default every
  * five minutes, the most frequent schedule the default config allows), then measures:
  * - creation throughput and p50/p99 latency of `POST .../installations`;
- * - schedule lateness: for every scheduled read of the cron times in the observation window, workflow
- *   time at which the read started minus its planned fire (from the workflow's `describe` query), the
- *   same against the read's operation row, and the start minus the plain cron time (the spread
- *   included);
- * - CPU (percent of one core) of worker, Temporal and API while reads fire ("busy"), and once every
- *   installation is paused ("idle": N workflows waiting, nothing due);
- * - resident memory (VmRSS) of the worker and the Temporal server.
+ * - schedule lateness over one cron time and the spread window after it: for every scheduled read,
+ *   workflow time at which the read started minus its planned fire (from the workflow's `describe`
+ *   query), the same against the read's operation row, and the start minus the plain cron time;
+ *   fires expected but not seen are missed fires;
+ * - CPU (percent of one core) of worker, Temporal and API while reads fire ("busy"), and after the
+ *   window ("idle": N workflows waiting, nothing due until the next cycle);
+ * - resident memory (VmRSS) of the worker and the Temporal server, now and at their peak;
  * - Temporal server operations (persistence requests, from the dev server's metrics) per read
  *   over the observed window.
  * Reads are real (`--read real`, the default): the worker runs the production workflows and
@@ -263,7 +263,6 @@ interface Options {
   count: number;
   concurrency: number;
   idleSeconds: number;
-  observeMinutes: number;
   schedule: string;
   spreadSeconds: number;
   read: string;
@@ -279,7 +278,6 @@ function parseOptions(args: string[]): Options & { role?: string } {
       count: { type: 'string', default: '1000' },
       concurrency: { type: 'string', default: '16' },
       'idle-seconds': { type: 'string', default: '60' },
-      'observe-minutes': { type: 'string', default: '3' },
       schedule: { type: 'string', default: '*/5 * * * *' },
       'spread-seconds': { type: 'string' },
       read: { type: 'string', default: 'real' },
@@ -295,7 +293,6 @@ function parseOptions(args: string[]): Options & { role?: string } {
     count,
     concurrency: Number(values.concurrency),
     idleSeconds: Number(values['idle-seconds']),
-    observeMinutes: Number(values['observe-minutes']),
     schedule: values.cost ? '* * * * *' : values.schedule,
     spreadSeconds: Number(values['spread-seconds'] ?? (values.cost ? 20 : 300)),
     read: values.read,
@@ -305,12 +302,8 @@ function parseOptions(args: string[]): Options & { role?: string } {
     maxCached: Number(values['max-cached-workflows'] ?? count * 2 + 100),
     ...(values.role !== undefined && { role: values.role }),
   };
-  if (
-    ![options.count, options.concurrency, options.idleSeconds, options.observeMinutes].every(
-      (n) => Number.isInteger(n) && n > 0,
-    )
-  ) {
-    throw new Error('--count, --concurrency, --idle-seconds and --observe-minutes take positive integers');
+  if (![options.count, options.concurrency, options.idleSeconds].every((n) => Number.isInteger(n) && n > 0)) {
+    throw new Error('--count, --concurrency and --idle-seconds take positive integers');
   }
   if (!['real', 'stub'].includes(options.read)) throw new Error('--read is real or stub');
   return options;
