@@ -1,9 +1,10 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { classifyReadError } from '../src/domain/reads/failures.js';
 import { finishRead, type FinishReadInput, type FinishedRead } from '../src/domain/reads/finish.js';
+import { readInline } from '../src/domain/reads/inline.js';
 import { readPages as readPagesOfRead, type PageOutcome } from '../src/domain/reads/pages.js';
 import { startRead, type StartedRead } from '../src/domain/reads/start.js';
-import type { ReadObjectInput } from '../src/temporal/contracts/read.js';
+import type { InlineReadInput, InlineReadOutcome, ReadObjectInput } from '../src/temporal/contracts/read.js';
 
 /**
  * The read's activities, thin over src/domain/reads. Failures leave here as ApplicationFailures
@@ -62,4 +63,14 @@ export async function finishReadOperation(input: FinishReadInput): Promise<Finis
   } catch (error) {
     throw asApplicationFailure(error);
   }
+}
+
+/**
+ * A whole short read in one activity, run by the installation workflow: begin, at most
+ * `maxPages` pages, finish; or hand the rest to a child workflow. Never throws for a read that
+ * failed: the outcome says so, and the operation is finished.
+ */
+export async function readObjectInline(input: InlineReadInput): Promise<InlineReadOutcome> {
+  const context = Context.current();
+  return readInline(input, { heartbeat: () => context.heartbeat() });
 }

@@ -6,15 +6,32 @@
  * the real API with bounded concurrency, each reading three objects on `--schedule` (by default every
  * five minutes, the most frequent schedule the default config allows), then measures:
  * - creation throughput and p50/p99 latency of `POST .../installations`;
- * - schedule lateness: for every scheduled read of the cron times in the observation window, workflow
- *   time at which the read started minus its planned fire (from the workflow's `describe` query), the
- *   same against the read's operation row, and the start minus the plain cron time (the spread
- *   included);
- * - CPU (percent of one core) of worker, Temporal and API while reads fire ("busy"), and once every
- *   installation is paused ("idle": N workflows waiting, nothing due);
- * - resident memory (VmRSS) of the worker and the Temporal server.
- * The read child is a stand-in that records its operation row and reads nothing (see
- * installation-workflows.ts). The last line printed is one JSON object with every figure.
+ * - schedule lateness over one cron time and the spread window after it: for every scheduled read,
+ *   workflow time at which the read started minus its planned fire (from the workflow's `describe`
+ *   query), the same against the read's operation row, and the start minus the plain cron time;
+ *   fires expected but not seen are missed fires;
+ * - CPU (percent of one core) of worker, Temporal and API while reads fire ("busy"), and after the
+ *   window ("idle": N workflows waiting, nothing due until the next cycle);
+ * - resident memory (VmRSS) of the worker and the Temporal server, now and at their peak;
+ * - Temporal server operations (persistence requests, from the dev server's metrics) per read
+ *   over the observed window.
+ * Reads are real (`--read real`, the default): the worker runs the production workflows and
+ * activities, each scheduled read runs inline in its installation's workflow against a sandbox
+ * provider process and delivers to a local receiver. `--read stub` keeps the old stand-in child
+ * that only records its operation row (installation-workflows.ts).
+ *
+ * `--schedule every15` is `*\/15 * * * *` shifted (`M-59/15 * * * *`) so that its next cron time
+ * comes `--lead-seconds` after the bench starts creating: the same frequency, observed for one whole
+ * cycle (the cron time plus the spread window) without waiting up to 15 minutes for a quarter hour.
+ * Fires expected of each installation are computed from its creation time and its spread offset, so
+ * an installation created after the cron time is expected only where its offset still lies ahead.
+ *
+ * `--cost`: only the read-cost comparison: `--count` installations on `* * * * *` with every
+ * scheduled read a child workflow (FERRY_READ_INLINE_PAGES=0, the old design), one minute's fires
+ * measured; paused; as many again with reads inline, measured the same way, in the same run.
+ *
+ * Every process it starts is stopped when it ends, also when it is killed (bench/reaper.ts). The
+ * last line printed is one JSON object with every figure.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -23,7 +40,10 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import { startReaper, type Reaper } from './reaper.js';
 
 const MINUTE = 60_000;
 const OBJECTS = ['contacts', 'companies', 'deals'];
@@ -98,32 +118,50 @@ function cpuPercent(from: CpuSample, to: CpuSample) {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The bench's worker process: the real installation workflow with the stand-in read, real activities. */
-async function runWorker(): Promise<void> {
+/**
+ * The bench's worker process: the production workflows and activities (`real`), or the real
+ * installation workflow with the stand-in read child (`stub`). The workflow cache holds every
+ * installation (`--max-cached-workflows`), as a production worker sized for its share would.
+ */
+async function runWorker(read: string, maxCached: number): Promise<void> {
   const { createWorker } = await import('../src/cli/worker.js');
-  const activities = await import('./installation-activities.js');
+  const stub =
+    read === 'stub'
+      ? {
+          workflowsPath: fileURLToPath(new URL('./installation-workflows.ts', import.meta.url)),
+          activities: await import('./installation-activities.js'),
+        }
+      : {};
   const worker = await createWorker({
-    overrides: {
-      workflowsPath: fileURLToPath(new URL('./installation-workflows.ts', import.meta.url)),
-      activities,
-    },
+    overrides: { ...stub, ...(maxCached > 0 && { maxCachedWorkflows: maxCached }) },
   });
   process.once('SIGTERM', () => worker.shutdown());
+  // The bench holds a pipe open: when it ends however it ends (even SIGKILL), so does the worker.
+  process.stdin.once('end', () => worker.shutdown());
+  process.stdin.resume();
   const running = worker.run();
   process.stdout.write('worker ready\n');
   await running;
   const { closeOrm } = await import('../src/db/orm.js');
   await closeOrm();
+  process.exit(0);
 }
 
-function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+function startWorkerProcess(env: NodeJS.ProcessEnv, read: string, maxCached: number): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
-    [join(root, 'bin/ferry.js'), 'bench', 'installations', '--role', 'worker'],
-    {
-      env,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
+    [
+      join(root, 'bin/ferry.js'),
+      'bench',
+      'installations',
+      '--role',
+      'worker',
+      '--read',
+      read,
+      '--max-cached-workflows',
+      String(maxCached),
+    ],
+    { env, stdio: ['pipe', 'pipe', 'inherit'] },
   );
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the bench worker exited with code ${code}`)));
@@ -131,6 +169,84 @@ function startWorkerProcess(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
       if (chunk.toString().includes('worker ready')) resolve(child);
     });
   });
+}
+
+/** The sandbox provider in a process of its own, as a real provider would be. */
+function startSandboxProcess(port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(root, 'bin/ferry.js'), 'sandbox', '--port', String(port)], {
+    env: process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const collect = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('sandbox provider at')) {
+        child.stdout!.resume();
+        child.stderr!.resume();
+        resolve(child);
+      }
+    };
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
+    child.once('exit', (code) => reject(new Error(`the sandbox exited (${code}):\n${output}`)));
+  });
+}
+
+/** The destination: answers 200 to every delivery and counts them. */
+async function startReceiver(): Promise<{ server: Server; url: string; received: () => number }> {
+  let received = 0;
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      received++;
+      response.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { server, url: `http://127.0.0.1:${port}/hooks`, received: () => received };
+}
+
+/** The dev server's persistence requests so far, by operation. */
+async function persistenceRequests(metricsUrl: string): Promise<Record<string, number>> {
+  const text = await (await fetch(metricsUrl)).text();
+  const totals: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('persistence_requests{')) continue;
+    const operation = /operation="([^"]+)"/.exec(line)?.[1];
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (operation && Number.isFinite(value)) totals[operation] = (totals[operation] ?? 0) + value;
+  }
+  return totals;
+}
+
+/** Workflow executions and their histories: what a read costs the server (task queues apart). */
+const EXECUTION_OPERATION = /WorkflowExecution|HistoryBranch|HistoryNode|HistoryTree/;
+
+function operationsPerRead(before: Record<string, number>, after: Record<string, number>, reads: number) {
+  const delta: Record<string, number> = {};
+  for (const [operation, value] of Object.entries(after)) {
+    const change = value - (before[operation] ?? 0);
+    if (change > 0) delta[operation] = change;
+  }
+  const sum = (filter: (operation: string) => boolean) =>
+    Object.entries(delta)
+      .filter(([operation]) => filter(operation))
+      .reduce((total, [, value]) => total + value, 0);
+  const per = (value: number) => (reads ? Math.round((value / reads) * 100) / 100 : 0);
+  const execution = sum((operation) => EXECUTION_OPERATION.test(operation));
+  return {
+    reads,
+    executionOpsPerRead: per(execution),
+    allOpsPerRead: per(sum(() => true)),
+    byOperationPerRead: Object.fromEntries(
+      Object.entries(delta)
+        .filter(([, value]) => value >= reads / 20)
+        .sort(([, a], [, b]) => b - a)
+        .map(([operation, value]) => [operation, per(value)]),
+    ),
+  };
 }
 
 async function freshDatabase(url: string): Promise<void> {
@@ -143,50 +259,96 @@ async function freshDatabase(url: string): Promise<void> {
   await client.end();
 }
 
-export async function benchInstallations(args: string[]): Promise<void> {
+interface Options {
+  count: number;
+  concurrency: number;
+  idleSeconds: number;
+  schedule: string;
+  spreadSeconds: number;
+  read: string;
+  cost: boolean;
+  leadSeconds?: number;
+  maxCached: number;
+}
+
+function parseOptions(args: string[]): Options & { role?: string } {
   const { values } = parseArgs({
     args,
     options: {
       count: { type: 'string', default: '1000' },
       concurrency: { type: 'string', default: '16' },
       'idle-seconds': { type: 'string', default: '60' },
-      'observe-minutes': { type: 'string', default: '3' },
       schedule: { type: 'string', default: '*/5 * * * *' },
+      'spread-seconds': { type: 'string' },
+      read: { type: 'string', default: 'real' },
+      cost: { type: 'boolean', default: false },
+      'lead-seconds': { type: 'string' },
+      'max-cached-workflows': { type: 'string' },
       role: { type: 'string' },
     },
     strict: true,
   });
-  if (values.role === 'worker') return runWorker();
   const count = Number(values.count);
-  const concurrency = Number(values.concurrency);
-  const idleSeconds = Number(values['idle-seconds']);
-  const observeMinutes = Number(values['observe-minutes']);
-  const schedule = values.schedule;
-  if (![count, concurrency, idleSeconds, observeMinutes].every((n) => Number.isInteger(n) && n > 0)) {
-    throw new Error('--count, --concurrency, --idle-seconds and --observe-minutes take positive integers');
+  const options: Options & { role?: string } = {
+    count,
+    concurrency: Number(values.concurrency),
+    idleSeconds: Number(values['idle-seconds']),
+    schedule: values.cost ? '* * * * *' : values.schedule,
+    spreadSeconds: Number(values['spread-seconds'] ?? (values.cost ? 20 : 300)),
+    read: values.read,
+    cost: values.cost,
+    ...(values['lead-seconds'] !== undefined && { leadSeconds: Number(values['lead-seconds']) }),
+    // Both phases of --cost, with room to spare.
+    maxCached: Number(values['max-cached-workflows'] ?? count * 2 + 100),
+    ...(values.role !== undefined && { role: values.role }),
+  };
+  if (![options.count, options.concurrency, options.idleSeconds].every((n) => Number.isInteger(n) && n > 0)) {
+    throw new Error('--count, --concurrency and --idle-seconds take positive integers');
   }
+  if (!['real', 'stub'].includes(options.read)) throw new Error('--read is real or stub');
+  return options;
+}
 
+/** `M-59/15 * * * *`: every 15 minutes, the next cron time at least `leadMs` from now. */
+function every15From(now: number, leadMs: number): string {
+  const at = new Date(Math.ceil((now + leadMs) / MINUTE) * MINUTE);
+  return `${at.getUTCMinutes() % 15}-59/15 * * * *`;
+}
+
+export async function benchInstallations(args: string[]): Promise<void> {
+  const options = parseOptions(args);
+  if (options.role === 'worker') return runWorker(options.read, options.maxCached);
+  const { count, concurrency } = options;
+
+  const reaper: Reaper = startReaper();
   const databaseUrl = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/ferry');
   databaseUrl.pathname = '/ferry_bench_installations';
   const { startDevServer } = await import('../src/temporal/dev-server.js');
   const { freePort } = await import('./free-port.js');
   say('starting a Temporal dev server');
-  const temporal = await startDevServer({ port: await freePort(), log: say });
+  const metricsPort = await freePort();
+  const temporal = await startDevServer({ port: await freePort(), metricsPort, log: say });
   const temporalPid = temporal.process.pid!;
+  reaper.watch(temporalPid);
+  const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+  const receiver = await startReceiver();
+  const sandboxPort = await freePort();
   Object.assign(process.env, {
     FERRY_ENV: 'development',
     DATABASE_URL: databaseUrl.toString(),
     TEMPORAL_ADDRESS: temporal.address,
     FERRY_TASK_QUEUE: `bench-${randomUUID().slice(0, 8)}`,
-    // The default schedule is the most frequent the default config allows; this admits `--schedule '* * * * *'`.
+    // The default schedule is the most frequent the default config allows; this admits `* * * * *`.
     FERRY_MIN_SCHEDULE_INTERVAL_SECONDS: '60',
+    FERRY_SCHEDULE_SPREAD_SECONDS: String(options.spreadSeconds),
     FERRY_ALLOW_PRIVATE_DESTINATIONS: 'true',
+    FERRY_SANDBOX_URL: `http://127.0.0.1:${sandboxPort}`,
     FERRY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     FERRY_BUILDER_TOKEN_SECRET: randomBytes(32).toString('base64'),
     FERRY_DATA_DIR: join(root, '.data', 'bench'),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
   });
-  const { resetConfig } = await import('../src/config.js');
+  const { resetConfig, config } = await import('../src/config.js');
   resetConfig();
   const { ensureDatabase, migrate, closeOrm, transaction } = await import('../src/db/orm.js');
   await freshDatabase(databaseUrl.toString());
@@ -194,11 +356,17 @@ export async function benchInstallations(args: string[]): Promise<void> {
   await migrate(databaseUrl.toString());
 
   let worker: ChildProcess | undefined;
+  let sandbox: ChildProcess | undefined;
   const { startServers } = await import('../src/api/server.js');
   const servers = await startServers({ api: 0, read: 0, write: 0, search: 0, proxy: 0 }, '127.0.0.1');
   try {
-    say('starting the worker');
-    worker = await startWorkerProcess(process.env);
+    if (options.read === 'real') {
+      sandbox = await startSandboxProcess(sandboxPort);
+      reaper.watch(sandbox.pid);
+    }
+    say(`starting the worker (${options.read} reads)`);
+    worker = await startWorkerProcess(process.env, options.read, options.maxCached);
+    reaper.watch(worker.pid);
     const workerPid = worker.pid!;
 
     const { createApiKey, createOrg, createProject } = await import('../src/domain/projects.js');
@@ -223,196 +391,312 @@ export async function benchInstallations(args: string[]): Promise<void> {
     await call('api', 'POST', `${base}/destinations`, {
       name: 'hooks',
       type: 'webhook',
-      metadata: { url: 'http://127.0.0.1:9/hooks' },
+      metadata: { url: receiver.url },
     });
-    const integration = await call('api', 'POST', `${base}/integrations`, {
-      name: 'bench',
-      provider: 'sandboxApiKey',
-      latestRevision: {
-        specVersion: '1.0.0',
-        content: {
-          name: 'bench',
+
+    const connectGroups = async (groups: string[]) => {
+      const started = performance.now();
+      await eachLimited(groups, concurrency, async (groupRef) => {
+        const response = await call('api', 'POST', `${base}/connections:generate`, {
           provider: 'sandboxApiKey',
-          read: {
-            objects: OBJECTS.map((objectName) => ({
-              objectName,
-              destination: 'hooks',
-              schedule,
-            })),
+          groupRef,
+          consumerRef: `${groupRef}-admin`,
+          apiKey: 'sandbox-demo-key',
+        });
+        if (response.status >= 300)
+          throw new Error(`connecting ${groupRef} failed: ${JSON.stringify(response.body)}`);
+      });
+      return (performance.now() - started) / 1000;
+    };
+
+    const createIntegration = async (name: string, schedule: string) => {
+      const integration = await call('api', 'POST', `${base}/integrations`, {
+        name,
+        provider: 'sandboxApiKey',
+        latestRevision: {
+          specVersion: '1.0.0',
+          content: {
+            name,
+            provider: 'sandboxApiKey',
+            read: {
+              objects: OBJECTS.map((objectName) => ({ objectName, destination: 'hooks', schedule })),
+            },
           },
         },
-      },
-    });
-    if (integration.status !== 201)
-      throw new Error(`creating the integration failed: ${JSON.stringify(integration.body)}`);
-    const content = {
-      provider: 'sandboxApiKey',
-      read: {
-        objects: Object.fromEntries(
-          OBJECTS.map((objectName) => [
-            objectName,
-            { objectName, schedule, destination: 'hooks', selectedFields: {} },
-          ]),
-        ),
-      },
+      });
+      if (integration.status !== 201)
+        throw new Error(`creating the integration failed: ${JSON.stringify(integration.body)}`);
+      return integration.body!.id as string;
     };
+
+    /** Creates one installation per group; each one's creation time (the API's answer) is kept. */
+    const createInstallations = async (integrationId: string, groups: string[], schedule: string) => {
+      const content = {
+        provider: 'sandboxApiKey',
+        read: {
+          objects: Object.fromEntries(
+            OBJECTS.map((objectName) => [
+              objectName,
+              { objectName, schedule, destination: 'hooks', selectedFields: {} },
+            ]),
+          ),
+        },
+      };
+      const latencies: number[] = [];
+      const created = new Map<string, number>();
+      const failures: string[] = [];
+      const started = performance.now();
+      await eachLimited(groups, concurrency, async (groupRef) => {
+        const at = performance.now();
+        const response = await call('api', 'POST', `${base}/integrations/${integrationId}/installations`, {
+          groupRef,
+          config: { content },
+        });
+        latencies.push(performance.now() - at);
+        if (response.status === 201) created.set(response.body!.id as string, Date.now());
+        else failures.push(`${response.status} ${response.body?.detail ?? ''}`);
+      });
+      const seconds = (performance.now() - started) / 1000;
+      say(
+        `created ${created.size} in ${seconds.toFixed(1)} s${failures.length ? `; failures: ${failures.slice(0, 3).join(' | ')}` : ''}`,
+      );
+      return { created, failures, latencies, seconds };
+    };
+
+    const pauseAll = async (integrationId: string, ids: string[]) => {
+      await eachLimited(ids, concurrency, async (id) => {
+        const response = await call(
+          'read',
+          'POST',
+          `${base}/integrations/${integrationId}/installations/${id}:pause`,
+          {},
+        );
+        if (response.status !== 204) throw new Error(`pausing ${id} failed: ${response.status}`);
+      });
+    };
+
+    const { nextFireTime, upcomingFireTimes } = await import('../src/core/cron.js');
+    const { nextSpreadFireTime, spreadFraction } = await import('../workflows/schedule.js');
+    const { describeInstallation } = await import('../src/temporal/gateway.js');
+    const { OperationEntity } = await import('../src/db/entities/operation.js');
+
+    /**
+     * The fires of one cron time: each installation's planned fire (its spread offset after the cron
+     * time) is expected when it comes after the installation was created; describes every
+     * installation and compares. Lateness is the read's start (workflow time) minus its planned fire.
+     */
+    const collectFires = async (
+      created: Map<string, number>,
+      schedule: string,
+      cronTime: number,
+      windowMs: number,
+    ) => {
+      let expected = 0;
+      let missing = 0;
+      let unanswered = 0;
+      const lateness: number[] = [];
+      const afterCronTime: number[] = [];
+      const operationIds: string[] = [];
+      const planned = new Map<string, number>();
+      await eachLimited([...created.keys()], 16, async (id) => {
+        const fire = nextSpreadFireTime(schedule, new Date(created.get(id)! + 2000), {
+          maxMs: windowMs,
+          fraction: spreadFraction(id),
+        })?.getTime();
+        const due = fire !== undefined && fire < cronTime + windowMs ? OBJECTS.length : 0;
+        expected += due;
+        let view;
+        try {
+          view = await describeInstallation(id, { deadlineMs: 60_000 });
+        } catch (error) {
+          if (!unanswered++) say(`describe of ${id} failed: ${(error as Error).message}`);
+          missing += due;
+          return;
+        }
+        let seen = 0;
+        for (const read of view.recentFires) {
+          const plannedAt = Date.parse(read.plannedAt);
+          if (read.readType !== 'scheduled' || plannedAt < cronTime || plannedAt >= cronTime + windowMs)
+            continue;
+          seen++;
+          const startedAt = Date.parse(read.startedAt);
+          lateness.push(startedAt - plannedAt);
+          afterCronTime.push(startedAt - cronTime);
+          operationIds.push(read.operationId);
+          planned.set(read.operationId, plannedAt);
+        }
+        missing += Math.max(0, due - seen);
+      });
+      // The stricter figure: when the read itself began (its operation row), not when it was decided.
+      const rows = await transaction((em) =>
+        em.find(
+          OperationEntity,
+          { id: { $in: operationIds } },
+          { fields: ['id', 'createTime', 'status', 'metadata'] },
+        ),
+      );
+      const readStartLateness = rows.map((row) => row.createTime.getTime() - planned.get(row.id)!);
+      return {
+        expected,
+        fires: lateness.length,
+        missing,
+        unanswered,
+        succeeded: rows.filter((row) => row.status === 'success').length,
+        ranInline: rows.filter((row) => row.metadata.inline === true).length,
+        lateness,
+        afterCronTime,
+        readStartLateness,
+      };
+    };
+
+    /** The window of one cron time's fires, with the server's operations counted over it. */
+    const observeCronTime = async (schedule: string, cronTime: number, windowMs: number) => {
+      const wait = cronTime - 1000 - Date.now();
+      if (wait < 0) say(`warning: creating ran ${Math.round(-wait / 1000)} s into the observed cycle`);
+      await sleep(Math.max(0, wait));
+      const opsBefore = await persistenceRequests(metricsUrl);
+      const cpuFrom = sampleCpu(workerPid, temporalPid);
+      let peakWorkerRss = 0;
+      let peakTemporalRss = 0;
+      const rssTimer = setInterval(() => {
+        peakWorkerRss = Math.max(peakWorkerRss, rssMb(workerPid));
+        peakTemporalRss = Math.max(peakTemporalRss, rssMb(temporalPid));
+      }, 2000);
+      await sleep(cronTime + windowMs + 20_000 - Date.now());
+      clearInterval(rssTimer);
+      const busy = cpuPercent(cpuFrom, sampleCpu(workerPid, temporalPid));
+      const opsAfter = await persistenceRequests(metricsUrl);
+      return { opsBefore, opsAfter, busy, peakWorkerRss, peakTemporalRss };
+    };
+
+    if (options.cost) {
+      // The old design and the new one on the same server, one after the other.
+      const phases: Record<string, unknown> = {};
+      const integrationId = await createIntegration('bench', options.schedule);
+      for (const [phase, inlinePages] of [
+        ['child', '0'],
+        ['inline', '5'],
+      ] as const) {
+        process.env.FERRY_READ_INLINE_PAGES = inlinePages;
+        resetConfig();
+        const groups = Array.from({ length: count }, (_, index) => `${phase}-group-${index}`);
+        await connectGroups(groups);
+        const { created } = await createInstallations(integrationId, groups, options.schedule);
+        const windowMs = Math.min(config().scheduleSpreadSeconds * 1000, 30_000);
+        const cronTime = nextFireTime(options.schedule, new Date(Date.now() + 5000)).getTime();
+        say(`${phase}: observing the fires of ${new Date(cronTime).toISOString()}`);
+        const observed = await observeCronTime(options.schedule, cronTime, windowMs);
+        await pauseAll(integrationId, [...created.keys()]);
+        const fires = await collectFires(created, options.schedule, cronTime, windowMs);
+        phases[phase] = {
+          ...operationsPerRead(observed.opsBefore, observed.opsAfter, fires.fires),
+          missingFires: fires.missing,
+          succeeded: fires.succeeded,
+          ranInline: fires.ranInline,
+          scheduleLatenessP99Ms: Math.round(percentile(fires.lateness, 99)),
+          busyCpuPct: observed.busy,
+        };
+        say(`${phase}: ${JSON.stringify(phases[phase])}`);
+      }
+      const child = phases.child as { executionOpsPerRead: number; allOpsPerRead: number };
+      const inline = phases.inline as { executionOpsPerRead: number; allOpsPerRead: number };
+      const result = {
+        installationsPerPhase: count,
+        objectsPerInstallation: OBJECTS.length,
+        schedule: options.schedule,
+        read: options.read,
+        ...phases,
+        executionOpsRatio: Math.round((inline.executionOpsPerRead / child.executionOpsPerRead) * 100) / 100,
+        allOpsRatio: Math.round((inline.allOpsPerRead / child.allOpsPerRead) * 100) / 100,
+        deliveries: receiver.received(),
+        cores: cpus().length,
+      };
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+      return;
+    }
 
     say(`connecting ${count} groups`);
     const groups = Array.from({ length: count }, (_, index) => `group-${index}`);
-    await eachLimited(groups, concurrency, async (groupRef) => {
-      const response = await call('api', 'POST', `${base}/connections:generate`, {
-        provider: 'sandboxApiKey',
-        groupRef,
-        consumerRef: `${groupRef}-admin`,
-        apiKey: 'sandbox-demo-key',
-      });
-      if (response.status >= 300)
-        throw new Error(`connecting ${groupRef} failed: ${JSON.stringify(response.body)}`);
-    });
+    const connectSeconds = await connectGroups(groups);
+    // every15: the cycle begins about when creating ends (estimated at 40 a second), not up to 15 minutes later.
+    const schedule =
+      options.schedule === 'every15'
+        ? every15From(Date.now(), (options.leadSeconds ?? 30 + count / 40) * 1000)
+        : options.schedule;
+    const integrationId = await createIntegration('bench', schedule);
+    say(`creating ${count} installations on ${schedule}, ${concurrency} at a time`);
+    const creation = await createInstallations(integrationId, groups, schedule);
+    const { created } = creation;
 
-    say(`creating ${count} installations, ${concurrency} at a time`);
-    const latencies: number[] = [];
-    const installationIds: string[] = [];
-    const failures: string[] = [];
-    const createStarted = performance.now();
-    await eachLimited(groups, concurrency, async (groupRef) => {
-      const started = performance.now();
-      const response = await call(
-        'api',
-        'POST',
-        `${base}/integrations/${integration.body!.id}/installations`,
-        {
-          groupRef,
-          config: { content },
-        },
-      );
-      latencies.push(performance.now() - started);
-      if (response.status === 201) installationIds.push(response.body!.id as string);
-      else failures.push(`${response.status} ${response.body?.detail ?? ''}`);
-    });
-    const createSeconds = (performance.now() - createStarted) / 1000;
-    say(
-      `created ${installationIds.length} in ${createSeconds.toFixed(1)} s${failures.length ? `; failures: ${failures.slice(0, 3).join(' | ')}` : ''}`,
+    const cronTimes = upcomingFireTimes(schedule, new Date(Date.now() - MINUTE), 2).map((time) =>
+      time.getTime(),
     );
-
-    // Observe the fires of the cron times in a window that starts at the schedule's next cron time.
-    // Each fire comes its installation's spread offset after its cron time (FERRY_SCHEDULE_SPREAD_SECONDS).
-    const { nextFireTime, upcomingFireTimes } = await import('../src/core/cron.js');
-    const { config } = await import('../src/config.js');
-    const spreadMs = config().scheduleSpreadSeconds * 1000;
-    const observeFrom = nextFireTime(schedule, new Date(Date.now() + 5000)).getTime();
-    const observeUntil = observeFrom + observeMinutes * MINUTE;
-    const cronTimes = upcomingFireTimes(schedule, new Date(observeFrom - 1), 10_000)
-      .map((time) => time.getTime())
-      .filter((time) => time < observeUntil);
-    /** The cron time a planned fire belongs to: the latest one at or before it, within the spread. */
-    const cronTimeOf = (plannedAt: number) =>
-      cronTimes.findLast((time) => time <= plannedAt && plannedAt - time <= spreadMs);
+    const interval = cronTimes[1] - cronTimes[0];
+    const windowMs = Math.min(config().scheduleSpreadSeconds * 1000, interval / 2);
+    // The cycle observed: the first cron time whose window is still mostly ahead.
+    const cronTime =
+      options.schedule === 'every15'
+        ? nextFireTime(schedule, new Date(Date.now() - windowMs / 2)).getTime()
+        : nextFireTime(schedule, new Date(Date.now() + 5000)).getTime();
     say(
-      `observing ${cronTimes.length} cron time(s) per object from ${new Date(observeFrom).toISOString()}, each installation's fires up to ${spreadMs / 1000} s after them`,
+      `observing the fires of ${new Date(cronTime).toISOString()} and the ${windowMs / 1000} s spread after it`,
     );
-    await sleep(observeFrom - Date.now() + 1000);
-    const busyFrom = sampleCpu(workerPid, temporalPid);
-    const lastCronTime = cronTimes.at(-1)!;
-    await sleep(Math.max(observeUntil, lastCronTime + spreadMs) - Date.now() + 10_000);
-    const busy = cpuPercent(busyFrom, sampleCpu(workerPid, temporalPid));
+    const observed = await observeCronTime(schedule, cronTime, windowMs);
     const busyWorkerRssMb = rssMb(workerPid);
 
-    // Pause before asking the workflows, so that the questions do not queue behind the next fires.
-    say('pausing every installation');
-    await eachLimited(installationIds, concurrency, async (id) => {
-      const response = await call(
-        'read',
-        'POST',
-        `${base}/integrations/${integration.body!.id}/installations/${id}:pause`,
-        {},
-      );
-      if (response.status !== 204) throw new Error(`pausing ${id} failed: ${response.status}`);
-    });
+    say(`measuring ${options.idleSeconds} s of idle (nothing due until the next cycle)`);
+    const idleFrom = sampleCpu(workerPid, temporalPid);
+    const idleOpsFrom = await persistenceRequests(metricsUrl);
+    await sleep(options.idleSeconds * 1000);
+    const idle = cpuPercent(idleFrom, sampleCpu(workerPid, temporalPid));
+    const idleOps = operationsPerRead(idleOpsFrom, await persistenceRequests(metricsUrl), 1);
 
-    const { describeInstallation } = await import('../src/temporal/gateway.js');
-    const fires: { operationId: string; cronTime: number; plannedAt: number; startedAt: number }[] = [];
-    let unanswered = 0;
-    await eachLimited(installationIds, 16, async (id) => {
-      let view;
-      try {
-        view = await describeInstallation(id, { deadlineMs: 60_000 });
-      } catch (error) {
-        if (!unanswered++) say(`describe of ${id} failed: ${(error as Error).message}`);
-        return;
-      }
-      for (const fire of view.recentFires) {
-        const plannedAt = Date.parse(fire.plannedAt);
-        const cronTime = cronTimeOf(plannedAt);
-        if (fire.readType !== 'scheduled' || cronTime === undefined) continue;
-        fires.push({
-          operationId: fire.operationId,
-          cronTime,
-          plannedAt,
-          startedAt: Date.parse(fire.startedAt),
-        });
-      }
-    });
-    const missingFires = Math.max(
-      0,
-      (installationIds.length - unanswered) * OBJECTS.length * cronTimes.length - fires.length,
-    );
-    const lateness = fires.map((fire) => fire.startedAt - fire.plannedAt);
-    const afterCronTime = fires.map((fire) => fire.startedAt - fire.cronTime);
-    // The stricter figure: when the read itself began (its operation row), not when it was decided.
-    const { OperationEntity } = await import('../src/db/entities/operation.js');
-    const readStarts = new Map(
-      (
-        await transaction((em) =>
-          em.find(
-            OperationEntity,
-            { id: { $in: fires.map((fire) => fire.operationId) } },
-            { fields: ['id', 'createTime'] },
-          ),
-        )
-      ).map((operation) => [operation.id, operation.createTime.getTime()]),
-    );
-    const readStartLateness = fires
-      .filter((fire) => readStarts.has(fire.operationId))
-      .map((fire) => readStarts.get(fire.operationId)! - fire.plannedAt);
+    say('asking every installation for its fires');
+    const fires = await collectFires(created, schedule, cronTime, windowMs);
     const operations = await transaction((em) => em.count(OperationEntity, { actionType: 'read' }));
 
-    say(`measuring ${idleSeconds} s of idle`);
-    const idleFrom = sampleCpu(workerPid, temporalPid);
-    await sleep(idleSeconds * 1000);
-    const idle = cpuPercent(idleFrom, sampleCpu(workerPid, temporalPid));
-
+    const createSeconds = creation.seconds;
     const result = {
-      created: installationIds.length,
-      failed: failures.length,
+      created: created.size,
+      failed: creation.failures.length,
+      connectSeconds: Math.round(connectSeconds * 10) / 10,
       createSeconds: Math.round(createSeconds * 10) / 10,
-      createPerSec: Math.round((installationIds.length / createSeconds) * 10) / 10,
-      createP50Ms: Math.round(percentile(latencies, 50)),
-      createP99Ms: Math.round(percentile(latencies, 99)),
+      createPerSec: Math.round((created.size / createSeconds) * 10) / 10,
+      createP50Ms: Math.round(percentile(creation.latencies, 50)),
+      createP99Ms: Math.round(percentile(creation.latencies, 99)),
       objectsPerInstallation: OBJECTS.length,
+      read: options.read,
       schedule,
-      observedMinutes: observeMinutes,
-      firesPerObject: cronTimes.length,
-      scheduleSpreadSeconds: spreadMs / 1000,
-      scheduledFires: lateness.length,
-      missingFires,
-      unansweredQueries: unanswered,
+      cronTime: new Date(cronTime).toISOString(),
+      scheduleSpreadSeconds: windowMs / 1000,
+      expectedFires: fires.expected,
+      scheduledFires: fires.fires,
+      missingFires: fires.missing,
+      unansweredQueries: fires.unanswered,
+      succeededReads: fires.succeeded,
+      inlineReads: fires.ranInline,
       readOperations: operations,
-      scheduleLatenessP50Ms: Math.round(percentile(lateness, 50)),
-      scheduleLatenessP99Ms: Math.round(percentile(lateness, 99)),
-      scheduleLatenessMaxMs: Math.round(Math.max(0, ...lateness)),
-      startAfterCronTimeP50Ms: Math.round(percentile(afterCronTime, 50)),
-      startAfterCronTimeP99Ms: Math.round(percentile(afterCronTime, 99)),
-      readStartLatenessP50Ms: Math.round(percentile(readStartLateness, 50)),
-      readStartLatenessP99Ms: Math.round(percentile(readStartLateness, 99)),
+      deliveries: receiver.received(),
+      scheduleLatenessP50Ms: Math.round(percentile(fires.lateness, 50)),
+      scheduleLatenessP99Ms: Math.round(percentile(fires.lateness, 99)),
+      scheduleLatenessMaxMs: Math.round(Math.max(0, ...fires.lateness)),
+      startAfterCronTimeP50Ms: Math.round(percentile(fires.afterCronTime, 50)),
+      startAfterCronTimeP99Ms: Math.round(percentile(fires.afterCronTime, 99)),
+      readStartLatenessP50Ms: Math.round(percentile(fires.readStartLateness, 50)),
+      readStartLatenessP99Ms: Math.round(percentile(fires.readStartLateness, 99)),
+      serverOps: operationsPerRead(observed.opsBefore, observed.opsAfter, fires.fires),
+      idleServerOpsPerSec: Math.round((idleOps.allOpsPerRead / options.idleSeconds) * 10) / 10,
       workerRssMb: rssMb(workerPid),
       workerRssBusyMb: busyWorkerRssMb,
+      workerRssPeakMb: observed.peakWorkerRss,
       temporalRssMb: rssMb(temporalPid),
+      temporalRssPeakMb: observed.peakTemporalRss,
       apiRssMb: Math.round(process.memoryUsage().rss / 1024 / 1024),
-      busyCpuPct: busy,
+      busyCpuPct: observed.busy,
       idleCpuPct: idle.total,
       idleCpu: idle,
-      idleSeconds,
+      idleSeconds: options.idleSeconds,
+      maxCachedWorkflows: options.maxCached,
       cores: cpus().length,
     };
     process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -424,10 +708,17 @@ export async function benchInstallations(args: string[]): Promise<void> {
       await Promise.race([exited, sleep(15_000)]);
       if (worker.exitCode === null) worker.kill('SIGKILL');
     }
+    if (sandbox && sandbox.exitCode === null) {
+      sandbox.removeAllListeners('exit');
+      sandbox.kill('SIGTERM');
+    }
+    receiver.server.closeAllConnections();
+    receiver.server.close();
     await servers.close();
     const { closeTemporalClient } = await import('../src/temporal/client.js');
     await closeTemporalClient();
     await closeOrm();
     await temporal.stop();
+    reaper.close();
   }
 }

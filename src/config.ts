@@ -58,6 +58,11 @@ export interface Config {
   readPagesPerActivity: number;
   /** After this long a read activity fetches no more pages, delivers those it holds, and hands back. */
   readActivityMs: number;
+  /**
+   * Pages a scheduled read reads inline, as one activity of its installation's workflow, before it
+   * hands the rest to a child workflow of its own (FERRY_READ_INLINE_PAGES; 0: always a child).
+   */
+  readInlinePages: number;
   minScheduleIntervalSeconds: number;
   /** Installations' fires spread over this window after each cron time (see ScheduleSpread). */
   scheduleSpreadSeconds: number;
@@ -340,6 +345,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     readPagesPerActivity: Math.max(1, intVar(env, 'FERRY_READ_PAGES_PER_ACTIVITY', 1000)),
     readActivityMs: Math.max(1, intVar(env, 'FERRY_READ_ACTIVITY_SECONDS', 60)) * 1000,
+    readInlinePages: Math.max(0, intVar(env, 'FERRY_READ_INLINE_PAGES', 5)),
     minScheduleIntervalSeconds: intVar(env, 'FERRY_MIN_SCHEDULE_INTERVAL_SECONDS', 300),
     scheduleSpreadSeconds: intVar(env, 'FERRY_SCHEDULE_SPREAD_SECONDS', 300),
     inviteTtlSeconds: intVar(env, 'FERRY_INVITE_TTL_SECONDS', 7 * 24 * 3600),

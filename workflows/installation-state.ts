@@ -6,6 +6,8 @@ import type {
 } from '../src/temporal/contracts/installation.js';
 
 const IGNORED_KEPT = 20;
+/** FERRY_READ_INLINE_PAGES's default, for workflows started before the API passed it. */
+const DEFAULT_INLINE_READ_PAGES = 5;
 import type { InstallationRunInput, InstallationStateSnapshot } from './installation-snapshot.js';
 import { ReadSchedule } from './read-schedule.js';
 import { spreadFraction, type ScheduleSpread } from './schedule.js';
@@ -20,6 +22,8 @@ export class InstallationState {
   readonly installationId: string;
   readonly projectId: string;
   readonly generation: number;
+  /** Scheduled reads run inline for up to this many pages before a child takes over; 0: always a child. */
+  readonly inlineReadPages: number;
   config: InstallationConfigMessage;
   /** The first config has been applied; messages that arrive earlier wait for it. */
   ready: boolean;
@@ -36,6 +40,7 @@ export class InstallationState {
     this.installationId = input.installationId;
     this.projectId = input.projectId;
     this.generation = carried ? carried.generation + 1 : 0;
+    this.inlineReadPages = input.inlineReadPages ?? DEFAULT_INLINE_READ_PAGES;
     this.config = input.config;
     this.ready = Boolean(carried);
     this.#spread = {

@@ -57,11 +57,23 @@ function failureOf(error: unknown): Failure {
  * that refuses or is disabled fails the read.
  */
 async function readAllPages(input: ReadObjectInput, retryScheduleMs: number[]): Promise<Failure | undefined> {
-  let failedAttempts = 0;
+  // Handed over by an inline read whose destination failed: wait as after that failed attempt.
+  let failedAttempts = input.failedAttempts ?? 0;
+  if (failedAttempts) {
+    const delay = nextAttemptDelay(failedAttempts, input.retryAfterMs, retryScheduleMs);
+    if (delay === undefined) {
+      return {
+        error: `the destination still failed after ${failedAttempts} attempts`,
+        destinationFailure: true,
+      };
+    }
+    await sleep(delay);
+  }
   for (;;) {
     if (workflowInfo().continueAsNewSuggested) {
       // The checkpoint holds the position, so the next run resumes at the same page.
-      await continueAsNew<typeof readObjectWorkflow>(input);
+      const { failedAttempts: _failed, retryAfterMs: _after, ...resumed } = input;
+      await continueAsNew<typeof readObjectWorkflow>(resumed);
     }
     const page = await pages.readPages({ operationId: input.operationId });
     if (page.outcome === 'done') return undefined;

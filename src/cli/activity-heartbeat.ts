@@ -13,6 +13,8 @@ export const heartbeatEveryActivity: ActivityInterceptorsFactory = () => ({
   inbound: {
     async execute(input, next) {
       const context = Context.current();
+      // A local activity runs inside its workflow's task: the SDK keeps that task alive instead.
+      if (context.info.isLocal) return next(input);
       const beat = setInterval(() => context.heartbeat(), BEAT_MS);
       try {
         return await next(input);

@@ -6,7 +6,11 @@ import { config } from '../config.js';
 import { constantTimeEqual } from '../crypto/secrets.js';
 import { OperationEntity, type Operation } from '../db/entities/operation.js';
 import type { OperationView } from '../schemas/operations.js';
-import { readWorkflowId, writeWorkflowId } from '../temporal/contracts/workflow-ids.js';
+import {
+  installationWorkflowId,
+  readWorkflowId,
+  writeWorkflowId,
+} from '../temporal/contracts/workflow-ids.js';
 
 /**
  * Operations: one row per read, write or subscribe run, listed newest first with opaque cursors.
@@ -26,7 +30,10 @@ export interface OperationProgress {
 function temporalRun(operation: Operation): { workflowId: string; url: string } | undefined {
   const workflowId =
     operation.actionType === 'read'
-      ? readWorkflowId(operation.id)
+      ? // A read run inline is an activity of its installation's workflow (`read/<operationId>` if handed over).
+        operation.metadata.inline === true
+        ? installationWorkflowId(operation.installationId)
+        : readWorkflowId(operation.id)
       : operation.actionType === 'write' && operation.metadata.mode === 'asynchronous'
         ? writeWorkflowId(operation.id)
         : undefined;

@@ -1,7 +1,11 @@
 import { OperationEntity, type Operation } from '../db/entities/operation.js';
 import { em as newEntityManager, transaction } from '../db/orm.js';
 import { logger } from '../logger.js';
-import { readWorkflowId, writeWorkflowId } from '../temporal/contracts/workflow-ids.js';
+import {
+  installationWorkflowId,
+  readWorkflowId,
+  writeWorkflowId,
+} from '../temporal/contracts/workflow-ids.js';
 import { workflowRunState } from '../temporal/gateway.js';
 import { triggerInstallationRead } from './installations/workflow.js';
 import { appendLogs } from './operation-logs.js';
@@ -96,7 +100,11 @@ async function settle(operation: Operation): Promise<'resumed' | 'ended' | undef
   }
   const workflowId =
     operation.actionType === 'read' ? readWorkflowId(operation.id) : writeWorkflowId(operation.id);
-  const run = await workflowRunState(workflowId);
+  let run = await workflowRunState(workflowId);
+  if (run.state === 'missing' && operation.actionType === 'read' && operation.metadata.inline === true) {
+    // Run inline by its installation's workflow, which finishes it or hands it to `read/<id>`.
+    run = await workflowRunState(installationWorkflowId(operation.installationId));
+  }
   if (run.state === 'running') return undefined;
   if (run.state === 'closed')
     return end(operation, `Its run ended (${run.status}) before it recorded an outcome.`);

@@ -14,6 +14,8 @@ export interface DevServerOptions {
   namespace?: string;
   /** How long closed workflow runs are kept (the namespace's retention); the server's default when omitted. */
   retentionDays?: number;
+  /** Serves the server's Prometheus metrics (persistence requests and more) on this port. */
+  metricsPort?: number;
   log?: (line: string) => void;
 }
 
@@ -74,6 +76,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     mkdirSync(dirname(options.dbFile), { recursive: true });
     args.push('--db-filename', options.dbFile);
   }
+  if (options.metricsPort) args.push('--metrics-port', String(options.metricsPort));
   if (options.namespace && options.namespace !== 'default') args.push('--namespace', options.namespace);
   for (const name of searchAttributeNames) args.push('--search-attribute', `${name}=Keyword`);
   // A schedule test needs the server to suggest continue-as-new early; keep defaults otherwise.

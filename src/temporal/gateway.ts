@@ -158,6 +158,7 @@ export async function startInstallationWorkflow(
     projectId: identity.projectId,
     config: message,
     scheduleSpreadSeconds: config().scheduleSpreadSeconds,
+    inlineReadPages: config().readInlinePages,
   };
   try {
     await temporalCall(`starting installation ${identity.installationId}`, workflowId, (client) =>

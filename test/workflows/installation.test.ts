@@ -64,6 +64,38 @@ describe('the installation workflow', () => {
     expect(ms(object.nextFireAt!) - (await harness.env.currentTimeMs())).toBeLessThanOrEqual(30 * MINUTE);
   });
 
+  it('runs scheduled reads inline, hands a long one to its child, and runs backfills as children', async () => {
+    // The backfill and the second scheduled read take time: their inline part hands them over.
+    let scheduled = 0;
+    harness.readBehaviour = (input) =>
+      input.readType === 'scheduled' && ++scheduled !== 2
+        ? { durationMs: 0, status: 'success' }
+        : { durationMs: 5 * MINUTE, status: 'success' };
+    handle = await harness.startInstallation([
+      { objectName: 'contacts', schedule: '*/30 * * * *', backfill: true },
+    ]);
+    await harness.advance(2 * HOUR);
+    const reads = harness.readsOf('contacts');
+    const backfill = reads.filter((read) => read.readType === 'backfill');
+    const scheduledReads = reads.filter((read) => read.readType === 'scheduled');
+    expect(backfill).toHaveLength(1);
+    expect(scheduledReads.length).toBeGreaterThanOrEqual(3);
+    // Every scheduled read began inline; the backfill never did.
+    expect(harness.inlineReads).toEqual(scheduledReads.map((read) => read.operationId));
+    // The handed-over read ran on in its child for its 5 minutes; the others ended inline at once.
+    const [, long] = scheduledReads;
+    expect(ms(long.finishedAt!) - ms(long.startedAt)).toBeGreaterThanOrEqual(5 * MINUTE);
+    expect(ms(long.finishedAt!) - ms(long.startedAt)).toBeLessThan(6 * MINUTE);
+    expect(scheduledReads.filter((read) => read.finishedAt === read.startedAt)).toHaveLength(
+      scheduledReads.length - 1,
+    );
+    const history = await handle.fetchHistory();
+    const children = (history.events ?? [])
+      .map((event) => event.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId)
+      .filter(Boolean);
+    expect(children).toEqual([`read/${backfill[0].operationId}`, `read/${long.operationId}`]);
+  });
+
   it("spreads an installation's fires: each one its own fixed offset after the cron time", async () => {
     const installationId = randomUUID();
     const fraction = spreadFraction(installationId);

@@ -195,6 +195,8 @@ export async function startRead(input: ReadObjectInput): Promise<StartedRead> {
     window: { ...(plan.since && { since: plan.since }), until: plan.until },
     destination: plan.destinationName,
     progress,
+    // Run by the installation's workflow rather than a workflow of its own (until handed over).
+    ...(input.inline && { inline: true }),
   };
   await em.transactional(async (tx) => {
     const installation = await tx.findOneOrFail(InstallationEntity, { id: plan.installationId });

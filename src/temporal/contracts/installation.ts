@@ -220,4 +220,10 @@ export interface InstallationWorkflowInput {
    * (FERRY_SCHEDULE_SPREAD_SECONDS; see ScheduleSpread). Absent in workflows started before it existed: no spread.
    */
   scheduleSpreadSeconds?: number;
+  /**
+   * Scheduled reads run inline (one activity of this workflow) for up to this many pages, then hand
+   * over to a child read workflow (FERRY_READ_INLINE_PAGES); 0: every read is a child. Absent in
+   * workflows started before inline reads: the default applies.
+   */
+  inlineReadPages?: number;
 }

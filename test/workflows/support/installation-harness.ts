@@ -40,6 +40,10 @@ const silent = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log()
  */
 export class InstallationHarness {
   readonly reads: RecordedRead[] = [];
+  /** Operation ids of the reads that ran inline (a local activity of the installation workflow). */
+  readonly inlineReads: string[] = [];
+  /** What each read was told to do, so a handed-over read's child does the same. */
+  readonly behaviours = new Map<string, FakeReadBehaviour>();
   readonly pausedEvents: { installationId: string; objectName: string; note: string }[] = [];
   readonly subscriptionChanges: SubscriptionChange[] = [];
   readonly subscriptionFailures: { installationId: string; action: SubscriptionAction; error: string }[] = [];
@@ -171,6 +175,8 @@ export class InstallationHarness {
 
   reset(): void {
     this.reads.length = 0;
+    this.inlineReads.length = 0;
+    this.behaviours.clear();
     this.pausedEvents.length = 0;
     this.subscriptionChanges.length = 0;
     this.subscriptionFailures.length = 0;
@@ -217,6 +223,11 @@ function harnessActivities(
 ): Record<string, (...args: never[]) => Promise<unknown>> {
   const fake: FakeReadActivities = {
     async fakeReadStarted(input) {
+      // A read handed over by its inline part starts once, and behaves as its inline part decided.
+      const decided = harness().behaviours.get(input.operationId);
+      if (decided) return decided;
+      const behaviour = harness().readBehaviour(input);
+      harness().behaviours.set(input.operationId, behaviour);
       harness().reads.push({
         objectName: input.objectName,
         readType: input.readType,
@@ -224,7 +235,7 @@ function harnessActivities(
         startedAt: input.at,
         ...(input.sinceTimestamp !== undefined && { sinceTimestamp: input.sinceTimestamp }),
       });
-      return harness().readBehaviour(input);
+      return behaviour;
     },
     async fakeReadFinished(input) {
       const read = harness().reads.find((candidate) => candidate.operationId === input.operationId);
@@ -233,6 +244,24 @@ function harnessActivities(
   };
   return {
     ...fake,
+    /**
+     * The inline read (a local activity): an instant read ends here; one that takes time hands
+     * over to the fake child, which waits its duration in workflow time.
+     */
+    async readObjectInline(input: ReadObjectInput & { maxPages: number }) {
+      const at = new Date(await harness().env.currentTimeMs()).toISOString();
+      harness().inlineReads.push(input.operationId);
+      const behaviour = await fake.fakeReadStarted({ ...input, at });
+      if (behaviour.durationMs > 0) return { handover: true, reason: 'takes time' };
+      await fake.fakeReadFinished({ ...input, at });
+      return {
+        handover: false,
+        status: behaviour.status,
+        recordsProcessed: 0,
+        ...(behaviour.authFailure && { authFailure: true }),
+        result: 'fake inline read',
+      };
+    },
     async objectsNeedingBackfill(input: { installationId: string; objectNames: string[] }) {
       if (harness().installationMissing) {
         throw ApplicationFailure.nonRetryable('installation is not in the database', 'InstallationNotFound');

@@ -1,0 +1,142 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { OperationEntity } from '../../src/db/entities/operation.js';
+import { em as newEntityManager } from '../../src/db/orm.js';
+import { readInline } from '../../src/domain/reads/inline.js';
+import { startRead } from '../../src/domain/reads/start.js';
+import { settleOperation } from '../../src/domain/stuck-operations.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { temporalClient } from '../../src/temporal/client.js';
+import type { InlineReadInput } from '../../src/temporal/contracts/read.js';
+import { startTestStack, type TestStack } from '../support/stack.js';
+import { createReadFixture, runRead, type ReadFixture } from './fixtures.js';
+
+/**
+ * A scheduled read runs inline in its installation's workflow (one local activity): it finishes
+ * there when it fits its page budget, and hands the rest to its own `read/<operationId>` workflow,
+ * which resumes from the checkpoint, when it does not.
+ */
+
+const CONTACTS = 450;
+
+let sandbox: Sandbox;
+let stack: TestStack;
+let fixture: ReadFixture;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, contacts: CONTACTS, companies: 5, deals: 5 });
+  process.env.FERRY_SANDBOX_URL = sandbox.url;
+  process.env.FERRY_DELIVERY_RETRY_SCHEDULE = '0,100ms,200ms,300ms,500ms';
+  stack = await startTestStack({ worker: true });
+  fixture = await createReadFixture(stack, {
+    declared: { backfill: { defaultPeriod: { fullHistory: true } }, delivery: { pageSize: 200 } },
+  });
+});
+
+afterAll(async () => {
+  fixture?.receiver.stop();
+  await stack?.close();
+  await sandbox?.close();
+});
+
+const operationOf = async (id: string) => (await newEntityManager()).findOneOrFail(OperationEntity, { id });
+
+function inlineInput(input: Partial<InlineReadInput> & Pick<InlineReadInput, 'readType'>): InlineReadInput {
+  return {
+    operationId: randomUUID(),
+    installationId: fixture.installationId,
+    projectId: fixture.projectId,
+    objectName: 'contacts',
+    maxPages: 5,
+    ...input,
+  };
+}
+
+describe('an inline read', () => {
+  it('finishes in one call when its pages fit the budget, its operation pointing at the installation', async () => {
+    const input = inlineInput({ readType: 'backfill' });
+    const before = fixture.receiver.acceptedRecordIds().length;
+    await expect(readInline(input)).resolves.toEqual({
+      handover: false,
+      status: 'success',
+      recordsProcessed: CONTACTS,
+      result: 'Read 450 contacts in 3 pages.',
+    });
+    expect(fixture.receiver.acceptedRecordIds().length - before).toBe(CONTACTS);
+    const operation = await stack.api('GET', `/projects/${stack.project.id}/operations/${input.operationId}`);
+    expect(operation.body).toMatchObject({ status: 'success', metadata: { inline: true } });
+    expect(operation.body.metadata.temporal.workflowId).toBe(`installation/${fixture.installationId}`);
+  });
+
+  it('hands over after its page budget; the read workflow resumes and delivers every record once', async () => {
+    const input = inlineInput({ readType: 'backfill', maxPages: 1 });
+    const before = fixture.receiver.acceptedRecordIds().length;
+    await expect(readInline(input)).resolves.toEqual({
+      handover: true,
+      reason: 'more than 1 page to read',
+    });
+    const handedOver = await operationOf(input.operationId);
+    expect(handedOver.status).toBe('in_progress');
+    expect(handedOver.metadata.inline).toBe(false);
+    expect(fixture.receiver.acceptedRecordIds().length - before).toBe(200);
+
+    const { result } = await runRead(stack, fixture, {
+      operationId: input.operationId,
+      readType: 'backfill',
+    });
+    expect(result).toMatchObject({ status: 'success', recordsProcessed: CONTACTS });
+    const ids = fixture.receiver.acceptedRecordIds().slice(before);
+    expect(ids).toHaveLength(CONTACTS);
+    expect(new Set(ids).size).toBe(CONTACTS);
+    const logs = await stack.api('GET', `/projects/${stack.project.id}/operations/${input.operationId}/logs`);
+    expect(logs.body.map((log: { message: { msg: string } }) => log.message.msg)).toContain(
+      'The read continues in its own workflow: more than 1 page to read.',
+    );
+    const operation = await stack.api('GET', `/projects/${stack.project.id}/operations/${input.operationId}`);
+    expect(operation.body.metadata.temporal.workflowId).toBe(`read/${input.operationId}`);
+  });
+
+  it('hands a destination that fails retryably to the read workflow, counting the failed attempt', async () => {
+    fixture.receiver.respond(() => ({ status: 503 }));
+    try {
+      const input = inlineInput({ readType: 'backfill' });
+      await expect(readInline(input)).resolves.toMatchObject({ handover: true, failedAttempts: 1 });
+      expect((await operationOf(input.operationId)).status).toBe('in_progress');
+    } finally {
+      fixture.receiver.respond(() => ({ status: 200 }));
+    }
+  });
+
+  it('is left to its running installation by the stuck-operation sweep, and ended without one', async () => {
+    const operationId = randomUUID();
+    await startRead({ ...inlineInput({ readType: 'scheduled', operationId }), inline: true });
+    // The installation's workflow, reading nothing: it is all the sweep looks for.
+    const handle = await (
+      await temporalClient()
+    ).workflow.start('installationWorkflow', {
+      taskQueue: stack.taskQueue,
+      workflowId: `installation/${fixture.installationId}`,
+      args: [
+        {
+          installationId: fixture.installationId,
+          projectId: fixture.projectId,
+          config: {
+            configId: randomUUID(),
+            revisionId: randomUUID(),
+            content: { provider: 'sandboxApiKey' },
+            reads: [],
+          },
+        },
+      ],
+    });
+    try {
+      // No `read/<id>` workflow exists: before inline reads this ended the operation.
+      await expect(settleOperation(operationId)).resolves.toBeUndefined();
+      expect((await operationOf(operationId)).status).toBe('in_progress');
+    } finally {
+      await handle.terminate('test over');
+    }
+    await expect(settleOperation(operationId)).resolves.toBe('ended');
+    expect((await operationOf(operationId)).status).toBe('failure');
+  });
+});
