@@ -5,6 +5,7 @@ import { ProblemError } from '../core/problem.js';
 import { GroupEntity } from '../db/entities/connection.js';
 import { OrgMembershipEntity } from '../db/entities/org.js';
 import { ProjectEntity, type Project } from '../db/entities/project.js';
+import { rawRows, rowMapper, selectColumns } from '../db/raw.js';
 
 /** `{projectIdOrName}`: a project by id or by name. */
 export async function findProject(em: EntityManager, idOrName: string): Promise<Project | null> {
@@ -33,13 +34,31 @@ export async function canAccessProject(
   }
 }
 
-/** Loads `{projectIdOrName}` and hides projects the caller cannot see behind the same 404 as missing ones. */
+/**
+ * `findProject` as a plain row, not managed by `em` (cheaper: see `db/raw.ts`), for requests that
+ * change nothing.
+ */
+export async function findProjectRow(em: EntityManager, idOrName: string): Promise<Project | null> {
+  const [row] = await rawRows(
+    em,
+    `select ${selectColumns(em, ProjectEntity, 'p')} from projects p
+      where ${isUuid(idOrName) ? 'p.id = ? or p.name = ?' : 'p.name = ?'} limit 1`,
+    isUuid(idOrName) ? [idOrName, idOrName] : [idOrName],
+  );
+  return row ? rowMapper(em, ProjectEntity, 'p')(row) : null;
+}
+
+/**
+ * Loads `{projectIdOrName}` and hides projects the caller cannot see behind the same 404 as missing
+ * ones. `plain`: the project as a plain row, for requests that change nothing.
+ */
 export async function resolveProject(
   principal: Principal,
   idOrName: string,
   em: EntityManager,
+  options: { plain?: boolean } = {},
 ): Promise<Project> {
-  const project = await findProject(em, idOrName);
+  const project = options.plain ? await findProjectRow(em, idOrName) : await findProject(em, idOrName);
   if (!project || !(await canAccessProject(principal, project, em))) {
     throw ProblemError.notFound(`Project "${idOrName}" was not found.`);
   }
