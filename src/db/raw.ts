@@ -103,3 +103,18 @@ export function rowMapper<T>(em: EntityManager, entity: EntitySchema<T>, alias: 
     return entityRow as T;
   };
 }
+
+const memos = new WeakMap<object, Map<string, unknown>>();
+
+/**
+ * What `build` makes from the ORM's metadata (statements, row mappers), made once per ORM: a hot
+ * path then builds no SQL text per request.
+ */
+export function memoized<T>(em: EntityManager, key: string, build: () => T): T {
+  const metadata = em.getMetadata();
+  let memo = memos.get(metadata);
+  if (!memo) memos.set(metadata, (memo = new Map()));
+  let value = memo.get(key) as T | undefined;
+  if (value === undefined) memo.set(key, (value = build()));
+  return value;
+}

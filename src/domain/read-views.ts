@@ -10,7 +10,7 @@ import {
 import { InstallationConfigEntity, InstallationEntity } from '../db/entities/installation.js';
 import { IntegrationEntity, RevisionEntity } from '../db/entities/integration.js';
 import { OperationEntity } from '../db/entities/operation.js';
-import { rawRows, rowMapper, selectColumns } from '../db/raw.js';
+import { memoized, rawRows, rowMapper, selectColumns } from '../db/raw.js';
 import type { ConnectionView } from '../schemas/connections.js';
 import type { InstallationView } from '../schemas/installations.js';
 import type { IntegrationView } from '../schemas/integrations.js';
@@ -48,6 +48,10 @@ function integrationMatch(alias: string, idOrName: string): { sql: string; param
 // Integrations ----------------------------------------------------------------------------------
 
 function integrationQuery(em: EntityManager) {
+  return memoized(em, 'integrationQuery', () => buildIntegrationQuery(em));
+}
+
+function buildIntegrationQuery(em: EntityManager) {
   const integration = rowMapper(em, IntegrationEntity, 'i');
   const revision = rowMapper(em, RevisionEntity, 'r');
   return {
@@ -84,6 +88,10 @@ export async function getIntegrationView(
 
 /** A connection with its group, consumer and provider app; its sealed credentials are not read. */
 function connectionQuery(em: EntityManager) {
+  return memoized(em, 'connectionQuery', () => buildConnectionQuery(em));
+}
+
+function buildConnectionQuery(em: EntityManager) {
   const connection = rowMapper(em, ConnectionEntity, 'c');
   const group = rowMapper(em, GroupEntity, 'cg');
   const consumer = rowMapper(em, ConsumerEntity, 'cu');
@@ -169,6 +177,10 @@ export async function getConnectionView(
 // Installations ---------------------------------------------------------------------------------
 
 function installationQuery(em: EntityManager) {
+  return memoized(em, 'installationQuery', () => buildInstallationQuery(em));
+}
+
+function buildInstallationQuery(em: EntityManager) {
   const connection = connectionQuery(em);
   const installation = rowMapper(em, InstallationEntity, 'i');
   const config = rowMapper(em, InstallationConfigEntity, 'cf');
@@ -237,16 +249,23 @@ export async function getInstallationView(
 
 // Operations ------------------------------------------------------------------------------------
 
+function operationQuery(em: EntityManager) {
+  return memoized(em, 'operationQuery', () => ({
+    columns: selectColumns(em, OperationEntity, 'o'),
+    operation: rowMapper(em, OperationEntity, 'o'),
+  }));
+}
+
 export async function getOperationView(
   em: EntityManager,
   projectId: string,
   operationId: string,
 ): Promise<OperationView> {
-  const operation = rowMapper(em, OperationEntity, 'o');
+  const { columns, operation } = operationQuery(em);
   const [row] = isUuid(operationId)
     ? await rawRows(
         em,
-        `select ${selectColumns(em, OperationEntity, 'o')} from operations o where o.project_id = ? and o.id = ?`,
+        `select ${columns} from operations o where o.project_id = ? and o.id = ?`,
         [projectId, operationId],
       )
     : [];
@@ -279,10 +298,10 @@ export async function operationPageView(
     throw error;
   }
   const match = integrationMatch('n', integrationIdOrName);
-  const operation = rowMapper(em, OperationEntity, 'o');
+  const { columns, operation } = operationQuery(em);
   const rows = await rawRows(
     em,
-    `select ${selectColumns(em, OperationEntity, 'o')}
+    `select ${columns}
        from operations o
       where o.project_id = ? and o.installation_id = ?${before !== undefined ? ' and o.seq < ?' : ''}
         and exists (select 1 from installations i join integrations n on n.id = i.integration_id
