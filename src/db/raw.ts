@@ -12,7 +12,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 type Row = Record<string, unknown>;
 
 interface PgClient {
-  query(config: { text: string; values: unknown[] }): Promise<{ rows: Row[] }>;
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Row[] }>;
 }
 
 interface KnexClient {
@@ -20,24 +20,29 @@ interface KnexClient {
   releaseConnection(connection: PgClient): Promise<unknown>;
 }
 
-const positional = new Map<string, string>();
+const prepared = new Map<string, { name: string; text: string }>();
 
-/** `?` placeholders (as knex writes them) to `$1, $2, ...`, once per statement text. */
-function toPositional(sql: string): string {
-  let text = positional.get(sql);
-  if (text === undefined) {
+/**
+ * A statement as the driver prepares it: `?` placeholders (as knex writes them) become `$1, $2, ...`,
+ * and it gets a name of its own, so each pooled connection parses and plans it once (a join of
+ * eight tables takes PostgreSQL longer to plan than to run).
+ */
+function preparedStatement(sql: string): { name: string; text: string } {
+  let statement = prepared.get(sql);
+  if (!statement) {
     let index = 0;
-    text = sql.replace(/\?/g, () => `$${++index}`);
-    positional.set(sql, text);
+    statement = { name: `ferry_read_${prepared.size + 1}`, text: sql.replace(/\?/g, () => `$${++index}`) };
+    prepared.set(sql, statement);
   }
-  return text;
+  return statement;
 }
 
 /**
- * The rows of one statement (placeholders `?`; no `?` operator in the text). Inside a transaction
- * of `em` the statement runs on that transaction; otherwise on a pooled connection, straight to the
- * driver. Timestamps come back as PostgreSQL writes them (the ORM's type parsers): map rows with
- * `rowMapper`.
+ * The rows of one statement (placeholders `?`; no `?` operator in the text; a fixed text per
+ * shape of query, values only in `params`, since each text is prepared once per connection).
+ * Inside a transaction of `em` the statement runs on that transaction; otherwise on a pooled
+ * connection, straight to the driver. Timestamps come back as PostgreSQL writes them (the ORM's
+ * type parsers): map rows with `rowMapper`.
  */
 export async function rawRows(em: EntityManager, sql: string, params: unknown[]): Promise<Row[]> {
   const transaction = em.getTransactionContext();
@@ -47,7 +52,7 @@ export async function rawRows(em: EntityManager, sql: string, params: unknown[])
   const client = em.getKnex().client as unknown as KnexClient;
   const connection = await client.acquireConnection();
   try {
-    return (await connection.query({ text: toPositional(sql), values: params })).rows;
+    return (await connection.query({ ...preparedStatement(sql), values: params })).rows;
   } finally {
     await client.releaseConnection(connection);
   }
