@@ -425,7 +425,9 @@ export async function benchApi(args: string[]): Promise<void> {
       }
     }
     await stopAll();
-    process.stdout.write(`${JSON.stringify({ rows, seconds, slice, graceSeconds, load: loadavg(), results })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ rows, seconds, slice, graceSeconds, load: loadavg(), results })}\n`,
+    );
   } catch (error) {
     await stopAll();
     throw error;

@@ -63,9 +63,7 @@ function buildIntegrationQuery(em: EntityManager) {
 
 export async function listIntegrationViews(em: EntityManager, projectId: string): Promise<IntegrationView[]> {
   const { sql, view } = integrationQuery(em);
-  const rows = await rawRows(em, `${sql} where i.project_id = ? order by i.create_time, i.name`, [
-    projectId,
-  ]);
+  const rows = await rawRows(em, `${sql} where i.project_id = ? order by i.create_time, i.name`, [projectId]);
   return rows.map(view);
 }
 
@@ -263,11 +261,10 @@ export async function getOperationView(
 ): Promise<OperationView> {
   const { columns, operation } = operationQuery(em);
   const [row] = isUuid(operationId)
-    ? await rawRows(
-        em,
-        `select ${columns} from operations o where o.project_id = ? and o.id = ?`,
-        [projectId, operationId],
-      )
+    ? await rawRows(em, `select ${columns} from operations o where o.project_id = ? and o.id = ?`, [
+        projectId,
+        operationId,
+      ])
     : [];
   if (!row) await findOperation(em, projectId, operationId);
   return operationView(operation(row));
