@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import { setMaxListeners } from 'node:events';
 import pg from 'pg';
 import { Pool, request } from 'undici';
 import { benchEnvironment } from './bench-database.js';
@@ -7,16 +10,20 @@ import { options } from '../src/cli/options.js';
 import { projectRoot } from '../src/config.js';
 
 /**
- * `npm run bench:api -- [--rows 10000] [--seconds 3] [--grace-seconds 10] [--concurrency 1,10,50] [--only name,...]`
+ * `npm run bench:api -- [--rows 10000] [--seconds 3] [--slice-seconds 0.5] [--grace-seconds 10] [--concurrency 1,10,50] [--only name,...]`
  *
  * Seeds `rows` rows per table in one project of a fresh database (integrations with their revision,
  * groups, consumers and connections, installations with their config, and operations, all of one
  * installation so its list is a page of 200 out of `rows`), then starts Ferry's api listener and a
  * bare Koa + pg handler (bench/api-servers.ts), each in a process of its own, and measures every list
- * and get endpoint of integrations, installations, operations and connections on both, one after the
- * other, at each concurrency for `seconds` seconds (gets cycle through 1,000 ids). The last line
- * printed is one JSON object: per endpoint and concurrency, p50/p99 latency (ms) and requests/s of
- * Ferry and of the bare handler, and the ratio of their requests/s.
+ * and get endpoint of integrations, installations, operations and connections on both at each
+ * concurrency for `seconds` seconds each (gets cycle through 1,000 ids). The two take turns in
+ * slices of `slice-seconds`, so that on a machine other work shares both see the same load; the
+ * CPU time each server process used per request (/proc) is a figure that load disturbs far less
+ * than latency. The last line printed is one JSON object: per endpoint and concurrency, p50/p99
+ * latency (ms), requests/s and CPU ms per request of Ferry and of the bare handler, the ratio of
+ * their requests/s (`ratio`) and of their CPU per request (`cpuRatio`, bare ÷ Ferry), and the load
+ * average at the end.
  */
 
 function say(line: string): void {
@@ -87,6 +94,8 @@ interface Cell {
   requests: number;
   /** Answers other than 200. */
   errors: number;
+  /** CPU time of the server process (all its threads) per answered request, from /proc. */
+  cpuMsPerRequest?: number;
   timeouts?: number;
   censored?: boolean;
 }
@@ -96,26 +105,67 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
+/** User + system CPU milliseconds a process has used so far (Linux); undefined elsewhere. */
+function cpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+/** USER_HZ: 100 on every Linux this runs on (`getconf CLK_TCK`). */
+const CLOCK_TICKS = 100;
+
+/** What one server answered over the slices of a cell. */
+class Tally {
+  latencies: number[] = [];
+  errors = 0;
+  timeouts = 0;
+  seconds = 0;
+  cpu: number | undefined = 0;
+
+  cell(): Cell {
+    const latencies = this.latencies.sort((a, b) => a - b);
+    const round = (ms: number) => Number(ms.toFixed(1));
+    return {
+      p50: round(percentile(latencies, 50)),
+      p99: round(percentile(latencies, 99)),
+      rps: Number((latencies.length / this.seconds).toFixed(1)),
+      requests: latencies.length,
+      errors: this.errors,
+      ...(this.cpu !== undefined &&
+        latencies.length && { cpuMsPerRequest: Number((this.cpu / latencies.length).toFixed(3)) }),
+      ...(this.timeouts && { timeouts: this.timeouts, censored: true }),
+    };
+  }
+}
+
 /**
- * `concurrency` clients, each sending its next request when its last one is answered, for `seconds`.
- * Requests still unanswered `graceSeconds` after that are aborted and counted as `timeouts` (their
- * latency is then unknown, so p99 is a lower bound: `censored`).
+ * `concurrency` clients, each sending its next request when its last one is answered, for `seconds`,
+ * tallied into `tally` (with the server's CPU time over the slice). Requests still unanswered
+ * `graceSeconds` after that are aborted and counted as `timeouts` (their latency is then unknown, so
+ * p99 is a lower bound: `censored`).
  */
 async function load(
-  origin: string,
+  pool: Pool,
+  server: ServerChild,
   apiKey: string,
   paths: () => string,
   concurrency: number,
   seconds: number,
   graceSeconds: number,
-): Promise<Cell> {
-  const pool = new Pool(origin, { connections: concurrency, keepAliveTimeout: 60_000 });
-  const latencies: number[] = [];
-  let errors = 0;
-  let timeouts = 0;
+  tally: Tally,
+): Promise<void> {
+  const cpuBefore = cpuMs(server.pid);
   const started = performance.now();
   const deadline = started + seconds * 1000;
   const abort = new AbortController();
+  setMaxListeners(concurrency + 10, abort.signal);
   const timer = setTimeout(() => abort.abort(), (seconds + graceSeconds) * 1000);
   const client = async () => {
     while (performance.now() < deadline && !abort.signal.aborted) {
@@ -129,28 +179,68 @@ async function load(
         });
         // Read to the end: a list of 10,000 rows is megabytes, and dump() would cut it short.
         for await (const chunk of response.body) void chunk;
-        if (response.statusCode !== 200) errors++;
-        latencies.push(performance.now() - sent);
+        if (response.statusCode !== 200) tally.errors++;
+        tally.latencies.push(performance.now() - sent);
       } catch (error) {
         if (!abort.signal.aborted) throw error;
-        timeouts++;
+        tally.timeouts++;
       }
     }
   };
   await Promise.all(Array.from({ length: concurrency }, client));
   clearTimeout(timer);
-  const elapsed = (performance.now() - started) / 1000;
-  await pool.destroy();
-  latencies.sort((a, b) => a - b);
-  const round = (ms: number) => Number(ms.toFixed(1));
-  return {
-    p50: round(percentile(latencies, 50)),
-    p99: round(percentile(latencies, 99)),
-    rps: Number((latencies.length / elapsed).toFixed(1)),
-    requests: latencies.length,
-    errors,
-    ...(timeouts && { timeouts, censored: true }),
+  tally.seconds += (performance.now() - started) / 1000;
+  const cpuAfter = cpuMs(server.pid);
+  tally.cpu =
+    tally.cpu === undefined || cpuBefore === undefined || cpuAfter === undefined
+      ? undefined
+      : tally.cpu + cpuAfter - cpuBefore;
+}
+
+/**
+ * One cell: Ferry and the bare handler in alternating slices of `slice` seconds, `seconds` in all
+ * each, so that both see the same share of a machine other work is loading too.
+ */
+async function measure(
+  servers: { ferry: ServerChild; bare: ServerChild },
+  apiKey: string,
+  paths: () => () => string,
+  concurrency: number,
+  seconds: number,
+  slice: number,
+  graceSeconds: number,
+): Promise<{ ferry: Cell; bare: Cell }> {
+  const pools = {
+    ferry: new Pool(servers.ferry.origin, { connections: concurrency, keepAliveTimeout: 60_000 }),
+    bare: new Pool(servers.bare.origin, { connections: concurrency, keepAliveTimeout: 60_000 }),
   };
+  const tallies = { ferry: new Tally(), bare: new Tally() };
+  const path = { ferry: paths(), bare: paths() };
+  try {
+    const slices = Math.max(1, Math.round(seconds / slice));
+    for (let index = 0; index < slices; index++) {
+      // Who goes first alternates too: neither always follows the other's backlog.
+      const order = index % 2 ? (['bare', 'ferry'] as const) : (['ferry', 'bare'] as const);
+      for (const side of order) {
+        const tally = tallies[side];
+        const timeoutsBefore = tally.timeouts;
+        await load(
+          pools[side],
+          servers[side],
+          apiKey,
+          path[side],
+          concurrency,
+          seconds / slices,
+          graceSeconds,
+          tally,
+        );
+        if (tally.timeouts > timeoutsBefore) await settle(servers[side].origin);
+      }
+    }
+  } finally {
+    await Promise.all([pools.ferry.destroy(), pools.bare.destroy()]);
+  }
+  return { ferry: tallies.ferry.cell(), bare: tallies.bare.cell() };
 }
 
 /**
@@ -171,6 +261,7 @@ async function settle(origin: string): Promise<void> {
 
 interface ServerChild {
   origin: string;
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -198,6 +289,7 @@ async function startServer(kind: 'ferry' | 'bare', nodeArgs: string[]): Promise<
   child.stdout!.on('data', (chunk: Buffer) => process.stderr.write(chunk));
   return {
     origin: `http://127.0.0.1:${port}`,
+    pid: child.pid,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -214,6 +306,7 @@ export async function benchApi(args: string[]): Promise<void> {
     rows: { type: 'string' },
     seconds: { type: 'string' },
     'grace-seconds': { type: 'string' },
+    'slice-seconds': { type: 'string' },
     concurrency: { type: 'string' },
     only: { type: 'string' },
     'ferry-node-args': { type: 'string' },
@@ -221,12 +314,13 @@ export async function benchApi(args: string[]): Promise<void> {
   const rows = Number(opts.rows ?? 10_000);
   const seconds = Number(opts.seconds ?? 3);
   const graceSeconds = Number(opts['grace-seconds'] ?? 10);
+  const slice = Number(opts['slice-seconds'] ?? 0.5);
   const concurrencies = String(opts.concurrency ?? '1,10,50')
     .split(',')
     .map(Number);
   if (!Number.isInteger(rows) || rows < 1) throw new Error('--rows must be a positive integer');
-  if (!(seconds > 0) || !(graceSeconds >= 0))
-    throw new Error('--seconds and --grace-seconds must be positive');
+  if (!(seconds > 0) || !(graceSeconds >= 0) || !(slice > 0))
+    throw new Error('--seconds, --slice-seconds and --grace-seconds must be positive');
   if (concurrencies.some((c) => !Number.isInteger(c) || c < 1))
     throw new Error('--concurrency must list positive integers');
   const ferryNodeArgs = opts['ferry-node-args'] ? String(opts['ferry-node-args']).split(' ') : [];
@@ -295,44 +389,45 @@ export async function benchApi(args: string[]): Promise<void> {
     const bare = await startServer('bare', []);
     stops.push(() => bare.stop());
 
-    const results: Record<string, Record<string, { ferry: Cell; bare: Cell; ratio: number }>> = {};
+    const results: Record<
+      string,
+      Record<string, { ferry: Cell; bare: Cell; ratio: number; cpuRatio?: number }>
+    > = {};
     for (const name of only) {
       if (!endpoints[name])
         throw new Error(`unknown endpoint ${name}; known: ${Object.keys(endpoints).join(', ')}`);
       results[name] = {};
       // A few requests first, so neither side is measured compiling its code or opening connections.
-      await load(ferry.origin, apiKey, endpoints[name](), 2, 0.3, graceSeconds);
-      await load(bare.origin, apiKey, endpoints[name](), 2, 0.3, graceSeconds);
+      await measure({ ferry, bare }, apiKey, endpoints[name], 2, 0.3, 0.3, graceSeconds);
       for (const concurrency of concurrencies) {
-        const ferryCell = await load(
-          ferry.origin,
+        const cell = await measure(
+          { ferry, bare },
           apiKey,
-          endpoints[name](),
+          endpoints[name],
           concurrency,
           seconds,
+          slice,
           graceSeconds,
         );
-        if (ferryCell.timeouts) await settle(ferry.origin);
-        const bareCell = await load(
-          bare.origin,
-          apiKey,
-          endpoints[name](),
-          concurrency,
-          seconds,
-          graceSeconds,
-        );
-        if (bareCell.timeouts) await settle(bare.origin);
-        const ratio = Number((ferryCell.rps / bareCell.rps).toFixed(3));
-        results[name][String(concurrency)] = { ferry: ferryCell, bare: bareCell, ratio };
+        const ratio = Number((cell.ferry.rps / cell.bare.rps).toFixed(3));
+        const cpuRatio =
+          cell.ferry.cpuMsPerRequest && cell.bare.cpuMsPerRequest
+            ? Number((cell.bare.cpuMsPerRequest / cell.ferry.cpuMsPerRequest).toFixed(3))
+            : undefined;
+        results[name][String(concurrency)] = { ...cell, ratio, ...(cpuRatio && { cpuRatio }) };
+        const describe = (c: Cell) =>
+          `p50 ${c.p50} p99 ${c.p99} ms ${c.rps}/s cpu ${c.cpuMsPerRequest ?? '?'} ms/req` +
+          `${c.errors ? ` (${c.errors} errors)` : ''}${c.timeouts ? ` (${c.timeouts} timeouts)` : ''}`;
         say(
-          `${name} ×${concurrency}: ferry p50 ${ferryCell.p50} p99 ${ferryCell.p99} ms ${ferryCell.rps}/s` +
-            `${ferryCell.errors ? ` (${ferryCell.errors} errors)` : ''}${ferryCell.timeouts ? ` (${ferryCell.timeouts} timeouts)` : ''}; bare p50 ${bareCell.p50} p99 ` +
-            `${bareCell.p99} ms ${bareCell.rps}/s${bareCell.errors ? ` (${bareCell.errors} errors)` : ''}${bareCell.timeouts ? ` (${bareCell.timeouts} timeouts)` : ''}; ratio ${ratio}`,
+          `${name} ×${concurrency}: ferry ${describe(cell.ferry)}; bare ${describe(cell.bare)}; ratio ${ratio}` +
+            ` cpu ratio ${cpuRatio ?? '?'}`,
         );
       }
     }
     await stopAll();
-    process.stdout.write(`${JSON.stringify({ rows, seconds, graceSeconds, results })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ rows, seconds, slice, graceSeconds, load: loadavg(), results })}\n`,
+    );
   } catch (error) {
     await stopAll();
     throw error;

@@ -47,7 +47,7 @@ function mount(router: Router, route: AnyRoute): void {
     const body = route.body ? parseWith(route.body, rawBody, 'body') : undefined;
     const projectIdOrName = (params as Record<string, string>).projectIdOrName;
     const project = projectIdOrName
-      ? await resolveProject(principal, projectIdOrName, em)
+      ? await resolveProject(principal, projectIdOrName, em, { plain: route.method === 'GET' })
       : (undefined as unknown as Project);
     const handlerContext: HandlerContext<unknown, unknown, unknown> = {
       params,

@@ -13,9 +13,10 @@ import {
   rotatableCredentials,
 } from '../schemas/connections.js';
 import { generateConnection, rotateConnectionCredentials } from '../domain/connections/generate.js';
-import { findConnection, listConnections } from '../domain/connections/lookups.js';
+import { findConnection } from '../domain/connections/lookups.js';
+import { getConnectionView, listConnectionViews } from '../domain/read-views.js';
 import { hasRenewableToken } from '../domain/connections/sealed-credentials.js';
-import { connectionView, connectionViews } from '../domain/connections/views.js';
+import { connectionView } from '../domain/connections/views.js';
 import { deleteConnection, updateConnection } from '../domain/connections/writes.js';
 import { refreshConnectionCredentials } from '../domain/credentials.js';
 import { assertActsForGroup, assertActsForGroupId, scopedGroupRef } from '../domain/project-access.js';
@@ -50,8 +51,7 @@ export const connectionRoutes = [
   }).handle(async ({ em, project, query, principal }) => {
     const groupRef = query.groupRef ?? scopedGroupRef(principal);
     assertActsForGroup(principal, groupRef);
-    const connections = await listConnections(em, project.id, { ...query, groupRef });
-    return { status: 200, body: await connectionViews(em, connections) };
+    return { status: 200, body: await listConnectionViews(em, project.id, { ...query, groupRef }) };
   }),
   defineRoute({
     method: 'POST',
@@ -89,6 +89,9 @@ export const connectionRoutes = [
     query: GetConnectionQuery,
     responses: { 200: { description: 'The connection', schema: ConnectionSchema } },
   }).handle(async ({ em, project, params, query }) => {
+    if (!query.refresh && !query.includeCreds) {
+      return { status: 200, body: await getConnectionView(em, project.id, params.connectionId) };
+    }
     let connection = await findConnection(em, project.id, params.connectionId);
     if (query.refresh && hasRenewableToken(connection)) {
       connection = await refreshConnectionCredentials(connection.id, { force: query.refresh === 'force' });

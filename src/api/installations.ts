@@ -19,7 +19,8 @@ import {
   createInstallation,
   deleteInstallation,
 } from '../domain/installations/lifecycle.js';
-import { findInstallation, getInstallationView, listInstallations } from '../domain/installations/lookups.js';
+import { findInstallation, listInstallations } from '../domain/installations/lookups.js';
+import { getInstallationView, listInstallationViews } from '../domain/read-views.js';
 import { applyInstallationMask } from '../domain/installations/update-mask.js';
 import { configContentRoutes } from './installation-config.js';
 import { installationPauseRoutes } from './installation-pauses.js';
@@ -71,7 +72,7 @@ export const installationRoutes = [
   }).handle(async ({ em, project, query, principal }) => {
     const groupRef = query.groupRef ?? scopedGroupRef(principal);
     assertActsForGroup(principal, groupRef);
-    return { status: 200, body: await listInstallations(em, project.id, { groupRef }) };
+    return { status: 200, body: await listInstallationViews(em, project.id, { groupRef }) };
   }),
   defineRoute({
     method: 'GET',
@@ -102,10 +103,14 @@ export const installationRoutes = [
     params: InstallationParams,
     responses: { 200: { description: 'The installation', schema: InstallationSchema } },
   }).handle(async ({ em, project, params, principal }) => {
-    const integration = await findIntegration(em, project.id, params.integrationId);
-    const installation = await findInstallation(em, project.id, params.installationId, integration.id);
-    await assertActsForGroupId(em, principal, installation.groupId);
-    return { status: 200, body: await getInstallationView(em, installation) };
+    const { view, groupRef } = await getInstallationView(
+      em,
+      project.id,
+      params.integrationId,
+      params.installationId,
+    );
+    assertActsForGroup(principal, groupRef);
+    return { status: 200, body: view };
   }),
   defineRoute({
     method: 'PATCH',

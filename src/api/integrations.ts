@@ -11,7 +11,8 @@ import {
   RevisionSchema,
   SourceYamlBody,
 } from '../schemas/integrations.js';
-import { IntegrationEntity, RevisionEntity } from '../db/entities/integration.js';
+import { RevisionEntity } from '../db/entities/integration.js';
+import { getIntegrationView, listIntegrationViews } from '../domain/read-views.js';
 import {
   addRevision,
   applyManifest,
@@ -19,7 +20,6 @@ import {
   deleteIntegration,
   findIntegration,
   integrationView,
-  latestRevision,
   revisionView,
 } from '../domain/integrations.js';
 import { parseManifest } from '../domain/manifest.js';
@@ -58,21 +58,7 @@ export const integrationRoutes = [
     params: ProjectPathParams,
     responses: { 200: { description: 'Integrations', schema: Type.Array(IntegrationSchema) } },
   }).handle(async ({ em, project }) => {
-    const integrations = await em.find(
-      IntegrationEntity,
-      { projectId: project.id },
-      { orderBy: { createTime: 'asc', name: 'asc' } },
-    );
-    const revisions = await em.find(RevisionEntity, {
-      id: { $in: integrations.map((integration) => integration.latestRevisionId) },
-    });
-    const byId = new Map(revisions.map((revision) => [revision.id, revision]));
-    return {
-      status: 200,
-      body: integrations.map((integration) =>
-        integrationView(integration, byId.get(integration.latestRevisionId)!),
-      ),
-    };
+    return { status: 200, body: await listIntegrationViews(em, project.id) };
   }),
   defineRoute({
     method: 'PUT',
@@ -112,8 +98,7 @@ export const integrationRoutes = [
     params: IntegrationParams,
     responses: { 200: { description: 'The integration', schema: IntegrationSchema } },
   }).handle(async ({ em, project, params }) => {
-    const integration = await findIntegration(em, project.id, params.integrationIdOrName);
-    return { status: 200, body: integrationView(integration, await latestRevision(em, integration)) };
+    return { status: 200, body: await getIntegrationView(em, project.id, params.integrationIdOrName) };
   }),
   defineRoute({
     method: 'DELETE',

@@ -11,9 +11,9 @@ import {
   RetryResultSchema,
 } from '../schemas/operations.js';
 import { retryOperation } from '../domain/operation-retry.js';
-import { findOperation, listInstallationOperations, operationView } from '../domain/operations.js';
+import { findOperation } from '../domain/operations.js';
+import { getOperationView, operationPageView } from '../domain/read-views.js';
 import { listLogs } from '../domain/operation-logs.js';
-import { findInstallationOfIntegration } from '../domain/reads/installation-context.js';
 
 export const operationRoutes = [
   defineRoute({
@@ -41,13 +41,7 @@ export const operationRoutes = [
         },
       ]);
     }
-    const installation = await findInstallationOfIntegration(
-      em,
-      project.id,
-      params.integrationId,
-      params.installationId,
-    );
-    const page = await listInstallationOperations(em, project.id, installation.id, {
+    const page = await operationPageView(em, project.id, params.integrationId, params.installationId, {
       pageSize: query.pageSize ?? 200,
       pageToken: query.pageToken,
     });
@@ -63,7 +57,7 @@ export const operationRoutes = [
     params: OperationParams,
     responses: { 200: { description: 'The operation', schema: OperationSchema } },
   }).handle(async ({ em, project, params }) => {
-    return { status: 200, body: operationView(await findOperation(em, project.id, params.operationId)) };
+    return { status: 200, body: await getOperationView(em, project.id, params.operationId) };
   }),
   defineRoute({
     method: 'GET',

@@ -5,6 +5,7 @@ import { ProblemError } from '../core/problem.js';
 import { GroupEntity } from '../db/entities/connection.js';
 import { OrgMembershipEntity } from '../db/entities/org.js';
 import { ProjectEntity, type Project } from '../db/entities/project.js';
+import { memoized, rawRows, rowMapper, selectColumns } from '../db/raw.js';
 
 /** `{projectIdOrName}`: a project by id or by name. */
 export async function findProject(em: EntityManager, idOrName: string): Promise<Project | null> {
@@ -33,13 +34,59 @@ export async function canAccessProject(
   }
 }
 
-/** Loads `{projectIdOrName}` and hides projects the caller cannot see behind the same 404 as missing ones. */
+/**
+ * Projects found lately, by id or name. Nothing changes a project after it is created (no route
+ * renames or deletes one), so a found project may be answered from here for a few seconds, as
+ * verified API keys are (`api/auth.ts`); a name or id not found is asked again every time.
+ */
+const PROJECT_CACHE_MS = 5_000;
+const PROJECT_CACHE_SIZE = 10_000;
+const foundProjects = new Map<string, { project: Project; until: number }>();
+
+/** Forgets every cached project (for a process that changes projects outside the API). */
+export function forgetProjects(): void {
+  foundProjects.clear();
+}
+
+/**
+ * `findProject` as a plain row, not managed by `em` (cheaper: see `db/raw.ts`), for requests that
+ * change nothing; the caller must not change it.
+ */
+export async function findProjectRow(em: EntityManager, idOrName: string): Promise<Project | null> {
+  const now = Date.now();
+  const cached = foundProjects.get(idOrName);
+  if (cached && cached.until > now) return cached.project;
+  const { columns, project: toProject } = memoized(em, 'project', () => ({
+    columns: selectColumns(em, ProjectEntity, 'p'),
+    project: rowMapper(em, ProjectEntity, 'p'),
+  }));
+  const [row] = await rawRows(
+    em,
+    `select ${columns} from projects p
+      where ${isUuid(idOrName) ? 'p.id = ? or p.name = ?' : 'p.name = ?'} limit 1`,
+    isUuid(idOrName) ? [idOrName, idOrName] : [idOrName],
+  );
+  if (!row) {
+    foundProjects.delete(idOrName);
+    return null;
+  }
+  const project = Object.freeze(toProject(row));
+  if (foundProjects.size >= PROJECT_CACHE_SIZE) foundProjects.clear();
+  foundProjects.set(idOrName, { project, until: now + PROJECT_CACHE_MS });
+  return project;
+}
+
+/**
+ * Loads `{projectIdOrName}` and hides projects the caller cannot see behind the same 404 as missing
+ * ones. `plain`: the project as a plain row, for requests that change nothing.
+ */
 export async function resolveProject(
   principal: Principal,
   idOrName: string,
   em: EntityManager,
+  options: { plain?: boolean } = {},
 ): Promise<Project> {
-  const project = await findProject(em, idOrName);
+  const project = options.plain ? await findProjectRow(em, idOrName) : await findProject(em, idOrName);
   if (!project || !(await canAccessProject(principal, project, em))) {
     throw ProblemError.notFound(`Project "${idOrName}" was not found.`);
   }

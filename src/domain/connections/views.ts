@@ -5,7 +5,9 @@ import {
   GroupEntity,
   ProviderAppEntity,
   type Connection,
+  type Consumer,
   type Group,
+  type ProviderApp,
 } from '../../db/entities/connection.js';
 import type { ConnectionView, ProviderMetadata } from '../../schemas/connections.js';
 import { consumerView, groupView } from '../groups.js';
@@ -131,25 +133,41 @@ export async function connectionViews(
   ];
   const byId = <T extends { id: string }>(rows: T[]) => new Map(rows.map((row) => [row.id, row]));
   const [groupById, consumerById, appById] = [byId(groups), byId(consumers), byId(apps)];
-  return connections.map((connection) => {
-    const app = connection.providerAppId ? appById.get(connection.providerAppId) : undefined;
-    return {
-      id: connection.id,
-      projectId: connection.projectId,
-      provider: connection.provider,
-      group: groupView(groupById.get(connection.groupId)!),
-      consumer: consumerView(consumerById.get(connection.consumerId)!),
-      ...(app && { providerApp: providerAppView(app) }),
-      ...(connection.providerWorkspaceRef && { providerWorkspaceRef: connection.providerWorkspaceRef }),
-      ...(connection.providerConsumerRef && { providerConsumerRef: connection.providerConsumerRef }),
-      authScheme: connection.authScheme,
-      status: connection.status,
-      ...credentialView(connection, options),
-      providerMetadata: connection.providerMetadata as ProviderMetadata,
-      createTime: connection.createTime.toISOString(),
-      updateTime: connection.updateTime.toISOString(),
-    };
-  });
+  return connections.map((connection) =>
+    connectionViewOf(
+      connection,
+      groupById.get(connection.groupId)!,
+      consumerById.get(connection.consumerId)!,
+      connection.providerAppId ? appById.get(connection.providerAppId) : undefined,
+      options,
+    ),
+  );
+}
+
+/** The spec's Connection for a row whose group, consumer and provider app (if any) are at hand. */
+export function connectionViewOf(
+  connection: Connection,
+  group: Group,
+  consumer: Consumer,
+  app: ProviderApp | undefined,
+  options: ViewOptions = {},
+): ConnectionView {
+  return {
+    id: connection.id,
+    projectId: connection.projectId,
+    provider: connection.provider,
+    group: groupView(group),
+    consumer: consumerView(consumer),
+    ...(app && { providerApp: providerAppView(app) }),
+    ...(connection.providerWorkspaceRef && { providerWorkspaceRef: connection.providerWorkspaceRef }),
+    ...(connection.providerConsumerRef && { providerConsumerRef: connection.providerConsumerRef }),
+    authScheme: connection.authScheme,
+    status: connection.status,
+    ...credentialView(connection, options),
+    providerMetadata: connection.providerMetadata as ProviderMetadata,
+    createTime: connection.createTime.toISOString(),
+    updateTime: connection.updateTime.toISOString(),
+  };
 }
 
 export async function connectionView(

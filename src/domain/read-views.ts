@@ -1,0 +1,331 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { isUuid } from '../core/ids.js';
+import {
+  ConnectionEntity,
+  ConsumerEntity,
+  GroupEntity,
+  ProviderAppEntity,
+  type Connection,
+} from '../db/entities/connection.js';
+import { InstallationConfigEntity, InstallationEntity } from '../db/entities/installation.js';
+import { IntegrationEntity, RevisionEntity } from '../db/entities/integration.js';
+import { OperationEntity } from '../db/entities/operation.js';
+import { memoized, rawRows, rowMapper, selectColumns } from '../db/raw.js';
+import type { ConnectionView } from '../schemas/connections.js';
+import type { InstallationView } from '../schemas/installations.js';
+import type { IntegrationView } from '../schemas/integrations.js';
+import type { OperationView } from '../schemas/operations.js';
+import { connectionViewOf } from './connections/views.js';
+import { installationView } from './installations/views.js';
+import { findIntegration, integrationView } from './integrations.js';
+import {
+  decodePageToken,
+  encodePageToken,
+  findOperation,
+  operationView,
+  type OperationPage,
+} from './operations.js';
+import { findInstallationOfIntegration } from './reads/installation-context.js';
+import { findInstallation } from './installations/lookups.js';
+import { findConnection } from './connections/lookups.js';
+
+/**
+ * The views of the API's busiest gets and lists, each read in one statement (joins instead of a
+ * query per related table) on the driver (see `db/raw.ts`), then built by the same view functions
+ * as everywhere else, so the answers are the same as the ORM path's. When a get finds nothing, the
+ * ORM path runs to throw the same 404 it always did (which of integration or installation is missing).
+ */
+
+type Row = Record<string, unknown>;
+
+/** `alias.id = ? or alias.name = ?` as `findIntegration` matches an id or a name. */
+function integrationMatch(alias: string, idOrName: string): { sql: string; params: string[] } {
+  return isUuid(idOrName)
+    ? { sql: `(${alias}.id = ? or ${alias}.name = ?)`, params: [idOrName, idOrName] }
+    : { sql: `${alias}.name = ?`, params: [idOrName] };
+}
+
+// Integrations ----------------------------------------------------------------------------------
+
+function integrationQuery(em: EntityManager) {
+  return memoized(em, 'integrationQuery', () => buildIntegrationQuery(em));
+}
+
+function buildIntegrationQuery(em: EntityManager) {
+  const integration = rowMapper(em, IntegrationEntity, 'i');
+  const revision = rowMapper(em, RevisionEntity, 'r');
+  return {
+    sql: `select ${selectColumns(em, IntegrationEntity, 'i')}, ${selectColumns(em, RevisionEntity, 'r')}
+            from integrations i join revisions r on r.id = i.latest_revision_id`,
+    view: (row: Row) => integrationView(integration(row), revision(row)),
+  };
+}
+
+export async function listIntegrationViews(em: EntityManager, projectId: string): Promise<IntegrationView[]> {
+  const { sql, view } = integrationQuery(em);
+  const rows = await rawRows(em, `${sql} where i.project_id = ? order by i.create_time, i.name`, [projectId]);
+  return rows.map(view);
+}
+
+export async function getIntegrationView(
+  em: EntityManager,
+  projectId: string,
+  idOrName: string,
+): Promise<IntegrationView> {
+  const { sql, view } = integrationQuery(em);
+  const match = integrationMatch('i', idOrName);
+  const [row] = await rawRows(em, `${sql} where i.project_id = ? and ${match.sql} limit 1`, [
+    projectId,
+    ...match.params,
+  ]);
+  if (!row) await findIntegration(em, projectId, idOrName);
+  return view(row);
+}
+
+// Connections -----------------------------------------------------------------------------------
+
+/** A connection with its group, consumer and provider app; its sealed credentials are not read. */
+function connectionQuery(em: EntityManager) {
+  return memoized(em, 'connectionQuery', () => buildConnectionQuery(em));
+}
+
+function buildConnectionQuery(em: EntityManager) {
+  const connection = rowMapper(em, ConnectionEntity, 'c');
+  const group = rowMapper(em, GroupEntity, 'cg');
+  const consumer = rowMapper(em, ConsumerEntity, 'cu');
+  const app = rowMapper(em, ProviderAppEntity, 'pa');
+  const columns = [
+    selectColumns(em, ConnectionEntity, 'c').replace(
+      /c\.credentials_encrypted as "c\.credentials_encrypted", /,
+      '',
+    ),
+    selectColumns(em, GroupEntity, 'cg'),
+    selectColumns(em, ConsumerEntity, 'cu'),
+    selectColumns(em, ProviderAppEntity, 'pa').replace(
+      /pa\.client_secret_encrypted as "pa\.client_secret_encrypted", /,
+      '',
+    ),
+  ].join(', ');
+  return {
+    columns,
+    joins: `join groups cg on cg.id = c.group_id
+            join consumers cu on cu.id = c.consumer_id
+            left join provider_apps pa on pa.id = c.provider_app_id`,
+    view: (row: Row): ConnectionView =>
+      connectionViewOf(
+        connection(row) as Connection,
+        group(row),
+        consumer(row),
+        row['pa.id'] ? app(row) : undefined,
+      ),
+  };
+}
+
+export interface ConnectionListFilters {
+  provider?: string;
+  groupRef?: string;
+  consumerRef?: string;
+}
+
+export async function listConnectionViews(
+  em: EntityManager,
+  projectId: string,
+  filters: ConnectionListFilters,
+): Promise<ConnectionView[]> {
+  const { columns, joins, view } = connectionQuery(em);
+  const where = ['c.project_id = ?'];
+  const params: string[] = [projectId];
+  if (filters.provider) {
+    where.push('c.provider = ?');
+    params.push(filters.provider);
+  }
+  if (filters.groupRef) {
+    where.push('cg.project_id = ? and cg.group_ref = ?');
+    params.push(projectId, filters.groupRef);
+  }
+  if (filters.consumerRef) {
+    where.push('cu.project_id = ? and cu.consumer_ref = ?');
+    params.push(projectId, filters.consumerRef);
+  }
+  const rows = await rawRows(
+    em,
+    `select ${columns} from connections c ${joins} where ${where.join(' and ')} order by c.create_time, c.id`,
+    params,
+  );
+  return rows.map(view);
+}
+
+/** A connection without its credentials (`includeCreds` takes the ORM path: it opens them). */
+export async function getConnectionView(
+  em: EntityManager,
+  projectId: string,
+  id: string,
+): Promise<ConnectionView> {
+  const { columns, joins, view } = connectionQuery(em);
+  const [row] = isUuid(id)
+    ? await rawRows(em, `select ${columns} from connections c ${joins} where c.project_id = ? and c.id = ?`, [
+        projectId,
+        id,
+      ])
+    : [];
+  if (!row) await findConnection(em, projectId, id);
+  return view(row);
+}
+
+// Installations ---------------------------------------------------------------------------------
+
+function installationQuery(em: EntityManager) {
+  return memoized(em, 'installationQuery', () => buildInstallationQuery(em));
+}
+
+function buildInstallationQuery(em: EntityManager) {
+  const connection = connectionQuery(em);
+  const installation = rowMapper(em, InstallationEntity, 'i');
+  const config = rowMapper(em, InstallationConfigEntity, 'cf');
+  const group = rowMapper(em, GroupEntity, 'ig');
+  return {
+    sql: `select ${selectColumns(em, InstallationEntity, 'i')}, ${selectColumns(em, InstallationConfigEntity, 'cf')},
+                 ${selectColumns(em, GroupEntity, 'ig')}, ${connection.columns}
+            from installations i
+            join installation_configs cf on cf.id = i.config_id
+            join groups ig on ig.id = i.group_id
+            join connections c on c.id = i.connection_id
+            ${connection.joins}`,
+    parts: (row: Row) => ({
+      installation: installation(row),
+      config: config(row),
+      group: group(row),
+      connection: connection.view(row),
+    }),
+  };
+}
+
+/** The installations of a project, of one group when `groupRef` is given (none when it is unknown). */
+export async function listInstallationViews(
+  em: EntityManager,
+  projectId: string,
+  filter: { groupRef?: string },
+): Promise<InstallationView[]> {
+  const { sql, parts } = installationQuery(em);
+  const byGroup = filter.groupRef !== undefined;
+  const rows = await rawRows(
+    em,
+    `${sql} where i.project_id = ?${byGroup ? ' and ig.project_id = ? and ig.group_ref = ?' : ''}
+      order by i.create_time, i.id`,
+    byGroup ? [projectId, projectId, filter.groupRef] : [projectId],
+  );
+  return rows.map((row) => installationView(parts(row)));
+}
+
+/**
+ * One installation of an integration (by id or name), with the `groupRef` of its group so the
+ * caller can check a group-scoped token before answering.
+ */
+export async function getInstallationView(
+  em: EntityManager,
+  projectId: string,
+  integrationIdOrName: string,
+  installationId: string,
+): Promise<{ view: InstallationView; groupRef: string }> {
+  const { sql, parts } = installationQuery(em);
+  const match = integrationMatch('n', integrationIdOrName);
+  const [row] = isUuid(installationId)
+    ? await rawRows(
+        em,
+        `${sql} join integrations n on n.id = i.integration_id
+          where i.project_id = ? and i.id = ? and n.project_id = ? and ${match.sql} limit 1`,
+        [projectId, installationId, projectId, ...match.params],
+      )
+    : [];
+  if (!row) {
+    const integration = await findIntegration(em, projectId, integrationIdOrName);
+    await findInstallation(em, projectId, installationId, integration.id);
+  }
+  const found = parts(row);
+  return { view: installationView(found), groupRef: found.group.groupRef };
+}
+
+// Operations ------------------------------------------------------------------------------------
+
+function operationQuery(em: EntityManager) {
+  return memoized(em, 'operationQuery', () => ({
+    columns: selectColumns(em, OperationEntity, 'o'),
+    operation: rowMapper(em, OperationEntity, 'o'),
+  }));
+}
+
+export async function getOperationView(
+  em: EntityManager,
+  projectId: string,
+  operationId: string,
+): Promise<OperationView> {
+  const { columns, operation } = operationQuery(em);
+  const [row] = isUuid(operationId)
+    ? await rawRows(em, `select ${columns} from operations o where o.project_id = ? and o.id = ?`, [
+        projectId,
+        operationId,
+      ])
+    : [];
+  if (!row) await findOperation(em, projectId, operationId);
+  return operationView(operation(row));
+}
+
+/**
+ * A page of an installation's operations, newest first, checking in the same statement that the
+ * installation belongs to the integration (by id or name); as `listInstallationOperations`.
+ */
+export async function operationPageView(
+  em: EntityManager,
+  projectId: string,
+  integrationIdOrName: string,
+  installationId: string,
+  options: { pageSize: number; pageToken?: string },
+): Promise<OperationPage> {
+  if (!isUuid(installationId)) {
+    await findInstallationOfIntegration(em, projectId, integrationIdOrName, installationId);
+  }
+  // The scope names the installation as stored (lower case), as the ORM path's does.
+  const scope = `${projectId}/${installationId.toLowerCase()}`;
+  let before: bigint | undefined;
+  try {
+    before = options.pageToken === undefined ? undefined : decodePageToken(scope, options.pageToken);
+  } catch (error) {
+    // A missing installation is a 404 before a bad token is a 400.
+    await findInstallationOfIntegration(em, projectId, integrationIdOrName, installationId);
+    throw error;
+  }
+  const match = integrationMatch('n', integrationIdOrName);
+  const { columns, operation } = operationQuery(em);
+  const rows = await rawRows(
+    em,
+    `select ${columns}
+       from operations o
+      where o.project_id = ? and o.installation_id = ?${before !== undefined ? ' and o.seq < ?' : ''}
+        and exists (select 1 from installations i join integrations n on n.id = i.integration_id
+                     where i.id = ? and i.project_id = ? and n.project_id = ? and ${match.sql})
+      order by o.seq desc limit ?`,
+    [
+      projectId,
+      installationId,
+      ...(before !== undefined ? [before.toString()] : []),
+      installationId,
+      projectId,
+      projectId,
+      ...match.params,
+      options.pageSize + 1,
+    ],
+  );
+  // No rows: an installation without operations, or none at all (the ORM path says which: 404).
+  if (!rows.length) await findInstallationOfIntegration(em, projectId, integrationIdOrName, installationId);
+  const operations = rows.map(operation);
+  const page = operations.slice(0, options.pageSize);
+  const done = operations.length <= options.pageSize;
+  const last = page[page.length - 1];
+  return {
+    results: page.map(operationView),
+    pagination: {
+      done,
+      ...(!done && last && { nextPageToken: encodePageToken(scope, BigInt(last.seq!)) }),
+    },
+  };
+}

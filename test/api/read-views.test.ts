@@ -1,0 +1,250 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import { config } from '../../src/config.js';
+import { closeOrm, em as newEntityManager, transaction } from '../../src/db/orm.js';
+import { IntegrationEntity } from '../../src/db/entities/integration.js';
+import { createOrg, createProject } from '../../src/domain/projects.js';
+import { findIntegration, integrationView, latestRevision } from '../../src/domain/integrations.js';
+import { connectionView, connectionViews } from '../../src/domain/connections/views.js';
+import { findConnection, listConnections } from '../../src/domain/connections/lookups.js';
+import {
+  findInstallation,
+  getInstallationView as ormInstallationView,
+  listInstallations,
+} from '../../src/domain/installations/lookups.js';
+import { findOperation, listInstallationOperations, operationView } from '../../src/domain/operations.js';
+import {
+  getConnectionView,
+  getInstallationView,
+  getIntegrationView,
+  getOperationView,
+  listConnectionViews,
+  listInstallationViews,
+  listIntegrationViews,
+  operationPageView,
+} from '../../src/domain/read-views.js';
+import { findProject, findProjectRow } from '../../src/domain/project-access.js';
+import { seed } from '../../bench/api.js';
+
+/**
+ * The lean read path (plain SQL, one joined statement) answers byte for byte what the ORM path
+ * answers, on rows with every optional part present and absent: provider apps, workspace refs,
+ * token times, an operation status, results and none, writes and reads (their Temporal links).
+ */
+
+const ROWS = 12;
+let projectId: string;
+let projectName: string;
+let ids: { integration: string; name: string; installation: string; connection: string; operation: string }[];
+let hot: { integration_id: string; installation_id: string };
+
+const same = (lean: unknown, orm: unknown) => expect(JSON.stringify(lean)).toBe(JSON.stringify(orm));
+
+beforeAll(async () => {
+  ({ projectId, projectName } = await transaction(async (em) => {
+    const org = await createOrg(em, `o-${randomUUID().slice(0, 8)}`);
+    const project = await createProject(em, { name: `p-${randomUUID().slice(0, 8)}`, orgId: org.id });
+    return { projectId: project.id, projectName: project.name };
+  }));
+  const db = new pg.Client({ connectionString: config().databaseUrl });
+  await db.connect();
+  try {
+    await seed(db, projectId, ROWS);
+    // Variety the seed lacks: a provider app, workspace refs, token times, statuses, other actions.
+    const appId = randomUUID();
+    await db.query(
+      `insert into provider_apps (id, project_id, provider, external_ref, client_id, client_secret_encrypted,
+                                  scopes, metadata, create_time, update_time)
+       values ($1, $2, 'sandboxOAuth', 'ext-1', 'client-1', 'sealed', '["a","b"]', '{"k":1}', now(), now())`,
+      [appId, projectId],
+    );
+    await db.query(
+      `update connections set provider_app_id = $1, provider_workspace_ref = 'ws-1', provider_consumer_ref = 'pc-1',
+              auth_scheme = 'oauth2AuthorizationCode', scopes = '["a"]',
+              access_token_issued_at = now(), access_token_expires_at = now() + interval '1 hour'
+        where id in (select id from connections where project_id = $2 order by create_time limit 3)`,
+      [appId, projectId],
+    );
+    await db.query(
+      `update installations set last_operation_status = 'failure', health_status = 'unhealthy'
+        where id in (select id from installations where project_id = $1 order by create_time limit 2)`,
+      [projectId],
+    );
+    await db.query(
+      `update operations set action_type = 'write', result = null,
+              metadata = jsonb_build_object('mode', 'asynchronous', 'objectName', 'contacts')
+        where id in (select id from operations where project_id = $1 order by create_time limit 4)`,
+      [projectId],
+    );
+    await db.query(
+      `update operations set action_type = 'subscribe', result = null, metadata = '{}'
+        where id in (select id from operations where project_id = $1 order by create_time desc limit 2)`,
+      [projectId],
+    );
+    const { rows } = await db.query(
+      `select i.id as integration, i.name, n.id as installation, n.connection_id as connection
+         from integrations i join installations n on n.integration_id = i.id
+        where i.project_id = $1 order by i.create_time`,
+      [projectId],
+    );
+    const operations = await db.query(
+      `select id from operations where project_id = $1 order by create_time`,
+      [projectId],
+    );
+    rows.forEach((row, index) => (row.operation = operations.rows[index].id));
+    ids = rows;
+    [hot] = (
+      await db.query(`select installation_id, integration_id from operations where project_id = $1 limit 1`, [
+        projectId,
+      ])
+    ).rows;
+  } finally {
+    await db.end();
+  }
+});
+
+afterAll(async () => closeOrm());
+
+describe('the lean read path answers as the ORM path does', () => {
+  it('integrations: the list and each by id and by name', async () => {
+    const em = await newEntityManager();
+    const integrations = await em.find(
+      IntegrationEntity,
+      { projectId },
+      { orderBy: { createTime: 'asc', name: 'asc' } },
+    );
+    const orm = [];
+    for (const integration of integrations)
+      orm.push(integrationView(integration, await latestRevision(em, integration)));
+    same(await listIntegrationViews(em, projectId), orm);
+    for (const { integration, name } of ids) {
+      const expected = integrationView(
+        await findIntegration(em, projectId, integration),
+        await latestRevision(em, await findIntegration(em, projectId, integration)),
+      );
+      same(await getIntegrationView(em, projectId, integration), expected);
+      same(await getIntegrationView(em, projectId, name), expected);
+    }
+    await expect(getIntegrationView(em, projectId, randomUUID())).rejects.toThrow(
+      /Integration ".*" was not found/,
+    );
+    await expect(getIntegrationView(em, projectId, 'nope')).rejects.toThrow(
+      'Integration "nope" was not found.',
+    );
+  });
+
+  it('connections: the list, filtered, and each one', async () => {
+    const em = await newEntityManager();
+    same(
+      await listConnectionViews(em, projectId, {}),
+      await connectionViews(em, await listConnections(em, projectId, {})),
+    );
+    for (const filters of [
+      { provider: 'sandboxApiKey' },
+      { provider: 'other' },
+      { groupRef: 'group-2' },
+      { groupRef: 'group-none' },
+      { consumerRef: 'user-3' },
+      { groupRef: 'group-3', consumerRef: 'user-3' },
+    ]) {
+      same(
+        await listConnectionViews(em, projectId, filters),
+        await connectionViews(em, await listConnections(em, projectId, filters)),
+      );
+    }
+    for (const { connection } of ids) {
+      same(
+        await getConnectionView(em, projectId, connection),
+        await connectionView(em, await findConnection(em, projectId, connection)),
+      );
+    }
+    await expect(getConnectionView(em, projectId, randomUUID())).rejects.toThrow(
+      /Connection ".*" was not found/,
+    );
+  });
+
+  it('installations: the list, by group, and each one (integration by id or name)', async () => {
+    const em = await newEntityManager();
+    same(await listInstallationViews(em, projectId, {}), await listInstallations(em, projectId, {}));
+    for (const groupRef of ['group-1', 'group-5', 'group-none']) {
+      same(
+        await listInstallationViews(em, projectId, { groupRef }),
+        await listInstallations(em, projectId, { groupRef }),
+      );
+    }
+    for (const { integration, name, installation } of ids) {
+      const expected = await ormInstallationView(
+        em,
+        await findInstallation(em, projectId, installation, integration),
+      );
+      const byId = await getInstallationView(em, projectId, integration, installation);
+      same(byId.view, expected);
+      expect(byId.groupRef).toBe(expected.group?.groupRef);
+      same((await getInstallationView(em, projectId, name, installation)).view, expected);
+    }
+    const [first, second] = ids;
+    // Another integration's installation, a missing integration: the ORM path's 404s.
+    await expect(getInstallationView(em, projectId, second.integration, first.installation)).rejects.toThrow(
+      `Installation "${first.installation}" was not found.`,
+    );
+    await expect(getInstallationView(em, projectId, 'nope', first.installation)).rejects.toThrow(
+      'Integration "nope" was not found.',
+    );
+  });
+
+  it('operations: each one, and pages with the same tokens', async () => {
+    const em = await newEntityManager();
+    for (const { operation } of ids) {
+      same(
+        await getOperationView(em, projectId, operation),
+        operationView(await findOperation(em, projectId, operation)),
+      );
+    }
+    await expect(getOperationView(em, projectId, 'x')).rejects.toThrow('Operation "x" was not found.');
+    let token: string | undefined;
+    let pages = 0;
+    do {
+      const lean = await operationPageView(
+        em,
+        projectId,
+        hot.integration_id,
+        hot.installation_id.toUpperCase(),
+        {
+          pageSize: 5,
+          pageToken: token,
+        },
+      );
+      const orm = await listInstallationOperations(em, projectId, hot.installation_id, {
+        pageSize: 5,
+        pageToken: token,
+      });
+      same(lean, orm);
+      token = lean.pagination.nextPageToken;
+      pages++;
+    } while (token);
+    expect(pages).toBe(Math.ceil(ROWS / 5));
+    const other = ids.find((row) => row.installation !== hot.installation_id)!;
+    same(await operationPageView(em, projectId, other.integration, other.installation, { pageSize: 5 }), {
+      results: [],
+      pagination: { done: true },
+    });
+    await expect(
+      operationPageView(em, projectId, hot.integration_id, randomUUID(), { pageSize: 5 }),
+    ).rejects.toThrow(/Installation ".*" was not found/);
+    await expect(
+      operationPageView(em, projectId, hot.integration_id, hot.installation_id, {
+        pageSize: 5,
+        pageToken: 'bad',
+      }),
+    ).rejects.toMatchObject({ status: 400, issues: [expect.objectContaining({ name: 'pageToken' })] });
+  });
+
+  it('projects: a plain row by id or name, as findProject finds it', async () => {
+    const em = await newEntityManager();
+    const expected = await findProject(em, projectId);
+    same(await findProjectRow(em, projectId), expected);
+    same(await findProjectRow(em, projectName), expected);
+    expect(await findProjectRow(em, randomUUID())).toBeNull();
+  });
+});
