@@ -17,7 +17,13 @@ export const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 export interface Config {
   env: 'development' | 'production' | 'test';
   databaseUrl: string;
-  temporal: { address: string; namespace: string; taskQueue: string };
+  temporal: {
+    address: string;
+    namespace: string;
+    taskQueue: string;
+    /** Workflows a worker keeps in memory between tasks (FERRY_WORKER_CACHED_WORKFLOWS); unset: the SDK's default, from the machine's memory. */
+    maxCachedWorkflows?: number;
+  };
   ports: { api: number; read: number; write: number; search: number; proxy: number };
   /**
    * Where `GET /metrics` is served, apart from the public listeners: by the api process
@@ -310,6 +316,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       address: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
       namespace: env.TEMPORAL_NAMESPACE ?? 'default',
       taskQueue: env.FERRY_TASK_QUEUE ?? 'ferry',
+      ...(env.FERRY_WORKER_CACHED_WORKFLOWS && {
+        maxCachedWorkflows: intVar(env, 'FERRY_WORKER_CACHED_WORKFLOWS', 0),
+      }),
     },
     ports,
     metricsPorts: {

@@ -75,7 +75,7 @@ async function tracingOptions(tracing: RunningTracing): Promise<Partial<WorkerOp
 export async function createWorker(options: FerryWorkerOptions = {}): Promise<Worker> {
   installRuntime();
   const tracing = await startTracing('worker');
-  const { address, namespace, taskQueue } = config().temporal;
+  const { address, namespace, taskQueue, maxCachedWorkflows } = config().temporal;
   const connection = await NativeConnection.connect({ address });
   // A prebuilt bundle has no tracing interceptors in it: traced, the workflows are bundled here.
   const bundlePath = tracing ? undefined : options.workflowBundlePath;
@@ -86,6 +86,8 @@ export async function createWorker(options: FerryWorkerOptions = {}): Promise<Wo
     activities,
     ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath }),
     interceptors: { activity: [heartbeatEveryActivity] },
+    // About 0.8 MB per cached installation workflow (bench:installations): the bound on worker memory.
+    ...(maxCachedWorkflows !== undefined && { maxCachedWorkflows }),
     ...(tracing && (await tracingOptions(tracing))),
     ...options.overrides,
   });
