@@ -157,6 +157,20 @@ export interface OperationPage {
   pagination: { done: boolean; nextPageToken?: string };
 }
 
+/** A page from `pageSize + 1` operations, newest first: the extra one says another page follows. */
+export function operationPage(operations: Operation[], pageSize: number, scope: string): OperationPage {
+  const page = operations.slice(0, pageSize);
+  const done = operations.length <= pageSize;
+  const last = page[page.length - 1];
+  return {
+    results: page.map(operationView),
+    pagination: {
+      done,
+      ...(!done && last && { nextPageToken: encodePageToken(scope, BigInt(last.seq!)) }),
+    },
+  };
+}
+
 export async function listInstallationOperations(
   em: EntityManager,
   projectId: string,
@@ -170,14 +184,5 @@ export async function listInstallationOperations(
     { projectId, installationId, ...(before !== undefined && { seq: { $lt: before as never } }) },
     { orderBy: { seq: 'desc' } as never, limit: options.pageSize + 1 },
   );
-  const page = operations.slice(0, options.pageSize);
-  const done = operations.length <= options.pageSize;
-  const last = page[page.length - 1];
-  return {
-    results: page.map(operationView),
-    pagination: {
-      done,
-      ...(!done && last && { nextPageToken: encodePageToken(scope, BigInt(last.seq!)) }),
-    },
-  };
+  return operationPage(operations, options.pageSize, scope);
 }

@@ -20,8 +20,8 @@ import { installationView } from './installations/views.js';
 import { findIntegration, integrationView } from './integrations.js';
 import {
   decodePageToken,
-  encodePageToken,
   findOperation,
+  operationPage,
   operationView,
   type OperationPage,
 } from './operations.js';
@@ -317,15 +317,5 @@ export async function operationPageView(
   );
   // No rows: an installation without operations, or none at all (the ORM path says which: 404).
   if (!rows.length) await findInstallationOfIntegration(em, projectId, integrationIdOrName, installationId);
-  const operations = rows.map(operation);
-  const page = operations.slice(0, options.pageSize);
-  const done = operations.length <= options.pageSize;
-  const last = page[page.length - 1];
-  return {
-    results: page.map(operationView),
-    pagination: {
-      done,
-      ...(!done && last && { nextPageToken: encodePageToken(scope, BigInt(last.seq!)) }),
-    },
-  };
+  return operationPage(rows.map(operation), options.pageSize, scope);
 }
