@@ -12,6 +12,7 @@ import { eventually } from '../installations/support.js';
 import { createReadFixture, enableContactWrites, type ReadFixture } from '../reads/fixtures.js';
 import { request, startTestStack, type TestStack } from '../support/stack.js';
 import { startApiProcess, type ApiProcess } from '../support/worker-process.js';
+import { createdContactEmails } from '../support/sandbox-contacts.js';
 
 /**
  * Fault injection: the API process is SIGKILLed in the middle of a burst of mixed requests
@@ -101,27 +102,6 @@ async function repairMarked(): Promise<void> {
   await repairUnfinishedChanges({ projectId: stack.project.id });
 }
 
-/** The emails of every contact the bursts created at the sandbox, one entry per provider record. */
-async function createdEmails(): Promise<string[]> {
-  const emails: string[] = [];
-  for (let cursor: string | null = null; ;) {
-    const query = new URLSearchParams({
-      updatedSince: sandbox.anchor,
-      limit: '1000',
-      ...(cursor && { cursor }),
-    });
-    const response = await fetch(`${sandbox.url}/api/v1/contacts?${query}`, {
-      headers: { 'x-api-key': 'sandbox-demo-key' },
-    });
-    const page = (await response.json()) as { results: { email?: string }[]; nextCursor: string | null };
-    emails.push(
-      ...page.results.map((contact) => contact.email ?? '').filter((email) => email.startsWith('crash-')),
-    );
-    cursor = page.nextCursor;
-    if (!cursor) return emails;
-  }
-}
-
 async function operationCount(): Promise<number> {
   return (await newEntityManager()).count(OperationEntity, { installationId: fixture.installationId });
 }
@@ -186,7 +166,7 @@ describe('the API process killed during a burst of requests', () => {
     invariantsChecked++;
 
     // No provider write happened twice for one request: every email the bursts sent is one record.
-    const emails = await createdEmails();
+    const emails = await createdContactEmails(sandbox, 'crash-');
     expect(emails.length).toBe(new Set(emails).size);
     invariantsChecked++;
 

@@ -38,6 +38,7 @@ import {
   type ApiProcess,
   type WorkerProcess,
 } from '../support/worker-process.js';
+import { createdContactEmails } from '../support/sandbox-contacts.js';
 
 /**
  * Fault injection on the whole stack: the API process, the worker process, PostgreSQL and the
@@ -571,7 +572,8 @@ describe('SIGKILLs of the API, the worker, PostgreSQL and Temporal during a mixe
 
     // 6. Provider writes: no email written twice; every write reported done is there.
     const counts = new Map<string, number>();
-    for (const email of await createdEmails()) counts.set(email, (counts.get(email) ?? 0) + 1);
+    for (const email of await createdContactEmails(sandbox, 'fault-'))
+      counts.set(email, (counts.get(email) ?? 0) + 1);
     const duplicated = [...counts].filter(([, count]) => count > 1);
     const writtenTwice = await Promise.all(
       duplicated.map(async ([email, count]) => {
@@ -668,25 +670,4 @@ async function explain(missing: NotificationEvent[]): Promise<unknown[]> {
       };
     }),
   );
-}
-
-/** The emails of every contact the workload created at the sandbox, one entry per provider record. */
-async function createdEmails(): Promise<string[]> {
-  const emails: string[] = [];
-  for (let cursor: string | null = null; ;) {
-    const query = new URLSearchParams({
-      updatedSince: sandbox.anchor,
-      limit: '1000',
-      ...(cursor && { cursor }),
-    });
-    const response = await fetch(`${sandbox.url}/api/v1/contacts?${query}`, {
-      headers: { 'x-api-key': 'sandbox-demo-key' },
-    });
-    const page = (await response.json()) as { results: { email?: string }[]; nextCursor: string | null };
-    emails.push(
-      ...page.results.map((contact) => contact.email ?? '').filter((email) => email.startsWith('fault-')),
-    );
-    cursor = page.nextCursor;
-    if (!cursor) return emails;
-  }
 }
