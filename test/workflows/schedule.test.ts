@@ -437,10 +437,14 @@ describe('spread fires', () => {
   const SECOND = 1000;
   const spread = (fraction: number, maxMs = 5 * MINUTE) => ({ maxMs, fraction });
 
-  it('fires each cron time plus the same fraction of the window, never more than half the gap', () => {
-    // Every 5 minutes: the window is capped at 2.5 minutes, so 0.5 of it is 75 s.
-    expect(nextSpreadFireTime('*/5 * * * *', t0, spread(0.5))?.toISOString()).toBe(
-      '2026-03-02T00:01:15.000Z',
+  it('fires each cron time plus the same fraction of the window, never more than the gap', () => {
+    // Every 2 minutes: the window is capped at the 2-minute gap, so 0.5 of it is 60 s.
+    expect(nextSpreadFireTime('*/2 * * * *', t0, spread(0.5))?.toISOString()).toBe(
+      '2026-03-02T00:01:00.000Z',
+    );
+    // Even the last moment of the window comes before the next cron time.
+    expect(nextSpreadFireTime('*/2 * * * *', t0, spread(0.999))!.getTime()).toBeLessThan(
+      at(2 * MINUTE).getTime(),
     );
     // Hourly: the full 5-minute window applies.
     expect(nextSpreadFireTime('0 * * * *', t0, spread(0.5))?.toISOString()).toBe('2026-03-02T00:02:30.000Z');
@@ -450,13 +454,13 @@ describe('spread fires', () => {
   });
 
   it("plans the current cron time's fire when its offset is still ahead", () => {
-    const half = spread(0.5);
+    const quarter = spread(0.25);
     // 00:01:00 is after the cron time 00:00 but before its fire at 00:01:15.
-    expect(nextSpreadFireTime('*/5 * * * *', at(MINUTE), half)?.toISOString()).toBe(
+    expect(nextSpreadFireTime('*/5 * * * *', at(MINUTE), quarter)?.toISOString()).toBe(
       '2026-03-02T00:01:15.000Z',
     );
     // Strictly after: at the fire itself, the next is the following cron time's.
-    expect(nextSpreadFireTime('*/5 * * * *', at(75 * SECOND), half)?.toISOString()).toBe(
+    expect(nextSpreadFireTime('*/5 * * * *', at(75 * SECOND), quarter)?.toISOString()).toBe(
       '2026-03-02T00:06:15.000Z',
     );
   });
@@ -470,11 +474,11 @@ describe('spread fires', () => {
       fires.push(fire.toISOString());
       after = fire;
     }
-    // 9:00 + 0.9 × 5 min; 9:10 + 0.9 × 1 h (the gap to tomorrow is long); tomorrow 9:00 again.
+    // 9:00 + 0.9 × 10 min (the gap); 9:10 + 0.9 × 1 h (the gap to tomorrow is long); tomorrow 9:00 again.
     expect(fires).toEqual([
-      '2026-03-02T09:04:30.000Z',
+      '2026-03-02T09:09:00.000Z',
       '2026-03-02T10:04:00.000Z',
-      '2026-03-03T09:04:30.000Z',
+      '2026-03-03T09:09:00.000Z',
     ]);
   });
 
