@@ -140,3 +140,102 @@ describe('an inline read', () => {
     expect((await operationOf(operationId)).status).toBe('failure');
   });
 });
+
+describe('a quiet scheduled read', () => {
+  const logsOf = async (operationId: string) =>
+    (await stack.api('GET', `/projects/${stack.project.id}/operations/${operationId}/logs`)).body as {
+      message: { msg: string; severity?: string };
+    }[];
+  const watermarkOf = async () =>
+    (
+      await (
+        await newEntityManager()
+      )
+        .getConnection()
+        .execute<{ watermark: Date }[]>(
+          'select watermark from read_watermarks where installation_id = ? and object_name = ?',
+          [fixture.installationId, 'contacts'],
+        )
+    ).map((row) => new Date(row.watermark))[0];
+
+  beforeAll(async () => {
+    // A backfill first, so that the scheduled reads' window starts now and holds nothing.
+    await readInline(inlineInput({ readType: 'backfill' }));
+  });
+
+  it('is recorded finished in one go: operation, log lines, watermark, and no checkpoint', async () => {
+    const before = await watermarkOf();
+    const delivered = fixture.receiver.acceptedRecordIds().length;
+    const input = inlineInput({ readType: 'scheduled' });
+    await expect(readInline(input)).resolves.toEqual({
+      handover: false,
+      status: 'success',
+      recordsProcessed: 0,
+      result: 'Read 0 contacts in 1 page.',
+    });
+    expect(fixture.receiver.acceptedRecordIds().length).toBe(delivered);
+    const operation = await stack.api('GET', `/projects/${stack.project.id}/operations/${input.operationId}`);
+    expect(operation.body).toMatchObject({
+      status: 'success',
+      result: 'Read 0 contacts in 1 page.',
+      metadata: { inline: true, readType: 'scheduled', destination: fixture.destinationName },
+    });
+    expect(operation.body.metadata.window.until).toEqual(expect.any(String));
+    const messages = (await logsOf(input.operationId)).map((log) => log.message.msg);
+    expect(messages[0]).toMatch(/^Started scheduled read of contacts from .* until /);
+    expect(messages.some((msg) => /^GET .*contacts.* → 200/.test(msg))).toBe(true);
+    expect(messages.at(-1)).toBe('Read 0 contacts in 1 page.');
+    const checkpoints = await (
+      await newEntityManager()
+    )
+      .getConnection()
+      .execute('select 1 from read_checkpoints where operation_id = ?', [input.operationId]);
+    expect(checkpoints).toHaveLength(0);
+    // The next read starts where this one's window ended.
+    const after = await watermarkOf();
+    expect(after!.getTime()).toBe(Date.parse(operation.body.metadata.window.until) - 1);
+    expect(after!.getTime()).toBeGreaterThan(before!.getTime());
+    const installation = await stack.api(
+      'GET',
+      `/projects/${stack.project.id}/integrations/${fixture.integrationId}/installations/${fixture.installationId}`,
+    );
+    expect(installation.body).toMatchObject({ healthStatus: 'healthy', lastOperationStatus: 'success' });
+  });
+
+  it('run again (the activity retried after its commit), answers the same and writes nothing more', async () => {
+    const input = inlineInput({ readType: 'scheduled' });
+    const first = await readInline(input);
+    const logs = (await logsOf(input.operationId)).length;
+    await expect(readInline(input)).resolves.toEqual(first);
+    expect(await logsOf(input.operationId)).toHaveLength(logs);
+  });
+
+  it('with records in its window, reads them the long way, asking the provider for the first page once', async () => {
+    const created = await fetch(`${sandbox.url}/api/v1/contacts`, {
+      method: 'POST',
+      headers: { 'x-api-key': 'sandbox-demo-key', 'content-type': 'application/json' },
+      body: JSON.stringify({ email: `quiet-${randomUUID()}@example.com`, firstName: 'Ada' }),
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    const input = inlineInput({ readType: 'scheduled' });
+    await expect(readInline(input)).resolves.toMatchObject({
+      handover: false,
+      status: 'success',
+      recordsProcessed: 1,
+    });
+    expect(fixture.receiver.acceptedRecordIds()).toContain(id);
+    const requests = (await logsOf(input.operationId)).filter((log) =>
+      /^GET \S*\/contacts\?/.test(log.message.msg),
+    );
+    expect(requests).toHaveLength(1);
+    const checkpoint = await (
+      await newEntityManager()
+    )
+      .getConnection()
+      .execute<{ done: boolean }[]>('select done from read_checkpoints where operation_id = ?', [
+        input.operationId,
+      ]);
+    expect(checkpoint).toEqual([{ done: true }]);
+  });
+});

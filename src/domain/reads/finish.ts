@@ -58,6 +58,20 @@ async function eventBase(
   return { ...installationEventBase(installation, await installationParties(em, installation)), objectName };
 }
 
+/** Every record before the window's end was delivered: the object's next read starts there. */
+export async function completeWindow(em: EntityManager, plan: ReadPlan, backfill: boolean): Promise<void> {
+  await em.execute(
+    `insert into read_watermarks (installation_id, object_name, project_id, watermark, backfill_done, update_time)
+     values (?, ?, ?, ?, ?, now())
+     on conflict (installation_id, object_name) do update
+       set watermark = greatest(read_watermarks.watermark, excluded.watermark),
+           backfill_done = read_watermarks.backfill_done or excluded.backfill_done,
+           update_time = now()`,
+    [plan.installationId, plan.objectName, plan.projectId, new Date(Date.parse(plan.until) - 1), backfill],
+    'run',
+  );
+}
+
 export async function finishRead(input: FinishReadInput): Promise<FinishedRead> {
   const em = await newEntityManager();
   // Counted once committed, and only by the call that ended the operation (a retry finds it ended).
@@ -105,23 +119,7 @@ export async function finishRead(input: FinishReadInput): Promise<FinishedRead> 
     installation.healthStatus = input.status === 'success' ? 'healthy' : 'unhealthy';
 
     if (input.status === 'success' && plan?.advancesWatermark) {
-      // Every record before the window's end was delivered: the next read starts there.
-      await tx.execute(
-        `insert into read_watermarks (installation_id, object_name, project_id, watermark, backfill_done, update_time)
-         values (?, ?, ?, ?, ?, now())
-         on conflict (installation_id, object_name) do update
-           set watermark = greatest(read_watermarks.watermark, excluded.watermark),
-               backfill_done = read_watermarks.backfill_done or excluded.backfill_done,
-               update_time = now()`,
-        [
-          installation.id,
-          input.objectName,
-          installation.projectId,
-          new Date(Date.parse(plan.until) - 1),
-          input.readType === 'backfill',
-        ],
-        'run',
-      );
+      await completeWindow(tx, plan, input.readType === 'backfill');
     }
 
     const base = await eventBase(tx, installation, plan, input.objectName);

@@ -5,6 +5,7 @@ import { appendLogs } from '../operation-logs.js';
 import { classifyReadError } from './failures.js';
 import { finishRead } from './finish.js';
 import { readPages } from './pages.js';
+import { tryQuietRead } from './quiet.js';
 import { startRead } from './start.js';
 
 /**
@@ -29,12 +30,15 @@ export async function readInline(
   const { maxPages, ...read } = input;
   let failure: { error: string; authFailure?: boolean; destinationFailure?: boolean } | undefined;
   try {
-    await startRead({ ...read, inline: true });
+    const attempt = await tryQuietRead({ ...read, inline: true });
+    if (attempt.quiet) return { handover: false, ...attempt.result };
+    await startRead({ ...read, inline: true }, attempt.planned);
     // The installation's workflow answers no query or update while this runs: keep it short.
     const page = await readPages(read.operationId, {
       maxPages,
       budgetMs: INLINE_BUDGET_MS,
       heartbeat: options.heartbeat,
+      ...(attempt.fetched && { fetched: attempt.fetched }),
     });
     if (page.outcome === 'next') {
       return handOver(input, `more than ${maxPages} ${maxPages === 1 ? 'page' : 'pages'} to read`);

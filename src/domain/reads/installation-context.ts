@@ -15,7 +15,7 @@ import {
   type Installation,
   type InstallationConfig,
 } from '../../db/entities/installation.js';
-import { RevisionEntity, type Integration } from '../../db/entities/integration.js';
+import { RevisionEntity, type Integration, type Revision } from '../../db/entities/integration.js';
 import type { ReadObject } from '../../schemas/integration-content.js';
 import type { InstallationConfigContent, ReadConfig } from '../../schemas/installations.js';
 import { findIntegration } from '../integrations.js';
@@ -80,6 +80,15 @@ export async function readObjectSetup(
 ): Promise<ReadObjectSetup | undefined> {
   const config = await em.findOneOrFail(InstallationConfigEntity, { id: installation.configId });
   const revision = await em.findOneOrFail(RevisionEntity, { id: config.revisionId });
+  return objectSetupOf(config, revision, objectName);
+}
+
+/** `readObjectSetup` for a config and revision already at hand. */
+export function objectSetupOf(
+  config: InstallationConfig,
+  revision: Revision,
+  objectName: string,
+): ReadObjectSetup | undefined {
   const content = config.content as unknown as InstallationConfigContent;
   const declared = revision.content.read?.objects.find((object) => object.objectName === objectName);
   if (!declared || !readPlan(content, revision.content).some((plan) => plan.objectName === objectName)) {

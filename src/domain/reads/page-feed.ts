@@ -97,7 +97,7 @@ export async function pageMessages(
   }
 }
 
-async function fetchPage(
+export async function fetchPage(
   plan: ReadPlan,
   connectorFor: (logs: LogEntry[]) => Promise<Connector>,
   pageIndex: number,
@@ -139,7 +139,8 @@ export interface PageFeed {
 
 export function pageFeed(
   plan: ReadPlan,
-  start: { pageIndex: number; pageToken?: string },
+  /** Where to begin; `fetched` is the page at `pageIndex` when it was fetched already. */
+  start: { pageIndex: number; pageToken?: string; fetched?: ShapedPage },
   maxPages: number,
   depth = 2,
   /** No page is fetched after this time (ms since the epoch). */
@@ -158,10 +159,12 @@ export function pageFeed(
     resolve?.();
   };
 
+  if (start.fetched) ready.push(start.fetched);
   void (async () => {
-    let token = start.pageToken;
+    if (start.fetched?.done) return;
+    let token = start.fetched ? start.fetched.nextPageToken : start.pageToken;
     const connector = pageConnector(plan.connectionId);
-    for (let offset = 0; offset < maxPages && !stopped; offset++) {
+    for (let offset = start.fetched ? 1 : 0; offset < maxPages && !stopped; offset++) {
       while (ready.length >= depth && !stopped)
         await new Promise<void>((resolve) => (wakeProducer = resolve));
       // The first page is always fetched, so every call moves the read on.

@@ -7,7 +7,7 @@ import { writeLogs } from '../operation-logs.js';
 import { CheckpointWriter } from './checkpoint-writer.js';
 import { DeliveryWindow, MessageRefused } from './delivery-window.js';
 import { classifyReadError, ReadSetupError } from './failures.js';
-import { pageFeed, PageFetchError } from './page-feed.js';
+import { pageFeed, PageFetchError, type ShapedPage } from './page-feed.js';
 import type { ReadPlan } from './plan.js';
 import { drainStoredPages } from './stored-pages.js';
 
@@ -46,6 +46,8 @@ export interface ReadPagesOptions {
   budgetMs?: number;
   /** Called as pages go by, so the activity can prove it is alive. */
   heartbeat?: () => void;
+  /** The page at the checkpoint, fetched already (by an inline read deciding whether it is quiet). */
+  fetched?: ShapedPage;
 }
 
 export async function loadCheckpoint(em: EntityManager, operationId: string): Promise<ReadCheckpoint> {
@@ -149,7 +151,11 @@ export async function readPages(operationId: string, options: ReadPagesOptions =
   const window = new DeliveryWindow(checkpoint, plan, writer, destination, options.heartbeat);
   const feed = pageFeed(
     plan,
-    { pageIndex: checkpoint.pageIndex, pageToken: checkpoint.pageToken ?? undefined },
+    {
+      pageIndex: checkpoint.pageIndex,
+      pageToken: checkpoint.pageToken ?? undefined,
+      ...(options.fetched?.pageIndex === checkpoint.pageIndex && { fetched: options.fetched }),
+    },
     options.maxPages ?? config().readPagesPerActivity,
     undefined,
     Date.now() + (options.budgetMs ?? config().readActivityMs),

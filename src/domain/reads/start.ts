@@ -1,11 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { config } from '../../config.js';
-import {
-  InstallationEntity,
-  ReadWatermarkEntity,
-  type Installation,
-} from '../../db/entities/installation.js';
-import { DestinationEntity, OperationEntity } from '../../db/entities/operation.js';
+import type { Installation } from '../../db/entities/installation.js';
+import { OperationEntity, type Destination } from '../../db/entities/operation.js';
 import { ReadCheckpointEntity } from '../../db/entities/read-checkpoint.js';
 import { em as newEntityManager } from '../../db/orm.js';
 import { scheduleLateness } from '../../metrics.js';
@@ -16,12 +12,8 @@ import { followLatestOperation, type OperationProgress } from '../operations.js'
 import { createReadOperation } from './read-operation.js';
 import { readConnector } from './connector.js';
 import { classifyReadError, ReadSetupError } from './failures.js';
-import {
-  installationEventBase,
-  installationParties,
-  readObjectSetup,
-  type ReadObjectSetup,
-} from './installation-context.js';
+import { installationEventBase, objectSetupOf } from './installation-context.js';
+import { findDestinationByName, loadReadContext } from './read-context.js';
 import {
   DEFAULT_DELIVERY_PAGE_SIZE,
   providerFields,
@@ -57,39 +49,38 @@ function started(plan: ReadPlan, resumed: boolean, estimate?: number): StartedRe
   };
 }
 
-async function requireSetup(
-  em: EntityManager,
-  installation: Installation,
-  objectName: string,
-): Promise<ReadObjectSetup> {
-  const setup = await readObjectSetup(em, installation, objectName);
-  if (!setup) throw new ReadSetupError(`The installation does not read object "${objectName}".`);
-  return setup;
+export interface PlannedRead {
+  plan: ReadPlan;
+  installation: Installation;
+  destination: Destination;
+  /** The operation was recorded before the read began (a triggered read): it is updated, not made. */
+  recorded: boolean;
+  /** The operation's status, result and records so far, when it was recorded. */
+  operation?: { status: string; result?: string; recordsProcessed: number };
+  /** The read began before: its checkpoint holds the plan it began with. */
+  checkpointed: boolean;
+  /** When the plan was made: the read's start. */
+  now: Date;
 }
 
-async function buildPlan(em: EntityManager, input: ReadObjectInput, now: Date): Promise<ReadPlan> {
-  const installation = await em.findOne(InstallationEntity, { id: input.installationId });
-  if (!installation) throw new ReadSetupError(`Installation ${input.installationId} no longer exists.`);
-  const setup = await requireSetup(em, installation, input.objectName);
-  const destination = await em.findOne(DestinationEntity, {
-    projectId: installation.projectId,
-    name: setup.destinationName,
-  });
+/** The plan of a read that has not begun, from the installation's current config; writes nothing. */
+export async function planRead(em: EntityManager, input: ReadObjectInput): Promise<PlannedRead> {
+  const now = new Date();
+  const parties = await loadReadContext(em, input.installationId, input.objectName, input.operationId);
+  if (!parties) throw new ReadSetupError(`Installation ${input.installationId} no longer exists.`);
+  const { installation, operation } = parties;
+  const setup = objectSetupOf(parties.config, parties.revision, input.objectName);
+  if (!setup) throw new ReadSetupError(`The installation does not read object "${input.objectName}".`);
+  const destination = await findDestinationByName(em, installation.projectId, setup.destinationName);
   if (!destination) {
     throw new ReadSetupError(
       `Destination "${setup.destinationName}" of object "${input.objectName}" does not exist in the project.`,
     );
   }
-  const parties = await installationParties(em, installation);
-  const watermark = await em.findOne(ReadWatermarkEntity, {
-    installationId: installation.id,
-    objectName: input.objectName,
-  });
-  const operation = await em.findOne(OperationEntity, { id: input.operationId });
   const window = readWindow({
     readType: input.readType,
     now,
-    watermark: watermark?.watermark ?? undefined,
+    watermark: parties.watermark,
     installationCreateTime: installation.createTime,
     backfill: setup.configured?.backfill ?? setup.declared.backfill,
     sinceTimestamp: input.sinceTimestamp,
@@ -115,7 +106,7 @@ async function buildPlan(em: EntityManager, input: ReadObjectInput, now: Date): 
     readType: input.readType,
   };
   const fields = providerFields(selection);
-  return {
+  const plan: ReadPlan = {
     projectId: installation.projectId,
     integrationId: installation.integrationId,
     installationId: installation.id,
@@ -137,6 +128,23 @@ async function buildPlan(em: EntityManager, input: ReadObjectInput, now: Date): 
     ...((input.readType === 'triggered' || operation?.metadata.requestedWindow === true) && {
       requested: { sinceTimestamp: input.sinceTimestamp, untilTimestamp: input.untilTimestamp },
     }),
+  };
+  return {
+    plan,
+    installation,
+    destination,
+    recorded: Boolean(operation),
+    ...(operation && {
+      operation: {
+        status: operation.status,
+        result: operation.result,
+        recordsProcessed: Number(
+          (operation.metadata.progress as OperationProgress | undefined)?.recordsProcessed ?? 0,
+        ),
+      },
+    }),
+    checkpointed: parties.checkpointed,
+    now,
   };
 }
 
@@ -167,19 +175,12 @@ function describeWindow(plan: ReadPlan): string {
   return `${from} until ${plan.until}`;
 }
 
-export async function startRead(input: ReadObjectInput): Promise<StartedRead> {
-  const em = await newEntityManager();
-  const existing = await em.findOne(ReadCheckpointEntity, { operationId: input.operationId });
-  if (existing) {
-    const plan = existing.plan as unknown as ReadPlan;
-    const operation = await em.findOne(OperationEntity, { id: input.operationId });
-    const progress = operation?.metadata.progress as OperationProgress | undefined;
-    return started(plan, true, progress?.recordsEstimatedTotal);
-  }
-  const now = new Date();
-  const plan = await buildPlan(em, input, now);
-  const logs: LogEntry[] = [];
-  const recordsEstimatedTotal = await estimate(plan, logs);
+/** What a read's operation records of its plan (with `progress` at zero records). */
+export function readMetadata(
+  input: ReadObjectInput,
+  plan: ReadPlan,
+  recordsEstimatedTotal?: number,
+): Record<string, unknown> & { window: { since?: string; until: string } } {
   const progress: OperationProgress = {
     installationId: plan.installationId,
     objectName: plan.objectName,
@@ -187,7 +188,7 @@ export async function startRead(input: ReadObjectInput): Promise<StartedRead> {
     recordsProcessed: 0,
     ...(recordsEstimatedTotal !== undefined && { recordsEstimatedTotal }),
   };
-  const metadata = {
+  return {
     objects: [plan.objectName],
     readType: plan.readType,
     // A triggered read without `sinceTimestamp` reads the whole history: it counts as a backfill.
@@ -198,9 +199,53 @@ export async function startRead(input: ReadObjectInput): Promise<StartedRead> {
     // Run by the installation's workflow rather than a workflow of its own (until handed over).
     ...(input.inline && { inline: true }),
   };
+}
+
+/** The read's first log line: what it reads and where it delivers. */
+export function startedLog(plan: ReadPlan, now: Date, recordsEstimatedTotal?: number): LogEntry {
+  return {
+    severity: 'INFO',
+    msg: `Started ${plan.readType} read of ${plan.objectName} ${describeWindow(plan)}, delivering to destination "${plan.destinationName}".`,
+    details: {
+      readType: plan.readType,
+      window: { ...(plan.since && { since: plan.since }), until: plan.until },
+      ...(recordsEstimatedTotal !== undefined && { recordsEstimatedTotal }),
+      deliveryMode: plan.deliveryMode,
+      pageSize: plan.pageSize,
+    },
+    timestamp: now,
+  };
+}
+
+/** Once, when a read has begun: how late a scheduled read or backfill started after its planned fire. */
+export function observeLateness(input: ReadObjectInput, now: Date): void {
+  if (!input.plannedAt || input.readType === 'triggered') return;
+  const late = (now.getTime() - Date.parse(input.plannedAt)) / 1000;
+  if (Number.isFinite(late)) scheduleLateness.observe({ read_type: input.readType }, Math.max(0, late));
+}
+
+/**
+ * Records the read as begun. `planned`, when given, is the plan `planRead` made for this read (the
+ * inline read fetched its first page with it); otherwise a read with a checkpoint resumes as it
+ * stood and one without is planned now.
+ */
+export async function startRead(input: ReadObjectInput, planned?: PlannedRead): Promise<StartedRead> {
+  const em = await newEntityManager();
+  if (!planned) {
+    const existing = await em.findOne(ReadCheckpointEntity, { operationId: input.operationId });
+    if (existing) {
+      const plan = existing.plan as unknown as ReadPlan;
+      const operation = await em.findOne(OperationEntity, { id: input.operationId });
+      const progress = operation?.metadata.progress as OperationProgress | undefined;
+      return started(plan, true, progress?.recordsEstimatedTotal);
+    }
+  }
+  const { plan, installation, recorded, now } = planned ?? (await planRead(em, input));
+  const logs: LogEntry[] = [];
+  const recordsEstimatedTotal = await estimate(plan, logs);
+  const metadata = readMetadata(input, plan, recordsEstimatedTotal);
   await em.transactional(async (tx) => {
-    const installation = await tx.findOneOrFail(InstallationEntity, { id: plan.installationId });
-    const operation = await tx.findOne(OperationEntity, { id: input.operationId });
+    const operation = recorded ? await tx.findOne(OperationEntity, { id: input.operationId }) : null;
     if (operation) {
       operation.metadata = { ...operation.metadata, ...metadata };
     } else {
@@ -227,27 +272,12 @@ export async function startRead(input: ReadObjectInput): Promise<StartedRead> {
       }),
     );
     appendLogs(tx, plan.projectId, input.operationId, [
-      {
-        severity: 'INFO',
-        msg: `Started ${plan.readType} read of ${plan.objectName} ${describeWindow(plan)}, delivering to destination "${plan.destinationName}".`,
-        details: {
-          readType: plan.readType,
-          window: metadata.window,
-          ...(recordsEstimatedTotal !== undefined && { recordsEstimatedTotal }),
-          deliveryMode: plan.deliveryMode,
-          pageSize: plan.pageSize,
-        },
-        timestamp: now,
-      },
+      startedLog(plan, now, recordsEstimatedTotal),
       ...logs,
     ]);
     await tx.flush();
     await followLatestOperation(tx, installation.id);
   });
-  // Once, when the read has begun: how late a scheduled read or backfill started after its planned fire.
-  if (input.plannedAt && input.readType !== 'triggered') {
-    const late = (now.getTime() - Date.parse(input.plannedAt)) / 1000;
-    if (Number.isFinite(late)) scheduleLateness.observe({ read_type: input.readType }, Math.max(0, late));
-  }
+  observeLateness(input, now);
   return started(plan, false, recordsEstimatedTotal);
 }
