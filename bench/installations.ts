@@ -88,10 +88,18 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** CPU seconds the whole machine has been busy (PostgreSQL and the sandbox provider included), from /proc/stat. */
+function machineBusySeconds(): number {
+  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  const [user, nice, system, , , irq, softirq, steal] = ticks;
+  return (user + nice + system + irq + softirq + steal) / 100;
+}
+
 interface CpuSample {
   worker: number;
   temporal: number;
   api: number;
+  machine: number;
   at: number;
 }
 
@@ -101,19 +109,29 @@ function sampleCpu(workerPid: number, temporalPid: number): CpuSample {
     worker: cpuSeconds(workerPid),
     temporal: cpuSeconds(temporalPid),
     api: (api.user + api.system) / 1e6,
+    machine: machineBusySeconds(),
     at: performance.now(),
   };
 }
 
-/** Percent of one core each process used between two samples. */
+/**
+ * Percent of one core each process used between two samples; `machine` is every process of the
+ * machine (of `cores` × 100), PostgreSQL, the sandbox provider and the receiver included.
+ */
 function cpuPercent(from: CpuSample, to: CpuSample) {
   const seconds = (to.at - from.at) / 1000;
-  const pct = (key: 'worker' | 'temporal' | 'api') =>
+  const pct = (key: 'worker' | 'temporal' | 'api' | 'machine') =>
     Math.round(((to[key] - from[key]) / seconds) * 1000) / 10;
   const worker = pct('worker');
   const temporal = pct('temporal');
   const api = pct('api');
-  return { worker, temporal, api, total: Math.round((worker + temporal + api) * 10) / 10 };
+  return {
+    worker,
+    temporal,
+    api,
+    total: Math.round((worker + temporal + api) * 10) / 10,
+    machine: pct('machine'),
+  };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -147,10 +165,16 @@ async function runWorker(read: string, maxCached: number): Promise<void> {
   process.exit(0);
 }
 
-function startWorkerProcess(env: NodeJS.ProcessEnv, read: string, maxCached: number): Promise<ChildProcess> {
+function startWorkerProcess(
+  env: NodeJS.ProcessEnv,
+  read: string,
+  maxCached: number,
+  heapMb: number,
+): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
     [
+      ...(heapMb > 0 ? [`--max-old-space-size=${heapMb}`] : []),
       join(root, 'bin/ferry.js'),
       'bench',
       'installations',
@@ -268,7 +292,9 @@ interface Options {
   read: string;
   cost: boolean;
   leadSeconds?: number;
+  observeSeconds?: number;
   maxCached: number;
+  workerHeapMb: number;
 }
 
 function parseOptions(args: string[]): Options & { role?: string } {
@@ -283,7 +309,9 @@ function parseOptions(args: string[]): Options & { role?: string } {
       read: { type: 'string', default: 'real' },
       cost: { type: 'boolean', default: false },
       'lead-seconds': { type: 'string' },
+      'observe-seconds': { type: 'string' },
       'max-cached-workflows': { type: 'string' },
+      'worker-heap-mb': { type: 'string' },
       role: { type: 'string' },
     },
     strict: true,
@@ -298,8 +326,11 @@ function parseOptions(args: string[]): Options & { role?: string } {
     read: values.read,
     cost: values.cost,
     ...(values['lead-seconds'] !== undefined && { leadSeconds: Number(values['lead-seconds']) }),
+    ...(values['observe-seconds'] !== undefined && { observeSeconds: Number(values['observe-seconds']) }),
     // Both phases of --cost, with room to spare.
     maxCached: Number(values['max-cached-workflows'] ?? count * 2 + 100),
+    // A cached installation workflow takes about 0.5 MB of heap: room for all of them, and the rest.
+    workerHeapMb: Number(values['worker-heap-mb'] ?? Math.max(4096, Math.ceil(count * 0.8) + 2048)),
     ...(values.role !== undefined && { role: values.role }),
   };
   if (![options.count, options.concurrency, options.idleSeconds].every((n) => Number.isInteger(n) && n > 0)) {
@@ -365,7 +396,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
       reaper.watch(sandbox.pid);
     }
     say(`starting the worker (${options.read} reads)`);
-    worker = await startWorkerProcess(process.env, options.read, options.maxCached);
+    worker = await startWorkerProcess(process.env, options.read, options.maxCached, options.workerHeapMb);
     reaper.watch(worker.pid);
     const workerPid = worker.pid!;
 
@@ -490,6 +521,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
       schedule: string,
       cronTime: number,
       windowMs: number,
+      observedMs = windowMs,
     ) => {
       let expected = 0;
       let missing = 0;
@@ -503,7 +535,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
           maxMs: windowMs,
           fraction: spreadFraction(id),
         })?.getTime();
-        const due = fire !== undefined && fire < cronTime + windowMs ? OBJECTS.length : 0;
+        const due = fire !== undefined && fire < cronTime + observedMs ? OBJECTS.length : 0;
         expected += due;
         let view;
         try {
@@ -516,7 +548,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
         let seen = 0;
         for (const read of view.recentFires) {
           const plannedAt = Date.parse(read.plannedAt);
-          if (read.readType !== 'scheduled' || plannedAt < cronTime || plannedAt >= cronTime + windowMs)
+          if (read.readType !== 'scheduled' || plannedAt < cronTime || plannedAt >= cronTime + observedMs)
             continue;
           seen++;
           const startedAt = Date.parse(read.startedAt);
@@ -632,27 +664,38 @@ export async function benchInstallations(args: string[]): Promise<void> {
       time.getTime(),
     );
     const interval = cronTimes[1] - cronTimes[0];
-    const windowMs = Math.min(config().scheduleSpreadSeconds * 1000, interval / 2);
-    // The cycle observed: the first cron time whose window is still mostly ahead.
+    const windowMs = Math.min(config().scheduleSpreadSeconds * 1000, interval);
+    // The fires planned in the first `--observe-seconds` of the window: with the spread even, the
+    // same load as the whole window, for a bench that must end in minutes.
+    const observedMs = Math.min(windowMs, (options.observeSeconds ?? Infinity) * 1000);
+    // The cycle observed: the first cron time whose observed part is still mostly ahead.
     const cronTime =
       options.schedule === 'every15'
-        ? nextFireTime(schedule, new Date(Date.now() - windowMs / 2)).getTime()
+        ? nextFireTime(schedule, new Date(Date.now() - observedMs / 2)).getTime()
         : nextFireTime(schedule, new Date(Date.now() + 5000)).getTime();
     say(
-      `observing the fires of ${new Date(cronTime).toISOString()} and the ${windowMs / 1000} s spread after it`,
+      `observing the fires of ${new Date(cronTime).toISOString()} in the first ${observedMs / 1000} s of the ${windowMs / 1000} s spread after it`,
     );
-    const observed = await observeCronTime(schedule, cronTime, windowMs);
+    const observed = await observeCronTime(schedule, cronTime, observedMs);
     const busyWorkerRssMb = rssMb(workerPid);
 
-    say(`measuring ${options.idleSeconds} s of idle (nothing due until the next cycle)`);
-    const idleFrom = sampleCpu(workerPid, temporalPid);
-    const idleOpsFrom = await persistenceRequests(metricsUrl);
-    await sleep(options.idleSeconds * 1000);
-    const idle = cpuPercent(idleFrom, sampleCpu(workerPid, temporalPid));
-    const idleOps = operationsPerRead(idleOpsFrom, await persistenceRequests(metricsUrl), 1);
+    // Idle means nothing due: only after the whole window, when it leaves a gap before the next cycle.
+    const idleGap = observedMs === windowMs && windowMs + options.idleSeconds * 1000 < interval;
+    let idle: ReturnType<typeof cpuPercent> | undefined;
+    let idleOps: ReturnType<typeof operationsPerRead> | undefined;
+    if (idleGap) {
+      say(`measuring ${options.idleSeconds} s of idle (nothing due until the next cycle)`);
+      const idleFrom = sampleCpu(workerPid, temporalPid);
+      const idleOpsFrom = await persistenceRequests(metricsUrl);
+      await sleep(options.idleSeconds * 1000);
+      idle = cpuPercent(idleFrom, sampleCpu(workerPid, temporalPid));
+      idleOps = operationsPerRead(idleOpsFrom, await persistenceRequests(metricsUrl), 1);
+    } else {
+      say('no idle to measure: fires are spread over the rest of the cycle');
+    }
 
     say('asking every installation for its fires');
-    const fires = await collectFires(created, schedule, cronTime, windowMs);
+    const fires = await collectFires(created, schedule, cronTime, windowMs, observedMs);
     const operations = await transaction((em) => em.count(OperationEntity, { actionType: 'read' }));
 
     const createSeconds = creation.seconds;
@@ -669,6 +712,8 @@ export async function benchInstallations(args: string[]): Promise<void> {
       schedule,
       cronTime: new Date(cronTime).toISOString(),
       scheduleSpreadSeconds: windowMs / 1000,
+      observedSeconds: observedMs / 1000,
+      firesPerSecond: Math.round((fires.fires / (observedMs / 1000)) * 10) / 10,
       expectedFires: fires.expected,
       scheduledFires: fires.fires,
       missingFires: fires.missing,
@@ -685,7 +730,9 @@ export async function benchInstallations(args: string[]): Promise<void> {
       readStartLatenessP50Ms: Math.round(percentile(fires.readStartLateness, 50)),
       readStartLatenessP99Ms: Math.round(percentile(fires.readStartLateness, 99)),
       serverOps: operationsPerRead(observed.opsBefore, observed.opsAfter, fires.fires),
-      idleServerOpsPerSec: Math.round((idleOps.allOpsPerRead / options.idleSeconds) * 10) / 10,
+      idleServerOpsPerSec: idleOps
+        ? Math.round((idleOps.allOpsPerRead / options.idleSeconds) * 10) / 10
+        : null,
       workerRssMb: rssMb(workerPid),
       workerRssBusyMb: busyWorkerRssMb,
       workerRssPeakMb: observed.peakWorkerRss,
@@ -693,10 +740,11 @@ export async function benchInstallations(args: string[]): Promise<void> {
       temporalRssPeakMb: observed.peakTemporalRss,
       apiRssMb: Math.round(process.memoryUsage().rss / 1024 / 1024),
       busyCpuPct: observed.busy,
-      idleCpuPct: idle.total,
-      idleCpu: idle,
-      idleSeconds: options.idleSeconds,
+      idleCpuPct: idle ? idle.total : null,
+      idleCpu: idle ?? null,
+      idleSeconds: idle ? options.idleSeconds : 0,
       maxCachedWorkflows: options.maxCached,
+      workerHeapMb: options.workerHeapMb,
       cores: cpus().length,
     };
     process.stdout.write(`${JSON.stringify(result)}\n`);
