@@ -10,8 +10,9 @@
  *   workflow time at which the read started minus its planned fire (from the workflow's `describe`
  *   query), the same against the read's operation row, and the start minus the plain cron time;
  *   fires expected but not seen are missed fires;
- * - CPU (percent of one core) of worker, Temporal and API while reads fire ("busy"), and after the
- *   window ("idle": N workflows waiting, nothing due until the next cycle);
+ * - CPU (percent of one core) of worker, Temporal and API, and of the whole machine (PostgreSQL and the
+ *   sandbox provider included), while reads fire ("busy"), and after the window when the cycle leaves
+ *   a gap ("idle": N workflows waiting, nothing due until the next cycle);
  * - resident memory (VmRSS) of the worker and the Temporal server, now and at their peak;
  * - Temporal server operations (persistence requests, from the dev server's metrics) per read
  *   over the observed window.
@@ -21,8 +22,10 @@
  * that only records its operation row (installation-workflows.ts).
  *
  * `--schedule every15` is `*\/15 * * * *` shifted (`M-59/15 * * * *`) so that its next cron time
- * comes `--lead-seconds` after the bench starts creating: the same frequency, observed for one whole
- * cycle (the cron time plus the spread window) without waiting up to 15 minutes for a quarter hour.
+ * comes `--lead-seconds` after the bench starts creating: the same frequency, observed for one
+ * cycle without waiting up to 15 minutes for a quarter hour. `--observe-seconds` watches only the
+ * fires planned in the first part of the spread window: the spread is even, so its load is the
+ * whole window's, and a bench of 10,000 installations spread over 15 minutes ends in under 15.
  * Fires expected of each installation are computed from its creation time and its spread offset, so
  * an installation created after the cron time is expected only where its offset still lies ahead.
  *

@@ -1,4 +1,5 @@
 import { DriverException } from '@mikro-orm/core';
+import { trace } from '@opentelemetry/api';
 import { pino } from 'pino';
 import { config } from './config.js';
 
@@ -53,6 +54,18 @@ export function serializeError(error: unknown): unknown {
   };
 }
 
+/**
+ * The trace a line was logged in (with tracing on, see tracing.ts), under the names OpenTelemetry's
+ * log data model gives them, so a log search and a trace view lead to each other. Tracing off, no
+ * span is ever active and lines carry nothing more.
+ */
+export function traceFields(): Record<string, string> {
+  const span = trace.getActiveSpan();
+  if (!span) return {};
+  const { traceId, spanId, traceFlags } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId, trace_flags: `0${traceFlags.toString(16)}`.slice(-2) };
+}
+
 /** Logs go to stderr, so CLI commands can print machine-readable JSON on stdout. */
 export const logger = pino(
   {
@@ -60,6 +73,7 @@ export const logger = pino(
     redact: { paths: redactedPaths, censor: '[redacted]' },
     serializers: { err: serializeError },
     base: { service: 'ferry' },
+    mixin: traceFields,
   },
   pino.destination(2),
 );

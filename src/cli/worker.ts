@@ -13,6 +13,7 @@ import { logger } from '../logger.js';
 import * as activities from '../../activities/index.js';
 import { startTracing, type RunningTracing } from '../tracing.js';
 import { heartbeatEveryActivity } from './activity-heartbeat.js';
+import { scheduledWorkTraceRoots } from './scheduled-trace-roots.js';
 
 export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 
@@ -59,6 +60,7 @@ async function tracingOptions(tracing: RunningTracing): Promise<Partial<WorkerOp
     interceptors: {
       // First, so the activity's span encloses the heartbeat interceptor's work too.
       activity: [
+        scheduledWorkTraceRoots,
         (ctx) => ({
           inbound: new otel.OpenTelemetryActivityInboundInterceptor(ctx),
           outbound: new otel.OpenTelemetryActivityOutboundInterceptor(ctx),
