@@ -2,7 +2,6 @@ import type { ReadCheckpoint } from '../../db/entities/read-checkpoint.js';
 import { em as newEntityManager } from '../../db/orm.js';
 import { recordsRead } from '../../metrics.js';
 import { clearFailures, recordAttempts, type AttemptRecord } from '../destination-delivery.js';
-import { appendLogs } from '../operation-logs.js';
 import type { ShapedPage } from './page-feed.js';
 import type { ReadPlan } from './plan.js';
 import { storeMessages } from './stored-pages.js';
@@ -97,13 +96,36 @@ export class CheckpointWriter {
     for (const page of pages) if (page.newest && (!newest || page.newest > newest)) newest = page.newest;
     const em = await newEntityManager();
     await em.transactional(async (tx) => {
+      const logs = pages.flatMap((page) => page.logs);
+      const logTime = new Date();
+      // One statement: the checkpoint moves from the page expected (or nothing does), and only then
+      // the watermark, the operation's progress and the pages' logs follow it.
       const rows = await tx.execute<{ records_processed: number }[]>(
-        `update read_checkpoints
-           set page_index = ?, page_token = ?, parts_delivered = 0,
-               records_processed = records_processed + ?, max_updated_at = greatest(max_updated_at, ?),
-               done = ?, update_time = now()
-         where operation_id = ? and page_index = ?
-         returning records_processed`,
+        `with cp as (
+           update read_checkpoints
+              set page_index = ?, page_token = ?, parts_delivered = 0,
+                  records_processed = records_processed + ?, max_updated_at = greatest(max_updated_at, ?),
+                  done = ?, update_time = now()
+            where operation_id = ? and page_index = ?
+           returning operation_id, records_processed
+         ), watermark as (
+           insert into read_watermarks (installation_id, object_name, project_id, watermark, backfill_done, update_time)
+           select ?, ?, ?, ?::timestamptz, false, now() from cp where ?::boolean and ?::timestamptz is not null
+           on conflict (installation_id, object_name)
+           do update set watermark = greatest(read_watermarks.watermark, excluded.watermark), update_time = now()
+         ), progress as (
+           update operations o
+              set metadata = jsonb_set(o.metadata, '{progress,recordsProcessed}', to_jsonb(cp.records_processed), true),
+                  update_time = now()
+             from cp where o.id = cp.operation_id
+         ), logs as (
+           insert into operation_logs (project_id, operation_id, "timestamp", severity, msg, error, details)
+           select ?, cp.operation_id, (l.entry->>'at')::timestamptz, l.entry->>'severity', l.entry->>'msg',
+                  l.entry->>'error', l.entry->'details'
+             from cp, jsonb_array_elements(?::jsonb) with ordinality as l(entry, n)
+            order by l.n
+         )
+         select records_processed from cp`,
         [
           last.pageIndex + 1,
           last.nextPageToken ?? null,
@@ -112,6 +134,23 @@ export class CheckpointWriter {
           last.done,
           checkpoint.operationId,
           this.pageIndex,
+          plan.installationId,
+          plan.objectName,
+          plan.projectId,
+          newest ?? null,
+          plan.advancesWatermark,
+          newest ?? null,
+          plan.projectId,
+          // As JSON, not arrays: the query builder would spread an array into a list of values.
+          JSON.stringify(
+            logs.map((entry) => ({
+              at: entry.timestamp ?? logTime,
+              severity: entry.severity,
+              msg: entry.msg,
+              error: entry.error ?? null,
+              details: entry.details ?? {},
+            })),
+          ),
         ],
       );
       if (!rows.length) {
@@ -127,35 +166,11 @@ export class CheckpointWriter {
         for (const page of pages)
           await storeMessages(tx, object, checkpoint.operationId, page.pageIndex, page.parts);
       }
-      if (plan.advancesWatermark && newest) {
-        await tx.execute(
-          `insert into read_watermarks (installation_id, object_name, project_id, watermark, backfill_done, update_time)
-           values (?, ?, ?, ?, false, now())
-           on conflict (installation_id, object_name)
-           do update set watermark = greatest(read_watermarks.watermark, excluded.watermark), update_time = now()`,
-          [plan.installationId, plan.objectName, plan.projectId, newest],
-          'run',
-        );
-      }
-      await tx.execute(
-        `update operations
-           set metadata = jsonb_set(metadata, '{progress,recordsProcessed}', to_jsonb(?::integer), true),
-               update_time = now()
-         where id = ?`,
-        [rows[0].records_processed, checkpoint.operationId],
-        'run',
-      );
       await recordAttempts(tx, attempts);
       if (this.#clearFailures && attempts.length) {
         await clearFailures(tx, plan.destinationId);
         this.#clearFailures = false;
       }
-      appendLogs(
-        tx,
-        plan.projectId,
-        checkpoint.operationId,
-        pages.flatMap((page) => page.logs),
-      );
       this.pageIndex = last.pageIndex + 1;
       this.recordsProcessed = rows[0].records_processed;
       this.done = last.done;
