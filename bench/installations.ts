@@ -361,7 +361,16 @@ export async function benchInstallations(args: string[]): Promise<void> {
   const { freePort } = await import('./free-port.js');
   say('starting a Temporal dev server');
   const metricsPort = await freePort();
-  const temporal = await startDevServer({ port: await freePort(), metricsPort, log: say });
+  // The history service keeps each live workflow's state in a cache of 512 per shard by default:
+  // with more installations than that, every fire reloads its workflow from the database (a
+  // `GetWorkflowExecution` and a history read per fire). Sized, as a production cluster would be,
+  // to hold every installation.
+  const temporal = await startDevServer({
+    port: await freePort(),
+    metricsPort,
+    dynamicConfig: { 'history.cacheMaxSize': Math.max(512, Math.ceil((options.count * 2.2) / 4)) },
+    log: say,
+  });
   const temporalPid = temporal.process.pid!;
   reaper.watch(temporalPid);
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
@@ -534,7 +543,8 @@ export async function benchInstallations(args: string[]): Promise<void> {
       const operationIds: string[] = [];
       const planned = new Map<string, number>();
       await eachLimited([...created.keys()], 16, async (id) => {
-        const fire = nextSpreadFireTime(schedule, new Date(created.get(id)! + 2000), {
+        // This cron time's fire, expected when it is observed and comes after the installation was made.
+        const fire = nextSpreadFireTime(schedule, new Date(Math.max(created.get(id)! + 2000, cronTime - 1)), {
           maxMs: windowMs,
           fraction: spreadFraction(id),
         })?.getTime();

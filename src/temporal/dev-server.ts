@@ -16,6 +16,8 @@ export interface DevServerOptions {
   retentionDays?: number;
   /** Serves the server's Prometheus metrics (persistence requests and more) on this port. */
   metricsPort?: number;
+  /** Server settings (`--dynamic-config-value`), e.g. `history.cacheMaxSize` for many live workflows. */
+  dynamicConfig?: Record<string, string | number | boolean>;
   log?: (line: string) => void;
 }
 
@@ -79,7 +81,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   if (options.metricsPort) args.push('--metrics-port', String(options.metricsPort));
   if (options.namespace && options.namespace !== 'default') args.push('--namespace', options.namespace);
   for (const name of searchAttributeNames) args.push('--search-attribute', `${name}=Keyword`);
-  // A schedule test needs the server to suggest continue-as-new early; keep defaults otherwise.
+  for (const [key, value] of Object.entries(options.dynamicConfig ?? {})) {
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  }
   const child = spawn(temporalCliPath(options.log), args, {
     stdio: ['ignore', 'ignore', 'pipe'],
     detached: false,
