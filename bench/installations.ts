@@ -571,6 +571,12 @@ export async function benchInstallations(args: string[]): Promise<void> {
           planned.set(read.operationId, plannedAt);
         }
         missing += Math.max(0, due - seen);
+        // What a workflow that missed its fire says of itself: the first few, to find out why.
+        if (due > seen && missing <= 3 * OBJECTS.length) {
+          say(
+            `missed: ${id} created ${new Date(created.get(id)!).toISOString()}, planned ${new Date(fire!).toISOString()}: ${JSON.stringify(view)}`,
+          );
+        }
       });
       // The stricter figure: when the read itself began (its operation row), not when it was decided.
       const rows = await transaction((em) =>
