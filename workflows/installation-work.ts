@@ -38,6 +38,8 @@ const CONFIG_IN_MEMO = 'config-in-memo';
 const SCHEMA_WATCH = 'schema-watch';
 /** Workflows started before scheduled reads ran inline started a child for each. */
 const INLINE_READS = 'inline-scheduled-reads';
+/** Workflows started before first fires were planned from the run's start planned them from readiness. */
+const FIRST_FIRE_FROM_START = 'first-fire-from-start';
 
 // What the installation workflow does beside its main loop: apply config versions, start what became
 // due, and clean up when the installation is deleted.
@@ -53,7 +55,12 @@ export async function applyConfig(
     fresh.length || !state.ready
       ? await objectsNeedingBackfill({ installationId: state.installationId, objectNames: fresh })
       : [];
-  const result = state.applyConfig(config, needing, workflowNow());
+  // A first run's schedule starts when the run did, not when it became ready: a workflow whose first
+  // task waited in a backlog (many installations created at once) runs the fire it should have had,
+  // late, instead of skipping to the next cron time.
+  const firstApply = !state.ready;
+  const planFrom = firstApply && patched(FIRST_FIRE_FROM_START) ? workflowInfo().runStartTime : workflowNow();
+  const result = state.applyConfig(config, needing, planFrom);
   // The Temporal UI shows a workflow's memo: the config it runs now, not only the one it started with.
   if (patched(CONFIG_IN_MEMO)) upsertMemo({ configId: config.configId, revisionId: config.revisionId });
   return result;

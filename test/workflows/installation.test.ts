@@ -145,6 +145,28 @@ describe('the installation workflow', () => {
     expect((await handle.query(describeQuery)).objects[0].needsBackfill).toBe(false);
   });
 
+  it('runs the fire it should have had when its first task ran late, rather than skipping a cycle', async () => {
+    // Started at :15:50; the database answers only after about 26 s of retries, past the :16 fire.
+    harness.backfillQueryFailures = 9;
+    handle = await harness.startInstallation(
+      [{ objectName: 'deals', schedule: '16 * * * *', backfill: false }],
+      {
+        startOffsetMs: 50_000,
+      },
+    );
+    const started = ms((await handle.describe()).startTime.toISOString());
+    await harness.advance(5 * MINUTE);
+    const [first] = harness.readsOf('deals', 'scheduled');
+    expect(first).toBeDefined();
+    // Late (after the retries), but in this cycle, not an hour later.
+    expect(ms(first.startedAt) - started).toBeGreaterThan(10_000);
+    expect(ms(first.startedAt) - started).toBeLessThan(2 * MINUTE);
+    const [fire] = (await handle.query(describeQuery)).recentFires;
+    // Planned at the :16 cron time the run started just before.
+    expect(new Date(fire.plannedAt).toISOString()).toMatch(/:16:00\.000Z$/);
+    expect(ms(fire.plannedAt) - started).toBeLessThan(10_000);
+  });
+
   it('skips the backfill when the database says it is done (a restarted workflow)', async () => {
     harness.needsBackfill = () => [];
     handle = await harness.startInstallation([

@@ -66,6 +66,8 @@ export class InstallationHarness {
   needsBackfill: (objectNames: string[]) => string[] = (objectNames) => objectNames;
   /** Makes `objectsNeedingBackfill` fail for good, as for an installation that was never committed. */
   installationMissing = false;
+  /** Makes `objectsNeedingBackfill` fail this many more times, retryably, before it answers. */
+  backfillQueryFailures = 0;
   subscriptionOutcome: (change: SubscriptionChange) => SubscriptionChangeResult = (change) => ({
     subscriptionIds: Object.fromEntries(
       change.upserts.map((upsert) => [upsert.objectName, upsert.subscriptionId]),
@@ -111,9 +113,12 @@ export class InstallationHarness {
       scheduleSpreadSeconds?: number;
       installationId?: string;
       watchSchema?: { schedule: string };
+      /** Starts this long after the quarter past the hour the clock is aligned to. */
+      startOffsetMs?: number;
     } = {},
   ): Promise<WorkflowHandle<typeof installationWorkflow>> {
     await this.#alignClock();
+    if (options.startOffsetMs) await this.env.sleep(options.startOffsetMs);
     const installationId = options.installationId ?? randomUUID();
     const input: InstallationWorkflowInput = {
       installationId,
@@ -189,6 +194,7 @@ export class InstallationHarness {
     this.readBehaviour = () => ({ durationMs: 0, status: 'success' });
     this.needsBackfill = (objectNames) => objectNames;
     this.installationMissing = false;
+    this.backfillQueryFailures = 0;
     this.subscriptionOutcome = (change) => ({
       subscriptionIds: Object.fromEntries(
         change.upserts.map((upsert) => [upsert.objectName, upsert.subscriptionId]),
@@ -265,6 +271,10 @@ function harnessActivities(
     async objectsNeedingBackfill(input: { installationId: string; objectNames: string[] }) {
       if (harness().installationMissing) {
         throw ApplicationFailure.nonRetryable('installation is not in the database', 'InstallationNotFound');
+      }
+      if (harness().backfillQueryFailures > 0) {
+        harness().backfillQueryFailures--;
+        throw ApplicationFailure.retryable('the database is busy', 'Busy');
       }
       return harness().needsBackfill(input.objectNames);
     },
