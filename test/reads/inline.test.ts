@@ -202,6 +202,32 @@ describe('a quiet scheduled read', () => {
     expect(installation.body).toMatchObject({ healthStatus: 'healthy', lastOperationStatus: 'success' });
   });
 
+  it("to a disabled destination is not recorded quiet: it fails with the destination's reason", async () => {
+    const sql = 'update destinations set disabled_time = ? where project_id = ? and name = ?';
+    const connection = (await newEntityManager()).getConnection();
+    await connection.execute(sql, [new Date(), fixture.projectId, fixture.destinationName]);
+    try {
+      const input = inlineInput({ readType: 'scheduled' });
+      await expect(readInline(input)).resolves.toMatchObject({
+        handover: false,
+        status: 'failure',
+        result: expect.stringContaining('is disabled'),
+      });
+      expect((await operationOf(input.operationId)).status).toBe('failure');
+    } finally {
+      await connection.execute(sql, [null, fixture.projectId, fixture.destinationName]);
+    }
+  });
+
+  it("finds no installation under another project's id", async () => {
+    await expect(
+      readInline(inlineInput({ readType: 'scheduled', projectId: randomUUID() })),
+    ).resolves.toMatchObject({
+      status: 'failure',
+      result: expect.stringContaining('no longer exists'),
+    });
+  });
+
   it('run again (the activity retried after its commit), answers the same and writes nothing more', async () => {
     const input = inlineInput({ readType: 'scheduled' });
     const first = await readInline(input);

@@ -75,9 +75,9 @@ function buildContextQuery(em: EntityManager) {
             join groups g on g.id = i.group_id
             join consumers u on u.id = k.consumer_id
             left join read_watermarks w on w.installation_id = i.id and w.object_name = ?
-            left join operations o on o.id = ?
+            left join operations o on o.id = ? and o.project_id = i.project_id
             left join read_checkpoints p on p.operation_id = o.id
-           where i.id = ?`,
+           where i.id = ? and i.project_id = ?`,
     context: (row: Row): ReadContext => ({
       installation: installation(row),
       config: config(row),
@@ -103,12 +103,15 @@ function buildContextQuery(em: EntityManager) {
 /** The installation and what surrounds it for a read of `objectName`; undefined when it is gone. */
 export async function loadReadContext(
   em: EntityManager,
-  installationId: string,
-  objectName: string,
-  operationId: string,
+  read: { projectId: string; installationId: string; objectName: string; operationId: string },
 ): Promise<ReadContext | undefined> {
   const { sql, context } = memoized(em, 'readContextQuery', () => buildContextQuery(em));
-  const [row] = await rawRows(em, sql, [objectName, operationId, installationId]);
+  const [row] = await rawRows(em, sql, [
+    read.objectName,
+    read.operationId,
+    read.installationId,
+    read.projectId,
+  ]);
   return row && context(row);
 }
 

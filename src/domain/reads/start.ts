@@ -66,7 +66,7 @@ export interface PlannedRead {
 /** The plan of a read that has not begun, from the installation's current config; writes nothing. */
 export async function planRead(em: EntityManager, input: ReadObjectInput): Promise<PlannedRead> {
   const now = new Date();
-  const parties = await loadReadContext(em, input.installationId, input.objectName, input.operationId);
+  const parties = await loadReadContext(em, input);
   if (!parties) throw new ReadSetupError(`Installation ${input.installationId} no longer exists.`);
   const { installation, operation } = parties;
   const setup = objectSetupOf(parties.config, parties.revision, input.objectName);
@@ -175,6 +175,10 @@ function describeWindow(plan: ReadPlan): string {
   return `${from} until ${plan.until}`;
 }
 
+function planWindow(plan: ReadPlan): { since?: string; until: string } {
+  return { ...(plan.since && { since: plan.since }), until: plan.until };
+}
+
 /** What a read's operation records of its plan (with `progress` at zero records). */
 export function readMetadata(
   input: ReadObjectInput,
@@ -193,7 +197,7 @@ export function readMetadata(
     readType: plan.readType,
     // A triggered read without `sinceTimestamp` reads the whole history: it counts as a backfill.
     backfill: plan.readType === 'backfill' || (plan.readType === 'triggered' && !plan.since),
-    window: { ...(plan.since && { since: plan.since }), until: plan.until },
+    window: planWindow(plan),
     destination: plan.destinationName,
     progress,
     // Run by the installation's workflow rather than a workflow of its own (until handed over).
@@ -208,7 +212,7 @@ export function startedLog(plan: ReadPlan, now: Date, recordsEstimatedTotal?: nu
     msg: `Started ${plan.readType} read of ${plan.objectName} ${describeWindow(plan)}, delivering to destination "${plan.destinationName}".`,
     details: {
       readType: plan.readType,
-      window: { ...(plan.since && { since: plan.since }), until: plan.until },
+      window: planWindow(plan),
       ...(recordsEstimatedTotal !== undefined && { recordsEstimatedTotal }),
       deliveryMode: plan.deliveryMode,
       pageSize: plan.pageSize,
