@@ -6,6 +6,7 @@ import { CronError, nextFireTime } from './core/cron.js';
 import { parseRetrySchedule } from './core/retry-schedule.js';
 import { schemaIssues } from './core/validation.js';
 import { ProviderOverridesSchema, type ProviderOverrides } from './schemas/provider.js';
+import { isWorkConcern, WORK_CONCERNS, type WorkConcern } from './temporal/contracts/task-queues.js';
 
 /** The repository root: `.data/` and `.tools/` live here in development. */
 export const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -20,7 +21,10 @@ export interface Config {
   temporal: {
     address: string;
     namespace: string;
+    /** The deployment's base task queue; each concern's queue is derived from it (`taskQueueOf`). */
     taskQueue: string;
+    /** The concerns this process's worker serves (FERRY_WORKER_CONCERNS); every one unless told. */
+    workerConcerns: readonly WorkConcern[];
     /** Workflows a worker keeps in memory between tasks (FERRY_WORKER_CACHED_WORKFLOWS); unset: the SDK's default, from the machine's memory. */
     maxCachedWorkflows?: number;
   };
@@ -177,6 +181,19 @@ function tracing(env: NodeJS.ProcessEnv): TracingConfig {
   };
 }
 
+function workerConcerns(env: NodeJS.ProcessEnv): readonly WorkConcern[] {
+  const raw = env.FERRY_WORKER_CONCERNS?.trim();
+  if (!raw) return WORK_CONCERNS;
+  const names = [...new Set(raw.split(',').map((name) => name.trim()))];
+  const unknown = names.filter((name) => !isWorkConcern(name));
+  if (unknown.length || !names.length) {
+    throw new ConfigError(
+      `FERRY_WORKER_CONCERNS must list some of ${WORK_CONCERNS.join(', ')} (comma-separated), got "${raw}"`,
+    );
+  }
+  return names as WorkConcern[];
+}
+
 function retrySchedule(env: NodeJS.ProcessEnv): readonly number[] {
   try {
     return parseRetrySchedule(env.FERRY_DELIVERY_RETRY_SCHEDULE);
@@ -316,6 +333,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       address: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
       namespace: env.TEMPORAL_NAMESPACE ?? 'default',
       taskQueue: env.FERRY_TASK_QUEUE ?? 'ferry',
+      workerConcerns: workerConcerns(env),
       ...(env.FERRY_WORKER_CACHED_WORKFLOWS && {
         maxCachedWorkflows: intVar(env, 'FERRY_WORKER_CACHED_WORKFLOWS', 0),
       }),

@@ -1,16 +1,19 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import {
+  bundleWorkflowCode,
   DefaultLogger,
   NativeConnection,
   Runtime,
   Worker,
   type LogLevel,
+  type State,
   type WorkerOptions,
 } from '@temporalio/worker';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
 import * as activities from '../../activities/index.js';
+import { taskQueueOf, type WorkConcern } from '../temporal/contracts/task-queues.js';
 import { startTracing, type RunningTracing } from '../tracing.js';
 import { heartbeatEveryActivity } from './activity-heartbeat.js';
 import { scheduledWorkTraceRoots } from './scheduled-trace-roots.js';
@@ -18,9 +21,13 @@ import { scheduledWorkTraceRoots } from './scheduled-trace-roots.js';
 export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 
 export interface FerryWorkerOptions {
+  /** The deployment's base task queue, when not FERRY_TASK_QUEUE. */
   taskQueue?: string;
+  /** The concerns to serve, when not FERRY_WORKER_CONCERNS. */
+  concerns?: readonly WorkConcern[];
   /** A prebuilt bundle (tests build one per run) instead of bundling `workflows/` now. */
   workflowBundlePath?: string;
+  /** Options of the `installations` worker (its cache, or stand-in workflows and activities). */
   overrides?: Partial<WorkerOptions>;
 }
 
@@ -48,6 +55,12 @@ function installRuntime(): void {
   }
 }
 
+/** Temporal's OpenTelemetry workflow interceptors, bundled into the workflow code when tracing is on. */
+function tracingWorkflowModules(): string[] {
+  const require = createRequire(import.meta.url);
+  return [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')];
+}
+
 /**
  * Temporal's OpenTelemetry interceptors, when tracing is on: workflow spans (bundled into the
  * workflow code, exported through a sink, never during replay), activity spans continuing the
@@ -55,7 +68,6 @@ function installRuntime(): void {
  */
 async function tracingOptions(tracing: RunningTracing): Promise<Partial<WorkerOptions>> {
   const otel = await import('@temporalio/interceptors-opentelemetry');
-  const require = createRequire(import.meta.url);
   return {
     interceptors: {
       // First, so the activity's span encloses the heartbeat interceptor's work too.
@@ -67,32 +79,115 @@ async function tracingOptions(tracing: RunningTracing): Promise<Partial<WorkerOp
         }),
         heartbeatEveryActivity,
       ],
-      workflowModules: [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')],
     },
     sinks: { exporter: otel.makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
   };
 }
 
-/** The worker runs every workflow in `workflows/` and every activity in `activities/`. */
-export async function createWorker(options: FerryWorkerOptions = {}): Promise<Worker> {
+/**
+ * Deliveries and writes are short-lived workflows: a small cache holds every one running, and leaves
+ * the process's memory to the installation workflows.
+ */
+const SHORT_LIVED_CACHED_WORKFLOWS = 200;
+
+/**
+ * A process's worker: one Temporal worker per concern it serves (`task-queues.ts`), each polling that
+ * concern's task queue, all running the same workflow code (bundled once) and activities.
+ */
+export class FerryWorker {
+  constructor(readonly workers: ReadonlyMap<WorkConcern, Worker>) {}
+
+  /** The worker of one concern, when this process serves it. */
+  of(concern: WorkConcern): Worker | undefined {
+    return this.workers.get(concern);
+  }
+
+  /** RUNNING while any of them runs. */
+  getState(): State {
+    const states = [...this.workers.values()].map((worker) => worker.getState());
+    return states.find((state) => state === 'RUNNING') ?? states[0];
+  }
+
+  /** Runs them all until they are shut down; one failing shuts down the others and fails the run. */
+  async run(): Promise<void> {
+    await this.#all((worker) => worker.run());
+  }
+
+  /** `Worker.runUntil` for them all: runs until `until` settles, then shuts them down. */
+  async runUntil(until: Promise<unknown>): Promise<void> {
+    await this.#all(async (worker) => {
+      await worker.runUntil(until);
+    });
+  }
+
+  /** Drains and stops those still running; safe to call again. */
+  shutdown(): void {
+    for (const worker of this.workers.values()) if (worker.getState() === 'RUNNING') worker.shutdown();
+  }
+
+  async #all(run: (worker: Worker) => Promise<void>): Promise<void> {
+    const results = await Promise.allSettled(
+      [...this.workers.values()].map((worker) =>
+        run(worker).catch((error: unknown) => {
+          this.shutdown();
+          throw error;
+        }),
+      ),
+    );
+    const failed = results.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+}
+
+/**
+ * The worker runs every workflow in `workflows/` and every activity in `activities/`, on the task
+ * queue of each concern it serves (every one unless FERRY_WORKER_CONCERNS says otherwise).
+ */
+export async function createWorker(options: FerryWorkerOptions = {}): Promise<FerryWorker> {
   installRuntime();
   const tracing = await startTracing('worker');
-  const { address, namespace, taskQueue, maxCachedWorkflows } = config().temporal;
+  const { address, namespace, taskQueue, maxCachedWorkflows, workerConcerns } = config().temporal;
+  const baseTaskQueue = options.taskQueue ?? taskQueue;
+  const concerns = options.concerns ?? workerConcerns;
+  if (!concerns.length) throw new Error('a worker must serve at least one concern');
   const connection = await NativeConnection.connect({ address });
   // A prebuilt bundle has no tracing interceptors in it: traced, the workflows are bundled here.
   const bundlePath = tracing ? undefined : options.workflowBundlePath;
-  const worker = await Worker.create({
+  const workflowBundle = bundlePath
+    ? { codePath: bundlePath }
+    : await bundleWorkflowCode({
+        workflowsPath,
+        ...(tracing && { workflowInterceptorModules: tracingWorkflowModules() }),
+      });
+  const shared: WorkerOptions = {
     connection,
     namespace,
-    taskQueue: options.taskQueue ?? taskQueue,
+    taskQueue: baseTaskQueue,
     activities,
-    ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath }),
+    workflowBundle,
     interceptors: { activity: [heartbeatEveryActivity] },
-    // About 0.8 MB per cached installation workflow (bench:installations): the bound on worker memory.
-    ...(maxCachedWorkflows !== undefined && { maxCachedWorkflows }),
     ...(tracing && (await tracingOptions(tracing))),
-    ...options.overrides,
-  });
-  logger.info({ taskQueue: options.taskQueue ?? taskQueue }, 'worker ready');
-  return worker;
+  };
+  const workers = new Map<WorkConcern, Worker>();
+  for (const concern of concerns) {
+    const own: Partial<WorkerOptions> =
+      concern === 'installations'
+        ? {
+            // About 0.55 MB per cached installation workflow (bench:installations): the bound on worker memory.
+            ...(maxCachedWorkflows !== undefined && { maxCachedWorkflows }),
+            ...options.overrides,
+            // Stand-in workflows (bench:installations) are bundled from their own path.
+            ...(options.overrides?.workflowsPath && { workflowBundle: undefined }),
+          }
+        : { maxCachedWorkflows: Math.min(maxCachedWorkflows ?? Infinity, SHORT_LIVED_CACHED_WORKFLOWS) };
+    workers.set(
+      concern,
+      await Worker.create({ ...shared, taskQueue: taskQueueOf(baseTaskQueue, concern), ...own }),
+    );
+  }
+  logger.info(
+    { taskQueues: [...workers.values()].map((worker) => worker.options.taskQueue) },
+    'worker ready',
+  );
+  return new FerryWorker(workers);
 }

@@ -21,6 +21,7 @@ export interface OutboxRelayOptions {
   /** Poll interval when no notification wakes the relay. */
   intervalMs?: number;
   batchSize?: number;
+  /** The deployment's base task queue (FERRY_TASK_QUEUE unless given); deliveries run on its `deliveries` queue. */
   taskQueue?: string;
   /** LISTEN for the insert trigger's notifications; polling alone still works without it. */
   listen?: boolean;
@@ -81,7 +82,11 @@ export async function relayBatch(
         destinations.map((destinationId) =>
           startNotificationDelivery(
             { eventId: event.id, destinationId, projectId: event.projectId },
-            { eventType: event.type, taskQueue, identity: eventIdentity(event.projectId, row.data) },
+            {
+              eventType: event.type,
+              baseTaskQueue: taskQueue,
+              identity: eventIdentity(event.projectId, row.data),
+            },
           ),
         ),
       );

@@ -54,6 +54,7 @@ import {
   FerryProjectId,
   FerryProvider,
 } from './search-attributes.js';
+import { taskQueueOf, type WorkConcern } from './contracts/task-queues.js';
 
 /**
  * Every call Ferry makes to Temporal: each start, signal, update, query and cancel of every workflow
@@ -67,6 +68,11 @@ import {
 const CALL_DEADLINE_MS = 10_000;
 /** How long ending an installation waits for its workflow (and running reads) to finish before terminating it. */
 const END_DEADLINE_MS = 30_000;
+
+/** The task queue of a concern's work in this deployment (or the one whose base queue is given). */
+function taskQueueFor(concern: WorkConcern, baseTaskQueue = config().temporal.taskQueue): string {
+  return taskQueueOf(baseTaskQueue, concern);
+}
 
 export class WorkflowNotRunningError extends Error {
   constructor(readonly workflowId: string) {
@@ -164,7 +170,7 @@ export async function startInstallationWorkflow(
     await temporalCall(`starting installation ${identity.installationId}`, workflowId, (client) =>
       client.workflow.start(INSTALLATION_WORKFLOW_TYPE, {
         workflowId,
-        taskQueue: config().temporal.taskQueue,
+        taskQueue: taskQueueFor('installations'),
         args: [input],
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
         workflowIdConflictPolicy: 'FAIL',
@@ -360,7 +366,7 @@ export async function startWriteWorkflow(input: AsyncWriteInput, identity: Workf
   const workflowId = writeWorkflowId(input.operationId);
   await temporalCall(`starting write ${input.operationId}`, workflowId, (client) =>
     client.workflow.start(WRITE_WORKFLOW_TYPE, {
-      taskQueue: config().temporal.taskQueue,
+      taskQueue: taskQueueFor('writes'),
       workflowId,
       args: [input],
       typedSearchAttributes: searchAttributesOf(identity),
@@ -391,19 +397,20 @@ export async function writeWorkflowInput(operationId: string): Promise<AsyncWrit
 
 /**
  * Starts a delivery workflow that must run once per id: a second start, after the first or while it
- * runs, is a no-op (REJECT_DUPLICATE), so a retried caller never delivers twice.
+ * runs, is a no-op (REJECT_DUPLICATE), so a retried caller never delivers twice. Deliveries have a
+ * task queue of their own, so a backlog of reads never holds up a webhook.
  */
 async function startOnce(
   what: string,
   workflowType: string,
   workflowId: string,
   input: unknown,
-  options: { identity: WorkflowIdentity; taskQueue?: string; memo?: Record<string, unknown> },
+  options: { identity: WorkflowIdentity; baseTaskQueue?: string; memo?: Record<string, unknown> },
 ): Promise<void> {
   try {
     await temporalCall(what, workflowId, (client) =>
       client.workflow.start(workflowType, {
-        taskQueue: options.taskQueue ?? config().temporal.taskQueue,
+        taskQueue: taskQueueFor('deliveries', options.baseTaskQueue),
         workflowId,
         args: [input],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
@@ -424,7 +431,8 @@ export async function startNotificationDelivery(
   input: NotificationDeliveryInput,
   options: {
     eventType: string;
-    taskQueue?: string;
+    /** The deployment's base task queue, when not FERRY_TASK_QUEUE. */
+    baseTaskQueue?: string;
     workflowIdSuffix?: string;
     /** Whom the event concerns (its installation, when it has one), for the Temporal UI. */
     identity?: WorkflowIdentity;
@@ -436,7 +444,7 @@ export async function startNotificationDelivery(
     .join('/');
   await startOnce(`delivering event ${input.eventId}`, NOTIFICATION_WORKFLOW_TYPE, workflowId, input, {
     identity: options.identity ?? { projectId: input.projectId },
-    taskQueue: options.taskQueue,
+    baseTaskQueue: options.baseTaskQueue,
     memo: { eventType: options.eventType },
   });
 }

@@ -135,6 +135,10 @@ describe('notification delivery', () => {
     expect(delivery.headers['webhook-id']).toBe(notificationDeliveryMessageId(eventId, hook.id));
     expect(delivery.headers['svix-signature']).toBe(delivery.headers['webhook-signature']);
     expect(await deliveryResult(eventId, hook.id)).toEqual({ outcome: 'delivered', attempts: 1 });
+    // Deliveries run on a task queue of their own, apart from installations and their reads.
+    const client = await temporalClient();
+    const run = await client.workflow.getHandle(notificationWorkflowId(eventId, hook.id)).describe();
+    expect(run.taskQueue).toBe(`${stack.taskQueue}-deliveries`);
     expect((await routedEvent(p, eventId)).eventType).toBe('installation.created');
     expect(await runAttributes(notificationWorkflowId(eventId, hook.id))).toEqual({
       projectId: p.id,

@@ -6,6 +6,7 @@ import { NotificationEventEntity } from '../../src/db/entities/event.js';
 import { InstallationConfigEntity, InstallationEntity } from '../../src/db/entities/installation.js';
 import { createIntegration } from '../../src/domain/integrations.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
+import { temporalClient } from '../../src/temporal/client.js';
 import { runAttributes } from '../support/run-attributes.js';
 import type { TestStack } from '../support/stack.js';
 import { generateConnection, startStackWithSandbox } from './api-helpers.js';
@@ -230,6 +231,11 @@ describe('asynchronous writes', () => {
       provider: 'sandboxApiKey',
       groupRef,
     });
+    // Asynchronous writes run on a task queue of their own, apart from installations and deliveries.
+    const client = await temporalClient();
+    expect((await client.workflow.getHandle(`write/${op.id}`).describe()).taskQueue).toBe(
+      `${stack.taskQueue}-writes`,
+    );
     const event = await asyncDoneEvent(response.body.operationId);
     expect(event?.data).toMatchObject({
       objectName: 'deals',

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Worker } from '@temporalio/worker';
+import type { FerryWorker } from '../../src/cli/worker.js';
 import { resetConfig } from '../../src/config.js';
 import { closeOrm, transaction } from '../../src/db/orm.js';
 import { startServers, type RunningServers } from '../../src/api/server.js';
@@ -100,7 +100,7 @@ export async function startTestStack(options: { worker?: boolean } = {}): Promis
   process.env.FERRY_TASK_QUEUE = taskQueue;
   resetConfig();
   const servers = await startServers({ api: 0, read: 0, write: 0, search: 0, proxy: 0 }, '127.0.0.1');
-  let worker: Worker | undefined;
+  let worker: FerryWorker | undefined;
   let workerRun: Promise<void> | undefined;
   let relay: { stop(): Promise<void> } | undefined;
   if (options.worker) {

@@ -28,7 +28,9 @@ describe('the worker’s workflow cache', () => {
       taskQueue: 'workflow-cache-test',
       workflowBundlePath: process.env.FERRY_TEST_WORKFLOW_BUNDLE,
     });
-    expect(worker.options.maxCachedWorkflows).toBe(37);
+    expect(worker.of('installations')?.options.maxCachedWorkflows).toBe(37);
+    // Deliveries and writes are short-lived: their cache is never larger than the installations'.
+    expect(worker.of('deliveries')?.options.maxCachedWorkflows).toBe(37);
     // A worker that never ran cannot be shut down: run it, and stop at once.
     await worker.runUntil(Promise.resolve());
   }, 60_000);
