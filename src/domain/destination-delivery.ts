@@ -196,8 +196,20 @@ export async function recordAttempts(em: EntityManager, attempts: readonly Attem
   if (!attempts.length) return;
   const begun = attempts.filter((attempt) => attempt.ledgerId !== undefined);
   const whole = attempts.filter((attempt) => attempt.ledgerId === undefined);
-  if (begun.length) await completeAttempts(em, begun);
+  if (begun.length) {
+    const answers = completedAnswers(begun);
+    await em.execute(
+      `update delivery_attempts a ${answers.set} from ${answers.from} where a.id = v.id`,
+      answers.params,
+      'run',
+    );
+  }
   if (whole.length) await insertAttempts(em, whole);
+  countAttempts(attempts);
+}
+
+/** Counts recorded attempts by outcome (`ferry_delivery_attempts_total`). */
+export function countAttempts(attempts: readonly AttemptRecord[]): void {
   for (const { input, result } of attempts) {
     deliveryAttempts.inc({ kind: input.kind, outcome: result.ok ? 'delivered' : 'failed' });
   }
@@ -213,18 +225,23 @@ function answerParams({ result }: AttemptRecord): unknown[] {
   ];
 }
 
-async function completeAttempts(em: EntityManager, attempts: readonly AttemptRecord[]): Promise<void> {
+/**
+ * The parts of an `update delivery_attempts a … where a.id = v.id` that completes begun attempts
+ * with their answers: its `set`, the `from` list of answers (`v`), and their parameters. A caller
+ * may fold it into a statement of its own (the read's checkpoint), adding to `from`.
+ */
+export function completedAnswers(attempts: readonly AttemptRecord[]): {
+  set: string;
+  from: string;
+  params: unknown[];
+} {
   const rows = attempts.map(() => '(?::bigint, ?::boolean, ?::integer, ?::integer, ?::text, ?::text)');
-  const params = attempts.flatMap((attempt) => [attempt.ledgerId, ...answerParams(attempt)]);
-  await em.execute(
-    `update delivery_attempts a
-        set pending = false, delivered = v.delivered, status = v.status, duration_ms = v.duration_ms,
-            response_body = v.response_body, error = v.error
-       from (values ${rows.join(', ')}) as v (id, delivered, status, duration_ms, response_body, error)
-      where a.id = v.id`,
-    params,
-    'run',
-  );
+  return {
+    set: `set pending = false, delivered = v.delivered, status = v.status, duration_ms = v.duration_ms,
+              response_body = v.response_body, error = v.error`,
+    from: `(values ${rows.join(', ')}) as v (id, delivered, status, duration_ms, response_body, error)`,
+    params: attempts.flatMap((attempt) => [attempt.ledgerId, ...answerParams(attempt)]),
+  };
 }
 
 async function insertAttempts(em: EntityManager, attempts: readonly AttemptRecord[]): Promise<void> {

@@ -122,6 +122,15 @@ describe('a backfill read', () => {
     expect(installation).toMatchObject({ lastOperationStatus: 'success', healthStatus: 'healthy' });
   });
 
+  it('completes each message’s attempt in the ledger with its page’s checkpoint', async () => {
+    const em = await newEntityManager();
+    const attempts = await em.execute<{ pending: boolean; delivered: boolean; status: number }[]>(
+      'select pending, delivered, status from delivery_attempts where operation_id = ? order by id',
+      [operationId],
+    );
+    expect(attempts).toEqual(Array(3).fill({ pending: false, delivered: true, status: 200 }));
+  });
+
   it('moves the watermark to the end of the window and marks the backfill done', async () => {
     const watermark = await (
       await newEntityManager()
@@ -164,5 +173,33 @@ describe('a backfill read', () => {
     const run = await runRead(stack, fixture, { readType: 'scheduled' });
     expect(run.result).toMatchObject({ status: 'success', recordsProcessed: 0 });
     expect(fixture.receiver.requests.length).toBe(before);
+  });
+});
+
+describe('a read to a destination that had been failing', () => {
+  it('marks it healthy again once a page is accepted', async () => {
+    const fixture = await createReadFixture(stack, {
+      declared: { backfill: { defaultPeriod: { fullHistory: true } }, delivery: { pageSize: 500 } },
+    });
+    try {
+      const failingSince = new Date(Date.now() - 60_000);
+      await (
+        await newEntityManager()
+      ).execute('update destinations set first_failure_time = ? where id = ?', [
+        failingSince,
+        fixture.destinationId,
+      ]);
+      const run = await runRead(stack, fixture, { readType: 'backfill' });
+      expect(run.result.status).toBe('success');
+      const [destination] = await (
+        await newEntityManager()
+      ).execute<{ first_failure_time: Date | null }[]>(
+        'select first_failure_time from destinations where id = ?',
+        [fixture.destinationId],
+      );
+      expect(destination.first_failure_time).toBeNull();
+    } finally {
+      fixture.receiver.stop();
+    }
   });
 });

@@ -1,7 +1,13 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ReadCheckpoint } from '../../db/entities/read-checkpoint.js';
 import { em as newEntityManager } from '../../db/orm.js';
 import { recordsRead } from '../../metrics.js';
-import { clearFailures, recordAttempts, type AttemptRecord } from '../destination-delivery.js';
+import {
+  completedAnswers,
+  countAttempts,
+  recordAttempts,
+  type AttemptRecord,
+} from '../destination-delivery.js';
 import type { ShapedPage } from './page-feed.js';
 import type { ReadPlan } from './plan.js';
 import { storeMessages } from './stored-pages.js';
@@ -9,9 +15,10 @@ import { storeMessages } from './stored-pages.js';
 /**
  * Moves a read's checkpoint past pages as they are delivered (or, on request, stored), in page
  * order, without holding up the next delivery: writes run beside delivery, and pages delivered
- * while a write is in flight go together in the next one. Each write is one transaction with
- * everything the pages changed: checkpoint, watermark, the operation's progress, stored messages,
- * the answers of their delivery attempts (recorded pending before each page was sent) and logs.
+ * while a write is in flight go together in the next one. Each write is one statement, so one
+ * transaction, with everything the pages changed: checkpoint, watermark, the operation's progress,
+ * the answers of their delivery attempts (recorded pending before each page was sent) and logs;
+ * stored messages (on request) join it in one transaction.
  *
  * The checkpoint only moves from the page this writer expects, so a second run of the same read
  * (a retried activity whose first attempt is still alive) can never skip or double-count a page:
@@ -29,6 +36,8 @@ export class CheckpointWriter {
   #writing: Promise<void> | undefined;
   #error: unknown;
   #clearFailures: boolean;
+  /** The read's own entity manager: its writes run one after the other. */
+  #em: EntityManager | undefined;
 
   constructor(
     private readonly checkpoint: ReadCheckpoint,
@@ -94,65 +103,83 @@ export class CheckpointWriter {
     const records = pages.reduce((sum, page) => sum + page.records, 0);
     let newest: Date | undefined;
     for (const page of pages) if (page.newest && (!newest || page.newest > newest)) newest = page.newest;
-    const em = await newEntityManager();
-    await em.transactional(async (tx) => {
-      const logs = pages.flatMap((page) => page.logs);
-      const logTime = new Date();
-      // One statement: the checkpoint moves from the page expected (or nothing does), and only then
-      // the watermark, the operation's progress and the pages' logs follow it.
-      const rows = await tx.execute<{ records_processed: number }[]>(
-        `with cp as (
-           update read_checkpoints
-              set page_index = ?, page_token = ?, parts_delivered = 0,
-                  records_processed = records_processed + ?, max_updated_at = greatest(max_updated_at, ?),
-                  done = ?, update_time = now()
-            where operation_id = ? and page_index = ?
-           returning operation_id, records_processed
-         ), watermark as (
-           insert into read_watermarks (installation_id, object_name, project_id, watermark, backfill_done, update_time)
-           select ?, ?, ?, ?::timestamptz, false, now() from cp where ?::boolean and ?::timestamptz is not null
-           on conflict (installation_id, object_name)
-           do update set watermark = greatest(read_watermarks.watermark, excluded.watermark), update_time = now()
-         ), progress as (
-           update operations o
-              set metadata = jsonb_set(o.metadata, '{progress,recordsProcessed}', to_jsonb(cp.records_processed), true),
-                  update_time = now()
-             from cp where o.id = cp.operation_id
-         ), logs as (
-           insert into operation_logs (project_id, operation_id, "timestamp", severity, msg, error, details)
-           select ?, cp.operation_id, (l.entry->>'at')::timestamptz, l.entry->>'severity', l.entry->>'msg',
-                  l.entry->>'error', l.entry->'details'
-             from cp, jsonb_array_elements(?::jsonb) with ordinality as l(entry, n)
-            order by l.n
-         )
-         select records_processed from cp`,
-        [
-          last.pageIndex + 1,
-          last.nextPageToken ?? null,
-          records,
-          newest ?? null,
-          last.done,
-          checkpoint.operationId,
-          this.pageIndex,
-          plan.installationId,
-          plan.objectName,
-          plan.projectId,
-          newest ?? null,
-          plan.advancesWatermark,
-          newest ?? null,
-          plan.projectId,
-          // As JSON, not arrays: the query builder would spread an array into a list of values.
-          JSON.stringify(
-            logs.map((entry) => ({
-              at: entry.timestamp ?? logTime,
-              severity: entry.severity,
-              msg: entry.msg,
-              error: entry.error ?? null,
-              details: entry.details ?? {},
-            })),
-          ),
-        ],
-      );
+    const logs = pages.flatMap((page) => page.logs);
+    const logTime = new Date();
+    const begun = attempts.filter((attempt) => attempt.ledgerId !== undefined);
+    const whole = attempts.filter((attempt) => attempt.ledgerId === undefined);
+    const answers = begun.length ? completedAnswers(begun) : undefined;
+    const clearFailures = this.#clearFailures && attempts.length > 0;
+    // One statement: the checkpoint moves from the page expected (or nothing does), and only then
+    // the watermark, the operation's progress, the pages' logs, the answers of the pages' delivery
+    // attempts and the destination's health follow it.
+    const statement = `with cp as (
+         update read_checkpoints
+            set page_index = ?, page_token = ?, parts_delivered = 0,
+                records_processed = records_processed + ?, max_updated_at = greatest(max_updated_at, ?),
+                done = ?, update_time = now()
+          where operation_id = ? and page_index = ?
+         returning operation_id, records_processed
+       ), watermark as (
+         insert into read_watermarks (installation_id, object_name, project_id, watermark, backfill_done, update_time)
+         select ?, ?, ?, ?::timestamptz, false, now() from cp where ?::boolean and ?::timestamptz is not null
+         on conflict (installation_id, object_name)
+         do update set watermark = greatest(read_watermarks.watermark, excluded.watermark), update_time = now()
+       ), progress as (
+         update operations o
+            set metadata = jsonb_set(o.metadata, '{progress,recordsProcessed}', to_jsonb(cp.records_processed), true),
+                update_time = now()
+           from cp where o.id = cp.operation_id
+       ), logs as (
+         insert into operation_logs (project_id, operation_id, "timestamp", severity, msg, error, details)
+         select ?, cp.operation_id, (l.entry->>'at')::timestamptz, l.entry->>'severity', l.entry->>'msg',
+                l.entry->>'error', l.entry->'details'
+           from cp, jsonb_array_elements(?::jsonb) with ordinality as l(entry, n)
+          order by l.n
+       )${
+         answers
+           ? `, answered as (
+         update delivery_attempts a ${answers.set} from ${answers.from}, cp where a.id = v.id
+       )`
+           : ''
+       }${
+         clearFailures
+           ? `, healthy as (
+         update destinations d set first_failure_time = null
+           from cp where d.id = ? and d.first_failure_time is not null
+       )`
+           : ''
+       }
+       select records_processed from cp`;
+    const params = [
+      last.pageIndex + 1,
+      last.nextPageToken ?? null,
+      records,
+      newest ?? null,
+      last.done,
+      checkpoint.operationId,
+      this.pageIndex,
+      plan.installationId,
+      plan.objectName,
+      plan.projectId,
+      newest ?? null,
+      plan.advancesWatermark,
+      newest ?? null,
+      plan.projectId,
+      // As JSON, not arrays: the query builder would spread an array into a list of values.
+      JSON.stringify(
+        logs.map((entry) => ({
+          at: entry.timestamp ?? logTime,
+          severity: entry.severity,
+          msg: entry.msg,
+          error: entry.error ?? null,
+          details: entry.details ?? {},
+        })),
+      ),
+      ...(answers?.params ?? []),
+      ...(clearFailures ? [plan.destinationId] : []),
+    ];
+    const apply = async (em: EntityManager) => {
+      const rows = await em.execute<{ records_processed: number }[]>(statement, params);
       if (!rows.length) {
         this.lost = true;
         return;
@@ -164,18 +191,21 @@ export class CheckpointWriter {
           objectName: plan.objectName,
         };
         for (const page of pages)
-          await storeMessages(tx, object, checkpoint.operationId, page.pageIndex, page.parts);
+          await storeMessages(em, object, checkpoint.operationId, page.pageIndex, page.parts);
       }
-      await recordAttempts(tx, attempts);
-      if (this.#clearFailures && attempts.length) {
-        await clearFailures(tx, plan.destinationId);
-        this.#clearFailures = false;
-      }
+      await recordAttempts(em, whole);
+      if (clearFailures) this.#clearFailures = false;
       this.pageIndex = last.pageIndex + 1;
       this.recordsProcessed = rows[0].records_processed;
       this.done = last.done;
-    });
+    };
+    const em = (this.#em ??= await newEntityManager());
+    // Stored pages, and attempts recorded whole, take statements of their own: then one transaction.
+    if (plan.deliveryMode === 'onRequest' || whole.length) await em.transactional(apply);
+    else await apply(em);
     // Counted once committed; a run that lost the checkpoint to another counted nothing.
-    if (!this.lost && records) recordsRead.inc({ delivery_mode: plan.deliveryMode }, records);
+    if (this.lost) return;
+    countAttempts(begun);
+    if (records) recordsRead.inc({ delivery_mode: plan.deliveryMode }, records);
   }
 }

@@ -1,3 +1,4 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { config } from '../../config.js';
 import type { ReadCheckpoint } from '../../db/entities/read-checkpoint.js';
 import { em as newEntityManager } from '../../db/orm.js';
@@ -68,6 +69,8 @@ export class DeliveryWindow {
   pagesRead = 0;
   readonly #inFlight: InFlight[] = [];
   readonly #size: number;
+  /** The read's own entity manager for the ledger: its pages begin one after the other. */
+  #em: EntityManager | undefined;
 
   constructor(
     private readonly checkpoint: ReadCheckpoint,
@@ -106,7 +109,7 @@ export class DeliveryWindow {
     // The page's attempts are in the ledger before any of them is sent (one statement per page), so
     // a worker that dies before the checkpoint still leaves them there, pending.
     const time = new Date();
-    const ledgerIds = await beginAttempts(await newEntityManager(), inputs, time);
+    const ledgerIds = await beginAttempts((this.#em ??= await newEntityManager()), inputs, time);
     for (const [offset, input] of inputs.entries()) {
       while (this.#inFlight.length >= this.#size) await this.#settleOldest();
       const part = first + offset;

@@ -13,8 +13,8 @@ import type { ReadPlan } from './plan.js';
 /**
  * The provider side of a read: fetches pages one after the other from a page token and shapes each
  * into its messages, running ahead of delivery by at most `depth` pages. A page's token comes from
- * the page before, so fetching is sequential; running it beside delivery hides the provider's
- * latency, and the bound keeps memory flat however long the read.
+ * the page before, so fetching is sequential; running it beside shaping and delivery hides the
+ * provider's latency, and the bound keeps memory flat however long the read.
  */
 
 export interface ShapedPage {
@@ -97,17 +97,25 @@ export async function pageMessages(
   }
 }
 
-export async function fetchPage(
+/** A provider page as fetched, before it is shaped into messages. */
+interface ProviderPage {
+  pageIndex: number;
+  nextPageToken?: string;
+  done: boolean;
+  records: readonly ProviderRecord[];
+  logs: LogEntry[];
+}
+
+async function readProviderPage(
   plan: ReadPlan,
   connectorFor: (logs: LogEntry[]) => Promise<Connector>,
   pageIndex: number,
   pageToken: string | undefined,
-): Promise<ShapedPage> {
+): Promise<ProviderPage> {
   const logs: LogEntry[] = [];
-  let page;
   try {
     const connector = await connectorFor(logs);
-    page = await connector.readPage({
+    const page = await connector.readPage({
       objectName: plan.objectName,
       ...(plan.fields && { fields: plan.fields }),
       ...(plan.since && { since: new Date(plan.since) }),
@@ -115,19 +123,38 @@ export async function fetchPage(
       ...(pageToken && { pageToken }),
       pageSize: plan.pageSize,
     });
+    return {
+      pageIndex,
+      ...(page.nextPageToken && { nextPageToken: page.nextPageToken }),
+      done: page.done,
+      records: page.records,
+      logs,
+    };
   } catch (error) {
     throw new PageFetchError(pageIndex, error, logs);
   }
-  const parts = await pageMessages(plan, page.records, logs);
+}
+
+async function shapePage(plan: ReadPlan, page: ProviderPage): Promise<ShapedPage> {
+  const parts = await pageMessages(plan, page.records, page.logs);
   return {
-    pageIndex,
+    pageIndex: page.pageIndex,
     ...(page.nextPageToken && { nextPageToken: page.nextPageToken }),
     done: page.done,
     parts,
     records: parts.reduce((sum, part) => sum + part.numRecords, 0),
     newest: newestUpdate(page.records),
-    logs,
+    logs: page.logs,
   };
+}
+
+export async function fetchPage(
+  plan: ReadPlan,
+  connectorFor: (logs: LogEntry[]) => Promise<Connector>,
+  pageIndex: number,
+  pageToken: string | undefined,
+): Promise<ShapedPage> {
+  return shapePage(plan, await readProviderPage(plan, connectorFor, pageIndex, pageToken));
 }
 
 export interface PageFeed {
@@ -137,6 +164,11 @@ export interface PageFeed {
   stop(): void;
 }
 
+/**
+ * Pages fetched ahead of delivery, at most `depth` of them. The next page is asked for as soon as
+ * the provider has answered for this one, while this one is still being shaped into messages, so
+ * the provider's time to answer hides behind Ferry's work on the page before.
+ */
 export function pageFeed(
   plan: ReadPlan,
   /** Where to begin; `fetched` is the page at `pageIndex` when it was fetched already. */
@@ -146,7 +178,7 @@ export function pageFeed(
   /** No page is fetched after this time (ms since the epoch). */
   deadline = Infinity,
 ): PageFeed {
-  const ready: ShapedPage[] = [];
+  const ready: Promise<ShapedPage>[] = [];
   let failure: unknown;
   let finished = false;
   let stopped = false;
@@ -159,7 +191,7 @@ export function pageFeed(
     resolve?.();
   };
 
-  if (start.fetched) ready.push(start.fetched);
+  if (start.fetched) ready.push(Promise.resolve(start.fetched));
   void (async () => {
     if (start.fetched?.done) return;
     let token = start.fetched ? start.fetched.nextPageToken : start.pageToken;
@@ -169,8 +201,11 @@ export function pageFeed(
         await new Promise<void>((resolve) => (wakeProducer = resolve));
       // The first page is always fetched, so every call moves the read on.
       if (stopped || (offset > 0 && Date.now() >= deadline)) break;
-      const page = await fetchPage(plan, connector, start.pageIndex + offset, token);
-      ready.push(page);
+      const page = await readProviderPage(plan, connector, start.pageIndex + offset, token);
+      const shaped = shapePage(plan, page);
+      // Its failure is the consumer's to see when it reaches the page, not an unhandled rejection.
+      shaped.catch(() => {});
+      ready.push(shaped);
       wake('consumer');
       if (page.done) break;
       token = page.nextPageToken;
