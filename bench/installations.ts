@@ -47,6 +47,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { startReaper, type Reaper } from './reaper.js';
+import { machineBusySeconds } from './machine-cpu.js';
 
 const MINUTE = 60_000;
 const OBJECTS = ['contacts', 'companies', 'deals'];
@@ -89,13 +90,6 @@ function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** CPU seconds the whole machine has been busy (PostgreSQL and the sandbox provider included), from /proc/stat. */
-function machineBusySeconds(): number {
-  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
-  const [user, nice, system, , , irq, softirq, steal] = ticks;
-  return (user + nice + system + irq + softirq + steal) / 100;
 }
 
 interface CpuSample {

@@ -2,10 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { benchEnvironment } from './bench-database.js';
+import { machineBusySeconds } from './machine-cpu.js';
 import { options } from '../src/cli/options.js';
 import { projectRoot } from '../src/config.js';
 
@@ -288,6 +289,8 @@ interface FerryRun {
   peakIsReadOnly?: boolean;
   /** CPU time the worker used from ready to the last record. */
   workerCpuSeconds?: number;
+  /** CPU time the whole machine used meanwhile: every process, the sandbox and receiver included. */
+  machineCpuSeconds: number;
   /** Gaps of over 100 ms between two messages at the receiver. */
   pausesOver100ms?: { count: number; seconds: number };
   result?: string;
@@ -413,6 +416,7 @@ export async function benchRead(args: string[]): Promise<void> {
         });
         say(`Ferry: backfilling ${count.toLocaleString('en-US')} contacts (${label})`);
         const started = Date.now();
+        const machineBefore = machineBusySeconds();
         const installation = await api('POST', `/projects/${project.id}/integrations/${name}/installations`, {
           groupRef,
           config: {
@@ -433,6 +437,7 @@ export async function benchRead(args: string[]): Promise<void> {
           },
         });
         const finished = await receiver.waitFor(path, count, 30 * 60_000);
+        const machineCpuSeconds = Number((machineBusySeconds() - machineBefore).toFixed(2));
         const seconds = (finished - started) / 1000;
         const peak = procStatusMb(pid, 'VmHWM');
         const usedCpu = cpuSeconds(pid);
@@ -454,6 +459,7 @@ export async function benchRead(args: string[]): Promise<void> {
           recordsPerSec: Math.round(count / seconds),
           ...(firstAt && { firstRecordSeconds: (firstAt - started) / 1000 }),
           pausesOver100ms: { count: pauses.count, seconds: pauses.ms / 1000 },
+          machineCpuSeconds,
           ...(readyCpu !== undefined &&
             usedCpu !== undefined && { workerCpuSeconds: Number((usedCpu - readyCpu).toFixed(2)) }),
           ...(peak !== undefined && { peakRssMb: peak }),
@@ -470,11 +476,14 @@ export async function benchRead(args: string[]): Promise<void> {
     // The baseline reads the same generated records from a sandbox of the same size. It runs before
     // and after each Ferry run, and each Ferry run is compared with the mean of the two around it,
     // so a machine whose load changes during the bench skews the ratio less.
+    const baselineMachineCpu: number[] = [];
     const baselineRun = async (round: number): Promise<number> => {
       const baselineSandbox = await startSandboxProcess(records);
       say(`baseline: moving ${records.toLocaleString('en-US')} contacts with a plain loop`);
       const baselineStarted = Date.now();
+      const machineBefore = machineBusySeconds();
       const moved = await plainLoop(baselineSandbox.url, `${receiver.url}/baseline-${round}`, pageSize);
+      baselineMachineCpu.push(machineBusySeconds() - machineBefore);
       const seconds = (Date.now() - baselineStarted) / 1000;
       await baselineSandbox.close();
       if (moved !== records) throw new Error(`the baseline moved ${moved} of ${records} records`);
@@ -534,9 +543,17 @@ export async function benchRead(args: string[]): Promise<void> {
         ratio: Number(roundRatios[index].toFixed(3)),
         pausesOver100ms: run.pausesOver100ms,
         workerCpuSeconds: run.workerCpuSeconds ?? null,
+        machineCpuSeconds: run.machineCpuSeconds,
+        baselineMachineCpuSeconds: Number(
+          ((baselineMachineCpu[index] + baselineMachineCpu[index + 1]) / 2).toFixed(2),
+        ),
         workerReadyRssMb: run.readyRssMb ?? null,
         peakRssMb: run.peakRssMb ?? null,
       })),
+      // Busy share of the machine's cores during the median Ferry run: near 1, the machine itself
+      // (every process on it, the receiver and sandbox included) is what limits the run.
+      machineBusyShare: Number((ferry.machineCpuSeconds / (ferry.seconds * cpus().length)).toFixed(3)),
+      cores: cpus().length,
       loadAverage: { before: Number(loadBefore.toFixed(2)), after: Number(loadavg()[0].toFixed(2)) },
       ...(quarter && {
         quarter: {
