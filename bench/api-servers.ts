@@ -85,6 +85,25 @@ const installationOf = (row: Row) => ({
   updateTime: iso(row.update_time as Date),
 });
 
+const temporalUi = (process.env.FERRY_TEMPORAL_UI_URL ?? 'http://localhost:8233').replace(/\/$/, '');
+const namespace = encodeURIComponent(process.env.TEMPORAL_NAMESPACE ?? 'default');
+
+/** The Temporal run an operation links to, as Ferry's operations carry it in `metadata.temporal`. */
+const temporalRunOf = (row: Row) => {
+  const metadata = row.metadata as Record<string, unknown>;
+  const workflowId =
+    row.action_type === 'read'
+      ? metadata.inline === true
+        ? `installation/${row.installation_id as string}`
+        : `read/${row.id as string}`
+      : row.action_type === 'write' && metadata.mode === 'asynchronous'
+        ? `write/${row.id as string}`
+        : undefined;
+  return workflowId
+    ? { workflowId, url: `${temporalUi}/namespaces/${namespace}/workflows/${encodeURIComponent(workflowId)}` }
+    : undefined;
+};
+
 const operationOf = (row: Row) => ({
   id: row.id,
   projectId: row.project_id,
@@ -94,7 +113,7 @@ const operationOf = (row: Row) => ({
   actionType: row.action_type,
   status: row.status,
   ...(row.result != null && { result: row.result }),
-  metadata: row.metadata,
+  metadata: { ...(row.metadata as Row), ...(temporalRunOf(row) && { temporal: temporalRunOf(row) }) },
   createTime: iso(row.create_time as Date),
   updateTime: iso(row.update_time as Date),
 });

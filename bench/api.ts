@@ -96,6 +96,8 @@ interface Cell {
   errors: number;
   /** CPU time of the server process (all its threads) per answered request, from /proc. */
   cpuMsPerRequest?: number;
+  /** Body bytes per answered request: both sides should answer the same JSON. */
+  bytesPerResponse: number;
   timeouts?: number;
   censored?: boolean;
 }
@@ -127,6 +129,7 @@ class Tally {
   errors = 0;
   timeouts = 0;
   seconds = 0;
+  bytes = 0;
   cpu: number | undefined = 0;
 
   cell(): Cell {
@@ -138,6 +141,7 @@ class Tally {
       rps: Number((latencies.length / this.seconds).toFixed(1)),
       requests: latencies.length,
       errors: this.errors,
+      bytesPerResponse: latencies.length ? Math.round(this.bytes / latencies.length) : 0,
       ...(this.cpu !== undefined &&
         latencies.length && { cpuMsPerRequest: Number((this.cpu / latencies.length).toFixed(3)) }),
       ...(this.timeouts && { timeouts: this.timeouts, censored: true }),
@@ -178,7 +182,7 @@ async function load(
           signal: abort.signal,
         });
         // Read to the end: a list of 10,000 rows is megabytes, and dump() would cut it short.
-        for await (const chunk of response.body) void chunk;
+        for await (const chunk of response.body) tally.bytes += (chunk as Buffer).length;
         if (response.statusCode !== 200) tally.errors++;
         tally.latencies.push(performance.now() - sent);
       } catch (error) {

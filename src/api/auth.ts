@@ -26,28 +26,50 @@ export function registerBearerVerifier(verifier: BearerVerifier): void {
 const API_KEY_CACHE_MS = 5_000;
 const API_KEY_CACHE_SIZE = 10_000;
 const verifiedKeys = new Map<string, { principal: Principal; until: number }>();
+/**
+ * Lookups under way, by hash: requests with the same key that arrive while it is being looked up
+ * wait for that lookup, so a busy key's expiry costs one query, not one per request in flight.
+ */
+const lookups = new Map<string, Promise<Principal>>();
+/** Moves on when keys are forgotten: a lookup that began before never caches what it found. */
+let generation = 0;
 
 /** Forgets every verified key: called when a key is deactivated or deleted. */
 export function forgetApiKeys(): void {
+  generation++;
   verifiedKeys.clear();
+  lookups.clear();
 }
 
 /** The principal of an API key (`X-Api-Key`); a 401 problem when the key is unknown or revoked. */
 export async function authenticateApiKey(key: string, em: EntityManager): Promise<Principal> {
   const keyHash = hashToken(key);
-  const now = Date.now();
   const cached = verifiedKeys.get(keyHash);
-  if (cached && cached.until > now) return cached.principal;
+  if (cached && cached.until > Date.now()) return cached.principal;
+  let lookup = lookups.get(keyHash);
+  if (!lookup) {
+    lookup = lookUpApiKey(keyHash, em).finally(() => {
+      if (lookups.get(keyHash) === lookup) lookups.delete(keyHash);
+    });
+    lookups.set(keyHash, lookup);
+  }
+  return lookup;
+}
+
+async function lookUpApiKey(keyHash: string, em: EntityManager): Promise<Principal> {
+  const began = generation;
   const apiKey = await em.findOne(ApiKeyEntity, { keyHash, active: true });
   if (!apiKey) {
     verifiedKeys.delete(keyHash);
     throw ProblemError.unauthorized('The API key is not valid.');
   }
+  const now = Date.now();
   // Once a minute at most, so busy keys do not turn every request into a write.
   if (!apiKey.lastUsedTime || now - apiKey.lastUsedTime.getTime() > 60_000) {
     await em.nativeUpdate(ApiKeyEntity, { id: apiKey.id }, { lastUsedTime: new Date(now) });
   }
   const principal: Principal = { kind: 'apiKey', projectId: apiKey.projectId, apiKeyId: apiKey.id };
+  if (began !== generation) return principal;
   if (verifiedKeys.size >= API_KEY_CACHE_SIZE) verifiedKeys.clear();
   verifiedKeys.set(keyHash, { principal, until: now + API_KEY_CACHE_MS });
   return principal;

@@ -114,16 +114,18 @@ export async function accessLog(ctx: Context, next: Next): Promise<void> {
   try {
     await next();
   } finally {
-    logger.debug(
-      {
-        method: ctx.method,
-        path: ctx.path,
-        status: ctx.status,
-        ms: Math.round(performance.now() - started),
-        requestId: ctx.state.requestId,
-      },
-      'request',
-    );
+    // Built only when it will be written: this runs for every request.
+    if (logger.isLevelEnabled('debug'))
+      logger.debug(
+        {
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          ms: Math.round(performance.now() - started),
+          requestId: ctx.state.requestId,
+        },
+        'request',
+      );
   }
 }
 

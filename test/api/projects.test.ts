@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import pg from 'pg';
 import { request, startTestStack, type TestStack } from '../support/stack.js';
-import { transaction } from '../../src/db/orm.js';
+import { em as newEntityManager, transaction } from '../../src/db/orm.js';
+import { authenticateApiKey } from '../../src/api/auth.js';
 import { findOrCreateBuilder, issueBuilderToken } from '../../src/domain/builder-tokens.js';
 import { OrgMembershipEntity } from '../../src/db/entities/org.js';
 import { createOrg } from '../../src/domain/projects.js';
@@ -76,6 +77,26 @@ describe('API keys', () => {
       expect(refused.status).toBe(401);
       expect(refused.headers.get('content-type')).toMatch(/application\/problem\+json/);
     }
+  });
+
+  it('looks a key up once for all the requests that arrive together with it', async () => {
+    const created = await stack.api('POST', `/projects/${stack.project.name}/api-keys`, {
+      body: { label: 'burst' },
+    });
+    const em = await newEntityManager();
+    const lookups = jest.spyOn(em, 'findOne');
+    const principals = await Promise.all(
+      Array.from({ length: 20 }, () => authenticateApiKey(created.body.key, em)),
+    );
+    expect(lookups).toHaveBeenCalledTimes(1);
+    expect(new Set(principals.map((principal) => JSON.stringify(principal))).size).toBe(1);
+    expect(principals[0]).toMatchObject({ kind: 'apiKey', apiKeyId: created.body.id });
+    // A wrong key is refused to every request that shares its lookup.
+    const refused = await Promise.allSettled(
+      Array.from({ length: 5 }, () => authenticateApiKey('ferry_sk_not_a_key', em)),
+    );
+    expect(refused.map((result) => result.status)).toEqual(Array(5).fill('rejected'));
+    expect(lookups).toHaveBeenCalledTimes(2);
   });
 
   it('records when a key was last used', async () => {
