@@ -24,6 +24,8 @@ export class InstallationState {
   readonly generation: number;
   /** Scheduled reads run inline for up to this many pages before a child takes over; 0: always a child. */
   readonly inlineReadPages: number;
+  /** When the installation's schedule began (its creation), when the workflow was started with it. */
+  readonly scheduleFrom: Date | undefined;
   config: InstallationConfigMessage;
   /** The first config has been applied; messages that arrive earlier wait for it. */
   ready: boolean;
@@ -41,6 +43,7 @@ export class InstallationState {
     this.projectId = input.projectId;
     this.generation = carried ? carried.generation + 1 : 0;
     this.inlineReadPages = input.inlineReadPages ?? DEFAULT_INLINE_READ_PAGES;
+    this.scheduleFrom = input.scheduleFrom ? new Date(input.scheduleFrom) : undefined;
     this.config = input.config;
     this.ready = Boolean(carried);
     this.#spread = {

@@ -55,15 +55,21 @@ export async function applyConfig(
     fresh.length || !state.ready
       ? await objectsNeedingBackfill({ installationId: state.installationId, objectNames: fresh })
       : [];
-  // A first run's schedule starts when the run did, not when it became ready: a workflow whose first
-  // task waited in a backlog (many installations created at once) runs the fire it should have had,
-  // late, instead of skipping to the next cron time.
+  // A first run's schedule starts when the installation was created, or when the run did if earlier,
+  // not when it became ready: a workflow whose first task waited in a backlog (many installations
+  // created at once), or whose start came late, runs the fire it should have had, late, instead of
+  // skipping to the next cron time.
   const firstApply = !state.ready;
-  const planFrom = firstApply && patched(FIRST_FIRE_FROM_START) ? workflowInfo().runStartTime : workflowNow();
+  const planFrom = firstApply && patched(FIRST_FIRE_FROM_START) ? firstPlanFrom(state) : workflowNow();
   const result = state.applyConfig(config, needing, planFrom);
   // The Temporal UI shows a workflow's memo: the config it runs now, not only the one it started with.
   if (patched(CONFIG_IN_MEMO)) upsertMemo({ configId: config.configId, revisionId: config.revisionId });
   return result;
+}
+
+function firstPlanFrom(state: InstallationState): Date {
+  const runStart = workflowInfo().runStartTime;
+  return state.scheduleFrom && state.scheduleFrom < runStart ? state.scheduleFrom : runStart;
 }
 
 /** Starts what became due: a pending subscription change, failing triggers that cannot run, reads. */

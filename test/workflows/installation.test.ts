@@ -167,6 +167,24 @@ describe('the installation workflow', () => {
     expect(ms(fire.plannedAt) - started).toBeLessThan(10_000);
   });
 
+  it('runs the fire it should have had when its workflow started late, after the installation was created', async () => {
+    // Created at :15:30, but its workflow only started at :16:20 (the repair loop retried the start),
+    // after the :16 fire.
+    handle = await harness.startInstallation(
+      [{ objectName: 'deals', schedule: '16 * * * *', backfill: false }],
+      { startOffsetMs: 80_000, createdBeforeStartMs: 50_000 },
+    );
+    const started = ms((await handle.describe()).startTime.toISOString());
+    await harness.advance(5 * MINUTE);
+    const [first] = harness.readsOf('deals', 'scheduled');
+    expect(first).toBeDefined();
+    // Run at once, in this cycle, not an hour later.
+    expect(ms(first.startedAt) - started).toBeLessThan(MINUTE);
+    const [fire] = (await handle.query(describeQuery)).recentFires;
+    expect(new Date(fire.plannedAt).toISOString()).toMatch(/:16:00\.000Z$/);
+    expect(ms(fire.plannedAt)).toBeLessThan(started);
+  });
+
   it('skips the backfill when the database says it is done (a restarted workflow)', async () => {
     harness.needsBackfill = () => [];
     handle = await harness.startInstallation([

@@ -233,6 +233,7 @@ async function insertInstallation(
       await startInstallationWorkflow(
         identityOf(project, integration, group, installationId),
         configMessage(config, revision.content),
+        now,
       );
       startedId = installationId;
       return { installation: created, config, group, connection };

@@ -94,7 +94,11 @@ export async function ensureInstallationWorkflow(
     fork.findOneOrFail(ProjectEntity, { id: installation.projectId }),
     currentConfigMessage(fork, installation),
   ]);
-  return startInstallationWorkflow(identityOf(project, integration, group, installation.id), message);
+  return startInstallationWorkflow(
+    identityOf(project, integration, group, installation.id),
+    message,
+    installation.createTime,
+  );
 }
 
 /** Sends a message to the installation's workflow, restarting the workflow from PostgreSQL when none runs. */

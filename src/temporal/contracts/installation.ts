@@ -226,4 +226,11 @@ export interface InstallationWorkflowInput {
    * workflows started before inline reads: the default applies.
    */
   inlineReadPages?: number;
+  /**
+   * When the installation's schedule began: its creation (ISO 8601). A first run plans its fires
+   * from this or from its own start, whichever is earlier, so a run that started late (its start
+   * retried by the repair loop, or held up in Temporal) runs the fire it missed, late, instead of
+   * skipping a cycle. Absent in workflows started before it existed: the run's start.
+   */
+  scheduleFrom?: string;
 }

@@ -115,6 +115,8 @@ export class InstallationHarness {
       watchSchema?: { schedule: string };
       /** Starts this long after the quarter past the hour the clock is aligned to. */
       startOffsetMs?: number;
+      /** The installation was created this long before its workflow starts. */
+      createdBeforeStartMs?: number;
     } = {},
   ): Promise<WorkflowHandle<typeof installationWorkflow>> {
     await this.#alignClock();
@@ -130,6 +132,9 @@ export class InstallationHarness {
       ...(options.maxIterations !== undefined && { maxIterations: options.maxIterations }),
       ...(options.scheduleSpreadSeconds !== undefined && {
         scheduleSpreadSeconds: options.scheduleSpreadSeconds,
+      }),
+      ...(options.createdBeforeStartMs !== undefined && {
+        scheduleFrom: new Date((await this.env.currentTimeMs()) - options.createdBeforeStartMs).toISOString(),
       }),
     };
     return this.env.client.workflow.start<typeof installationWorkflow>('installationWorkflow', {
