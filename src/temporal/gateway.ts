@@ -157,15 +157,15 @@ function installationHandle(client: Client, installationId: string): WorkflowHan
 export async function startInstallationWorkflow(
   identity: InstallationWorkflowIdentity,
   message: InstallationConfigMessage,
-  /** When the installation was created: its schedule begins then. */
-  scheduleFrom: Date,
+  /** When a new installation was created: its schedule began then. */
+  scheduleFrom?: Date,
 ): Promise<boolean> {
   const workflowId = installationWorkflowId(identity.installationId);
   const input: InstallationWorkflowInput = {
     installationId: identity.installationId,
     projectId: identity.projectId,
     config: message,
-    scheduleFrom: scheduleFrom.toISOString(),
+    ...(scheduleFrom && { scheduleFrom: scheduleFrom.toISOString() }),
     scheduleSpreadSeconds: config().scheduleSpreadSeconds,
     inlineReadPages: config().readInlinePages,
   };

@@ -3,6 +3,7 @@ import { ProblemError } from '../../core/problem.js';
 import { GroupEntity, type Group } from '../../db/entities/connection.js';
 import { InstallationEntity, type Installation } from '../../db/entities/installation.js';
 import { IntegrationEntity, RevisionEntity, type Integration } from '../../db/entities/integration.js';
+import { OperationEntity } from '../../db/entities/operation.js';
 import { ProjectEntity, type Project } from '../../db/entities/project.js';
 import { logger } from '../../logger.js';
 import type {
@@ -88,16 +89,20 @@ export async function ensureInstallationWorkflow(
   const fork = em.fork();
   const installation = await fork.findOne(InstallationEntity, { id: installationId });
   if (!installation) return false;
-  const [integration, group, project, message] = await Promise.all([
+  const [integration, group, project, message, operation] = await Promise.all([
     fork.findOneOrFail(IntegrationEntity, { id: installation.integrationId }),
     fork.findOneOrFail(GroupEntity, { id: installation.groupId }),
     fork.findOneOrFail(ProjectEntity, { id: installation.projectId }),
     currentConfigMessage(fork, installation),
+    fork.findOne(OperationEntity, { installationId: installation.id }, { fields: ['id'] }),
   ]);
+  // A new installation whose workflow never ran (its start at creation failed) keeps the schedule
+  // it was created with, and runs the fire it missed. One that ran before starts afresh: a fire
+  // missed while its workflow was gone is not made up beside the reads being resumed.
   return startInstallationWorkflow(
     identityOf(project, integration, group, installation.id),
     message,
-    installation.createTime,
+    operation ? undefined : installation.createTime,
   );
 }
 
