@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
@@ -22,11 +23,20 @@ import { projectRoot } from '../src/config.js';
  * a fresh worker, whose ready and peak RSS are reported. Unless --no-quarter, one more Ferry run
  * with N/4 records shows whether the worker's memory grows with N. The last line printed is one
  * JSON object with the figures.
+ *
+ * The baseline loop delivers what Ferry delivers (COMPAT.md): each record as `{fields, mappedFields,
+ * raw}` in the message envelope, messages under 300 KB, signed the Standard Webhooks way, so `ratio`
+ * compares the cost of the pipeline, not of the message format. The receiver counts the bytes each
+ * side delivered per record (`bytesPerRecord`), which should match. A second loop that POSTs the raw
+ * records alone (`{result: [{raw}]}`, less than half the bytes, unsigned) runs beside it:
+ * `ratioToRawLoop` is Ferry against that one.
  */
 
 interface Counts {
   unique: number;
   total: number;
+  /** Body bytes received. */
+  bytes: number;
   firstAt?: number;
   /** Gaps of over 100 ms between two messages: how many, and their total. */
   pauses: { count: number; ms: number };
@@ -69,6 +79,7 @@ const totals = new Map();
 const firsts = new Map();
 const lasts = new Map();
 const pauses = new Map();
+const bytes = new Map();
 const server = createServer((req, res) => {
   const chunks = [];
   req.on('data', (chunk) => chunks.push(chunk));
@@ -82,7 +93,9 @@ const server = createServer((req, res) => {
       pauses.set(path, { count: p.count + 1, ms: p.ms + gap });
     }
     lasts.set(path, now);
-    const body = JSON.parse(Buffer.concat(chunks).toString());
+    const received = Buffer.concat(chunks);
+    bytes.set(path, (bytes.get(path) || 0) + received.length);
+    const body = JSON.parse(received.toString());
     let ids = seen.get(path);
     if (!ids) seen.set(path, (ids = new Set()));
     for (const entry of body.result || []) ids.add(String(entry.raw && entry.raw.id));
@@ -94,7 +107,7 @@ server.keepAliveTimeout = 60000;
 server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
 parentPort.on('message', (message) => {
   if (message.type === 'count') {
-    parentPort.postMessage({ id: message.id, unique: seen.get(message.path)?.size ?? 0, total: totals.get(message.path) ?? 0, firstAt: firsts.get(message.path), pauses: pauses.get(message.path) ?? { count: 0, ms: 0 } });
+    parentPort.postMessage({ id: message.id, unique: seen.get(message.path)?.size ?? 0, total: totals.get(message.path) ?? 0, firstAt: firsts.get(message.path), bytes: bytes.get(message.path) ?? 0, pauses: pauses.get(message.path) ?? { count: 0, ms: 0 } });
   } else if (message.type === 'close') {
     server.closeAllConnections();
     server.close(() => parentPort.close());
@@ -141,8 +154,91 @@ async function startReceiver(): Promise<Receiver> {
   };
 }
 
-/** The baseline: page through the sandbox and POST each page to the receiver, nothing else. */
-async function plainLoop(sandboxUrl: string, receiverUrl: string, pageSize: number): Promise<number> {
+/** One page's deliveries: each body with the headers it is POSTed with. */
+type PageMessages = (
+  records: Record<string, unknown>[],
+) => { body: string; headers: Record<string, string> }[];
+
+/** The raw records alone, one unsigned message per page. */
+const rawMessages: PageMessages = (records) => [
+  {
+    body: JSON.stringify({ result: records.map((raw) => ({ raw })) }),
+    headers: { 'content-type': 'application/json' },
+  },
+];
+
+/**
+ * The messages Ferry delivers for a page, written plainly: every field selected (`selectedFieldsAuto:
+ * "all"`, names lower-cased), the envelope of a backfill, at most 500 records and 300 KB a message,
+ * each signed with a Standard Webhooks secret and carrying its headers as `webhook-*` and `svix-*`.
+ */
+function ferryShapedMessages(): PageMessages {
+  const key = randomBytes(32);
+  const envelope = {
+    action: 'read',
+    projectId: randomUUID(),
+    provider: 'sandboxApiKey',
+    groupRef: 'group-baseline',
+    groupName: 'group-baseline',
+    consumerRef: 'consumer-baseline',
+    consumerName: 'consumer-baseline',
+    installationId: randomUUID(),
+    installationUpdateTime: new Date().toISOString(),
+    objectName: 'contacts',
+    rawObjectName: 'contacts',
+    operationId: randomUUID(),
+    operationTime: new Date().toISOString(),
+    readType: 'backfill',
+  };
+  const head = JSON.stringify(envelope).slice(0, -1);
+  const maxBytes = 300 * 1024;
+  const message = (entries: string[]) => {
+    const body = `${head},"resultInfo":{"type":"inline","numRecords":${entries.length}},"result":[${entries.join(',')}]}`;
+    const id = `msg_${randomBytes(18).toString('base64url')}`;
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const signature = `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+    return {
+      body,
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': timestamp,
+        'webhook-signature': signature,
+        'svix-id': id,
+        'svix-timestamp': timestamp,
+        'svix-signature': signature,
+      },
+    };
+  };
+  return (records) => {
+    const messages = [];
+    let entries: string[] = [];
+    let bytes = head.length + 64;
+    for (const raw of records) {
+      const fields: Record<string, unknown> = {};
+      for (const [name, value] of Object.entries(raw)) fields[name.toLowerCase()] = value;
+      const entry = JSON.stringify({ fields, mappedFields: {}, raw });
+      const entryBytes = Buffer.byteLength(entry);
+      if (entries.length && (entries.length === 500 || bytes + entryBytes + 1 > maxBytes)) {
+        messages.push(message(entries));
+        entries = [];
+        bytes = head.length + 64;
+      }
+      entries.push(entry);
+      bytes += entryBytes + 1;
+    }
+    if (entries.length) messages.push(message(entries));
+    return messages;
+  };
+}
+
+/** The baseline: page through the sandbox and POST each page's messages to the receiver, nothing else. */
+async function plainLoop(
+  sandboxUrl: string,
+  receiverUrl: string,
+  pageSize: number,
+  messages: PageMessages,
+): Promise<number> {
   const dispatcher = new Agent({ keepAliveTimeout: 60_000, connections: 8 });
   let cursor: string | null = null;
   let records = 0;
@@ -156,13 +252,10 @@ async function plainLoop(sandboxUrl: string, receiverUrl: string, pageSize: numb
       results: Record<string, unknown>[];
       nextCursor: string | null;
     };
-    const delivered = await request(receiverUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ result: body.results.map((raw) => ({ raw })) }),
-      dispatcher,
-    });
-    await delivered.body.dump();
+    for (const { body: message, headers } of messages(body.results)) {
+      const delivered = await request(receiverUrl, { method: 'POST', headers, body: message, dispatcher });
+      await delivered.body.dump();
+    }
     records += body.results.length;
     cursor = body.nextCursor;
   } while (cursor);
@@ -282,6 +375,8 @@ interface FerryRun {
   /** From creating the installation to the first message at the receiver. */
   firstRecordSeconds?: number;
   recordsPerSec: number;
+  /** Body bytes the receiver got per record. */
+  bytesPerRecord: number;
   /** The worker's peak resident set size during the read (since it was ready, where Linux can say). */
   peakRssMb?: number;
   /** The worker's resident set size once ready, before the read. */
@@ -451,12 +546,13 @@ export async function benchRead(args: string[]): Promise<void> {
           if (operations.results?.[0] && operations.results[0].status !== 'in_progress') break;
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
-        const { total, firstAt, pauses } = await receiver.count(path);
+        const { total, firstAt, pauses, bytes } = await receiver.count(path);
         if (total !== count) say(`Ferry (${label}): ${total - count} records redelivered`);
         return {
           records: count,
           seconds,
           recordsPerSec: Math.round(count / seconds),
+          bytesPerRecord: Math.round(bytes / total),
           ...(firstAt && { firstRecordSeconds: (firstAt - started) / 1000 }),
           pausesOver100ms: { count: pauses.count, seconds: pauses.ms / 1000 },
           machineCpuSeconds,
@@ -473,26 +569,40 @@ export async function benchRead(args: string[]): Promise<void> {
       }
     };
 
-    // The baseline reads the same generated records from a sandbox of the same size. It runs before
+    // The baselines read the same generated records from a sandbox of the same size. They run before
     // and after each Ferry run, and each Ferry run is compared with the mean of the two around it,
     // so a machine whose load changes during the bench skews the ratio less.
-    const baselineMachineCpu: number[] = [];
-    const baselineRun = async (round: number): Promise<number> => {
+    interface Baseline {
+      seconds: number;
+      machineCpuSeconds: number;
+      bytesPerRecord: number;
+    }
+    const loops = { sameMessages: ferryShapedMessages(), rawOnly: rawMessages };
+    const baselineRun = async (round: number): Promise<Record<keyof typeof loops, Baseline>> => {
       const baselineSandbox = await startSandboxProcess(records);
-      say(`baseline: moving ${records.toLocaleString('en-US')} contacts with a plain loop`);
-      const baselineStarted = Date.now();
-      const machineBefore = machineBusySeconds();
-      const moved = await plainLoop(baselineSandbox.url, `${receiver.url}/baseline-${round}`, pageSize);
-      baselineMachineCpu.push(machineBusySeconds() - machineBefore);
-      const seconds = (Date.now() - baselineStarted) / 1000;
-      await baselineSandbox.close();
-      if (moved !== records) throw new Error(`the baseline moved ${moved} of ${records} records`);
-      say(`baseline: ${Math.round(records / seconds)} records/s`);
-      return seconds;
+      const result = {} as Record<keyof typeof loops, Baseline>;
+      try {
+        for (const [name, messages] of Object.entries(loops) as [keyof typeof loops, PageMessages][]) {
+          say(`baseline (${name}): moving ${records.toLocaleString('en-US')} contacts with a plain loop`);
+          const path = `/baseline-${name}-${round}`;
+          const started = Date.now();
+          const machineBefore = machineBusySeconds();
+          const moved = await plainLoop(baselineSandbox.url, `${receiver.url}${path}`, pageSize, messages);
+          const machineCpuSeconds = machineBusySeconds() - machineBefore;
+          const seconds = (Date.now() - started) / 1000;
+          if (moved !== records) throw new Error(`the baseline moved ${moved} of ${records} records`);
+          const { bytes } = await receiver.count(path);
+          result[name] = { seconds, machineCpuSeconds, bytesPerRecord: Math.round(bytes / records) };
+          say(`baseline (${name}): ${Math.round(records / seconds)} records/s`);
+        }
+      } finally {
+        await baselineSandbox.close();
+      }
+      return result;
     };
 
     const loadBefore = loadavg()[0];
-    const baselineSeconds = [await baselineRun(0)];
+    const baselines = [await baselineRun(0)];
     const ferryRuns: FerryRun[] = [];
     for (let round = 1; round <= rounds; round++) {
       const ferry = await ferryRun(records, round === 1 ? 'full' : `full-${round}`);
@@ -500,12 +610,18 @@ export async function benchRead(args: string[]): Promise<void> {
         `Ferry: ${ferry.recordsPerSec} records/s, worker ready RSS ${ferry.readyRssMb ?? '?'} MB, peak ${ferry.peakRssMb ?? '?'} MB (${ferry.result})`,
       );
       ferryRuns.push(ferry);
-      baselineSeconds.push(await baselineRun(round));
+      baselines.push(await baselineRun(round));
     }
-    const roundRatios = ferryRuns.map((ferry, index) => {
-      const around = (baselineSeconds[index] + baselineSeconds[index + 1]) / 2;
-      return ferry.recordsPerSec / (records / around);
-    });
+    /** The mean of a baseline figure over the runs before and after Ferry run `index`. */
+    const around = (index: number, loop: keyof typeof loops, figure: keyof Baseline) =>
+      (baselines[index][loop][figure] + baselines[index + 1][loop][figure]) / 2;
+    const baselineSeconds = baselines.map((baseline) => baseline.sameMessages.seconds);
+    const roundRatios = ferryRuns.map(
+      (ferry, index) => ferry.recordsPerSec / (records / around(index, 'sameMessages', 'seconds')),
+    );
+    const rawRatios = ferryRuns.map(
+      (ferry, index) => ferry.recordsPerSec / (records / around(index, 'rawOnly', 'seconds')),
+    );
     // The median round (the lower middle one when there are two).
     const middle = [...roundRatios.keys()].sort((a, b) => roundRatios[a] - roundRatios[b])[
       Math.floor((rounds - 1) / 2)
@@ -532,6 +648,13 @@ export async function benchRead(args: string[]): Promise<void> {
       ferryRecordsPerSec: ferry.recordsPerSec,
       baselineRecordsPerSec: Math.round(records / baselineAround),
       ratio: Number(roundRatios[middle].toFixed(3)),
+      ratioToRawLoop: Number(rawRatios[middle].toFixed(3)),
+      rawLoopRecordsPerSec: Math.round(records / around(middle, 'rawOnly', 'seconds')),
+      bytesPerRecord: {
+        ferry: ferry.bytesPerRecord,
+        sameMessagesLoop: Math.round(around(middle, 'sameMessages', 'bytesPerRecord')),
+        rawLoop: Math.round(around(middle, 'rawOnly', 'bytesPerRecord')),
+      },
       peakRssMb: ferry.peakRssMb ?? null,
       workerReadyRssMb: ferry.readyRssMb ?? null,
       peakToReadyRss: rssRatio(ferry),
@@ -541,12 +664,12 @@ export async function benchRead(args: string[]): Promise<void> {
         baselineSecondsBefore: Number(baselineSeconds[index].toFixed(2)),
         baselineSecondsAfter: Number(baselineSeconds[index + 1].toFixed(2)),
         ratio: Number(roundRatios[index].toFixed(3)),
+        ratioToRawLoop: Number(rawRatios[index].toFixed(3)),
         pausesOver100ms: run.pausesOver100ms,
         workerCpuSeconds: run.workerCpuSeconds ?? null,
         machineCpuSeconds: run.machineCpuSeconds,
-        baselineMachineCpuSeconds: Number(
-          ((baselineMachineCpu[index] + baselineMachineCpu[index + 1]) / 2).toFixed(2),
-        ),
+        baselineMachineCpuSeconds: Number(around(index, 'sameMessages', 'machineCpuSeconds').toFixed(2)),
+        rawLoopMachineCpuSeconds: Number(around(index, 'rawOnly', 'machineCpuSeconds').toFixed(2)),
         workerReadyRssMb: run.readyRssMb ?? null,
         peakRssMb: run.peakRssMb ?? null,
       })),
