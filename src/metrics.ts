@@ -65,7 +65,7 @@ export const repairMarks = new Counter({
 
 export const repairPasses = new Counter({
   name: 'ferry_repair_passes_total',
-  help: 'Full repair passes (reconcile and stuck-operation sweep), by outcome (clean, repaired, failed).',
+  help: 'Full repair passes (reconcile and stuck-operation sweep), by outcome (clean, repaired, failed, skipped: another worker ran it).',
   labelNames: ['outcome'] as const,
   registers: [registry],
 });

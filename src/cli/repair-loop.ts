@@ -1,6 +1,7 @@
 import { config } from '../config.js';
 import { logger } from '../logger.js';
 import { repairPasses, repairedItems } from '../metrics.js';
+import { unlessRunningElsewhere } from '../db/advisory-lock.js';
 import { reconcileInstallations } from '../domain/installations/reconcile.js';
 import { repairUnfinishedChanges } from '../domain/marked-changes.js';
 import { sweepStuckOperations } from '../domain/stuck-operations.js';
@@ -39,14 +40,25 @@ function every(intervalMs: number, pass: () => Promise<void>): RepairLoop {
  * - from the start and every `FERRY_REPAIR_INTERVAL_SECONDS`, the full pass: makes Temporal match
  *   PostgreSQL for every installation (reconcile) and ends or resumes operations that lost their
  *   run, whatever the cause (a run terminated from the Temporal UI, a server that lost its data).
+ *   One worker runs it at a time; the others skip the turn (a pass over 10,000 installations is a
+ *   visibility listing and a scan of the table, not worth repeating per replica).
  * A failed pass is logged and the next one tries again.
  */
 export function startRepairLoop(options: { intervalMs?: number; marksIntervalMs?: number } = {}): RepairLoop {
   let first = true;
   const full = every(options.intervalMs ?? config().repair.intervalMs, async () => {
     try {
-      const reconciled = await reconcileInstallations();
-      const swept = await sweepStuckOperations({ staleAfterMs: config().repair.stuckAfterMs });
+      // One worker at a time: with several replicas, the others skip the pass rather than repeat it.
+      const pass = await unlessRunningElsewhere('repair-pass', async () => ({
+        reconciled: await reconcileInstallations(),
+        swept: await sweepStuckOperations({ staleAfterMs: config().repair.stuckAfterMs }),
+      }));
+      if (!pass.ran) {
+        logger.debug('repair pass skipped: another worker is running it');
+        repairPasses.inc({ outcome: 'skipped' });
+        return;
+      }
+      const { reconciled, swept } = pass.value;
       const repaired =
         reconciled.started + reconciled.configResent + reconciled.orphansEnded + swept.resumed + swept.ended;
       // The first pass (the one a restart triggers) and any that changed something are worth a line.
