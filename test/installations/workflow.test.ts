@@ -17,10 +17,12 @@ import {
   FerryProvider,
 } from '../../src/temporal/search-attributes.js';
 import { reconcileInstallations } from '../../src/domain/installations/reconcile.js';
+import { createOperation } from '../../src/domain/operations.js';
 import { spreadFraction } from '../../workflows/schedule.js';
 import { failTriggeredReads } from '../../src/domain/reads/finish.js';
 import {
   describeQuery,
+  type InstallationWorkflowInput,
   pauseSignal,
   resumeSignal,
   triggerReadSignal,
@@ -344,6 +346,39 @@ describe('the installation workflow, through the API', () => {
 
     const again = await reconcileInstallations({ projectId: stack.project.id });
     expect(again).toMatchObject({ started: 0, configResent: 0, orphansEnded: 0, failed: 0 });
+  });
+
+  it('reconcile starts a never-run installation on the schedule it was created with, and one that ran afresh', async () => {
+    const neverRan = await install(stack, fixture, (await connectGroup(stack)).groupRef);
+    const ranBefore = await install(stack, fixture, (await connectGroup(stack)).groupRef);
+    await transaction(async (em) => {
+      createOperation(em, {
+        projectId: stack.project.id,
+        integrationId: fixture.integrationId,
+        installationId: ranBefore.id,
+        configId: ranBefore.config.id,
+        actionType: 'read',
+      });
+    });
+    // Their starts at creation failed, or Temporal lost them.
+    for (const { id } of [neverRan, ranBefore]) await handleOf(id).terminate('simulating a lost start');
+
+    await reconcileInstallations({ projectId: stack.project.id });
+    expect(await statusOf(neverRan.id)).toBe('RUNNING');
+    expect(await statusOf(ranBefore.id)).toBe('RUNNING');
+    /** The input of the installation's running workflow. */
+    const inputOf = async (installationId: string) => {
+      const { events } = await handleOf(installationId).fetchHistory();
+      const [payload] = events![0].workflowExecutionStartedEventAttributes!.input!.payloads!;
+      return JSON.parse(Buffer.from(payload.data!).toString()) as InstallationWorkflowInput;
+    };
+    const createTime = await transaction(async (em) =>
+      (await em.findOneOrFail(InstallationEntity, { id: neverRan.id })).createTime.toISOString(),
+    );
+    // Its first fires are planned from its creation, so a fire due meanwhile still runs.
+    expect((await inputOf(neverRan.id)).scheduleFrom).toBe(createTime);
+    // A restarted one resumes its reads and does not make up fires missed while it was gone.
+    expect((await inputOf(ranBefore.id)).scheduleFrom).toBeUndefined();
   });
 
   it('reconcile resends a config version committed while its workflow was never told (a crashed PATCH)', async () => {
