@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setMaxListeners } from 'node:events';
 import pg from 'pg';
 import { Pool, request } from 'undici';
 import { benchEnvironment } from './bench-database.js';
+import { machineBusySeconds } from './machine-cpu.js';
 import { options } from '../src/cli/options.js';
 import { projectRoot } from '../src/config.js';
 
@@ -21,9 +22,9 @@ import { projectRoot } from '../src/config.js';
  * slices of `slice-seconds`, so that on a machine other work shares both see the same load; the
  * CPU time each server process used per request (/proc) is a figure that load disturbs far less
  * than latency. The last line printed is one JSON object: per endpoint and concurrency, p50/p99
- * latency (ms), requests/s and CPU ms per request of Ferry and of the bare handler, the ratio of
- * their requests/s (`ratio`) and of their CPU per request (`cpuRatio`, bare ÷ Ferry), and the load
- * average at the end.
+ * latency (ms), requests/s and CPU ms per request of Ferry and of the bare handler, the machine's busy
+ * share while each was loaded, the ratio of their requests/s (`ratio`) and of their CPU per request
+ * (`cpuRatio`, bare ÷ Ferry), and the load average at the end.
  */
 
 function say(line: string): void {
@@ -100,6 +101,11 @@ interface Cell {
   bytesPerResponse: number;
   timeouts?: number;
   censored?: boolean;
+  /**
+   * Busy share of the machine's cores over the cell (every process: the load generator, the server
+   * and PostgreSQL): near 1, the machine itself is what limits throughput and latency.
+   */
+  machineBusyShare?: number;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -131,6 +137,7 @@ class Tally {
   seconds = 0;
   bytes = 0;
   cpu: number | undefined = 0;
+  machineCpu = 0;
 
   cell(): Cell {
     const latencies = this.latencies.sort((a, b) => a - b);
@@ -145,6 +152,7 @@ class Tally {
       ...(this.cpu !== undefined &&
         latencies.length && { cpuMsPerRequest: Number((this.cpu / latencies.length).toFixed(3)) }),
       ...(this.timeouts && { timeouts: this.timeouts, censored: true }),
+      machineBusyShare: Number((this.machineCpu / (this.seconds * cpus().length)).toFixed(3)),
     };
   }
 }
@@ -166,6 +174,7 @@ async function load(
   tally: Tally,
 ): Promise<void> {
   const cpuBefore = cpuMs(server.pid);
+  const machineBefore = machineBusySeconds();
   const started = performance.now();
   const deadline = started + seconds * 1000;
   const abort = new AbortController();
@@ -194,6 +203,7 @@ async function load(
   await Promise.all(Array.from({ length: concurrency }, client));
   clearTimeout(timer);
   tally.seconds += (performance.now() - started) / 1000;
+  tally.machineCpu += machineBusySeconds() - machineBefore;
   const cpuAfter = cpuMs(server.pid);
   tally.cpu =
     tally.cpu === undefined || cpuBefore === undefined || cpuAfter === undefined

@@ -536,7 +536,8 @@ export async function benchInstallations(args: string[]): Promise<void> {
       const afterCronTime: number[] = [];
       const operationIds: string[] = [];
       const planned = new Map<string, number>();
-      await eachLimited([...created.keys()], 16, async (id) => {
+      // Queries are answered from the worker's cache: 64 at once asks all 10,000 in well under a minute.
+      await eachLimited([...created.keys()], 64, async (id) => {
         // This cron time's fire, expected when it is observed and comes after the installation was made.
         const fire = nextSpreadFireTime(schedule, new Date(Math.max(created.get(id)! + 2000, cronTime - 1)), {
           maxMs: windowMs,
@@ -759,6 +760,8 @@ export async function benchInstallations(args: string[]): Promise<void> {
       maxCachedWorkflows: options.maxCached,
       workerHeapMb: options.workerHeapMb,
       cores: cpus().length,
+      // From this process's start to this line; stopping every process takes seconds more.
+      benchSeconds: Math.round(performance.now() / 1000),
     };
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
