@@ -21,6 +21,9 @@
  * provider process and delivers to a local receiver. `--read stub` keeps the old stand-in child
  * that only records its operation row (installation-workflows.ts).
  *
+ * `--cycles 2` observes the same part of the next cron time's window too (15 minutes later on
+ * every15), every installation due again, and reports it under `laterCycles`.
+ *
  * `--schedule every15` is `*\/15 * * * *` shifted (`M-59/15 * * * *`) so that its next cron time
  * comes `--lead-seconds` after the bench starts creating: the same frequency, observed for one
  * cycle without waiting up to 15 minutes for a quarter hour. `--observe-seconds` watches only the
@@ -290,6 +293,8 @@ interface Options {
   cost: boolean;
   leadSeconds?: number;
   observeSeconds?: number;
+  /** Cron times observed one after the other, the same part of each. */
+  cycles: number;
   maxCached: number;
   workerHeapMb: number;
 }
@@ -307,6 +312,7 @@ function parseOptions(args: string[]): Options & { role?: string } {
       cost: { type: 'boolean', default: false },
       'lead-seconds': { type: 'string' },
       'observe-seconds': { type: 'string' },
+      cycles: { type: 'string', default: '1' },
       'max-cached-workflows': { type: 'string' },
       'worker-heap-mb': { type: 'string' },
       role: { type: 'string' },
@@ -324,14 +330,19 @@ function parseOptions(args: string[]): Options & { role?: string } {
     cost: values.cost,
     ...(values['lead-seconds'] !== undefined && { leadSeconds: Number(values['lead-seconds']) }),
     ...(values['observe-seconds'] !== undefined && { observeSeconds: Number(values['observe-seconds']) }),
+    cycles: Number(values.cycles),
     // Both phases of --cost, with room to spare.
     maxCached: Number(values['max-cached-workflows'] ?? count * 2 + 100),
     // A cached installation workflow takes about 0.5 MB of heap: room for all of them, and the rest.
     workerHeapMb: Number(values['worker-heap-mb'] ?? Math.max(4096, Math.ceil(count * 0.8) + 2048)),
     ...(values.role !== undefined && { role: values.role }),
   };
-  if (![options.count, options.concurrency, options.idleSeconds].every((n) => Number.isInteger(n) && n > 0)) {
-    throw new Error('--count, --concurrency and --idle-seconds take positive integers');
+  if (
+    ![options.count, options.concurrency, options.idleSeconds, options.cycles].every(
+      (n) => Number.isInteger(n) && n > 0,
+    )
+  ) {
+    throw new Error('--count, --concurrency, --idle-seconds and --cycles take positive integers');
   }
   if (!['real', 'stub'].includes(options.read)) throw new Error('--read is real or stub');
   return options;
@@ -710,6 +721,31 @@ export async function benchInstallations(args: string[]): Promise<void> {
 
     say('asking every installation for its fires');
     const fires = await collectFires(created, schedule, cronTime, windowMs, observedMs);
+    // Each later cycle: the same part of the next cron time's window, every installation due again.
+    const laterCycles = [];
+    for (let cycle = 1; cycle < options.cycles; cycle++) {
+      const at = cronTime + cycle * interval;
+      say(`cycle ${cycle + 1}: observing the fires of ${new Date(at).toISOString()}`);
+      const seen = await observeCronTime(schedule, at, observedMs);
+      const cycleFires = await collectFires(created, schedule, at, windowMs, observedMs);
+      laterCycles.push({
+        cronTime: new Date(at).toISOString(),
+        expectedFires: cycleFires.expected,
+        scheduledFires: cycleFires.fires,
+        missingFires: cycleFires.missing,
+        unansweredQueries: cycleFires.unanswered,
+        succeededReads: cycleFires.succeeded,
+        scheduleLatenessP50Ms: Math.round(percentile(cycleFires.lateness, 50)),
+        scheduleLatenessP99Ms: Math.round(percentile(cycleFires.lateness, 99)),
+        scheduleLatenessMaxMs: Math.round(Math.max(0, ...cycleFires.lateness)),
+        readStartLatenessP99Ms: Math.round(percentile(cycleFires.readStartLateness, 99)),
+        serverOps: operationsPerRead(seen.opsBefore, seen.opsAfter, cycleFires.fires),
+        busyCpuPct: seen.busy,
+        workerRssPeakMb: seen.peakWorkerRss,
+        temporalRssPeakMb: seen.peakTemporalRss,
+      });
+      say(`cycle ${cycle + 1}: ${JSON.stringify(laterCycles.at(-1))}`);
+    }
     const operations = await transaction((em) => em.count(OperationEntity, { actionType: 'read' }));
 
     const createSeconds = creation.seconds;
@@ -760,6 +796,12 @@ export async function benchInstallations(args: string[]): Promise<void> {
       maxCachedWorkflows: options.maxCached,
       workerHeapMb: options.workerHeapMb,
       cores: cpus().length,
+      cycles: options.cycles,
+      ...(laterCycles.length && {
+        laterCycles,
+        missingFiresAllCycles:
+          fires.missing + laterCycles.reduce((sum, cycle) => sum + cycle.missingFires, 0),
+      }),
       // From this process's start to this line; stopping every process takes seconds more.
       benchSeconds: Math.round(performance.now() / 1000),
     };
