@@ -480,8 +480,17 @@ describe('the installation workflow', () => {
     await harness.advance(31 * MINUTE);
     expect(harness.readsOf('contacts')).toHaveLength(1);
     await handle.cancel();
+    // Waited for without skipping time: awaiting the result lets the server skip, and a skip taken
+    // before the cancellation reached the read would jump to the year-long read's end.
+    while ((await handle.describe()).status.name === 'RUNNING') {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     await expect(handle.result()).rejects.toBeInstanceOf(WorkflowFailedError);
-    expect(harness.readsOf('contacts')[0].finishedAt).toBeUndefined();
+    const [read] = harness.readsOf('contacts');
+    expect(read.finishedAt).toBeUndefined();
+    // Cancelled by the workflow, not terminated by the parent close policy.
+    const child = harness.env.client.workflow.getHandle(`read/${read.operationId}`);
+    expect((await child.describe()).status.name).toBe('CANCELLED');
     expect(harness.subscriptionChanges.at(-1)).toMatchObject({
       action: 'delete',
       removals: [expect.objectContaining({ objectName: 'contacts' })],
