@@ -1,4 +1,5 @@
 import { getOrm } from './orm.js';
+import { withPooledConnection } from './raw.js';
 
 /**
  * Work that one process at a time should do, however many run: a PostgreSQL session advisory lock
@@ -7,35 +8,23 @@ import { getOrm } from './orm.js';
  * try takes over at once.
  */
 
-interface PgClient {
-  query(text: string, values: unknown[]): Promise<{ rows: { locked: boolean }[] }>;
-}
-
-interface KnexClient {
-  acquireConnection(): Promise<PgClient>;
-  releaseConnection(connection: PgClient): Promise<unknown>;
-}
-
 export type Exclusive<T> = { ran: true; value: T } | { ran: false };
 
 /** Runs `work` unless another session holds the lock of `name`; then skips it (`ran: false`). */
 export async function unlessRunningElsewhere<T>(name: string, work: () => Promise<T>): Promise<Exclusive<T>> {
   const orm = await getOrm();
-  const client = orm.em.getKnex().client as unknown as KnexClient;
-  const connection = await client.acquireConnection();
-  try {
-    // hashtext: a stable int4 of the name; the `ferry:` prefix keeps clear of other users' locks.
-    const key = `ferry:${name}`;
-    const [{ locked }] = (
-      await connection.query('select pg_try_advisory_lock(hashtext($1)) as locked', [key])
-    ).rows;
-    if (!locked) return { ran: false };
+  // hashtext: a stable int4 of the name; the `ferry:` prefix keeps clear of other users' locks.
+  const values = [`ferry:${name}`];
+  return withPooledConnection(orm.em, async (connection) => {
+    const { rows } = await connection.query({
+      text: 'select pg_try_advisory_lock(hashtext($1)) as locked',
+      values,
+    });
+    if (!rows[0].locked) return { ran: false };
     try {
       return { ran: true, value: await work() };
     } finally {
-      await connection.query('select pg_advisory_unlock(hashtext($1)) as locked', [key]);
+      await connection.query({ text: 'select pg_advisory_unlock(hashtext($1))', values });
     }
-  } finally {
-    await client.releaseConnection(connection);
-  }
+  });
 }

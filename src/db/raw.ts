@@ -11,8 +11,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 
 type Row = Record<string, unknown>;
 
-interface PgClient {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Row[] }>;
+export interface PgClient {
+  /** `name`: a statement the connection prepares once and reuses. */
+  query(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: Row[] }>;
 }
 
 interface KnexClient {
@@ -49,10 +50,21 @@ export async function rawRows(em: EntityManager, sql: string, params: unknown[])
   if (transaction) {
     return em.getConnection().execute<Row[]>(sql, params, 'all', transaction);
   }
+  return withPooledConnection(
+    em,
+    async (connection) => (await connection.query({ ...preparedStatement(sql), values: params })).rows,
+  );
+}
+
+/** Runs `work` on a connection of the ORM's pool, straight on the driver, and gives it back after. */
+export async function withPooledConnection<T>(
+  em: EntityManager,
+  work: (connection: PgClient) => Promise<T>,
+): Promise<T> {
   const client = em.getKnex().client as unknown as KnexClient;
   const connection = await client.acquireConnection();
   try {
-    return (await connection.query({ ...preparedStatement(sql), values: params })).rows;
+    return await work(connection);
   } finally {
     await client.releaseConnection(connection);
   }
