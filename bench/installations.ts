@@ -626,6 +626,27 @@ export async function benchInstallations(args: string[]): Promise<void> {
       return { opsBefore, opsAfter, busy, peakWorkerRss, peakTemporalRss };
     };
 
+    /** What one cron time's observed window showed: its fires, their lateness, the server's work. */
+    const firesFigures = (
+      fires: Awaited<ReturnType<typeof collectFires>>,
+      observed: Awaited<ReturnType<typeof observeCronTime>>,
+    ) => ({
+      expectedFires: fires.expected,
+      scheduledFires: fires.fires,
+      missingFires: fires.missing,
+      unansweredQueries: fires.unanswered,
+      succeededReads: fires.succeeded,
+      inlineReads: fires.ranInline,
+      scheduleLatenessP50Ms: Math.round(percentile(fires.lateness, 50)),
+      scheduleLatenessP99Ms: Math.round(percentile(fires.lateness, 99)),
+      scheduleLatenessMaxMs: Math.round(Math.max(0, ...fires.lateness)),
+      startAfterCronTimeP50Ms: Math.round(percentile(fires.afterCronTime, 50)),
+      startAfterCronTimeP99Ms: Math.round(percentile(fires.afterCronTime, 99)),
+      readStartLatenessP50Ms: Math.round(percentile(fires.readStartLateness, 50)),
+      readStartLatenessP99Ms: Math.round(percentile(fires.readStartLateness, 99)),
+      serverOps: operationsPerRead(observed.opsBefore, observed.opsAfter, fires.fires),
+    });
+
     if (options.cost) {
       // The old design and the new one on the same server, one after the other.
       const phases: Record<string, unknown> = {};
@@ -732,16 +753,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
       const cycleFires = await collectFires(created, schedule, at, windowMs, observedMs);
       laterCycles.push({
         cronTime: new Date(at).toISOString(),
-        expectedFires: cycleFires.expected,
-        scheduledFires: cycleFires.fires,
-        missingFires: cycleFires.missing,
-        unansweredQueries: cycleFires.unanswered,
-        succeededReads: cycleFires.succeeded,
-        scheduleLatenessP50Ms: Math.round(percentile(cycleFires.lateness, 50)),
-        scheduleLatenessP99Ms: Math.round(percentile(cycleFires.lateness, 99)),
-        scheduleLatenessMaxMs: Math.round(Math.max(0, ...cycleFires.lateness)),
-        readStartLatenessP99Ms: Math.round(percentile(cycleFires.readStartLateness, 99)),
-        serverOps: operationsPerRead(seen.opsBefore, seen.opsAfter, cycleFires.fires),
+        ...firesFigures(cycleFires, seen),
         busyCpuPct: seen.busy,
         workerRssPeakMb: seen.peakWorkerRss,
         temporalRssPeakMb: seen.peakTemporalRss,
@@ -766,22 +778,9 @@ export async function benchInstallations(args: string[]): Promise<void> {
       scheduleSpreadSeconds: windowMs / 1000,
       observedSeconds: observedMs / 1000,
       firesPerSecond: Math.round((fires.fires / (observedMs / 1000)) * 10) / 10,
-      expectedFires: fires.expected,
-      scheduledFires: fires.fires,
-      missingFires: fires.missing,
-      unansweredQueries: fires.unanswered,
-      succeededReads: fires.succeeded,
-      inlineReads: fires.ranInline,
+      ...firesFigures(fires, observed),
       readOperations: operations,
       deliveries: receiver.received(),
-      scheduleLatenessP50Ms: Math.round(percentile(fires.lateness, 50)),
-      scheduleLatenessP99Ms: Math.round(percentile(fires.lateness, 99)),
-      scheduleLatenessMaxMs: Math.round(Math.max(0, ...fires.lateness)),
-      startAfterCronTimeP50Ms: Math.round(percentile(fires.afterCronTime, 50)),
-      startAfterCronTimeP99Ms: Math.round(percentile(fires.afterCronTime, 99)),
-      readStartLatenessP50Ms: Math.round(percentile(fires.readStartLateness, 50)),
-      readStartLatenessP99Ms: Math.round(percentile(fires.readStartLateness, 99)),
-      serverOps: operationsPerRead(observed.opsBefore, observed.opsAfter, fires.fires),
       idleServerOpsPerSec: idleOps
         ? Math.round((idleOps.allOpsPerRead / options.idleSeconds) * 10) / 10
         : null,

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
@@ -24,9 +24,10 @@ import { projectRoot } from '../src/config.js';
  * with N/4 records shows whether the worker's memory grows with N. The last line printed is one
  * JSON object with the figures.
  *
- * The baseline loop delivers what Ferry delivers (COMPAT.md): each record as `{fields, mappedFields,
- * raw}` in the message envelope, messages under 300 KB, signed the Standard Webhooks way, so `ratio`
- * compares the cost of the pipeline, not of the message format. The receiver counts the bytes each
+ * The baseline loop delivers what Ferry delivers (COMPAT.md), made by Ferry's own message functions:
+ * each record as `{fields, mappedFields, raw}` in the message envelope, messages under 300 KB, signed
+ * the Standard Webhooks way, so `ratio` compares the cost of the pipeline (database, Temporal,
+ * checkpoints), not of the message format. The receiver counts the bytes each
  * side delivered per record (`bytesPerRecord`), which should match. A second loop that POSTs the raw
  * records alone (`{result: [{raw}]}`, less than half the bytes, unsigned) runs beside it:
  * `ratioToRawLoop` is Ferry against that one.
@@ -157,7 +158,7 @@ async function startReceiver(): Promise<Receiver> {
 /** One page's deliveries: each body with the headers it is POSTed with. */
 type PageMessages = (
   records: Record<string, unknown>[],
-) => { body: string; headers: Record<string, string> }[];
+) => { body: string | Buffer; headers: Record<string, string> }[];
 
 /** The raw records alone, one unsigned message per page. */
 const rawMessages: PageMessages = (records) => [
@@ -168,14 +169,18 @@ const rawMessages: PageMessages = (records) => [
 ];
 
 /**
- * The messages Ferry delivers for a page, written plainly: every field selected (`selectedFieldsAuto:
- * "all"`, names lower-cased), the envelope of a backfill, at most 500 records and 300 KB a message,
- * each signed with a Standard Webhooks secret and carrying its headers as `webhook-*` and `svix-*`.
+ * The messages Ferry delivers for a page, made by Ferry's own message functions (no database, no
+ * Temporal): every field selected (`selectedFieldsAuto: "all"`), the envelope of a backfill, at most
+ * 500 records and 300 KB a message, each signed with a Standard Webhooks secret.
  */
-function ferryShapedMessages(): PageMessages {
-  const key = randomBytes(32);
-  const envelope = {
-    action: 'read',
+async function ferryShapedMessages(): Promise<PageMessages> {
+  const { fieldMapper } = await import('../src/delivery/record-mapping.js');
+  const { messageIdFor, splitIntoMessages } = await import('../src/delivery/messages.js');
+  const { generateSigningSecret, signatureHeaders } = await import('../src/delivery/signing.js');
+  const mapRecord = fieldMapper({ allFields: true });
+  const secrets = [generateSigningSecret()];
+  const context = {
+    action: 'read' as const,
     projectId: randomUUID(),
     provider: 'sandboxApiKey',
     groupRef: 'group-baseline',
@@ -188,47 +193,23 @@ function ferryShapedMessages(): PageMessages {
     rawObjectName: 'contacts',
     operationId: randomUUID(),
     operationTime: new Date().toISOString(),
-    readType: 'backfill',
+    readType: 'backfill' as const,
   };
-  const head = JSON.stringify(envelope).slice(0, -1);
-  const maxBytes = 300 * 1024;
-  const message = (entries: string[]) => {
-    const body = `${head},"resultInfo":{"type":"inline","numRecords":${entries.length}},"result":[${entries.join(',')}]}`;
-    const id = `msg_${randomBytes(18).toString('base64url')}`;
-    const timestamp = String(Math.floor(Date.now() / 1000));
-    const signature = `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
-    return {
+  let pageIndex = 0;
+  return (records) => {
+    const page = pageIndex++;
+    return splitIntoMessages(context, records.map(mapRecord), 500).map(({ partIndex, body }) => ({
       body,
       headers: {
         'content-type': 'application/json',
-        'webhook-id': id,
-        'webhook-timestamp': timestamp,
-        'webhook-signature': signature,
-        'svix-id': id,
-        'svix-timestamp': timestamp,
-        'svix-signature': signature,
+        ...signatureHeaders({
+          messageId: messageIdFor(context.operationId, page, partIndex),
+          timestamp: new Date(),
+          body,
+          secrets,
+        }),
       },
-    };
-  };
-  return (records) => {
-    const messages = [];
-    let entries: string[] = [];
-    let bytes = head.length + 64;
-    for (const raw of records) {
-      const fields: Record<string, unknown> = {};
-      for (const [name, value] of Object.entries(raw)) fields[name.toLowerCase()] = value;
-      const entry = JSON.stringify({ fields, mappedFields: {}, raw });
-      const entryBytes = Buffer.byteLength(entry);
-      if (entries.length && (entries.length === 500 || bytes + entryBytes + 1 > maxBytes)) {
-        messages.push(message(entries));
-        entries = [];
-        bytes = head.length + 64;
-      }
-      entries.push(entry);
-      bytes += entryBytes + 1;
-    }
-    if (entries.length) messages.push(message(entries));
-    return messages;
+    }));
   };
 }
 
@@ -577,7 +558,7 @@ export async function benchRead(args: string[]): Promise<void> {
       machineCpuSeconds: number;
       bytesPerRecord: number;
     }
-    const loops = { sameMessages: ferryShapedMessages(), rawOnly: rawMessages };
+    const loops = { sameMessages: await ferryShapedMessages(), rawOnly: rawMessages };
     const baselineRun = async (round: number): Promise<Record<keyof typeof loops, Baseline>> => {
       const baselineSandbox = await startSandboxProcess(records);
       const result = {} as Record<keyof typeof loops, Baseline>;
