@@ -1,15 +1,32 @@
 import { MikroORM, type EntityManager, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import pg from 'pg';
+import { parse } from 'pg-connection-string';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
 import { entities } from './entities/index.js';
 import { migrationsList } from './migrations/index.js';
 import { closeRepairMarks } from './repair-marks.js';
 
+/**
+ * The driver's connection settings, read from the URL as `pg` and libpq read it. MikroORM's own
+ * reading keeps host, port, user, password and database only, so a socket directory
+ * (`?host=/var/run/postgresql`, `?host=/cloudsql/…`), `sslmode` and the other parameters would be
+ * dropped, and the ORM would connect elsewhere than Ferry's other clients of the same URL.
+ */
+function driverConnection(databaseUrl: string): Record<string, unknown> {
+  const { port, ...settings } = parse(databaseUrl);
+  return Object.fromEntries(
+    Object.entries({ ...settings, port: port ? Number(port) : undefined }).filter(
+      ([, value]) => value !== undefined && value !== null && value !== '',
+    ),
+  );
+}
+
 export function ormOptions(databaseUrl: string): Options {
   return {
     clientUrl: databaseUrl,
+    driverOptions: { connection: driverConnection(databaseUrl) },
     entities,
     extensions: [Migrator],
     migrations: {
