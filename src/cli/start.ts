@@ -246,6 +246,9 @@ async function bringUp(stops: (() => Promise<void>)[], started: number, temporal
       log: say,
     });
     process.env.TEMPORAL_ADDRESS = temporal.address;
+    // The server started here speaks plaintext: TLS and API key variables are another cluster's.
+    for (const name of Object.keys(process.env))
+      if (/^TEMPORAL_(API_KEY|TLS)/.test(name)) delete process.env[name];
     temporalUi = temporal.uiUrl;
     stops.push(() => temporal.stop());
   }

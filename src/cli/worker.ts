@@ -14,6 +14,7 @@ import { config } from '../config.js';
 import { logger } from '../logger.js';
 import * as activities from '../../activities/index.js';
 import { taskQueueOf, type WorkConcern } from '../temporal/contracts/task-queues.js';
+import { temporalConnectionOptions } from '../temporal/connection.js';
 import { startTracing, type RunningTracing } from '../tracing.js';
 import { heartbeatEveryActivity } from './activity-heartbeat.js';
 import { scheduledWorkTraceRoots } from './scheduled-trace-roots.js';
@@ -146,11 +147,11 @@ export class FerryWorker {
 export async function createWorker(options: FerryWorkerOptions = {}): Promise<FerryWorker> {
   installRuntime();
   const tracing = await startTracing('worker');
-  const { address, namespace, taskQueue, maxCachedWorkflows, workerConcerns } = config().temporal;
+  const { namespace, taskQueue, maxCachedWorkflows, workerConcerns } = config().temporal;
   const baseTaskQueue = options.taskQueue ?? taskQueue;
   const concerns = options.concerns ?? workerConcerns;
   if (!concerns.length) throw new Error('a worker must serve at least one concern');
-  const connection = await NativeConnection.connect({ address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions());
   // A prebuilt bundle has no tracing interceptors in it: traced, the workflows are bundled here.
   const bundlePath = tracing ? undefined : options.workflowBundlePath;
   const workflowBundle = bundlePath

@@ -1,14 +1,14 @@
 import { Client, Connection } from '@temporalio/client';
 import { config } from '../config.js';
 import { tracingOn } from '../tracing.js';
+import { temporalConnectionOptions } from './connection.js';
 
 let client: Promise<Client> | undefined;
 
-/** The process-wide Temporal client for `TEMPORAL_ADDRESS` / `TEMPORAL_NAMESPACE`. */
+/** The process-wide Temporal client for `TEMPORAL_ADDRESS` / `TEMPORAL_NAMESPACE` (and TLS: connection.ts). */
 export function temporalClient(): Promise<Client> {
   client ??= (async () => {
-    const { address, namespace } = config().temporal;
-    const connection = await Connection.connect({ address, connectTimeout: 5000 });
+    const connection = await Connection.connect({ ...temporalConnectionOptions(), connectTimeout: 5000 });
     // Traced, each start, signal and update carries the caller's span to the workflow in its headers.
     const interceptors = tracingOn()
       ? {
@@ -19,7 +19,7 @@ export function temporalClient(): Promise<Client> {
           ],
         }
       : undefined;
-    return new Client({ connection, namespace, interceptors });
+    return new Client({ connection, namespace: config().temporal.namespace, interceptors });
   })().catch((error) => {
     client = undefined;
     throw error;
