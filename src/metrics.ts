@@ -70,6 +70,13 @@ export const repairPasses = new Counter({
   registers: [registry],
 });
 
+export const repairPassDuration = new Histogram({
+  name: 'ferry_repair_pass_seconds',
+  help: 'How long a full repair pass that ran took (the next, in any worker, waits at least 49 times as long).',
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120],
+  registers: [registry],
+});
+
 export const repairedItems = new Counter({
   name: 'ferry_repair_items_total',
   help: 'What full repair passes changed, by action (started, config_resent, orphans_ended, resumed, ended, failed).',

@@ -8,10 +8,26 @@ import { withPooledConnection } from './raw.js';
  * try takes over at once.
  */
 
-export type Exclusive<T> = { ran: true; value: T } | { ran: false };
+export type Exclusive<T> = { ran: true; value: T } | { ran: false; why: 'running-elsewhere' | 'not-due' };
 
-/** Runs `work` unless another session holds the lock of `name`; then skips it (`ran: false`). */
-export async function unlessRunningElsewhere<T>(name: string, work: () => Promise<T>): Promise<Exclusive<T>> {
+export interface Pace {
+  /**
+   * The most of the time the work takes, in whichever processes: after a run of d seconds, the next
+   * may start d × (1 − share) / share seconds after it ended, 10 minutes at the most
+   * (`exclusive_runs` keeps the last run that succeeded).
+   */
+  share: number;
+}
+
+/**
+ * Runs `work` unless another session holds the lock of `name` (`running-elsewhere`) or, paced, the
+ * last run anywhere ended too recently for its length (`not-due`); then skips it.
+ */
+export async function unlessRunningElsewhere<T>(
+  name: string,
+  work: () => Promise<T>,
+  pace?: Pace,
+): Promise<Exclusive<T>> {
   const orm = await getOrm();
   // hashtext: a stable int4 of the name; the `ferry:` prefix keeps clear of other users' locks.
   const values = [`ferry:${name}`];
@@ -20,9 +36,27 @@ export async function unlessRunningElsewhere<T>(name: string, work: () => Promis
       text: 'select pg_try_advisory_lock(hashtext($1)) as locked',
       values,
     });
-    if (!rows[0].locked) return { ran: false };
+    if (!rows[0].locked) return { ran: false, why: 'running-elsewhere' };
     try {
-      return { ran: true, value: await work() };
+      if (pace) {
+        const last = await connection.query({
+          text: `select now() >= finished_at + least(make_interval(secs => duration_ms / 1000.0 * (1 - $2::float8) / $2::float8),
+                                                    interval '10 minutes') as due
+                   from exclusive_runs where name = $1`,
+          values: [name, pace.share],
+        });
+        if (last.rows.length && !last.rows[0].due) return { ran: false, why: 'not-due' };
+      }
+      const started = performance.now();
+      const value = await work();
+      // A failed run is not recorded: the next try comes at its usual time, as an outage needs.
+      if (pace)
+        await connection.query({
+          text: `insert into exclusive_runs (name, finished_at, duration_ms) values ($1, now(), $2)
+                 on conflict (name) do update set finished_at = excluded.finished_at, duration_ms = excluded.duration_ms`,
+          values: [name, Math.round(performance.now() - started)],
+        });
+      return { ran: true, value };
     } finally {
       await connection.query({ text: 'select pg_advisory_unlock(hashtext($1))', values });
     }

@@ -29,6 +29,15 @@ async function otherProcessHolding(name: string): Promise<pg.Client> {
   }
 }
 
+async function passesRun(): Promise<number> {
+  const metric = (await registry.getSingleMetric('ferry_repair_pass_seconds')?.get())?.values ?? [];
+  return (
+    metric.find(
+      (value) => (value as { metricName?: string }).metricName === 'ferry_repair_pass_seconds_count',
+    )?.value ?? 0
+  );
+}
+
 async function skippedPasses(): Promise<number> {
   const metric = (await registry.getSingleMetric('ferry_repair_passes_total')?.get())?.values ?? [];
   return metric.find((value) => value.labels.outcome === 'skipped')?.value ?? 0;
@@ -55,7 +64,7 @@ describe('unlessRunningElsewhere', () => {
       await unlessRunningElsewhere('test-overlap', async () => {
         ranSecond = true;
       }),
-    ).toEqual({ ran: false });
+    ).toEqual({ ran: false, why: 'running-elsewhere' });
     expect(ranSecond).toBe(false);
     finish();
     expect(await first).toEqual({ ran: true, value: 'first' });
@@ -67,7 +76,10 @@ describe('unlessRunningElsewhere', () => {
 
   it('skips while another process holds it, and takes over when that process dies', async () => {
     const other = await otherProcessHolding('test-other');
-    expect(await unlessRunningElsewhere('test-other', async () => 'mine')).toEqual({ ran: false });
+    expect(await unlessRunningElsewhere('test-other', async () => 'mine')).toEqual({
+      ran: false,
+      why: 'running-elsewhere',
+    });
     // Other names are not held.
     expect(await unlessRunningElsewhere('test-unrelated', async () => 'free')).toEqual({
       ran: true,
@@ -93,6 +105,64 @@ describe('unlessRunningElsewhere', () => {
   });
 });
 
+describe('paced work', () => {
+  const pace = { share: 0.5 };
+  const setLastRun = async (name: string, endedSecondsAgo: number, durationMs: number) => {
+    const other = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await other.connect();
+    try {
+      await other.query(
+        `insert into exclusive_runs (name, finished_at, duration_ms)
+         values ($1, now() - make_interval(secs => $2::float8), $3)
+         on conflict (name) do update set finished_at = excluded.finished_at, duration_ms = excluded.duration_ms`,
+        [name, endedSecondsAgo, durationMs],
+      );
+    } finally {
+      await other.end();
+    }
+  };
+
+  it('waits after a run for its share of the time, then runs again', async () => {
+    const slow = () => new Promise<string>((resolve) => setTimeout(() => resolve('ran'), 400));
+    expect(await unlessRunningElsewhere('test-paced', slow, pace)).toEqual({ ran: true, value: 'ran' });
+    // Half the time at most: a run of 400 ms is followed by 400 ms of nothing.
+    expect(await unlessRunningElsewhere('test-paced', slow, pace)).toEqual({ ran: false, why: 'not-due' });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await unlessRunningElsewhere('test-paced', slow, pace)).toEqual({ ran: true, value: 'ran' });
+  });
+
+  it('is paced by the last run of any process, and never longer than 10 minutes', async () => {
+    // Another process's run of 60 s ended a minute ago: at a share of 2 %, the next is 49 minutes
+    // after it, cut to 10.
+    const share = { share: 0.02 };
+    await setLastRun('test-paced-elsewhere', 60, 60_000);
+    expect(await unlessRunningElsewhere('test-paced-elsewhere', async () => 'ran', share)).toEqual({
+      ran: false,
+      why: 'not-due',
+    });
+    await setLastRun('test-paced-elsewhere', 601, 60_000);
+    expect(await unlessRunningElsewhere('test-paced-elsewhere', async () => 'ran', share)).toEqual({
+      ran: true,
+      value: 'ran',
+    });
+  });
+
+  it('does not count a failed run: the next try is due at once', async () => {
+    await setLastRun('test-paced-failure', 1000, 1);
+    await expect(
+      unlessRunningElsewhere(
+        'test-paced-failure',
+        () => new Promise((_, reject) => setTimeout(() => reject(new Error('outage')), 300)),
+        pace,
+      ),
+    ).rejects.toThrow('outage');
+    expect(await unlessRunningElsewhere('test-paced-failure', async () => 'ran', pace)).toEqual({
+      ran: true,
+      value: 'ran',
+    });
+  });
+});
+
 describe('the repair loop', () => {
   it('skips its full pass while another worker runs one', async () => {
     const other = await otherProcessHolding('repair-pass');
@@ -104,6 +174,29 @@ describe('the repair loop', () => {
       expect(await skippedPasses()).toBe(before + 1);
     } finally {
       await other.end();
+    }
+  });
+
+  it('runs a pass as it starts, and a second worker starting right after waits its turn', async () => {
+    const db = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await db.connect();
+    try {
+      await db.query(`delete from exclusive_runs where name = 'repair-pass'`);
+      const before = { run: await passesRun(), skipped: await skippedPasses() };
+      await startRepairLoop({ intervalMs: 60_000, marksIntervalMs: 60_000 }).stop();
+      expect(await passesRun()).toBe(before.run + 1);
+      const { rows } = await db.query(`select duration_ms from exclusive_runs where name = 'repair-pass'`);
+      expect(rows[0].duration_ms).toBeGreaterThanOrEqual(0);
+      // The pass just ended: the next, in any worker, comes 49 times its length later (at least a
+      // second's pass here, so that this worker's start cannot outlast the wait).
+      await db.query(
+        `update exclusive_runs set duration_ms = greatest(duration_ms, 1000) where name = 'repair-pass'`,
+      );
+      await startRepairLoop({ intervalMs: 60_000, marksIntervalMs: 60_000 }).stop();
+      expect(await passesRun()).toBe(before.run + 1);
+      expect(await skippedPasses()).toBe(before.skipped);
+    } finally {
+      await db.end();
     }
   });
 });
