@@ -22,6 +22,7 @@ let dir: string;
 let front: Server;
 let frontAddress: string;
 let handshakes = 0;
+const open = new Set<Socket>();
 
 function openssl(...args: string[]): void {
   execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
@@ -97,6 +98,10 @@ beforeAll(async () => {
     (socket) => {
       handshakes++;
       const upstream: Socket = connectTcp(Number(port), host);
+      for (const end of [socket, upstream]) {
+        open.add(end);
+        end.once('close', () => open.delete(end));
+      }
       socket.pipe(upstream).pipe(socket);
       socket.on('error', () => upstream.destroy());
       upstream.on('error', () => socket.destroy());
@@ -115,6 +120,8 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
+  // The worker's connection stays open until its process ends: cut it.
+  for (const socket of open) socket.destroy();
   await new Promise((resolve) => front.close(resolve));
   rmSync(dir, { recursive: true, force: true });
 });
