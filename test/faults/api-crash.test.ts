@@ -132,7 +132,7 @@ describe('the API process killed during a burst of requests', () => {
     invariantsChecked++;
 
     // The full pass, run by every worker every few seconds, finds nothing the marks missed.
-    const reconciled = await reconcileInstallations({ projectId: stack.project.id, orphanGraceMs: 0 });
+    const reconciled = await reconcileInstallations({ projectId: stack.project.id, graceMs: 0 });
     const swept = await sweepStuckOperations({ projectId: stack.project.id, staleAfterMs: 0 });
     expect([reconciled.started, reconciled.configResent, reconciled.orphansEnded, reconciled.failed]).toEqual(
       [0, 0, 0, 0],

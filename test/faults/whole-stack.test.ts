@@ -458,7 +458,7 @@ describe('SIGKILLs of the API, the worker, PostgreSQL and Temporal during a mixe
       check('no workflow without its installation', () =>
         expect(installations.map((installation) => installation.id)).toContain(id),
       );
-    const reconciled = await reconcileInstallations({ projectId, orphanGraceMs: 0 });
+    const reconciled = await reconcileInstallations({ projectId, graceMs: 0 });
     const swept = await sweepStuckOperations({ projectId, staleAfterMs: 0 });
     check('a full repair pass finds nothing', () => {
       expect([

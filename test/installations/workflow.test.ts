@@ -333,18 +333,20 @@ describe('the installation workflow, through the API', () => {
       await em.nativeDelete(InstallationEntity, { id: orphan.id });
     });
 
+    // Both were created just now: left to their requests (the listing lags a start by seconds).
     const young = await reconcileInstallations({ projectId: stack.project.id });
-    expect(young).toMatchObject({ started: 1, orphansEnded: 0, failed: 0 });
+    expect(young).toMatchObject({ started: 0, orphansEnded: 0, failed: 0 });
+    expect(await statusOf(created.id)).toBe('TERMINATED');
     expect(await statusOf(orphan.id)).toBe('RUNNING');
-    const result = await reconcileInstallations({ projectId: stack.project.id, orphanGraceMs: 0 });
-    expect(result).toMatchObject({ started: 0, orphansEnded: 1, failed: 0 });
+    const result = await reconcileInstallations({ projectId: stack.project.id, graceMs: 0 });
+    expect(result).toMatchObject({ started: 1, orphansEnded: 1, failed: 0 });
     expect(await statusOf(created.id)).toBe('RUNNING');
     expect(await statusOf(orphan.id)).toBe('TERMINATED');
     const view = await describeInstallation(created.id);
     expect(view.configId).toBe(created.config.id);
     expect(view.objects.map((object) => object.objectName)).toEqual(['contacts', 'deals']);
 
-    const again = await reconcileInstallations({ projectId: stack.project.id });
+    const again = await reconcileInstallations({ projectId: stack.project.id, graceMs: 0 });
     expect(again).toMatchObject({ started: 0, configResent: 0, orphansEnded: 0, failed: 0 });
   });
 
@@ -363,7 +365,7 @@ describe('the installation workflow, through the API', () => {
     // Their starts at creation failed, or Temporal lost them.
     for (const { id } of [neverRan, ranBefore]) await handleOf(id).terminate('simulating a lost start');
 
-    await reconcileInstallations({ projectId: stack.project.id });
+    await reconcileInstallations({ projectId: stack.project.id, graceMs: 0 });
     expect(await statusOf(neverRan.id)).toBe('RUNNING');
     expect(await statusOf(ranBefore.id)).toBe('RUNNING');
     /** The input of the installation's running workflow. */
@@ -391,10 +393,10 @@ describe('the installation workflow, through the API', () => {
       await em.nativeUpdate(InstallationEntity, { id: created.id }, { configId: newConfigId });
     });
 
-    const result = await reconcileInstallations({ projectId: stack.project.id });
+    const result = await reconcileInstallations({ projectId: stack.project.id, graceMs: 0 });
     expect(result).toMatchObject({ started: 0, configResent: 1, failed: 0 });
     expect((await describeInstallation(created.id)).configId).toBe(newConfigId);
-    const again = await reconcileInstallations({ projectId: stack.project.id });
+    const again = await reconcileInstallations({ projectId: stack.project.id, graceMs: 0 });
     expect(again).toMatchObject({ configResent: 0, failed: 0 });
   });
 
@@ -410,7 +412,9 @@ describe('the installation workflow, through the API', () => {
       em.create(InstallationConfigEntity, { ...current, id: told, createTime: new Date() });
       await em.nativeUpdate(InstallationEntity, { id: created.id }, { configId: committed });
     });
-    expect(await reconcileInstallations({ projectId: stack.project.id })).toMatchObject({ configResent: 1 });
+    expect(await reconcileInstallations({ projectId: stack.project.id, graceMs: 0 })).toMatchObject({
+      configResent: 1,
+    });
     // The next PATCH told the workflow, and its process died before the commit.
     const em = await newEntityManager();
     const installation = await em.findOneOrFail(InstallationEntity, { id: created.id });
@@ -421,7 +425,7 @@ describe('the installation workflow, through the API', () => {
     );
     expect((await describeInstallation(created.id)).configId).toBe(told);
 
-    const result = await reconcileInstallations({ projectId: stack.project.id });
+    const result = await reconcileInstallations({ projectId: stack.project.id, graceMs: 0 });
     expect(result).toMatchObject({ configResent: 1, failed: 0 });
     expect((await describeInstallation(created.id)).configId).toBe(committed);
   });

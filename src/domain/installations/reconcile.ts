@@ -17,8 +17,12 @@ export interface ReconcileOptions {
   /** Only this project's installations (tests; operators narrowing a repair). */
   projectId?: string;
   concurrency?: number;
-  /** Workflows younger than this are never ended as orphans (default 30 s: creates commit in milliseconds). */
-  orphanGraceMs?: number;
+  /**
+   * Workflows younger than this are never ended as orphans (default 30 s: creates commit in
+   * milliseconds), and installations created or changed more recently are left to the request doing
+   * it (and its repair mark): the visibility listing lags a start or a config change by seconds.
+   */
+  graceMs?: number;
 }
 
 export interface ReconcileResult {
@@ -122,6 +126,8 @@ export async function reconcileInstallations(
   // Listed before PostgreSQL is read: an installation created in between is seen as missing and
   // its start is refused harmlessly, never taken for an orphan.
   const running = await runningInstallations(reconcileOptions.projectId);
+  const graceMs = reconcileOptions.graceMs ?? 30_000;
+  const settled = Date.now() - graceMs;
   const em = await newEntityManager();
   for (let lastId: string | undefined; ;) {
     const page = await em.fork().find(
@@ -130,13 +136,15 @@ export async function reconcileInstallations(
         ...(reconcileOptions.projectId && { projectId: reconcileOptions.projectId }),
         ...(lastId && { id: { $gt: lastId } }),
       },
-      { orderBy: { id: 'asc' }, limit: PAGE_SIZE, fields: ['id', 'configId'] },
+      { orderBy: { id: 'asc' }, limit: PAGE_SIZE, fields: ['id', 'configId', 'updateTime'] },
     );
     if (!page.length) break;
     lastId = page[page.length - 1].id;
-    const outOfStep = page.filter(({ id, configId }) => {
+    const outOfStep = page.filter(({ id, configId, updateTime }) => {
       const run = running.get(id);
       running.delete(id);
+      // Created or changed just now: a burst of creates would otherwise cost a call each.
+      if (updateTime.getTime() > settled) return false;
       return !run || run.configId !== configId;
     });
     result.installations += page.length;
@@ -152,7 +160,7 @@ export async function reconcileInstallations(
     });
   }
   // What is left running matched no installation row.
-  result.orphansEnded = await endOrphans([...running], reconcileOptions.orphanGraceMs ?? 30_000);
+  result.orphansEnded = await endOrphans([...running], graceMs);
   return result;
 }
 
