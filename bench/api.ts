@@ -11,20 +11,21 @@ import { options } from '../src/cli/options.js';
 import { projectRoot } from '../src/config.js';
 
 /**
- * `npm run bench:api -- [--rows 10000] [--seconds 3] [--slice-seconds 0.5] [--grace-seconds 10] [--concurrency 1,10,50] [--only name,...]`
+ * `npm run bench:api -- [--rows 10000] [--seconds 3] [--slice-seconds 0.5] [--warm-seconds 1] [--grace-seconds 10] [--concurrency 1,10,50] [--only name,...]`
  *
  * Seeds `rows` rows per table in one project of a fresh database (integrations with their revision,
  * groups, consumers and connections, installations with their config, and operations, all of one
  * installation so its list is a page of 200 out of `rows`), then starts Ferry's api listener and a
  * bare Koa + pg handler (bench/api-servers.ts), each in a process of its own, and measures every list
  * and get endpoint of integrations, installations, operations and connections on both at each
- * concurrency for `seconds` seconds each (gets cycle through 1,000 ids). The two take turns in
- * slices of `slice-seconds`, so that on a machine other work shares both see the same load; the
- * CPU time each server process used per request (/proc) is a figure that load disturbs far less
- * than latency. The last line printed is one JSON object: per endpoint and concurrency, p50/p99
- * latency (ms), requests/s and CPU ms per request of Ferry and of the bare handler, the machine's busy
- * share while each was loaded, the ratio of their requests/s (`ratio`) and of their CPU per request
- * (`cpuRatio`, bare ÷ Ferry), and the load average at the end.
+ * concurrency for `seconds` seconds each (gets cycle through 1,000 ids), after `warm-seconds` of the
+ * same load on each that is not measured. The two take turns in slices of `slice-seconds`, so that
+ * on a machine other work shares both see the same load; the CPU time each server process used per
+ * request (/proc) is a figure that load disturbs far less than latency. The last line printed is
+ * one JSON object: per endpoint and concurrency, p50/p99 latency (ms), requests/s and CPU ms per
+ * request of Ferry and of the bare handler, the machine's busy share while each was loaded, the ratio
+ * of their requests/s (`ratio`) and of their CPU per request (`cpuRatio`, bare ÷ Ferry), and the
+ * load average at the end.
  */
 
 function say(line: string): void {
@@ -99,6 +100,8 @@ interface Cell {
   cpuMsPerRequest?: number;
   /** Body bytes per answered request: both sides should answer the same JSON. */
   bytesPerResponse: number;
+  /** The server process's largest resident memory seen while it was loaded (sampled every 100 ms). */
+  peakRssMb?: number;
   timeouts?: number;
   censored?: boolean;
   /**
@@ -126,6 +129,16 @@ function cpuMs(pid: number | undefined): number | undefined {
   }
 }
 
+function rssMb(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Math.round(Number(match[1]) / 1024) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** USER_HZ: 100 on every Linux this runs on (`getconf CLK_TCK`). */
 const CLOCK_TICKS = 100;
 
@@ -138,6 +151,7 @@ class Tally {
   bytes = 0;
   cpu: number | undefined = 0;
   machineCpu = 0;
+  peakRss: number | undefined;
 
   cell(): Cell {
     const latencies = this.latencies.sort((a, b) => a - b);
@@ -152,6 +166,7 @@ class Tally {
       ...(this.cpu !== undefined &&
         latencies.length && { cpuMsPerRequest: Number((this.cpu / latencies.length).toFixed(3)) }),
       ...(this.timeouts && { timeouts: this.timeouts, censored: true }),
+      ...(this.peakRss !== undefined && { peakRssMb: this.peakRss }),
       machineBusyShare: Number((this.machineCpu / (this.seconds * cpus().length)).toFixed(3)),
     };
   }
@@ -180,6 +195,11 @@ async function load(
   const abort = new AbortController();
   setMaxListeners(concurrency + 10, abort.signal);
   const timer = setTimeout(() => abort.abort(), (seconds + graceSeconds) * 1000);
+  const sampleRss = () => {
+    const rss = rssMb(server.pid);
+    if (rss !== undefined) tally.peakRss = Math.max(tally.peakRss ?? 0, rss);
+  };
+  const rssSampler = setInterval(sampleRss, 100);
   const client = async () => {
     while (performance.now() < deadline && !abort.signal.aborted) {
       const sent = performance.now();
@@ -202,6 +222,8 @@ async function load(
   };
   await Promise.all(Array.from({ length: concurrency }, client));
   clearTimeout(timer);
+  clearInterval(rssSampler);
+  sampleRss();
   tally.seconds += (performance.now() - started) / 1000;
   tally.machineCpu += machineBusySeconds() - machineBefore;
   const cpuAfter = cpuMs(server.pid);
@@ -223,6 +245,7 @@ async function measure(
   seconds: number,
   slice: number,
   graceSeconds: number,
+  warmSeconds: number,
 ): Promise<{ ferry: Cell; bare: Cell }> {
   const pools = {
     ferry: new Pool(servers.ferry.origin, { connections: concurrency, keepAliveTimeout: 60_000 }),
@@ -231,6 +254,22 @@ async function measure(
   const tallies = { ferry: new Tally(), bare: new Tally() };
   const path = { ferry: paths(), bare: paths() };
   try {
+    // Unmeasured, at the cell's concurrency: a cell measures a server that has its connections open
+    // (HTTP and PostgreSQL) and its code compiled for this load, not the first burst of it.
+    for (const side of ['ferry', 'bare'] as const) {
+      const warming = new Tally();
+      await load(
+        pools[side],
+        servers[side],
+        apiKey,
+        path[side],
+        concurrency,
+        warmSeconds,
+        graceSeconds,
+        warming,
+      );
+      if (warming.timeouts) await settle(servers[side].origin);
+    }
     const slices = Math.max(1, Math.round(seconds / slice));
     for (let index = 0; index < slices; index++) {
       // Who goes first alternates too: neither always follows the other's backlog.
@@ -321,6 +360,7 @@ export async function benchApi(args: string[]): Promise<void> {
     seconds: { type: 'string' },
     'grace-seconds': { type: 'string' },
     'slice-seconds': { type: 'string' },
+    'warm-seconds': { type: 'string' },
     concurrency: { type: 'string' },
     only: { type: 'string' },
     'ferry-node-args': { type: 'string' },
@@ -329,12 +369,13 @@ export async function benchApi(args: string[]): Promise<void> {
   const seconds = Number(opts.seconds ?? 3);
   const graceSeconds = Number(opts['grace-seconds'] ?? 10);
   const slice = Number(opts['slice-seconds'] ?? 0.5);
+  const warmSeconds = Number(opts['warm-seconds'] ?? 1);
   const concurrencies = String(opts.concurrency ?? '1,10,50')
     .split(',')
     .map(Number);
   if (!Number.isInteger(rows) || rows < 1) throw new Error('--rows must be a positive integer');
-  if (!(seconds > 0) || !(graceSeconds >= 0) || !(slice > 0))
-    throw new Error('--seconds, --slice-seconds and --grace-seconds must be positive');
+  if (!(seconds > 0) || !(graceSeconds >= 0) || !(slice > 0) || !(warmSeconds >= 0))
+    throw new Error('--seconds, --slice-seconds, --warm-seconds and --grace-seconds must be positive');
   if (concurrencies.some((c) => !Number.isInteger(c) || c < 1))
     throw new Error('--concurrency must list positive integers');
   const ferryNodeArgs = opts['ferry-node-args'] ? String(opts['ferry-node-args']).split(' ') : [];
@@ -411,8 +452,6 @@ export async function benchApi(args: string[]): Promise<void> {
       if (!endpoints[name])
         throw new Error(`unknown endpoint ${name}; known: ${Object.keys(endpoints).join(', ')}`);
       results[name] = {};
-      // A few requests first, so neither side is measured compiling its code or opening connections.
-      await measure({ ferry, bare }, apiKey, endpoints[name], 2, 0.3, 0.3, graceSeconds);
       for (const concurrency of concurrencies) {
         const cell = await measure(
           { ferry, bare },
@@ -422,6 +461,7 @@ export async function benchApi(args: string[]): Promise<void> {
           seconds,
           slice,
           graceSeconds,
+          warmSeconds,
         );
         const ratio = Number((cell.ferry.rps / cell.bare.rps).toFixed(3));
         const cpuRatio =
@@ -440,7 +480,7 @@ export async function benchApi(args: string[]): Promise<void> {
     }
     await stopAll();
     process.stdout.write(
-      `${JSON.stringify({ rows, seconds, slice, graceSeconds, load: loadavg(), results })}\n`,
+      `${JSON.stringify({ rows, seconds, slice, warmSeconds, graceSeconds, load: loadavg(), results })}\n`,
     );
   } catch (error) {
     await stopAll();
