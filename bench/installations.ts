@@ -32,6 +32,10 @@
  * Fires expected of each installation are computed from its creation time and its spread offset, so
  * an installation created after the cron time is expected only where its offset still lies ahead.
  *
+ * `--rest-seconds N` measures the stack's CPU at rest, before anything is created: the floor idle is
+ * held to. `--idle-only`: only that and idle: N installations on a yearly schedule, measured once the
+ * server is quiet after creating them (nothing due for months), against the rest before.
+ *
  * `--cost`: only the read-cost comparison: `--count` installations on `* * * * *` with every
  * scheduled read a child workflow (FERRY_READ_INLINE_PAGES=0, the old design), one minute's fires
  * measured; paused; as many again with reads inline, measured the same way, in the same run.
@@ -153,9 +157,18 @@ async function runWorker(read: string, maxCached: number): Promise<void> {
   const worker = await createWorker({
     overrides: { ...stub, ...(maxCached > 0 && { maxCachedWorkflows: maxCached }) },
   });
-  process.once('SIGTERM', () => worker.shutdown());
+  // Beside the Temporal worker, what `ferry worker` runs too: the outbox relay and the repair loop,
+  // whose full pass is most of what an idle deployment does.
+  const relay = (await import('../src/notifications/outbox-relay.js')).startOutboxRelay();
+  const repair = (await import('../src/cli/repair-loop.js')).startRepairLoop();
+  const shutdown = () => {
+    void Promise.all([repair.stop(), relay.stop()]).finally(() => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    });
+  };
+  process.once('SIGTERM', shutdown);
   // The bench holds a pipe open: when it ends however it ends (even SIGKILL), so does the worker.
-  process.stdin.once('end', () => worker.shutdown());
+  process.stdin.once('end', shutdown);
   process.stdin.resume();
   const running = worker.run();
   process.stdout.write('worker ready\n');
@@ -175,6 +188,8 @@ function startWorkerProcess(
     process.execPath,
     [
       ...(heapMb > 0 ? [`--max-old-space-size=${heapMb}`] : []),
+      // A profile of the worker, for a run that needs one (`--cpu-prof --cpu-prof-dir=…`).
+      ...(process.env.FERRY_BENCH_WORKER_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
       join(root, 'bin/ferry.js'),
       'bench',
       'installations',
@@ -287,10 +302,14 @@ interface Options {
   count: number;
   concurrency: number;
   idleSeconds: number;
+  /** Seconds of the stack at rest before anything is created: what idle is compared with. */
+  restSeconds: number;
   schedule: string;
   spreadSeconds: number;
   read: string;
   cost: boolean;
+  /** Only idle: N installations waiting on a yearly schedule, against the stack at rest. */
+  idleOnly: boolean;
   leadSeconds?: number;
   observeSeconds?: number;
   /** Cron times observed one after the other, the same part of each. */
@@ -306,10 +325,12 @@ function parseOptions(args: string[]): Options & { role?: string } {
       count: { type: 'string', default: '1000' },
       concurrency: { type: 'string', default: '16' },
       'idle-seconds': { type: 'string', default: '60' },
+      'rest-seconds': { type: 'string', default: '0' },
       schedule: { type: 'string', default: '*/5 * * * *' },
       'spread-seconds': { type: 'string' },
       read: { type: 'string', default: 'real' },
       cost: { type: 'boolean', default: false },
+      'idle-only': { type: 'boolean', default: false },
       'lead-seconds': { type: 'string' },
       'observe-seconds': { type: 'string' },
       cycles: { type: 'string', default: '1' },
@@ -324,10 +345,12 @@ function parseOptions(args: string[]): Options & { role?: string } {
     count,
     concurrency: Number(values.concurrency),
     idleSeconds: Number(values['idle-seconds']),
-    schedule: values.cost ? '* * * * *' : values.schedule,
+    restSeconds: Number(values['rest-seconds']),
+    schedule: values.cost ? '* * * * *' : values['idle-only'] ? '0 0 1 1 *' : values.schedule,
     spreadSeconds: Number(values['spread-seconds'] ?? (values.cost ? 20 : 300)),
     read: values.read,
     cost: values.cost,
+    idleOnly: values['idle-only'],
     ...(values['lead-seconds'] !== undefined && { leadSeconds: Number(values['lead-seconds']) }),
     ...(values['observe-seconds'] !== undefined && { observeSeconds: Number(values['observe-seconds']) }),
     cycles: Number(values.cycles),
@@ -344,6 +367,8 @@ function parseOptions(args: string[]): Options & { role?: string } {
   ) {
     throw new Error('--count, --concurrency, --idle-seconds and --cycles take positive integers');
   }
+  if (!Number.isInteger(options.restSeconds) || options.restSeconds < 0)
+    throw new Error('--rest-seconds takes a whole number of seconds');
   if (!['real', 'stub'].includes(options.read)) throw new Error('--read is real or stub');
   return options;
 }
@@ -693,6 +718,15 @@ export async function benchInstallations(args: string[]): Promise<void> {
       return;
     }
 
+    // The stack at rest, nothing created yet: the floor that idle with N workflows waiting is held to.
+    let rest: ReturnType<typeof cpuPercent> | undefined;
+    if (options.restSeconds) {
+      say(`measuring ${options.restSeconds} s of the stack at rest`);
+      const restFrom = sampleCpu(workerPid, temporalPid);
+      await sleep(options.restSeconds * 1000);
+      rest = cpuPercent(restFrom, sampleCpu(workerPid, temporalPid));
+    }
+
     say(`connecting ${count} groups`);
     const groups = Array.from({ length: count }, (_, index) => `group-${index}`);
     const connectSeconds = await connectGroups(groups);
@@ -707,6 +741,43 @@ export async function benchInstallations(args: string[]): Promise<void> {
     say(`creating ${count} installations on ${schedule}, ${concurrency} at a time`);
     const creation = await createInstallations(integrationId, groups, schedule);
     const { created } = creation;
+
+    if (options.idleOnly) {
+      // Every workflow has run its first task and sleeps to January: the server goes quiet.
+      say('waiting for the server to go quiet after creating');
+      const quietFrom = performance.now();
+      for (let ops = Infinity; ops > 20 && performance.now() - quietFrom < 5 * MINUTE;) {
+        const from = await persistenceRequests(metricsUrl);
+        await sleep(10_000);
+        ops = operationsPerRead(from, await persistenceRequests(metricsUrl), 1).allOpsPerRead / 10;
+      }
+      say(`measuring ${options.idleSeconds} s of idle (${created.size} installations waiting)`);
+      const idleFrom = sampleCpu(workerPid, temporalPid);
+      const idleOpsFrom = await persistenceRequests(metricsUrl);
+      await sleep(options.idleSeconds * 1000);
+      const idle = cpuPercent(idleFrom, sampleCpu(workerPid, temporalPid));
+      const idleOps = operationsPerRead(idleOpsFrom, await persistenceRequests(metricsUrl), 1);
+      const result = {
+        created: created.size,
+        failed: creation.failures.length,
+        schedule,
+        settleSeconds: Math.round((performance.now() - quietFrom) / 1000),
+        idleCpuPct: idle.total,
+        idleCpu: idle,
+        idleServerOpsPerSec: Math.round((idleOps.allOpsPerRead / options.idleSeconds) * 10) / 10,
+        idleSeconds: options.idleSeconds,
+        restCpuPct: rest ? rest.total : null,
+        restCpu: rest ?? null,
+        restSeconds: options.restSeconds,
+        idleOverRestMachineCpu: rest ? Math.round((idle.machine / rest.machine) * 100) / 100 : null,
+        workerRssMb: rssMb(workerPid),
+        temporalRssMb: rssMb(temporalPid),
+        cores: cpus().length,
+        benchSeconds: Math.round(performance.now() / 1000),
+      };
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+      return;
+    }
 
     const cronTimes = upcomingFireTimes(schedule, new Date(Date.now() - MINUTE), 2).map((time) =>
       time.getTime(),
@@ -794,6 +865,9 @@ export async function benchInstallations(args: string[]): Promise<void> {
       idleCpuPct: idle ? idle.total : null,
       idleCpu: idle ?? null,
       idleSeconds: idle ? options.idleSeconds : 0,
+      restCpuPct: rest ? rest.total : null,
+      restCpu: rest ?? null,
+      restSeconds: options.restSeconds,
       maxCachedWorkflows: options.maxCached,
       workerHeapMb: options.workerHeapMb,
       cores: cpus().length,
