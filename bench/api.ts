@@ -253,42 +253,22 @@ async function measure(
   };
   const tallies = { ferry: new Tally(), bare: new Tally() };
   const path = { ferry: paths(), bare: paths() };
+  /** One side loaded for `forSeconds` into `tally`; a server left with aborted requests settles first. */
+  const run = async (side: 'ferry' | 'bare', forSeconds: number, tally: Tally) => {
+    const timeoutsBefore = tally.timeouts;
+    const [pool, server] = [pools[side], servers[side]];
+    await load(pool, server, apiKey, path[side], concurrency, forSeconds, graceSeconds, tally);
+    if (tally.timeouts > timeoutsBefore) await settle(server.origin);
+  };
   try {
     // Unmeasured, at the cell's concurrency: a cell measures a server that has its connections open
     // (HTTP and PostgreSQL) and its code compiled for this load, not the first burst of it.
-    for (const side of ['ferry', 'bare'] as const) {
-      const warming = new Tally();
-      await load(
-        pools[side],
-        servers[side],
-        apiKey,
-        path[side],
-        concurrency,
-        warmSeconds,
-        graceSeconds,
-        warming,
-      );
-      if (warming.timeouts) await settle(servers[side].origin);
-    }
+    for (const side of ['ferry', 'bare'] as const) await run(side, warmSeconds, new Tally());
     const slices = Math.max(1, Math.round(seconds / slice));
     for (let index = 0; index < slices; index++) {
       // Who goes first alternates too: neither always follows the other's backlog.
       const order = index % 2 ? (['bare', 'ferry'] as const) : (['ferry', 'bare'] as const);
-      for (const side of order) {
-        const tally = tallies[side];
-        const timeoutsBefore = tally.timeouts;
-        await load(
-          pools[side],
-          servers[side],
-          apiKey,
-          path[side],
-          concurrency,
-          seconds / slices,
-          graceSeconds,
-          tally,
-        );
-        if (tally.timeouts > timeoutsBefore) await settle(servers[side].origin);
-      }
+      for (const side of order) await run(side, seconds / slices, tallies[side]);
     }
   } finally {
     await Promise.all([pools.ferry.destroy(), pools.bare.destroy()]);

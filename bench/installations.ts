@@ -157,8 +157,7 @@ async function runWorker(read: string, maxCached: number): Promise<void> {
   const worker = await createWorker({
     overrides: { ...stub, ...(maxCached > 0 && { maxCachedWorkflows: maxCached }) },
   });
-  // Beside the Temporal worker, what `ferry worker` runs too: the outbox relay and the repair loop,
-  // whose full pass is most of what an idle deployment does.
+  // Beside the Temporal worker, what `ferry worker` runs too: the outbox relay and the repair loop.
   const relay = (await import('../src/notifications/outbox-relay.js')).startOutboxRelay();
   const repair = (await import('../src/cli/repair-loop.js')).startRepairLoop();
   const shutdown = () => {
@@ -718,14 +717,27 @@ export async function benchInstallations(args: string[]): Promise<void> {
       return;
     }
 
+    /** CPU of each process and Temporal persistence requests a second over `seconds` of waiting. */
+    const measureQuiet = async (seconds: number) => {
+      const cpuFrom = sampleCpu(workerPid, temporalPid);
+      const opsFrom = await persistenceRequests(metricsUrl);
+      await sleep(seconds * 1000);
+      const cpu = cpuPercent(cpuFrom, sampleCpu(workerPid, temporalPid));
+      const ops = operationsPerRead(opsFrom, await persistenceRequests(metricsUrl), 1).allOpsPerRead;
+      return { cpu, serverOpsPerSec: Math.round((ops / seconds) * 10) / 10 };
+    };
+
     // The stack at rest, nothing created yet: the floor that idle with N workflows waiting is held to.
-    let rest: ReturnType<typeof cpuPercent> | undefined;
+    let rest: Awaited<ReturnType<typeof measureQuiet>> | undefined;
     if (options.restSeconds) {
       say(`measuring ${options.restSeconds} s of the stack at rest`);
-      const restFrom = sampleCpu(workerPid, temporalPid);
-      await sleep(options.restSeconds * 1000);
-      rest = cpuPercent(restFrom, sampleCpu(workerPid, temporalPid));
+      rest = await measureQuiet(options.restSeconds);
     }
+    const restFigures = {
+      restCpuPct: rest ? rest.cpu.total : null,
+      restCpu: rest?.cpu ?? null,
+      restSeconds: options.restSeconds,
+    };
 
     say(`connecting ${count} groups`);
     const groups = Array.from({ length: count }, (_, index) => `group-${index}`);
@@ -747,29 +759,21 @@ export async function benchInstallations(args: string[]): Promise<void> {
       say('waiting for the server to go quiet after creating');
       const quietFrom = performance.now();
       for (let ops = Infinity; ops > 20 && performance.now() - quietFrom < 5 * MINUTE;) {
-        const from = await persistenceRequests(metricsUrl);
-        await sleep(10_000);
-        ops = operationsPerRead(from, await persistenceRequests(metricsUrl), 1).allOpsPerRead / 10;
+        ops = (await measureQuiet(10)).serverOpsPerSec;
       }
       say(`measuring ${options.idleSeconds} s of idle (${created.size} installations waiting)`);
-      const idleFrom = sampleCpu(workerPid, temporalPid);
-      const idleOpsFrom = await persistenceRequests(metricsUrl);
-      await sleep(options.idleSeconds * 1000);
-      const idle = cpuPercent(idleFrom, sampleCpu(workerPid, temporalPid));
-      const idleOps = operationsPerRead(idleOpsFrom, await persistenceRequests(metricsUrl), 1);
+      const idle = await measureQuiet(options.idleSeconds);
       const result = {
         created: created.size,
         failed: creation.failures.length,
         schedule,
         settleSeconds: Math.round((performance.now() - quietFrom) / 1000),
-        idleCpuPct: idle.total,
-        idleCpu: idle,
-        idleServerOpsPerSec: Math.round((idleOps.allOpsPerRead / options.idleSeconds) * 10) / 10,
+        idleCpuPct: idle.cpu.total,
+        idleCpu: idle.cpu,
+        idleServerOpsPerSec: idle.serverOpsPerSec,
         idleSeconds: options.idleSeconds,
-        restCpuPct: rest ? rest.total : null,
-        restCpu: rest ?? null,
-        restSeconds: options.restSeconds,
-        idleOverRestMachineCpu: rest ? Math.round((idle.machine / rest.machine) * 100) / 100 : null,
+        ...restFigures,
+        idleOverRestMachineCpu: rest ? Math.round((idle.cpu.machine / rest.cpu.machine) * 100) / 100 : null,
         workerRssMb: rssMb(workerPid),
         temporalRssMb: rssMb(temporalPid),
         cores: cpus().length,
@@ -800,15 +804,10 @@ export async function benchInstallations(args: string[]): Promise<void> {
 
     // Idle means nothing due: only after the whole window, when it leaves a gap before the next cycle.
     const idleGap = observedMs === windowMs && windowMs + options.idleSeconds * 1000 < interval;
-    let idle: ReturnType<typeof cpuPercent> | undefined;
-    let idleOps: ReturnType<typeof operationsPerRead> | undefined;
+    let idle: Awaited<ReturnType<typeof measureQuiet>> | undefined;
     if (idleGap) {
       say(`measuring ${options.idleSeconds} s of idle (nothing due until the next cycle)`);
-      const idleFrom = sampleCpu(workerPid, temporalPid);
-      const idleOpsFrom = await persistenceRequests(metricsUrl);
-      await sleep(options.idleSeconds * 1000);
-      idle = cpuPercent(idleFrom, sampleCpu(workerPid, temporalPid));
-      idleOps = operationsPerRead(idleOpsFrom, await persistenceRequests(metricsUrl), 1);
+      idle = await measureQuiet(options.idleSeconds);
     } else {
       say('no idle to measure: fires are spread over the rest of the cycle');
     }
@@ -852,9 +851,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
       ...firesFigures(fires, observed),
       readOperations: operations,
       deliveries: receiver.received(),
-      idleServerOpsPerSec: idleOps
-        ? Math.round((idleOps.allOpsPerRead / options.idleSeconds) * 10) / 10
-        : null,
+      idleServerOpsPerSec: idle ? idle.serverOpsPerSec : null,
       workerRssMb: rssMb(workerPid),
       workerRssBusyMb: busyWorkerRssMb,
       workerRssPeakMb: observed.peakWorkerRss,
@@ -862,12 +859,10 @@ export async function benchInstallations(args: string[]): Promise<void> {
       temporalRssPeakMb: observed.peakTemporalRss,
       apiRssMb: Math.round(process.memoryUsage().rss / 1024 / 1024),
       busyCpuPct: observed.busy,
-      idleCpuPct: idle ? idle.total : null,
-      idleCpu: idle ?? null,
+      idleCpuPct: idle ? idle.cpu.total : null,
+      idleCpu: idle?.cpu ?? null,
       idleSeconds: idle ? options.idleSeconds : 0,
-      restCpuPct: rest ? rest.total : null,
-      restCpu: rest ?? null,
-      restSeconds: options.restSeconds,
+      ...restFigures,
       maxCachedWorkflows: options.maxCached,
       workerHeapMb: options.workerHeapMb,
       cores: cpus().length,

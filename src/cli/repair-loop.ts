@@ -52,7 +52,6 @@ export function startRepairLoop(options: { intervalMs?: number; marksIntervalMs?
   let first = true;
   const full = every(options.intervalMs ?? config().repair.intervalMs, async () => {
     try {
-      const started = performance.now();
       // One worker at a time: with several replicas, the others skip the pass rather than repeat it.
       const pass = await unlessRunningElsewhere(
         'repair-pass',
@@ -68,7 +67,7 @@ export function startRepairLoop(options: { intervalMs?: number; marksIntervalMs?
         repairPasses.inc({ outcome: 'skipped' });
         return;
       }
-      repairPassDuration.observe((performance.now() - started) / 1000);
+      repairPassDuration.observe(pass.durationMs / 1000);
       const { reconciled, swept } = pass.value;
       const repaired =
         reconciled.started + reconciled.configResent + reconciled.orphansEnded + swept.resumed + swept.ended;

@@ -8,7 +8,9 @@ import { withPooledConnection } from './raw.js';
  * try takes over at once.
  */
 
-export type Exclusive<T> = { ran: true; value: T } | { ran: false; why: 'running-elsewhere' | 'not-due' };
+/** What `work` answered and how long it took, or why it did not run. */
+export type Exclusive<T> =
+  { ran: true; value: T; durationMs: number } | { ran: false; why: 'running-elsewhere' | 'not-due' };
 
 export interface Pace {
   /**
@@ -49,14 +51,15 @@ export async function unlessRunningElsewhere<T>(
       }
       const started = performance.now();
       const value = await work();
+      const durationMs = Math.round(performance.now() - started);
       // A failed run is not recorded: the next try comes at its usual time, as an outage needs.
       if (pace)
         await connection.query({
           text: `insert into exclusive_runs (name, finished_at, duration_ms) values ($1, now(), $2)
                  on conflict (name) do update set finished_at = excluded.finished_at, duration_ms = excluded.duration_ms`,
-          values: [name, Math.round(performance.now() - started)],
+          values: [name, durationMs],
         });
-      return { ran: true, value };
+      return { ran: true, value, durationMs };
     } finally {
       await connection.query({ text: 'select pg_advisory_unlock(hashtext($1))', values });
     }

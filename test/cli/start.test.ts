@@ -72,6 +72,10 @@ async function startFerry(dataDir: string, user?: { uid: number; gid: number }):
     FERRY_METRICS_PORT: String(await freePort()),
     FERRY_ENV: 'development',
     LOG_LEVEL: 'warn',
+    // Another cluster's settings, as an operator's shell may hold them: the dev server started here
+    // speaks plaintext, so they must not reach its connections (a missing CA file would stop them).
+    TEMPORAL_API_KEY: 'someone-elses-cloud-key',
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: join(dataDir, 'no-such-ca.pem'),
   };
   delete env.TEMPORAL_ADDRESS;
   delete env.FERRY_TASK_QUEUE;

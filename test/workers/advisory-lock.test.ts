@@ -45,7 +45,11 @@ async function skippedPasses(): Promise<number> {
 
 describe('unlessRunningElsewhere', () => {
   it('runs the work and answers its value', async () => {
-    expect(await unlessRunningElsewhere('test-value', async () => 42)).toEqual({ ran: true, value: 42 });
+    expect(await unlessRunningElsewhere('test-value', async () => 42)).toEqual({
+      ran: true,
+      value: 42,
+      durationMs: expect.any(Number),
+    });
   });
 
   it('skips while the work runs in this process, and runs it again once that ends', async () => {
@@ -67,10 +71,11 @@ describe('unlessRunningElsewhere', () => {
     ).toEqual({ ran: false, why: 'running-elsewhere' });
     expect(ranSecond).toBe(false);
     finish();
-    expect(await first).toEqual({ ran: true, value: 'first' });
+    expect(await first).toEqual({ ran: true, value: 'first', durationMs: expect.any(Number) });
     expect(await unlessRunningElsewhere('test-overlap', async () => 'third')).toEqual({
       ran: true,
       value: 'third',
+      durationMs: expect.any(Number),
     });
   });
 
@@ -84,11 +89,13 @@ describe('unlessRunningElsewhere', () => {
     expect(await unlessRunningElsewhere('test-unrelated', async () => 'free')).toEqual({
       ran: true,
       value: 'free',
+      durationMs: expect.any(Number),
     });
     await other.end();
     expect(await unlessRunningElsewhere('test-other', async () => 'mine')).toEqual({
       ran: true,
       value: 'mine',
+      durationMs: expect.any(Number),
     });
   });
 
@@ -101,6 +108,7 @@ describe('unlessRunningElsewhere', () => {
     expect(await unlessRunningElsewhere('test-failure', async () => 'after')).toEqual({
       ran: true,
       value: 'after',
+      durationMs: expect.any(Number),
     });
   });
 });
@@ -124,11 +132,18 @@ describe('paced work', () => {
 
   it('waits after a run for its share of the time, then runs again', async () => {
     const slow = () => new Promise<string>((resolve) => setTimeout(() => resolve('ran'), 400));
-    expect(await unlessRunningElsewhere('test-paced', slow, pace)).toEqual({ ran: true, value: 'ran' });
+    const first = await unlessRunningElsewhere('test-paced', slow, pace);
+    expect(first).toEqual({ ran: true, value: 'ran', durationMs: expect.any(Number) });
+    // The run's length is the work's.
+    expect(first.ran && first.durationMs).toBeGreaterThanOrEqual(390);
     // Half the time at most: a run of 400 ms is followed by 400 ms of nothing.
     expect(await unlessRunningElsewhere('test-paced', slow, pace)).toEqual({ ran: false, why: 'not-due' });
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(await unlessRunningElsewhere('test-paced', slow, pace)).toEqual({ ran: true, value: 'ran' });
+    expect(await unlessRunningElsewhere('test-paced', slow, pace)).toEqual({
+      ran: true,
+      value: 'ran',
+      durationMs: expect.any(Number),
+    });
   });
 
   it('is paced by the last run of any process, and never longer than 10 minutes', async () => {
@@ -144,6 +159,7 @@ describe('paced work', () => {
     expect(await unlessRunningElsewhere('test-paced-elsewhere', async () => 'ran', share)).toEqual({
       ran: true,
       value: 'ran',
+      durationMs: expect.any(Number),
     });
   });
 
@@ -159,6 +175,7 @@ describe('paced work', () => {
     expect(await unlessRunningElsewhere('test-paced-failure', async () => 'ran', pace)).toEqual({
       ran: true,
       value: 'ran',
+      durationMs: expect.any(Number),
     });
   });
 });

@@ -90,12 +90,11 @@ async function runningInstallations(
   return running;
 }
 
-/** Terminates running workflows of installations gone from PostgreSQL (checked one by one before). */
-async function endOrphans(candidates: [string, RunningInstallation][], graceMs: number): Promise<number> {
+/** Terminates running workflows, started before `settled`, of installations gone from PostgreSQL (checked one by one before). */
+async function endOrphans(candidates: [string, RunningInstallation][], settled: number): Promise<number> {
   let ended = 0;
   const em = await newEntityManager();
   // An installation still being created (its workflow starts before its row commits) is not an orphan.
-  const settled = Date.now() - graceMs;
   for (const [installationId, run] of candidates) {
     if (run.startTime.getTime() > settled) continue;
     if (await em.count(InstallationEntity, { id: installationId })) continue;
@@ -126,8 +125,7 @@ export async function reconcileInstallations(
   // Listed before PostgreSQL is read: an installation created in between is seen as missing and
   // its start is refused harmlessly, never taken for an orphan.
   const running = await runningInstallations(reconcileOptions.projectId);
-  const graceMs = reconcileOptions.graceMs ?? 30_000;
-  const settled = Date.now() - graceMs;
+  const settled = Date.now() - (reconcileOptions.graceMs ?? 30_000);
   const em = await newEntityManager();
   for (let lastId: string | undefined; ;) {
     const page = await em.fork().find(
@@ -160,7 +158,7 @@ export async function reconcileInstallations(
     });
   }
   // What is left running matched no installation row.
-  result.orphansEnded = await endOrphans([...running], graceMs);
+  result.orphansEnded = await endOrphans([...running], settled);
   return result;
 }
 
