@@ -11,7 +11,7 @@ import { options } from '../src/cli/options.js';
 import { projectRoot } from '../src/config.js';
 
 /**
- * `npm run bench:api -- [--rows 10000] [--seconds 3] [--slice-seconds 0.5] [--warm-seconds 1] [--grace-seconds 10] [--concurrency 1,10,50] [--only name,...]`
+ * `npm run bench:api -- [--rows 10000] [--seconds 3] [--slice-seconds 0.5] [--warm-seconds 1] [--grace-seconds 10] [--concurrency 1,10,50] [--only name,...] [--ferry-node-args "..."] [--bare-node-args "..."]`
  *
  * Seeds `rows` rows per table in one project of a fresh database (integrations with their revision,
  * groups, consumers and connections, installations with their config, and operations, all of one
@@ -344,6 +344,7 @@ export async function benchApi(args: string[]): Promise<void> {
     concurrency: { type: 'string' },
     only: { type: 'string' },
     'ferry-node-args': { type: 'string' },
+    'bare-node-args': { type: 'string' },
   });
   const rows = Number(opts.rows ?? 10_000);
   const seconds = Number(opts.seconds ?? 3);
@@ -358,7 +359,8 @@ export async function benchApi(args: string[]): Promise<void> {
     throw new Error('--seconds, --slice-seconds, --warm-seconds and --grace-seconds must be positive');
   if (concurrencies.some((c) => !Number.isInteger(c) || c < 1))
     throw new Error('--concurrency must list positive integers');
-  const ferryNodeArgs = opts['ferry-node-args'] ? String(opts['ferry-node-args']).split(' ') : [];
+  const nodeArgs = (name: 'ferry-node-args' | 'bare-node-args') =>
+    opts[name] ? String(opts[name]).split(' ') : [];
 
   const bench = benchEnvironment('ferry_bench_api', { LOG_LEVEL: 'warn' });
   const stops: (() => Promise<void>)[] = [];
@@ -419,9 +421,9 @@ export async function benchApi(args: string[]): Promise<void> {
     };
     const only = opts.only ? String(opts.only).split(',') : Object.keys(endpoints);
 
-    const ferry = await startServer('ferry', ferryNodeArgs);
+    const ferry = await startServer('ferry', nodeArgs('ferry-node-args'));
     stops.push(() => ferry.stop());
-    const bare = await startServer('bare', []);
+    const bare = await startServer('bare', nodeArgs('bare-node-args'));
     stops.push(() => bare.stop());
 
     const results: Record<

@@ -1,4 +1,5 @@
 import { appendFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { join } from 'node:path';
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -12,6 +13,7 @@ import { verifyBuilderToken } from '../domain/builder-tokens.js';
 import { verifyProjectJwt } from '../domain/project-jwt.js';
 import {
   accessLog,
+  answerCutShort,
   boundedInput,
   problems,
   refuseUnknownMethods,
@@ -26,9 +28,11 @@ import type { ListenerPorts } from './listener-origins.js';
 import { ProblemError } from '../core/problem.js';
 import { toKoaPath, type AnyRoute, type HandlerContext, type HandlerResult, type Host } from './route.js';
 import { allRoutes } from './routes.js';
+import { BatchedList, jsonListText } from './batched-list.js';
 import { mountConsole } from './console.js';
 import { parseStringParams, parseWith, schemaIssues } from '../core/validation.js';
 import type { Project } from '../db/entities/project.js';
+import type { TSchema } from 'typebox';
 
 function hostsOf(route: AnyRoute): Host[] {
   return route.hosts ?? ['api'];
@@ -47,7 +51,11 @@ function mount(router: Router, route: AnyRoute): void {
     const body = route.body ? parseWith(route.body, rawBody, 'body') : undefined;
     const projectIdOrName = (params as Record<string, string>).projectIdOrName;
     const project = projectIdOrName
-      ? await resolveProject(principal, projectIdOrName, em, { plain: route.method === 'GET' })
+      ? await resolveProject(principal, projectIdOrName, em, { plain: route.method === 'GET' }).catch(
+          (error: unknown) => {
+            throw withNotFoundRemedy(route, error);
+          },
+        )
       : (undefined as unknown as Project);
     const handlerContext: HandlerContext<unknown, unknown, unknown> = {
       params,
@@ -61,10 +69,22 @@ function mount(router: Router, route: AnyRoute): void {
     };
     const result = await route.handler(handlerContext as never);
     const declared = route.responses[result.status];
-    if (config().checkResponses) assertDeclaredAnswer(route, result);
+    const answer: unknown = result.body;
+    const listText =
+      answer instanceof BatchedList
+        ? await jsonListText(
+            answer,
+            config().checkResponses ? declaredItemCheck(route, result.status) : undefined,
+          )
+        : undefined;
+    if (config().checkResponses && !listText) assertDeclaredAnswer(route, result);
     ctx.status = result.status;
     for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
-    if (result.body !== undefined) {
+    if (listText) {
+      ctx.body = Readable.from(listText);
+      ctx.type = 'application/json';
+      ctx.length = listText.reduce((bytes, chunk) => bytes + Buffer.byteLength(chunk), 0);
+    } else if (result.body !== undefined) {
       const type = result.contentType ?? declared?.contentType ?? 'application/json';
       // A JSON string answer (an authorization URL) is sent as JSON, not as plain text.
       ctx.body =
@@ -72,6 +92,14 @@ function mount(router: Router, route: AnyRoute): void {
       ctx.type = type;
     }
   });
+}
+
+/** A 404 of a route that declares a remedy for its 404s, with that remedy. */
+function withNotFoundRemedy(route: AnyRoute, error: unknown): unknown {
+  if (!route.notFoundRemedy || !(error instanceof ProblemError) || error.status !== 404 || error.remedy) {
+    return error;
+  }
+  return ProblemError.notFound(error.detail ?? 'Not found.', route.notFoundRemedy);
 }
 
 /** In tests: an answer the route does not declare, or of another shape than declared, fails the request. */
@@ -89,6 +117,24 @@ function assertDeclaredAnswer(route: AnyRoute, result: HandlerResult): void {
     );
   }
   noteCheckedAnswer(route.operationId, result.status);
+}
+
+/** In tests: a batched list must be a declared array, and each item is checked as it is written. */
+function declaredItemCheck(route: AnyRoute, status: number): (item: unknown) => void {
+  const items = (route.responses[status]?.schema as { items?: TSchema } | undefined)?.items;
+  if (!items)
+    throw new Error(
+      `${route.operationId} answered ${status} with a list, which it does not declare an array`,
+    );
+  noteCheckedAnswer(route.operationId, status);
+  return (item) => {
+    const issues = schemaIssues(items, item, 'body');
+    if (issues.length) {
+      throw new Error(
+        `${route.operationId} listed an item its schema refuses: ${issues.map((issue) => issue.detail).join('; ')}`,
+      );
+    }
+  };
 }
 
 const checkedAnswers = new Set<string>();
@@ -148,6 +194,7 @@ export function createApp(host: Host, routes: AnyRoute[] = allRoutes(), ports: L
   });
   if (host === 'api') mountConsole(router, ports);
 
+  app.on('error', answerCutShort);
   app.use(requestMetrics(host));
   app.use(requestTracing(host));
   app.use(requestId);

@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { batchedList } from './batched-list.js';
 import { defineRoute } from './route.js';
 import { ProblemError } from '../core/problem.js';
 import { ProjectPathParams } from '../schemas/common.js';
@@ -51,7 +52,7 @@ export const connectionRoutes = [
   }).handle(async ({ em, project, query, principal }) => {
     const groupRef = query.groupRef ?? scopedGroupRef(principal);
     assertActsForGroup(principal, groupRef);
-    return { status: 200, body: await listConnectionViews(em, project.id, { ...query, groupRef }) };
+    return { status: 200, body: batchedList(listConnectionViews(em, project.id, { ...query, groupRef })) };
   }),
   defineRoute({
     method: 'POST',

@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Principal } from '../core/principal.js';
+import { batchedList } from './batched-list.js';
 import { defineRoute } from './route.js';
 import { ProjectPathParams } from '../schemas/common.js';
 import {
@@ -19,7 +20,7 @@ import {
   createInstallation,
   deleteInstallation,
 } from '../domain/installations/lifecycle.js';
-import { findInstallation, listInstallations } from '../domain/installations/lookups.js';
+import { findInstallation } from '../domain/installations/lookups.js';
 import { getInstallationView, listInstallationViews } from '../domain/read-views.js';
 import { applyInstallationMask } from '../domain/installations/update-mask.js';
 import { configContentRoutes } from './installation-config.js';
@@ -72,7 +73,7 @@ export const installationRoutes = [
   }).handle(async ({ em, project, query, principal }) => {
     const groupRef = query.groupRef ?? scopedGroupRef(principal);
     assertActsForGroup(principal, groupRef);
-    return { status: 200, body: await listInstallationViews(em, project.id, { groupRef }) };
+    return { status: 200, body: batchedList(listInstallationViews(em, project.id, { groupRef })) };
   }),
   defineRoute({
     method: 'GET',
@@ -90,7 +91,7 @@ export const installationRoutes = [
     const integration = await findIntegration(em, project.id, params.integrationId);
     return {
       status: 200,
-      body: await listInstallations(em, project.id, { integrationId: integration.id, groupRef }),
+      body: batchedList(listInstallationViews(em, project.id, { integrationId: integration.id, groupRef })),
     };
   }),
   defineRoute({

@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Static, TSchema } from 'typebox';
 import type { Project } from '../db/entities/project.js';
 import type { Principal } from '../core/principal.js';
+import type { BatchedList } from './batched-list.js';
 
 export type Host = 'api' | 'read' | 'write' | 'search';
 /**
@@ -46,11 +47,14 @@ interface ResultExtras {
 export type HandlerResult<R extends RouteResponses = RouteResponses> = {
   [S in keyof R & number]: ResultExtras &
     (R[S] extends { schema: infer T extends TSchema }
-      ? { status: S; body: Static<T> }
+      ? { status: S; body: Static<T> | BatchedBody<Static<T>> }
       : R[S] extends { contentType: string }
         ? { status: S; body: string }
         : { status: S; body?: undefined });
 }[keyof R & number];
+
+/** An array answer may also be given as a list read in batches. */
+type BatchedBody<T> = T extends readonly (infer Item)[] ? BatchedList<Item> : never;
 
 /** Everything about an endpoint but its handler: what routing, validation and the OpenAPI document need. */
 export interface RouteDeclaration<
@@ -75,6 +79,8 @@ export interface RouteDeclaration<
   /** Accept a body that is not JSON (e.g. provider webhooks); the handler reads its bytes, `koa.state.rawBody`. */
   rawBody?: boolean;
   deprecated?: boolean;
+  /** A remedy for every 404 the route answers, the project's own included (the JWT key endpoints'). */
+  notFoundRemedy?: string;
   responses: R;
 }
 

@@ -56,6 +56,48 @@ export async function rawRows(em: EntityManager, sql: string, params: unknown[])
   );
 }
 
+/** Rows a list reads per statement: a few hundred KB of JSON, whatever the table's size. */
+export const LIST_BATCH_ROWS = 500;
+
+export interface RowListing {
+  /** `select ... from ... join ...`, without `where`. */
+  sql: string;
+  /** The listing's conditions (`?` placeholders), values in `params`. */
+  where: string;
+  params: unknown[];
+  /**
+   * The columns the listing is ordered by, as selected (`alias.column`), the last one unique: an
+   * index in this order keeps each batch a range scan.
+   */
+  order: string[];
+  batchRows?: number;
+}
+
+/**
+ * The rows of a listing a batch at a time, each batch one statement that starts after the last row
+ * of the one before (keyset), so that a list of any length holds one batch in memory and a pooled
+ * connection only while a batch is read, never while a slow client takes the answer. As with any
+ * paged read, a row created or deleted while the list is sent may be in it or not; no row is sent
+ * twice, and rows present throughout are all sent, in order.
+ */
+export async function* rowBatches(em: EntityManager, listing: RowListing): AsyncGenerator<Row[]> {
+  const batchRows = listing.batchRows ?? LIST_BATCH_ROWS;
+  const order = listing.order.join(', ');
+  const afterLast = `(${order}) > (${listing.order.map(() => '?').join(', ')})`;
+  let last: Row | undefined;
+  for (;;) {
+    const rows = await rawRows(
+      em,
+      `${listing.sql} where ${listing.where}${last ? ` and ${afterLast}` : ''} order by ${order} limit ?`,
+      // Timestamps are PostgreSQL's own text, to the microsecond, so the next batch starts exactly after.
+      [...listing.params, ...(last ? listing.order.map((column) => last![column]) : []), batchRows],
+    );
+    if (rows.length) yield rows;
+    if (rows.length < batchRows) return;
+    last = rows[rows.length - 1];
+  }
+}
+
 /** Runs `work` on a connection of the ORM's pool, straight on the driver, and gives it back after. */
 export async function withPooledConnection<T>(
   em: EntityManager,

@@ -10,7 +10,7 @@ import {
 import { InstallationConfigEntity, InstallationEntity } from '../db/entities/installation.js';
 import { IntegrationEntity, RevisionEntity } from '../db/entities/integration.js';
 import { OperationEntity } from '../db/entities/operation.js';
-import { memoized, rawRows, rowMapper, selectColumns } from '../db/raw.js';
+import { memoized, rawRows, rowBatches, rowMapper, selectColumns } from '../db/raw.js';
 import type { ConnectionView } from '../schemas/connections.js';
 import type { InstallationView } from '../schemas/installations.js';
 import type { IntegrationView } from '../schemas/integrations.js';
@@ -45,6 +45,25 @@ function integrationMatch(alias: string, idOrName: string): { sql: string; param
     : { sql: `${alias}.name = ?`, params: [idOrName] };
 }
 
+/** A list's views, a batch at a time (see `rowBatches`): the API writes each batch's JSON as it comes. */
+export type ViewBatches<T> = AsyncIterable<T[]>;
+
+export interface ListOptions {
+  /** Rows per statement; `LIST_BATCH_ROWS` by default. */
+  batchRows?: number;
+}
+
+async function* viewBatches<T>(batches: AsyncIterable<Row[]>, view: (row: Row) => T): ViewBatches<T> {
+  for await (const rows of batches) yield rows.map(view);
+}
+
+/** Every view of a list, for callers that need them all at once. */
+export async function allViews<T>(batches: ViewBatches<T>): Promise<T[]> {
+  const views: T[] = [];
+  for await (const batch of batches) views.push(...batch);
+  return views;
+}
+
 // Integrations ----------------------------------------------------------------------------------
 
 function integrationQuery(em: EntityManager) {
@@ -61,10 +80,23 @@ function buildIntegrationQuery(em: EntityManager) {
   };
 }
 
-export async function listIntegrationViews(em: EntityManager, projectId: string): Promise<IntegrationView[]> {
+/** A project's integrations, oldest first, a batch at a time. */
+export function listIntegrationViews(
+  em: EntityManager,
+  projectId: string,
+  options: ListOptions = {},
+): ViewBatches<IntegrationView> {
   const { sql, view } = integrationQuery(em);
-  const rows = await rawRows(em, `${sql} where i.project_id = ? order by i.create_time, i.name`, [projectId]);
-  return rows.map(view);
+  return viewBatches(
+    rowBatches(em, {
+      sql,
+      where: 'i.project_id = ?',
+      params: [projectId],
+      order: ['i.create_time', 'i.name'],
+      ...options,
+    }),
+    view,
+  );
 }
 
 export async function getIntegrationView(
@@ -127,11 +159,13 @@ export interface ConnectionListFilters {
   consumerRef?: string;
 }
 
-export async function listConnectionViews(
+/** A project's connections, oldest first, a batch at a time. */
+export function listConnectionViews(
   em: EntityManager,
   projectId: string,
   filters: ConnectionListFilters,
-): Promise<ConnectionView[]> {
+  options: ListOptions = {},
+): ViewBatches<ConnectionView> {
   const { columns, joins, view } = connectionQuery(em);
   const where = ['c.project_id = ?'];
   const params: string[] = [projectId];
@@ -147,12 +181,16 @@ export async function listConnectionViews(
     where.push('cu.project_id = ? and cu.consumer_ref = ?');
     params.push(projectId, filters.consumerRef);
   }
-  const rows = await rawRows(
-    em,
-    `select ${columns} from connections c ${joins} where ${where.join(' and ')} order by c.create_time, c.id`,
-    params,
+  return viewBatches(
+    rowBatches(em, {
+      sql: `select ${columns} from connections c ${joins}`,
+      where: where.join(' and '),
+      params,
+      order: ['c.create_time', 'c.id'],
+      ...options,
+    }),
+    view,
   );
-  return rows.map(view);
 }
 
 /** A connection without its credentials (`includeCreds` takes the ORM path: it opens them). */
@@ -200,21 +238,31 @@ function buildInstallationQuery(em: EntityManager) {
   };
 }
 
-/** The installations of a project, of one group when `groupRef` is given (none when it is unknown). */
-export async function listInstallationViews(
+/**
+ * The installations of a project, oldest first, a batch at a time: of one integration when
+ * `integrationId` is given, of one group when `groupRef` is (none when it is unknown).
+ */
+export function listInstallationViews(
   em: EntityManager,
   projectId: string,
-  filter: { groupRef?: string },
-): Promise<InstallationView[]> {
+  filter: { integrationId?: string; groupRef?: string },
+  options: ListOptions = {},
+): ViewBatches<InstallationView> {
   const { sql, parts } = installationQuery(em);
-  const byGroup = filter.groupRef !== undefined;
-  const rows = await rawRows(
-    em,
-    `${sql} where i.project_id = ?${byGroup ? ' and ig.project_id = ? and ig.group_ref = ?' : ''}
-      order by i.create_time, i.id`,
-    byGroup ? [projectId, projectId, filter.groupRef] : [projectId],
+  const where = ['i.project_id = ?'];
+  const params: string[] = [projectId];
+  if (filter.integrationId !== undefined) {
+    where.push('i.integration_id = ?');
+    params.push(filter.integrationId);
+  }
+  if (filter.groupRef !== undefined) {
+    where.push('ig.project_id = ? and ig.group_ref = ?');
+    params.push(projectId, filter.groupRef);
+  }
+  return viewBatches(
+    rowBatches(em, { sql, where: where.join(' and '), params, order: ['i.create_time', 'i.id'], ...options }),
+    (row) => installationView(parts(row)),
   );
-  return rows.map((row) => installationView(parts(row)));
 }
 
 /**

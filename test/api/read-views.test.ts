@@ -15,6 +15,7 @@ import {
 } from '../../src/domain/installations/lookups.js';
 import { findOperation, listInstallationOperations, operationView } from '../../src/domain/operations.js';
 import {
+  allViews,
   getConnectionView,
   getInstallationView,
   getIntegrationView,
@@ -23,6 +24,8 @@ import {
   listInstallationViews,
   listIntegrationViews,
   operationPageView,
+  type ListOptions,
+  type ViewBatches,
 } from '../../src/domain/read-views.js';
 import { findProject, findProjectRow } from '../../src/domain/project-access.js';
 import { seed } from '../../bench/api.js';
@@ -40,6 +43,16 @@ let ids: { integration: string; name: string; installation: string; connection: 
 let hot: { integration_id: string; installation_id: string };
 
 const same = (lean: unknown, orm: unknown) => expect(JSON.stringify(lean)).toBe(JSON.stringify(orm));
+
+/**
+ * A lean list, read in batches of every size from one row to more than all (a last batch that is
+ * full, part full, or the only one), must be the ORM path's list.
+ */
+async function sameList<T>(list: (options: ListOptions) => ViewBatches<T>, orm: unknown): Promise<void> {
+  for (const batchRows of [1, 3, 4, 5, ROWS, ROWS + 1, undefined]) {
+    same(await allViews(list({ batchRows })), orm);
+  }
+}
 
 beforeAll(async () => {
   ({ projectId, projectName } = await transaction(async (em) => {
@@ -82,6 +95,14 @@ beforeAll(async () => {
         where id in (select id from operations where project_id = $1 order by create_time desc limit 2)`,
       [projectId],
     );
+    // Rows created in the same microsecond: lists order them by name or id, across batches too.
+    for (const table of ['integrations', 'connections', 'installations']) {
+      await db.query(
+        `update ${table} set create_time = (select max(create_time) from ${table} where project_id = $1)
+          where id in (select id from ${table} where project_id = $1 order by create_time desc limit 4)`,
+        [projectId],
+      );
+    }
     const { rows } = await db.query(
       `select i.id as integration, i.name, n.id as installation, n.connection_id as connection
          from integrations i join installations n on n.integration_id = i.id
@@ -117,7 +138,7 @@ describe('the lean read path answers as the ORM path does', () => {
     const orm = [];
     for (const integration of integrations)
       orm.push(integrationView(integration, await latestRevision(em, integration)));
-    same(await listIntegrationViews(em, projectId), orm);
+    await sameList((options) => listIntegrationViews(em, projectId, options), orm);
     for (const { integration, name } of ids) {
       const expected = integrationView(
         await findIntegration(em, projectId, integration),
@@ -136,8 +157,8 @@ describe('the lean read path answers as the ORM path does', () => {
 
   it('connections: the list, filtered, and each one', async () => {
     const em = await newEntityManager();
-    same(
-      await listConnectionViews(em, projectId, {}),
+    await sameList(
+      (options) => listConnectionViews(em, projectId, {}, options),
       await connectionViews(em, await listConnections(em, projectId, {})),
     );
     for (const filters of [
@@ -148,8 +169,8 @@ describe('the lean read path answers as the ORM path does', () => {
       { consumerRef: 'user-3' },
       { groupRef: 'group-3', consumerRef: 'user-3' },
     ]) {
-      same(
-        await listConnectionViews(em, projectId, filters),
+      await sameList(
+        (options) => listConnectionViews(em, projectId, filters, options),
         await connectionViews(em, await listConnections(em, projectId, filters)),
       );
     }
@@ -166,11 +187,20 @@ describe('the lean read path answers as the ORM path does', () => {
 
   it('installations: the list, by group, and each one (integration by id or name)', async () => {
     const em = await newEntityManager();
-    same(await listInstallationViews(em, projectId, {}), await listInstallations(em, projectId, {}));
+    await sameList(
+      (options) => listInstallationViews(em, projectId, {}, options),
+      await listInstallations(em, projectId, {}),
+    );
     for (const groupRef of ['group-1', 'group-5', 'group-none']) {
-      same(
-        await listInstallationViews(em, projectId, { groupRef }),
+      await sameList(
+        (options) => listInstallationViews(em, projectId, { groupRef }, options),
         await listInstallations(em, projectId, { groupRef }),
+      );
+    }
+    for (const { integration } of ids.slice(0, 3)) {
+      await sameList(
+        (options) => listInstallationViews(em, projectId, { integrationId: integration }, options),
+        await listInstallations(em, projectId, { integrationId: integration }),
       );
     }
     for (const { integration, name, installation } of ids) {

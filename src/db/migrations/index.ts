@@ -11,6 +11,7 @@ import { Migration20261123200000_retention } from './Migration20261123200000_ret
 import { Migration20261124000000_repair_marks } from './Migration20261124000000_repair_marks.js';
 import { Migration20261125100000_attempt_ledger } from './Migration20261125100000_attempt_ledger.js';
 import { Migration20261126000000_exclusive_runs } from './Migration20261126000000_exclusive_runs.js';
+import { Migration20261127000000_list_order_indexes } from './Migration20261127000000_list_order_indexes.js';
 
 /**
  * Migrations are listed explicitly rather than discovered from disk, so they run the same under
@@ -32,4 +33,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261124000000_repair_marks', class: Migration20261124000000_repair_marks },
   { name: 'Migration20261125100000_attempt_ledger', class: Migration20261125100000_attempt_ledger },
   { name: 'Migration20261126000000_exclusive_runs', class: Migration20261126000000_exclusive_runs },
+  { name: 'Migration20261127000000_list_order_indexes', class: Migration20261127000000_list_order_indexes },
 ];
