@@ -10,19 +10,34 @@ import {
   UpdateApiKeyBody,
 } from '../schemas/projects.js';
 import { ApiKeyEntity } from '../db/entities/project.js';
-import { apiKeyView, createApiKey } from '../domain/projects.js';
+import { API_KEY_PREFIX, apiKeyView, createApiKey, maskApiKeys } from '../domain/projects.js';
+import { hashToken } from '../crypto/secrets.js';
 import { applyUpdateMask } from '../domain/update-mask.js';
 import { isUuid } from '../core/ids.js';
 import { forgetApiKeys } from './auth.js';
 
 const ApiKeyParams = Type.Object({
   projectIdOrName: ProjectIdOrName,
-  apiKeyId: Type.String({ minLength: 1 }),
+  apiKeyId: Type.String({
+    minLength: 1,
+    description: 'The key’s ID, or the key itself (as the public API addresses keys).',
+  }),
 });
 
-async function findApiKey(em: EntityManager, projectId: string, apiKeyId: string) {
-  const apiKey = isUuid(apiKeyId) ? await em.findOne(ApiKeyEntity, { id: apiKeyId, projectId }) : null;
-  if (!apiKey) throw ProblemError.notFound(`API key "${apiKeyId}" was not found.`);
+const ListApiKeysQuery = Type.Object({
+  active: Type.Optional(
+    Type.Boolean({ description: 'Only active keys (true) or only deactivated ones (false).' }),
+  ),
+});
+
+/** A key by its id, or by the key itself: found by its hash, and never echoed whole. */
+async function findApiKey(em: EntityManager, projectId: string, idOrKey: string) {
+  const apiKey = isUuid(idOrKey)
+    ? await em.findOne(ApiKeyEntity, { id: idOrKey, projectId })
+    : idOrKey.startsWith(API_KEY_PREFIX)
+      ? await em.findOne(ApiKeyEntity, { keyHash: hashToken(idOrKey), projectId })
+      : null;
+  if (!apiKey) throw ProblemError.notFound(`API key "${maskApiKeys(idOrKey)}" was not found.`);
   return apiKey;
 }
 
@@ -35,9 +50,14 @@ export const apiKeyRoutes = [
     tags: ['API keys'],
     auth: ['apiKey', 'bearer'],
     params: ProjectPathParams,
+    query: ListApiKeysQuery,
     responses: { 200: { description: 'API keys', schema: Type.Array(ApiKeySchema) } },
-  }).handle(async ({ em, project }) => {
-    const keys = await em.find(ApiKeyEntity, { projectId: project.id }, { orderBy: { createTime: 'asc' } });
+  }).handle(async ({ em, project, query }) => {
+    const keys = await em.find(
+      ApiKeyEntity,
+      { projectId: project.id, ...(query.active !== undefined && { active: query.active }) },
+      { orderBy: { createTime: 'asc' } },
+    );
     return { status: 200, body: keys.map(apiKeyView) };
   }),
   defineRoute({

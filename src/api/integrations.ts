@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { batchedList } from './batched-list.js';
 import { defineRoute } from './route.js';
 import { assertActsForProject } from '../domain/project-access.js';
 import { ProjectPathParams } from '../schemas/common.js';
@@ -17,12 +18,12 @@ import {
   addRevision,
   applyManifest,
   createIntegration,
-  deleteIntegration,
   findIntegration,
   integrationView,
   revisionView,
 } from '../domain/integrations.js';
 import { parseManifest } from '../domain/manifest.js';
+import { deleteIntegrationWithInstallations } from '../domain/installations/lifecycle.js';
 import { ProblemError } from '../core/problem.js';
 
 export const integrationRoutes = [
@@ -58,7 +59,7 @@ export const integrationRoutes = [
     params: ProjectPathParams,
     responses: { 200: { description: 'Integrations', schema: Type.Array(IntegrationSchema) } },
   }).handle(async ({ em, project }) => {
-    return { status: 200, body: await listIntegrationViews(em, project.id) };
+    return { status: 200, body: batchedList(listIntegrationViews(em, project.id)) };
   }),
   defineRoute({
     method: 'PUT',
@@ -104,14 +105,16 @@ export const integrationRoutes = [
     method: 'DELETE',
     path: '/projects/{projectIdOrName}/integrations/{integrationIdOrName}',
     operationId: 'deleteIntegration',
-    summary: 'Delete an integration and its revisions',
+    summary: 'Delete an integration with its installations and revisions',
     tags: ['Integrations'],
     auth: ['apiKey', 'bearer'],
     params: IntegrationParams,
     responses: { 204: { description: 'Deleted' } },
   }).handle(async ({ em, project, params }) => {
-    await em.transactional(async (tx) =>
-      deleteIntegration(tx, await findIntegration(tx, project.id, params.integrationIdOrName)),
+    await deleteIntegrationWithInstallations(
+      em,
+      project,
+      await findIntegration(em, project.id, params.integrationIdOrName),
     );
     return { status: 204 };
   }),

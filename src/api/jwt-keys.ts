@@ -5,11 +5,12 @@ import {
   CreateJwtKeyBody,
   JwtKeyListQuery,
   JwtKeyParams,
+  CreatedJwtKeySchema,
   JwtKeySchema,
   UpdateJwtKeyBody,
 } from '../schemas/jwt-keys.js';
 import { JwtKeyEntity } from '../db/entities/jwt-key.js';
-import { createJwtKey, findJwtKey, jwtKeyView } from '../domain/jwt-keys.js';
+import { createJwtKey, findJwtKey, JWT_KEY_NOT_FOUND_REMEDY, jwtKeyView } from '../domain/jwt-keys.js';
 import { applyUpdateMask } from '../domain/update-mask.js';
 
 /** The spec lists only X-Api-Key for the JWT key endpoints. */
@@ -21,13 +22,14 @@ export const jwtKeyRoutes = [
     summary: 'Register the public half of a key that signs project bearer tokens',
     tags: ['JWT keys'],
     auth: ['apiKey'],
+    notFoundRemedy: JWT_KEY_NOT_FOUND_REMEDY,
     params: ProjectPathParams,
     body: CreateJwtKeyBody,
-    responses: { 201: { description: 'Created', schema: JwtKeySchema } },
+    responses: { 201: { description: 'Created', schema: CreatedJwtKeySchema } },
   }).handle(async ({ em, project, body }) => {
     const key = createJwtKey(em, project.id, body);
     await em.flush();
-    return { status: 201, body: jwtKeyView(key) };
+    return { status: 201, body: { ...jwtKeyView(key), kid: key.id } };
   }),
   defineRoute({
     method: 'GET',
@@ -36,6 +38,7 @@ export const jwtKeyRoutes = [
     summary: 'List JWT keys',
     tags: ['JWT keys'],
     auth: ['apiKey'],
+    notFoundRemedy: JWT_KEY_NOT_FOUND_REMEDY,
     params: ProjectPathParams,
     query: JwtKeyListQuery,
     responses: { 200: { description: 'JWT keys', schema: Type.Array(JwtKeySchema) } },
@@ -54,6 +57,7 @@ export const jwtKeyRoutes = [
     summary: 'Get a JWT key',
     tags: ['JWT keys'],
     auth: ['apiKey'],
+    notFoundRemedy: JWT_KEY_NOT_FOUND_REMEDY,
     params: JwtKeyParams,
     responses: { 200: { description: 'The JWT key', schema: JwtKeySchema } },
   }).handle(async ({ em, project, params }) => {
@@ -66,6 +70,7 @@ export const jwtKeyRoutes = [
     summary: 'Rename, deactivate or reactivate a JWT key',
     tags: ['JWT keys'],
     auth: ['apiKey'],
+    notFoundRemedy: JWT_KEY_NOT_FOUND_REMEDY,
     params: JwtKeyParams,
     body: UpdateJwtKeyBody,
     responses: { 200: { description: 'The updated JWT key', schema: JwtKeySchema } },
@@ -82,6 +87,7 @@ export const jwtKeyRoutes = [
     summary: 'Delete a JWT key; tokens signed with it stop working at once',
     tags: ['JWT keys'],
     auth: ['apiKey'],
+    notFoundRemedy: JWT_KEY_NOT_FOUND_REMEDY,
     params: JwtKeyParams,
     responses: { 204: { description: 'Deleted' } },
   }).handle(async ({ em, project, params }) => {

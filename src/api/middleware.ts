@@ -8,6 +8,7 @@ import { failSpan, inServerSpan, tracingOn } from '../tracing.js';
 import { problemBody } from './problem.js';
 import { hasNul, jsonInputProblem } from '../core/input-limits.js';
 import { ProblemError } from '../core/problem.js';
+import { maskApiKeys } from '../domain/projects.js';
 
 const requestIdPattern = /^[\w.-]{8,128}$/;
 
@@ -31,8 +32,8 @@ interface HttpishError {
 
 /** Errors from Koa's own stack (body parser, router) mapped onto problem details. */
 function fromHttpError(error: HttpishError): ProblemError | undefined {
-  // zlib's errors: a body whose Content-Encoding does not match its bytes.
-  if (typeof error.code === 'string' && error.code.startsWith('Z_')) {
+  // zlib's and Brotli's errors: a body whose Content-Encoding does not match its bytes.
+  if (typeof error.code === 'string' && /^(Z_|ERR__ERROR_|ERR_BROTLI_)/.test(error.code)) {
     return ProblemError.badRequest('The request body could not be decoded as its Content-Encoding says.');
   }
   const status = error.status ?? error.statusCode;
@@ -51,12 +52,12 @@ export async function problems(ctx: Context, next: Next): Promise<void> {
   try {
     await next();
     if (ctx.status === 404 && ctx.body === undefined) {
-      throw ProblemError.notFound(`No route matches ${ctx.method} ${ctx.path}.`);
+      throw ProblemError.notFound(`No route matches ${ctx.method} ${maskApiKeys(ctx.path)}.`);
     }
     if (ctx.status === 405 && ctx.body === undefined) {
       throw new ProblemError({
         status: 405,
-        detail: `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}.`,
+        detail: `${ctx.method} is not allowed on ${maskApiKeys(ctx.path)}; allowed: ${ctx.response.get('Allow')}.`,
       });
     }
   } catch (thrown) {
@@ -65,26 +66,39 @@ export async function problems(ctx: Context, next: Next): Promise<void> {
     if (thrown instanceof UniqueConstraintViolationException) {
       problem = ProblemError.conflict('A resource with the same unique name or key already exists.');
     }
-    // A value PostgreSQL cannot read as its column's type (an id that is no UUID) came from the request.
-    if (thrown instanceof DriverException && (thrown as { code?: string }).code === '22P02') {
+    // A value PostgreSQL cannot read as its column's type (an id that is no UUID, a time or number
+    // out of its range) came from the request.
+    if (
+      thrown instanceof DriverException &&
+      uncheckedInputCodes.has((thrown as { code?: string }).code ?? '')
+    ) {
       logger.warn(
-        { err: thrown, requestId: ctx.state.requestId, path: ctx.path },
+        { err: thrown, requestId: ctx.state.requestId, path: maskApiKeys(ctx.path) },
         'unchecked input reached the database',
       );
       problem = ProblemError.badRequest('A value in the request is not of the type it must be.');
     }
     // Every database connection busy for the pool's whole wait: an overload, worth a retry later.
     if ((thrown as Error | undefined)?.name === 'KnexTimeoutError') {
-      logger.warn({ requestId: ctx.state.requestId, path: ctx.path }, 'no database connection free in time');
+      logger.warn(
+        { requestId: ctx.state.requestId, path: maskApiKeys(ctx.path) },
+        'no database connection free in time',
+      );
       problem = ProblemError.unavailable('The database is busy; retry shortly.', 5);
     }
     // PostgreSQL unreachable or restarting: an outage, not a bug; the statement that met it did not commit.
     if (!problem && isDatabaseUnavailable(thrown)) {
-      logger.warn({ err: thrown, requestId: ctx.state.requestId, path: ctx.path }, 'database unavailable');
+      logger.warn(
+        { err: thrown, requestId: ctx.state.requestId, path: maskApiKeys(ctx.path) },
+        'database unavailable',
+      );
       problem = ProblemError.unavailable('The database is unavailable; retry shortly.', 5);
     }
     if (!problem) {
-      logger.error({ err: thrown, requestId: ctx.state.requestId, path: ctx.path }, 'unhandled error');
+      logger.error(
+        { err: thrown, requestId: ctx.state.requestId, path: maskApiKeys(ctx.path) },
+        'unhandled error',
+      );
       problem = new ProblemError({
         status: 500,
         detail: 'An unexpected error occurred; the request id identifies it.',
@@ -99,6 +113,23 @@ export async function problems(ctx: Context, next: Next): Promise<void> {
 }
 
 /** A body is only accepted as JSON; anything else that carries content is refused before parsing. */
+/** PostgreSQL's invalid text representation, datetime format, datetime and numeric out of range. */
+const uncheckedInputCodes = new Set(['22P02', '22007', '22008', '22003']);
+
+const clientLeft = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE']);
+
+/**
+ * Koa's report of an error after the answer began (sending a list failed halfway, the connection
+ * then closed): logged with the request, except a client that went away mid-answer.
+ */
+export function answerCutShort(error: Error & { code?: string }, ctx?: Context): void {
+  if (error.code && clientLeft.has(error.code)) return;
+  logger.error(
+    { err: error, requestId: ctx?.state.requestId, path: ctx && maskApiKeys(ctx.path) },
+    'answer cut short',
+  );
+}
+
 export async function requireJsonBody(ctx: Context, next: Next): Promise<void> {
   const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
   if (hasBody && !['GET', 'HEAD', 'DELETE', 'OPTIONS'].includes(ctx.method) && !ctx.state.rawBodyRoute) {
@@ -119,7 +150,7 @@ export async function accessLog(ctx: Context, next: Next): Promise<void> {
       logger.debug(
         {
           method: ctx.method,
-          path: ctx.path,
+          path: maskApiKeys(ctx.path),
           status: ctx.status,
           ms: Math.round(performance.now() - started),
           requestId: ctx.state.requestId,

@@ -1,9 +1,10 @@
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { defineRoute } from './route.js';
 import { ProjectPathParams } from '../schemas/common.js';
 import { CreateTopicBody, TopicParams, TopicSchema, UpdateTopicBody } from '../schemas/topics.js';
 import { TopicEntity } from '../db/entities/notification.js';
 import { createTopic, findTopic, topicView, updateTopic } from '../domain/topics.js';
+import { ProblemError } from '../core/problem.js';
 
 export const topicRoutes = [
   defineRoute({
@@ -60,8 +61,9 @@ export const topicRoutes = [
     body: UpdateTopicBody,
     responses: { 200: { description: 'The updated topic', schema: TopicSchema } },
   }).handle(async ({ em, project, params, body }) => {
+    const { patch, updateMask } = topicUpdate(body);
     const topic = await em.transactional(async (tx) =>
-      updateTopic(tx, await findTopic(tx, project.id, params.topicId), body.topic, body.updateMask),
+      updateTopic(tx, await findTopic(tx, project.id, params.topicId), patch, updateMask),
     );
     return { status: 200, body: topicView(topic) };
   }),
@@ -80,3 +82,23 @@ export const topicRoutes = [
     return { status: 204 };
   }),
 ];
+
+/** The public API's `{name}`, or this API's `{updateMask, topic}`: one of the two, whole. */
+function topicUpdate(body: Static<typeof UpdateTopicBody>): {
+  patch: { name?: string };
+  updateMask: string[];
+} {
+  if (body.name !== undefined) {
+    if (body.updateMask || body.topic) {
+      throw ProblemError.badRequest('Give either name, or updateMask with topic, not both.');
+    }
+    return { patch: { name: body.name }, updateMask: ['name'] };
+  }
+  if (!body.updateMask || !body.topic) {
+    throw ProblemError.invalid(
+      [{ in: 'body', name: 'name', detail: 'name is required (or updateMask with topic)' }],
+      'Give the new name, or updateMask with topic.',
+    );
+  }
+  return { patch: body.topic, updateMask: body.updateMask };
+}

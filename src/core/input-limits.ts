@@ -1,4 +1,5 @@
 import type { ProblemIssue } from './problem.js';
+import { pointerToName } from './validation.js';
 
 /**
  * The bounds every request's input is held to, checked in one place before any handler runs:
@@ -25,7 +26,8 @@ export function jsonInputProblem(value: unknown, location: ProblemIssue['in']): 
   const stack: { value: unknown; depth: number; pointer: string }[] = [{ value, depth: 0, pointer: '' }];
   while (stack.length) {
     const current = stack.pop()!;
-    const name = current.pointer || '/';
+    // Named as schema issues are (`metadata.headers.X-A`, `items[2]`), the whole input by its location.
+    const name = pointerToName(current.pointer) || location;
     if (typeof current.value === 'string') {
       if (current.value.includes(NUL)) {
         return {
@@ -46,10 +48,11 @@ export function jsonInputProblem(value: unknown, location: ProblemIssue['in']): 
     for (const [key, item] of entries) {
       const pointer = `${current.pointer}/${pointerPart(key)}`;
       if (typeof key === 'string' && key.includes(NUL)) {
+        const keyName = pointerToName(pointer);
         return {
           in: location,
-          name: pointer,
-          detail: `the key at ${pointer} contains a NUL character (U+0000)`,
+          name: keyName,
+          detail: `the key ${keyName} contains a NUL character (U+0000)`,
         };
       }
       stack.push({ value: item, depth: current.depth + 1, pointer });

@@ -77,7 +77,13 @@ export function destinationView(destination: Destination, secrets?: DestinationS
       url: destination.url,
       headers: secrets ? { ...secrets.headers } : { ...destination.headers },
     },
-    ...(secrets && { secrets: { signingSecret: secrets.signingSecrets[0].secret } }),
+    // `webhookSigningKey` is the public API's name for the same secret.
+    ...(secrets && {
+      secrets: {
+        signingSecret: secrets.signingSecrets[0].secret,
+        webhookSigningKey: secrets.signingSecrets[0].secret,
+      },
+    }),
     disabled: destination.disabledTime !== undefined && destination.disabledTime !== null,
     ...(destination.disabledTime && { disableTime: destination.disabledTime.toISOString() }),
     createTime: destination.createTime.toISOString(),
@@ -151,8 +157,14 @@ function headerIssues(headers: Record<string, string>, prefix: string): ProblemI
         value: name,
         detail: `"${name}" is set by Ferry itself and cannot be configured`,
       });
-    } else if (/[\r\n\0]/.test(value)) {
-      issues.push({ in: 'body', name: where, detail: 'header values cannot contain line breaks' });
+    } else if (/[^\t\x20-\x7E\x80-\xFF]/.test(value)) {
+      // What an HTTP client refuses to send (control characters, text beyond Latin-1) would fail every delivery.
+      issues.push({
+        in: 'body',
+        name: where,
+        detail:
+          'header values must be visible ASCII (or Latin-1) text, without line breaks or control characters',
+      });
     }
   }
   return issues;
@@ -199,7 +211,8 @@ export interface DestinationInput {
   name: string;
   type: 'webhook';
   metadata: { url: string; headers?: Record<string, string> };
-  secrets?: { signingSecret?: string };
+  /** `webhookSigningKey` is the public API's name for `signingSecret`. */
+  secrets?: { signingSecret?: string; webhookSigningKey?: string };
 }
 
 export async function createDestination(
@@ -208,18 +221,29 @@ export async function createDestination(
   input: DestinationInput,
   policy?: DestinationPolicy,
 ): Promise<{ destination: Destination; secrets: DestinationSecrets }> {
+  const signingSecret = input.secrets?.signingSecret ?? input.secrets?.webhookSigningKey;
   const issues = [
     ...headerIssues(input.metadata.headers ?? {}, 'metadata.headers'),
-    ...signingSecretIssues(input.secrets?.signingSecret, 'secrets.signingSecret'),
+    ...signingSecretIssues(
+      signingSecret,
+      input.secrets?.signingSecret === undefined && signingSecret !== undefined
+        ? 'secrets.webhookSigningKey'
+        : 'secrets.signingSecret',
+    ),
   ];
+  if (input.secrets?.signingSecret !== undefined && input.secrets.webhookSigningKey !== undefined) {
+    issues.push({
+      in: 'body',
+      name: 'secrets.webhookSigningKey',
+      detail: 'secrets.webhookSigningKey names the same secret as secrets.signingSecret; give one of them',
+    });
+  }
   if (issues.length) throw ProblemError.invalid(issues);
   await checkDestinationUrl(input.metadata.url, 'metadata.url', policy);
   await assertNameFree(em, projectId, input.name);
   const now = new Date();
   const secrets: DestinationSecrets = {
-    signingSecrets: [
-      { secret: input.secrets?.signingSecret ?? generateSigningSecret(), createTime: now.toISOString() },
-    ],
+    signingSecrets: [{ secret: signingSecret ?? generateSigningSecret(), createTime: now.toISOString() }],
     headers: { ...input.metadata.headers },
   };
   const destination = em.create(DestinationEntity, {

@@ -75,13 +75,17 @@ export function createJwtKey(
   });
 }
 
+/** The spec's remedy on a JWT key 404: the key or the project may be the wrong one. */
+export const JWT_KEY_NOT_FOUND_REMEDY =
+  'Check the key ID and the project ID: list the project’s keys with GET /projects/{projectIdOrName}/jwt-keys.';
+
 /** The spec's 404 for a key that is missing or belongs to another project, with its remedy. */
 export async function findJwtKey(em: EntityManager, projectId: string, keyId: string): Promise<JwtKey> {
   const key = isUuid(keyId) ? await em.findOne(JwtKeyEntity, { id: keyId, projectId }) : null;
   if (!key) {
     throw ProblemError.notFound(
       `JWT key "${keyId}" was not found in this project.`,
-      'Check the key ID and the project ID: list the project’s keys with GET /projects/{projectIdOrName}/jwt-keys.',
+      JWT_KEY_NOT_FOUND_REMEDY,
     );
   }
   return key;

@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProblemError } from '../core/problem.js';
 import { isUuid } from '../core/ids.js';
 import { TopicEntity, type Topic } from '../db/entities/notification.js';
-import { UpdateTopicBody, type TopicView } from '../schemas/topics.js';
+import { TopicPatch, type TopicView } from '../schemas/topics.js';
 import { applyUpdateMask } from './update-mask.js';
 
 export function topicView(topic: Topic): TopicView {
@@ -62,7 +62,7 @@ export async function updateTopic(
   if (updateMask.includes('name') && patch.name !== undefined && patch.name !== topic.name) {
     await assertNameFree(em, topic.projectId, patch.name, topic.id);
   }
-  applyUpdateMask(topic, patch, updateMask, UpdateTopicBody.properties.topic, 'topic');
+  applyUpdateMask(topic, patch, updateMask, TopicPatch, 'topic');
   await flushTopic(em, topic.name);
   return topic;
 }

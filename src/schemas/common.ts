@@ -13,24 +13,28 @@ export const ProjectIdOrName = Type.String({ minLength: 1, description: 'The pro
 export const ProjectPathParams = Type.Object({ projectIdOrName: ProjectIdOrName });
 
 /** `updateMask` names the fields a PATCH changes; nothing else is touched. */
-export const UpdateMask = Type.Array(Type.String({ minLength: 1 }), {
+export const UpdateMask = Type.Array(Type.String({ minLength: 1, maxLength: 1_000 }), {
   minItems: 1,
-  description: 'Dotted paths of the fields to change.',
+  // Each path may copy the part it changes: a bound keeps one request's work bounded.
+  maxItems: 100,
+  description: 'Dotted paths of the fields to change, at most 100.',
 });
 
 export const ProblemIssueSchema = Type.Object({
-  type: Type.Optional(Type.String()),
-  title: Type.Optional(Type.String()),
+  type: Type.String({ description: '`about:blank`.' }),
+  title: Type.String({ description: 'What kind of input is wrong, e.g. `Invalid request body`.' }),
   detail: Type.String(),
   in: Type.String({ description: 'path, query, body or header' }),
-  name: Type.String({ description: 'The offending property.' }),
-  value: Type.Optional(Type.Unknown()),
+  name: Type.String({ description: 'The offending property, e.g. `metadata.url` or `batch[2].record`.' }),
+  value: Type.Unknown({ description: 'The offending value; null where it is missing.' }),
 });
 
 export const ProblemSchema = Type.Object(
   {
     type: Type.String(),
-    href: Type.Optional(Type.String()),
+    href: Type.String({
+      description: 'A guide to the problem type (for `about:blank`, to its HTTP status).',
+    }),
     title: Type.String(),
     status: Type.Integer(),
     detail: Type.Optional(Type.String()),
@@ -38,7 +42,12 @@ export const ProblemSchema = Type.Object(
     issues: Type.Optional(Type.Array(ProblemIssueSchema)),
     remedy: Type.Optional(Type.String()),
     retryable: Type.Optional(Type.Boolean()),
-    retryAfter: Type.Optional(Type.Integer()),
+    retryAfter: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'When to retry; the Retry-After header gives the same wait in seconds.',
+      }),
+    ),
     requestId: Type.Optional(Type.String()),
     time: Type.Optional(DateTime),
   },

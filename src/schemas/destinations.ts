@@ -38,6 +38,7 @@ export const DestinationSchema = Type.Object({
       signingSecret: Type.String({
         description: 'The current signing secret. Only with includeSecrets=true.',
       }),
+      webhookSigningKey: Type.String({ description: 'The same secret, by the public API’s name for it.' }),
     }),
   ),
   disabled: Type.Boolean({
@@ -54,7 +55,12 @@ export const CreateDestinationBody = Type.Object(
     name: DestinationName,
     type: Type.Literal('webhook'),
     metadata: Type.Object({ url: WebhookUrl, headers: Type.Optional(Headers) }, strict),
-    secrets: Type.Optional(Type.Object({ signingSecret: Type.Optional(SigningSecret) }, strict)),
+    secrets: Type.Optional(
+      Type.Object(
+        { signingSecret: Type.Optional(SigningSecret), webhookSigningKey: Type.Optional(SigningSecret) },
+        strict,
+      ),
+    ),
   },
   strict,
 );

@@ -50,3 +50,9 @@ export const JwtKeyParams = Type.Object({
   projectIdOrName: ProjectIdOrName,
   keyId: Type.String({ minLength: 1, description: 'The JWT key ID.' }),
 });
+
+/** The created key, with `kid` as the public API answers a create (the `kid` tokens name it by). */
+export const CreatedJwtKeySchema = Type.Intersect([
+  JwtKeySchema,
+  Type.Object({ kid: Type.String({ description: 'The `kid` header of tokens it signs: its id.' }) }),
+]);

@@ -59,9 +59,10 @@ export const CreateApiKeyBody = Type.Object(
   {
     label: Type.String({ minLength: 1, maxLength: 200 }),
     scopes: Type.Optional(
-      Type.Array(Type.String({ minLength: 1 }), {
-        maxItems: 0,
-        description: 'Reserved: every key has full access to its project until scoped keys are enforced.',
+      Type.Array(Type.Literal('full'), {
+        maxItems: 1,
+        description:
+          'Every key has full access to its project: `["full"]` or none. Narrower scopes (such as `frontend`) are refused rather than granted in full.',
       }),
     ),
   },

@@ -19,10 +19,14 @@ export type TopicView = Static<typeof TopicSchema>;
 
 export const CreateTopicBody = Type.Object({ name: TopicName }, { additionalProperties: false });
 
+export const TopicPatch = Type.Object({ name: Type.Optional(TopicName) }, { additionalProperties: false });
+
+/** `{name}` as the public API renames a topic, or `{updateMask, topic}` as other updates here do. */
 export const UpdateTopicBody = Type.Object(
   {
-    updateMask: UpdateMask,
-    topic: Type.Object({ name: Type.Optional(TopicName) }, { additionalProperties: false }),
+    name: Type.Optional(TopicName),
+    updateMask: Type.Optional(UpdateMask),
+    topic: Type.Optional(TopicPatch),
   },
   { additionalProperties: false },
 );

@@ -66,4 +66,6 @@ export const WriteResponse = Type.Object({
   results: Type.Optional(
     Type.Array(WriteRecordResult, { description: 'Per record, in order, for a synchronous batch.' }),
   ),
+  successCount: Type.Optional(Type.Integer({ description: 'Records written, for a synchronous batch.' })),
+  failureCount: Type.Optional(Type.Integer({ description: 'Records not written, for a synchronous batch.' })),
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { request, startTestStack, createTestProject, type TestStack } from '../support/stack.js';
 
@@ -69,6 +70,42 @@ describe('API conventions', () => {
     });
     expect(response.status).toBe(400);
     expect(response.body.detail).toMatch(/not valid JSON/);
+  });
+
+  it('gives each problem a guide and each issue every field the spec lists', async () => {
+    const response = await stack.api('POST', `/projects/${stack.project.name}/destinations`, {
+      body: { type: 'webhook', metadata: { url: 42 } },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({
+      type: 'about:blank',
+      href: 'https://developer.mozilla.org/en-US/docs/Web/HTTP/Reference/Status/400',
+      title: 'Bad Request',
+      status: 400,
+    });
+    expect(response.body.issues).toEqual(
+      expect.arrayContaining([
+        // Missing: no value to echo, so null.
+        {
+          type: 'about:blank',
+          title: 'Invalid request body',
+          in: 'body',
+          name: 'name',
+          value: null,
+          detail: expect.any(String),
+        },
+        {
+          type: 'about:blank',
+          title: 'Invalid request body',
+          in: 'body',
+          name: 'metadata.url',
+          value: 42,
+          detail: expect.any(String),
+        },
+      ]),
+    );
+    const notFound = await stack.api('GET', `/projects/${stack.project.name}/topics/${randomUUID()}`);
+    expect(notFound.body.href).toBe('https://developer.mozilla.org/en-US/docs/Web/HTTP/Reference/Status/404');
   });
 
   it('rejects a body that is not JSON with 415', async () => {

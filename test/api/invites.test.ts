@@ -71,7 +71,7 @@ describe('org invites', () => {
     for (const bad of ['not-an-email', 'a@', '@example.com', '']) {
       const response = await api('POST', invites, token, { email: bad });
       expect(response.status).toBe(400);
-      expect(response.body.issues).toEqual([expect.objectContaining({ in: 'body', name: 'email' })]);
+      expect(response.body.issues).toMatchObject([expect.objectContaining({ in: 'body', name: 'email' })]);
     }
     expect((await api('POST', invites, token, {})).status).toBe(400);
   });

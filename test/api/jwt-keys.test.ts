@@ -30,7 +30,7 @@ async function createKey(publicKeyPem = pem(signing.publicKey), label = 'backend
 function expectPemIssue(response: { status: number; body: any }, detail: RegExp) {
   expect(response.status).toBe(400);
   expect(response.body.title).toBe('Bad Request');
-  expect(response.body.issues).toEqual([
+  expect(response.body.issues).toMatchObject([
     expect.objectContaining({ in: 'body', name: 'publicKeyPem', detail: expect.stringMatching(detail) }),
   ]);
 }
@@ -54,7 +54,9 @@ const withBearer = (token: string, path = `/projects/${stack.project.id}/integra
 
 describe('JWT keys', () => {
   it('creates, lists, gets, updates and deletes a key', async () => {
-    const key = await createKey();
+    const { kid, ...key } = await createKey();
+    // The create answers `kid` too, as the public API does: the header tokens name the key by.
+    expect(kid).toBe(key.id);
     expect(key).toMatchObject({
       projectId: stack.project.id,
       label: 'backend',
@@ -106,7 +108,7 @@ describe('JWT keys', () => {
     const noLabel = await stack.api('POST', base, {
       body: { algorithm: 'RSA', publicKeyPem: pem(signing.publicKey) },
     });
-    expect(noLabel.body.issues).toEqual([expect.objectContaining({ name: 'label' })]);
+    expect(noLabel.body.issues).toMatchObject([expect.objectContaining({ name: 'label' })]);
     // PKCS#1 ("BEGIN RSA PUBLIC KEY") is an RSA public key too.
     const pkcs1 = signing.publicKey.export({ type: 'pkcs1', format: 'pem' }).toString();
     expect((await post(pkcs1)).status).toBe(201);
@@ -125,9 +127,24 @@ describe('JWT keys', () => {
       body: { label: 'theirs', algorithm: 'RSA', publicKeyPem: pem(stranger.publicKey) },
     });
     expect(foreign.status).toBe(201);
+    expect(foreign.body.kid).toBe(foreign.body.id);
     const wrongProject = await stack.api('GET', `${base}/${foreign.body.id}`);
     expect(wrongProject.status).toBe(404);
     expect(wrongProject.body.remedy).toMatch(/key ID.*project ID/);
+    // A project ID that is wrong (unknown, or another project's), on every JWT key endpoint.
+    for (const project of ['no-such-project', other.id]) {
+      for (const path of [
+        `/projects/${project}/jwt-keys`,
+        `/projects/${project}/jwt-keys/${foreign.body.id}`,
+      ]) {
+        const response = await stack.api('GET', path);
+        expect(response.status).toBe(404);
+        expect(response.body).toMatchObject({
+          title: 'Not Found',
+          remedy: expect.stringMatching(/project ID/),
+        });
+      }
+    }
     expect(
       (
         await stack.api('PATCH', `${base}/${foreign.body.id}`, {

@@ -56,6 +56,6 @@ describe('orgs', () => {
     const token = await signIn();
     const noName = await api('POST', '/orgs', token, {});
     expect(noName.status).toBe(400);
-    expect(noName.body.issues).toEqual([expect.objectContaining({ in: 'body', name: 'name' })]);
+    expect(noName.body.issues).toMatchObject([expect.objectContaining({ in: 'body', name: 'name' })]);
   });
 });

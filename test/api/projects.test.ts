@@ -109,18 +109,49 @@ describe('API keys', () => {
     expect(Date.parse(fetched.body.lastUsedTime)).toBeGreaterThan(Date.now() - 60_000);
   });
 
-  it('refuses scoped keys until scopes are enforced', async () => {
-    const response = await stack.api('POST', `/projects/${stack.project.name}/api-keys`, {
-      body: { label: 's', scopes: ['read'] },
+  it('takes the full scope every key has, and refuses narrower scopes rather than grant them in full', async () => {
+    const full = await stack.api('POST', `/projects/${stack.project.name}/api-keys`, {
+      body: { label: 'f', scopes: ['full'] },
     });
-    expect(response.status).toBe(400);
-    expect(response.body.issues[0].name).toBe('scopes');
+    expect(full.status).toBe(201);
+    expect(full.body.scopes).toEqual(['full']);
+    for (const scopes of [['read'], ['frontend'], ['full', 'full']]) {
+      const response = await stack.api('POST', `/projects/${stack.project.name}/api-keys`, {
+        body: { label: 's', scopes },
+      });
+      expect(response.status).toBe(400);
+      expect(response.body.issues[0].name).toMatch(/^scopes/);
+    }
+  });
+
+  it('addresses a key by the key itself, as the public API does, and never echoes it whole', async () => {
+    const keys = `/projects/${stack.project.name}/api-keys`;
+    const created = await stack.api('POST', keys, { body: { label: 'by-value' } });
+    const byValue = `${keys}/${created.body.key}`;
+    expect((await stack.api('GET', byValue)).body).toMatchObject({ id: created.body.id, label: 'by-value' });
+    const patched = await stack.api('PATCH', byValue, {
+      body: { updateMask: ['active'], apiKey: { active: false } },
+    });
+    expect(patched.body).toMatchObject({ id: created.body.id, active: false });
+    for (const active of [true, false]) {
+      const listed: { id: string; active: boolean }[] = (await stack.api('GET', `${keys}?active=${active}`))
+        .body;
+      expect(listed.length).toBeGreaterThan(0);
+      expect(listed.every((key) => key.active === active)).toBe(true);
+      expect(listed.some((key) => key.id === created.body.id)).toBe(!active);
+    }
+    expect((await stack.api('GET', `${keys}?active=maybe`)).status).toBe(400);
+    expect((await stack.api('DELETE', byValue)).status).toBe(204);
+    const gone = await stack.api('GET', byValue);
+    expect(gone.status).toBe(404);
+    expect(JSON.stringify(gone.body)).not.toContain(created.body.key);
+    expect(gone.body.detail).toContain(created.body.key.slice(0, 12));
   });
 
   it('validates API key input', async () => {
     const noLabel = await stack.api('POST', `/projects/${stack.project.name}/api-keys`, { body: {} });
     expect(noLabel.status).toBe(400);
-    expect(noLabel.body.issues).toEqual([expect.objectContaining({ in: 'body', name: 'label' })]);
+    expect(noLabel.body.issues).toMatchObject([expect.objectContaining({ in: 'body', name: 'label' })]);
     const badMask = await stack.api('PATCH', `/projects/${stack.project.name}/api-keys/${randomUUID()}`, {
       body: { updateMask: ['label'], apiKey: { label: 'x' } },
     });

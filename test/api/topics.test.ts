@@ -34,7 +34,7 @@ async function newDestination(api = stack.api, projectBase = base) {
 function expectIssue(response: { status: number; body: any }, location: string, name: string) {
   expect(response.status).toBe(400);
   expect(response.body.title).toBe('Bad Request');
-  expect(response.body.issues).toEqual(
+  expect(response.body.issues).toMatchObject(
     expect.arrayContaining([expect.objectContaining({ in: location, name })]),
   );
 }
@@ -51,6 +51,13 @@ describe('topics', () => {
     });
     expect(renamed.status).toBe(200);
     expect(renamed.body).toMatchObject({ id: topic.id, name: 'orders-v2' });
+    // The public API's body: the new name alone.
+    const publicRename = await stack.api('PATCH', `${base}/topics/${topic.id}`, {
+      body: { name: 'orders-v3' },
+    });
+    expect(publicRename.status).toBe(200);
+    expect(publicRename.body).toMatchObject({ id: topic.id, name: 'orders-v3' });
+    expect((await stack.api('GET', `${base}/topics/${topic.id}`)).body.name).toBe('orders-v3');
 
     expect((await stack.api('DELETE', `${base}/topics/${topic.id}`)).status).toBe(204);
     expect((await stack.api('GET', `${base}/topics/${topic.id}`)).status).toBe(404);
@@ -82,6 +89,17 @@ describe('topics', () => {
       body: { updateMask: ['name'], topic: {} },
     });
     expectIssue(missingValue, 'body', 'topic.name');
+    expectIssue(await stack.api('PATCH', `${base}/topics/${topic.id}`, { body: {} }), 'body', 'name');
+    expectIssue(
+      await stack.api('PATCH', `${base}/topics/${topic.id}`, { body: { name: ' padded ' } }),
+      'body',
+      'name',
+    );
+    const both = await stack.api('PATCH', `${base}/topics/${topic.id}`, {
+      body: { name: 'a', updateMask: ['name'], topic: { name: 'b' } },
+    });
+    expect(both.status).toBe(400);
+    expect((await stack.api('GET', `${base}/topics/${topic.id}`)).body.name).toBe(topic.name);
   });
 
   it('hides missing topics and other projects’ topics behind 404, and needs credentials', async () => {

@@ -47,7 +47,25 @@ describe('POST /projects/{p}/destinations', () => {
     const withSecrets = await stack.api('GET', `${base}/${created.body.id}?includeSecrets=true`);
     expect(withSecrets.status).toBe(200);
     expect(withSecrets.body.secrets.signingSecret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+    // The public API's name for the same secret.
+    expect(withSecrets.body.secrets.webhookSigningKey).toBe(withSecrets.body.secrets.signingSecret);
     expect(withSecrets.body.metadata.headers).toEqual({ Authorization: 'Bearer s3cret' });
+  });
+
+  it('takes the signing secret by the public API’s name, webhookSigningKey, but not by both names', async () => {
+    const webhookSigningKey = generateSigningSecret();
+    const created = await create({ ...webhook(uniqueName()), secrets: { webhookSigningKey } });
+    expect(created.status).toBe(201);
+    const fetched = await stack.api('GET', `${base}/${created.body.id}?includeSecrets=true`);
+    expect(fetched.body.secrets).toEqual({ signingSecret: webhookSigningKey, webhookSigningKey });
+    const bad = await create({ ...webhook(uniqueName()), secrets: { webhookSigningKey: 'not-a-secret' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.issues[0].name).toBe('secrets.webhookSigningKey');
+    const both = await create({
+      ...webhook(uniqueName()),
+      secrets: { webhookSigningKey, signingSecret: generateSigningSecret() },
+    });
+    expect(both.status).toBe(400);
   });
 
   it('keeps the signing secret and header values encrypted at rest', async () => {
@@ -85,7 +103,7 @@ describe('POST /projects/{p}/destinations', () => {
       metadata: { url: 'https://no-such-host.invalid/hook' },
     });
     expect(response.status).toBe(400);
-    expect(response.body.issues).toEqual([
+    expect(response.body.issues).toMatchObject([
       expect.objectContaining({
         in: 'body',
         name: 'metadata.url',

@@ -562,7 +562,7 @@ describe('JWT bearer connections', () => {
       jwt: identity,
     });
     expect(missing.status).toBe(400);
-    expect(missing.body.issues).toEqual([
+    expect(missing.body.issues).toMatchObject([
       expect.objectContaining({ name: 'jwt.subject', detail: expect.stringMatching(/required/) }),
     ]);
     // DocuSign's audience is its account host, not the token URL: the local endpoint refuses it.
@@ -606,7 +606,7 @@ describe('JWT bearer connections', () => {
       });
       expect(response.status).toBe(400);
       expect(response.headers.get('content-type')).toBe('application/problem+json');
-      expect(response.body.issues).toEqual([
+      expect(response.body.issues).toMatchObject([
         expect.objectContaining({ name: 'jwt.privateKey', detail: expect.stringMatching(detail) }),
       ]);
       expect(JSON.stringify(response.body)).not.toContain(privateKey.split('\n')[1] || privateKey);
@@ -618,7 +618,7 @@ describe('JWT bearer connections', () => {
       jwt: { privateKey: serviceAccount.pem },
     });
     expect(noIssuer.status).toBe(400);
-    expect(noIssuer.body.issues).toEqual([
+    expect(noIssuer.body.issues).toMatchObject([
       expect.objectContaining({ name: 'jwt.issuer', detail: 'jwt.issuer is required' }),
     ]);
 
@@ -702,28 +702,28 @@ describe('custom and none connections', () => {
     const groupRef = `custom-${randomUUID().slice(0, 6)}`;
     const missing = await generate({ provider: 'clariCopilot', groupRef, customAuth: { apiKey: 'k' } });
     expect(missing.status).toBe(400);
-    expect(missing.body.issues).toEqual([expect.objectContaining({ name: 'customAuth.apiPassword' })]);
+    expect(missing.body.issues).toMatchObject([expect.objectContaining({ name: 'customAuth.apiPassword' })]);
     const unknown = await generate({
       provider: 'clariCopilot',
       groupRef,
       customAuth: { apiKey: 'k', apiPassword: 'p', extra: 'x' },
     });
     expect(unknown.status).toBe(400);
-    expect(unknown.body.issues).toEqual([expect.objectContaining({ name: 'customAuth.extra' })]);
+    expect(unknown.body.issues).toMatchObject([expect.objectContaining({ name: 'customAuth.extra' })]);
     const split = await generate({
       provider: 'clariCopilot',
       groupRef,
       customAuth: { apiKey: 'k\r\nX-Evil: 1', apiPassword: 'p' },
     });
     expect(split.status).toBe(400);
-    expect(split.body.issues).toEqual([expect.objectContaining({ name: 'customAuth.apiKey' })]);
+    expect(split.body.issues).toMatchObject([expect.objectContaining({ name: 'customAuth.apiKey' })]);
     const emoji = await generate({
       provider: 'clariCopilot',
       groupRef,
       customAuth: { apiKey: 'k', apiPassword: 'pass🔑' },
     });
     expect(emoji.status).toBe(400);
-    expect(emoji.body.issues).toEqual([
+    expect(emoji.body.issues).toMatchObject([
       expect.objectContaining({ name: 'customAuth.apiPassword', detail: expect.stringMatching(/header/) }),
     ]);
     const none = await generate({ provider: 'clariCopilot', groupRef });
@@ -749,7 +749,7 @@ describe('custom and none connections', () => {
   it('take no credentials for a provider that needs none, and refuse any given', async () => {
     const refused = await generate({ provider: 'hackerNews', groupRef: 'hn-1', apiKey: 'k' });
     expect(refused.status).toBe(400);
-    expect(refused.body.issues).toEqual([
+    expect(refused.body.issues).toMatchObject([
       expect.objectContaining({ name: 'apiKey', detail: expect.stringMatching(/needs no credentials/) }),
     ]);
     const id = await generated({ provider: 'hackerNews', groupRef: 'hn-1' });

@@ -206,6 +206,8 @@ describe('synchronous writes', () => {
     expect(response.status).toBe(200);
     expect(response.body.results.map((r: { success: boolean }) => r.success)).toEqual([true, false, true]);
     expect(response.body.results[1].error).toMatch(/invalid/);
+    // The counts the public API's batch answer carries.
+    expect(response.body).toMatchObject({ successCount: 2, failureCount: 1 });
     const op = await operation(response.body.operationId);
     expect(op).toMatchObject({ status: 'failure', result: 'Created 2 of 3 contacts records' });
     expect(op.metadata.successfulRecordIds).toHaveLength(2);

@@ -202,7 +202,7 @@ describe('searches refused', () => {
       body({ fieldFilters: [{ fieldName: 'email', operator: 'gt', value: 'a' }] }),
     );
     expect(answer.status).toBe(400);
-    expect(answer.body.issues).toEqual([
+    expect(answer.body.issues).toMatchObject([
       expect.objectContaining({ name: 'fieldFilters[0].operator', value: 'gt' }),
     ]);
   });

@@ -25,7 +25,12 @@ import { connectionView } from '../connections/views.js';
 import { deleteConnection } from '../connections/writes.js';
 import { recordEvent } from '../events.js';
 import { withRepairMark } from '../marked-changes.js';
-import { addIntegrationDeletionGuard, latestRevision } from '../integrations.js';
+import {
+  addIntegrationDeletionGuard,
+  deleteIntegration,
+  findIntegration,
+  latestRevision,
+} from '../integrations.js';
 import { assertValidConfigContent } from './config-validation.js';
 import { currentConfig, installationEventData } from './event-data.js';
 import { findInstallation, getInstallationView } from './lookups.js';
@@ -41,7 +46,8 @@ import { ensureInstallationWorkflow, identityOf, sendInstallationConfig } from '
 
 /**
  * Creating, reconfiguring and deleting installations, each kept in step with the installation's
- * workflow; and the rule that an integration cannot be deleted while it has installations.
+ * workflow; deleting an integration with its installations; and the rule that an integration's
+ * rows cannot go while installations of it remain.
  */
 
 addIntegrationDeletionGuard(async (em, integration) => {
@@ -391,6 +397,36 @@ export async function deleteInstallation(
       await endInstallationWorkflow(installation.id);
       await removeInstallationRows(em, project, integration, installation);
     },
+  );
+}
+
+/**
+ * Deletes an integration and all its installations, as the public API does: each installation as
+ * its own delete does (workflow ended, `installation.deleted` recorded, its connection deleted once
+ * no installation uses it), then the integration with its revisions. Interrupted, a retry finishes
+ * it; an installation created meanwhile makes it a 409, with nothing of the integration gone.
+ */
+export async function deleteIntegrationWithInstallations(
+  em: EntityManager,
+  project: Project,
+  integration: Integration,
+): Promise<void> {
+  for (;;) {
+    const installations = await em.find(
+      InstallationEntity,
+      { integrationId: integration.id },
+      { fields: ['id'], limit: 100 },
+    );
+    for (const { id } of installations) {
+      await deleteInstallation(em, project, integration, id).catch((error: unknown) => {
+        // Deleted by a request of its own meanwhile: as good.
+        if (!(error instanceof ProblemError && error.status === 404)) throw error;
+      });
+    }
+    if (installations.length < 100) break;
+  }
+  await em.transactional(async (tx) =>
+    deleteIntegration(tx, await findIntegration(tx, project.id, integration.id)),
   );
 }
 

@@ -14,7 +14,8 @@ import {
   describeError,
   toProblem,
 } from '../../providers/errors.js';
-import type { RecordChangeType, WriteRecordResultView } from '../../schemas/write.js';
+import type { RecordChangeType, WriteRecordResultView, WriteResponse } from '../../schemas/write.js';
+import type { Static } from 'typebox';
 import type { AsyncWriteInput, WriteOutcome } from '../../temporal/contracts/write.js';
 import { startWriteWorkflow } from '../../temporal/gateway.js';
 import { runIdentityOf } from '../installations/workflow.js';
@@ -73,7 +74,10 @@ function failureMessage(error: unknown): string {
   return 'Ferry hit an unexpected error writing this record.';
 }
 
-type WriteAnswer = { operationId: string; result?: WriteRecordResultView; results?: WriteRecordResultView[] };
+type WriteAnswer = Pick<
+  Static<typeof WriteResponse>,
+  'operationId' | 'result' | 'results' | 'successCount' | 'failureCount'
+>;
 
 /**
  * A write's operation, marked for repair while its request runs: if the process dies, a worker
@@ -137,7 +141,8 @@ async function writeNow(em: EntityManager, write: PreparedWrite, operationId: st
     if (singleFailure !== undefined) throw problemWithOperation(singleFailure, operation.id);
     return { operationId: operation.id, result: results[0] };
   }
-  return { operationId: operation.id, results };
+  const successCount = results.filter((result) => result.success).length;
+  return { operationId: operation.id, successCount, failureCount: results.length - successCount, results };
 }
 
 /** Records the operation and hands the records to `writeRecordsWorkflow`; answers at once. */
