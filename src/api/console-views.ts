@@ -39,7 +39,11 @@ export const consoleViewRoutes = [
     responses: { 200: { description: 'A page of attempts', schema: Paginated(DeliveryAttemptSchema) } },
   }).handle(async ({ em, project, params, query }) => {
     const destination = await findDestination(em, project.id, params.destinationNameOrId);
-    if (query.pageToken !== undefined && !/^\d{1,19}$/.test(query.pageToken)) {
+    // An attempt id: a bigint, whose range ends short of some 19-digit numbers.
+    if (
+      query.pageToken !== undefined &&
+      !(/^\d{1,19}$/.test(query.pageToken) && BigInt(query.pageToken) < 2n ** 63n)
+    ) {
       throw ProblemError.invalid([
         {
           in: 'query',

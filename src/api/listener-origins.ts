@@ -16,7 +16,11 @@ export type ListenerPorts = Partial<Record<Listener, number>>;
 export function listenerOrigins(ctx: Context, host: Host, ports: ListenerPorts): Record<Listener, string> {
   const port = (listener: Listener) => ports[listener] ?? config().ports[listener];
   // The Host header ends up in a header (CSP) and in documents: anything but a plain name is ignored.
-  const plain = /^([\w.-]+|\[[\d:a-f.]+\])(:\d+)?$/i.test(ctx.host);
+  const plain =
+    /^([\w.-]+|\[[\d:a-f.]+\])(:\d+)?$/i.test(ctx.host) &&
+    // Shaped like a host but none (`[:::]`, a port past 65535): Koa reads no host name from it.
+    ctx.hostname !== '' &&
+    URL.canParse(`http://${ctx.host}`);
   const hostname = plain ? ctx.hostname : 'localhost';
   const own = plain ? ctx.host : `localhost:${port(host)}`;
   const configured = config().publicHostUrls as Partial<Record<Listener, string>>;

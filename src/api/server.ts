@@ -1,4 +1,4 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
@@ -40,6 +40,11 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'Request Timeout', 'The request did not arrive in time.']
         : [400, 'Bad Request', 'The request is not valid HTTP.'];
+  endWithProblem(socket, status, title, detail);
+}
+
+/** A problem-details answer written straight to the socket, which then closes. */
+function endWithProblem(socket: Duplex, status: number, title: string, detail: string): void {
   const body = JSON.stringify({ type: 'about:blank', title, status, detail });
   socket.end(
     `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\n` +
@@ -62,6 +67,15 @@ function listen(listener: Listener, port: number, bind: string, bound: ListenerP
     // reuses a socket the server is closing at that moment (ECONNRESET on a busy machine).
     server.keepAliveTimeout = 65_000;
     server.on('clientError', answerClientError);
+    // Node hands CONNECT to this event, not to the app: without it the socket just closes.
+    server.on('connect', (_request: IncomingMessage, socket: Duplex) =>
+      endWithProblem(
+        socket,
+        405,
+        'Method Not Allowed',
+        'CONNECT is not allowed: Ferry is not a tunnelling proxy.',
+      ),
+    );
     server.listen(port, bind, () => resolve(server));
     server.once('error', reject);
   });

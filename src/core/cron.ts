@@ -116,7 +116,8 @@ const CHECKED_LIMIT = 1000;
  * repeats the same few expressions): the verdicts are remembered.
  */
 export function checkSchedule(schedule: string, minIntervalSeconds: number): CronValidation {
-  const key = `${minIntervalSeconds}\u0000${schedule}`;
+  // Spaced differently, the same expression: one verdict (else each spelling costs a whole check).
+  const key = `${minIntervalSeconds}\u0000${schedule.trim().split(/\s+/).join(' ')}`;
   let verdict = checked.get(key);
   if (!verdict) {
     verdict = validateCron(schedule, { minIntervalSeconds });

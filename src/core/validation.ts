@@ -1,9 +1,14 @@
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import Value from 'typebox/value';
+import Format from 'typebox/format';
 import { ProblemError, type ProblemIssue } from './problem.js';
 
 type Location = ProblemIssue['in'];
+
+// RFC 3339 allows a leap second (`23:59:60`) that JavaScript cannot represent: a time every reader
+// downstream would take as Invalid Date is refused here, with the request.
+Format.Set('date-time', (value) => Format.IsDateTime(value) && Number.isFinite(Date.parse(value)));
 
 interface SchemaError {
   keyword: string;

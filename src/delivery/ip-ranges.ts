@@ -23,7 +23,11 @@ const IPV4_RANGES: Range[] = [
   range('169.254.0.0/16', 'a link-local address'),
   range('172.16.0.0/12', 'a private address'),
   range('192.0.0.0/24', 'an IETF protocol assignment address'),
+  range('192.0.2.0/24', 'a documentation address'),
   range('192.168.0.0/16', 'a private address'),
+  range('198.18.0.0/15', 'a benchmarking address'),
+  range('198.51.100.0/24', 'a documentation address'),
+  range('203.0.113.0/24', 'a documentation address'),
   range('224.0.0.0/4', 'a multicast address'),
   range('240.0.0.0/4', 'a reserved or broadcast address'),
 ];
@@ -31,6 +35,10 @@ const IPV4_RANGES: Range[] = [
 const IPV6_RANGES: Range[] = [
   range('::/128', 'an unspecified address'),
   range('::1/128', 'a loopback address'),
+  range('64:ff9b:1::/48', 'a local-use NAT64 address'),
+  range('100::/64', 'a discard-only address'),
+  range('2001::/32', 'a Teredo address'),
+  range('2001:db8::/32', 'a documentation address'),
   range('fc00::/7', 'a private (unique local) address'),
   range('fe80::/10', 'a link-local address'),
   range('fec0::/10', 'a site-local address'),

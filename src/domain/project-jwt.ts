@@ -35,6 +35,11 @@ export async function verifyProjectJwt(token: string, em: EntityManager): Promis
       clockTolerance: CLOCK_TOLERANCE_SECONDS,
       requiredClaims: ['exp'],
     });
+    // A group claim that is not a group name must not pass for no claim: that would widen the
+    // token from one group to the whole project.
+    if (payload.groupRef !== undefined && (typeof payload.groupRef !== 'string' || !payload.groupRef)) {
+      throw reject('The token\'s "groupRef" claim must be a group reference (a non-empty string).');
+    }
     return {
       kind: 'projectJwt',
       projectId: key.projectId,

@@ -33,7 +33,14 @@ const timestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 function decodeCursor(token: string): Cursor {
   try {
     const [time, id] = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown[];
-    if (typeof time === 'string' && timestampPattern.test(time) && typeof id === 'string' && isUuid(id))
+    if (
+      typeof time === 'string' &&
+      timestampPattern.test(time) &&
+      // The shape alone lets through times no calendar has (2024-02-30, hour 99).
+      new Date(time).toISOString().slice(0, 23) === time.slice(0, 23) &&
+      typeof id === 'string' &&
+      isUuid(id)
+    )
       return { time, id };
   } catch {
     // fall through to the problem below

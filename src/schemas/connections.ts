@@ -168,11 +168,22 @@ export const GetConnectionQuery = Type.Object({
   ),
 });
 
+/**
+ * A credential that travels in a request header (an API key, a bearer token): printable ASCII, so
+ * that it is refused here rather than break every call made with it (CR/LF, non-Latin-1 text).
+ */
+const HeaderCredential = Type.String({
+  minLength: 1,
+  maxLength: 8000,
+  pattern: '^[\\x20-\\x7E]+$',
+  description: 'Printable ASCII: it is sent in a header.',
+});
+
 const TokenInput = Type.Union([
-  Type.String({ minLength: 1, maxLength: 8000 }),
+  HeaderCredential,
   Type.Object(
     {
-      token: Type.String({ minLength: 1, maxLength: 8000 }),
+      token: HeaderCredential,
       issuedAt: Type.Optional(DateTime),
       expiresAt: Type.Optional(DateTime),
     },
@@ -192,7 +203,7 @@ export const GenerateConnectionBody = Type.Object(
     consumerName: Type.Optional(DisplayName),
     providerWorkspaceRef: Type.Optional(ProviderWorkspaceRef),
     providerMetadata: Type.Optional(ProviderMetadataInput),
-    apiKey: Type.Optional(Type.String({ minLength: 1, maxLength: 8000 })),
+    apiKey: Type.Optional(HeaderCredential),
     basicAuth: Type.Optional(
       Type.Object(
         { username: Type.String({ maxLength: 1000 }), password: Type.String({ maxLength: 8000 }) },

@@ -297,7 +297,12 @@ export const ConfigContentPatchBody = Type.Object(
     groupRef: Type.Optional(Type.String({ minLength: 1 })),
     installationId: Type.Optional(Type.String({ minLength: 1 })),
     action: Type.Enum(['read', 'subscribe', 'write']),
-    changes: Type.Array(JsonPatchOperationSchema, { minItems: 1 }),
+    changes: Type.Array(JsonPatchOperationSchema, {
+      minItems: 1,
+      // Each operation may copy or compare the part it names: a bound keeps one request's work bounded.
+      maxItems: 1_000,
+      description: 'JSON Patch operations, applied in order; at most 1,000.',
+    }),
   },
   strict,
 );

@@ -38,7 +38,12 @@ export const BackfillSchema = Type.Object(
     defaultPeriod: Type.Object(
       {
         days: Type.Optional(
-          Type.Integer({ minimum: 0, description: 'Days of history; 0 means no backfill.' }),
+          Type.Integer({
+            minimum: 0,
+            // A century: any more is no date a provider keeps (and past 10^8 days, no date at all).
+            maximum: 36_500,
+            description: 'Days of history, up to 36,500; 0 means no backfill, fullHistory all of it.',
+          }),
         ),
         fullHistory: Type.Optional(Type.Boolean({ description: 'Backfill the whole history.' })),
       },

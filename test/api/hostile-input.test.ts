@@ -1,7 +1,9 @@
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { MAX_JSON_DEPTH } from '../../src/core/input-limits.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
+import { projectJwtMinter } from '../support/project-jwt.js';
 
 /**
  * Hostile input meets a problem-details 4xx, never a 5xx: NUL characters, deep nesting, huge values,
@@ -24,7 +26,12 @@ function raw(
   path: string,
   options: { headers?: Record<string, string>; body?: string } = {},
 ): Promise<{ status: number; type: string; body: string }> {
-  const url = new URL(`${stack.urls.api}${path}`);
+  // A path outside the API (`/console/...`) is taken from the listener's root.
+  const url = new URL(
+    path.startsWith('/v1/') || !path.startsWith('/console')
+      ? `${stack.urls.api}${path}`
+      : `${new URL(stack.urls.api).origin}${path}`,
+  );
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       url,
@@ -51,11 +58,13 @@ describe('hostile input', () => {
     });
     expect(inName.status).toBe(400);
     expect(inName.headers.get('content-type')).toMatch(/application\/problem\+json/);
-    expect(inName.body.issues[0]).toMatchObject({ name: '/name', detail: expect.stringMatching(/NUL/) });
+    expect(inName.body.issues[0]).toMatchObject({ name: 'name', detail: expect.stringMatching(/NUL/) });
     const inKey = await stack.api('POST', `${base}/destinations`, {
       body: { name: 'ok', type: 'webhook', metadata: { url: 'https://example.com', ['x\u0000']: 1 } },
     });
     expect(inKey.status).toBe(400);
+    // Named as every other issue names a property: dotted, not a JSON pointer.
+    expect(inKey.body.issues[0]).toMatchObject({ in: 'body', name: 'metadata.x\u0000' });
     expect((await stack.api('GET', `${base}/destinations`)).body.results ?? []).toEqual([]);
   });
 
@@ -109,6 +118,114 @@ describe('hostile input', () => {
     });
     expect(broken.status).toBe(400);
     expect(broken.type).toMatch(/application\/problem\+json/);
+    const notBrotli = await raw('POST', `${base}/destinations`, {
+      headers: { 'content-type': 'application/json', 'content-encoding': 'br' },
+      body: 'xxxxxxxxxxxx',
+    });
+    expect(notBrotli.status).toBe(400);
+    expect(notBrotli.type).toMatch(/application\/problem\+json/);
+  });
+
+  it('answers CONNECT with a 405 problem, not a closed socket', async () => {
+    const { port } = new URL(stack.urls.api);
+    const answer = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      const socket = connect(Number(port), '127.0.0.1', () =>
+        socket.write('CONNECT 127.0.0.1:5432 HTTP/1.1\r\nHost: 127.0.0.1:5432\r\n\r\n'),
+      );
+      socket.on('data', (chunk) => (text += chunk));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\n/);
+    expect(answer).toContain('application/problem+json');
+  });
+
+  it('takes a Host header shaped like an address but none as no host at all', async () => {
+    for (const host of ['[:::]', '[1:2:3:4:5:6:7:8:9]', '[::1]:99999999']) {
+      const response = await raw('GET', '/console/config.json', { headers: { host } });
+      expect([host, response.status]).toEqual([host, 200]);
+      expect(response.body).toContain('localhost');
+    }
+  });
+
+  it('refuses page tokens that decode to values the database cannot hold', async () => {
+    const eventsToken = (time: string) =>
+      Buffer.from(JSON.stringify([time, '00000000-0000-0000-0000-000000000000'])).toString('base64url');
+    for (const time of ['2024-99-99T99:99:99.000000Z', '2024-02-30T00:00:00.000000Z']) {
+      const response = await stack.api('GET', `${base}/events?pageToken=${eventsToken(time)}`);
+      expect([time, response.status]).toEqual([time, 400]);
+    }
+    const destination = await stack.api('POST', `${base}/destinations`, {
+      body: { name: 'attempts-hook', type: 'webhook', metadata: { url: 'http://127.0.0.1:9/hook' } },
+    });
+    for (const [token, status] of [
+      ['9999999999999999999', 400],
+      ['9223372036854775808', 400],
+      ['9223372036854775807', 200],
+    ] as const) {
+      const response = await stack.api(
+        'GET',
+        `${base}/destinations/${destination.body.id}/attempts?pageToken=${token}`,
+      );
+      expect([token, response.status]).toEqual([token, status]);
+    }
+  });
+
+  it('refuses a time no calendar has, such as a leap second, where a date-time is due', async () => {
+    const response = await stack.api('POST', `${base}/connections:generate`, {
+      body: {
+        provider: 'sandboxOAuth',
+        groupRef: 'leap',
+        consumerRef: 'leap',
+        oauth2AuthorizationCode: { accessToken: { token: 't', expiresAt: '2024-12-31T23:59:60Z' } },
+      },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.issues[0].name).toMatch(/accessToken/);
+  });
+
+  it('refuses credentials and header values an HTTP client could not send', async () => {
+    for (const apiKey of ['key\r\nX-Evil: 1', 'ключ']) {
+      const response = await stack.api('POST', `${base}/connections:generate`, {
+        body: { provider: 'sandboxApiKey', groupRef: 'crlf', consumerRef: 'crlf', apiKey },
+      });
+      expect(response.status).toBe(400);
+      expect(response.body.issues[0].name).toBe('apiKey');
+    }
+    for (const value of ['ключ', 'a\u007fb', 'a\r\nb']) {
+      const response = await stack.api('POST', `${base}/destinations`, {
+        body: {
+          name: 'bad-header',
+          type: 'webhook',
+          metadata: { url: 'https://example.com', headers: { 'X-Token': value } },
+        },
+      });
+      expect(response.status).toBe(400);
+      expect(response.body.issues[0].name).toBe('metadata.headers.X-Token');
+    }
+  });
+
+  it('bounds an update mask', async () => {
+    const path = `${base}/integrations/nope/installations/00000000-0000-0000-0000-000000000000`;
+    const long = await stack.api('PATCH', path, {
+      body: { updateMask: Array(101).fill('config.content'), installation: {} },
+    });
+    expect(long.status).toBe(400);
+    expect(long.body.issues[0].name).toBe('updateMask');
+  });
+
+  it('refuses a project token whose group claim is not a group reference', async () => {
+    const mint = await projectJwtMinter(stack);
+    for (const groupRef of [123, ['g'], null, '']) {
+      const token = await mint({ groupRef: groupRef as unknown as string });
+      const response = await stack.api('GET', `${base}/installations`, { apiKey: undefined, bearer: token });
+      expect([groupRef, response.status]).toEqual([groupRef, 401]);
+    }
+    const scoped = await mint({ groupRef: 'g' });
+    expect(
+      (await stack.api('GET', `${base}/installations`, { apiKey: undefined, bearer: scoped })).status,
+    ).toBe(200);
   });
 
   it('answers headers over 16 KB with a 431 problem, not an empty reply', async () => {

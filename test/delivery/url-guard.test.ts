@@ -60,6 +60,12 @@ describe('assertDeliverableUrl', () => {
     ['http://[::ffff:169.254.169.254]/', 'a link-local address (IPv4-mapped)'],
     ['http://[64:ff9b::a00:1]/', 'a private address (NAT64)'],
     ['http://[2002:7f00:1::]/', 'a loopback address (6to4)'],
+    ['http://198.18.0.1/', 'a benchmarking address'],
+    ['http://203.0.113.9/', 'a documentation address'],
+    ['http://[64:ff9b:1::a9fe:a9fe]/', 'a local-use NAT64 address'],
+    ['http://[2001::1]/', 'a Teredo address'],
+    ['http://[100::1]/', 'a discard-only address'],
+    ['http://[2001:db8::1]/', 'a documentation address'],
   ])('refuses %s as %s', async (url, reason) => {
     const error = await refusal(url);
     expect(error.code).toBe('non-public-address');

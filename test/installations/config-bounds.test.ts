@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startTestStack, type TestStack } from '../support/stack.js';
+import { applyInstallationMask } from '../../src/domain/installations/update-mask.js';
 import {
   configContent,
   connectGroup,
@@ -35,5 +36,26 @@ describe('selected fields', () => {
     expect(longName.status).toBe(400);
     const listed = await stack.api('GET', `${fixture.base}?groupRef=${groupRef}`);
     expect(listed.body.results ?? listed.body).toHaveLength(0);
+  });
+});
+
+describe('update masks', () => {
+  it('refuses paths into an object’s prototype machinery, leaving every object as it was', () => {
+    const current = { revisionId: 'r', content: { provider: 'sandbox', read: { objects: {} } } };
+    for (const path of [
+      'config.content.read.objects.__proto__',
+      'config.content.read.objects.__proto__.schedule',
+      'config.content.read.objects.constructor.prototype.schedule',
+    ]) {
+      const installation = JSON.parse(
+        '{"config":{"content":{"read":{"objects":{"__proto__":{"schedule":"* * * * *"}}}}}}',
+      );
+      expect(() => applyInstallationMask(current, installation, [path])).toThrow(
+        expect.objectContaining({
+          issues: [expect.objectContaining({ detail: `"${path}" names no config field` })],
+        }),
+      );
+      expect(({} as Record<string, unknown>).schedule).toBeUndefined();
+    }
   });
 });

@@ -17,12 +17,16 @@ const objectProperties = {
   subscribe: Object.keys(SubscribeConfigSchema.properties),
 } as const;
 
+const forbiddenSegments = new Set(['__proto__', 'constructor', 'prototype']);
+
 /** Returns why `path` (split on dots) cannot be updated, or undefined when it can. */
 function pathProblem(path: string): string | undefined {
   if (readOnlyInstallationPaths.some((readOnly) => path === readOnly || path.startsWith(`${readOnly}.`))) {
     return 'is read-only';
   }
   const segments = path.split('.');
+  // Names an object's own prototype machinery, never a config field (setAt would walk into it).
+  if (segments.some((segment) => forbiddenSegments.has(segment))) return 'names no config field';
   if (path === 'config.revisionId' || path === 'config.content') return undefined;
   if (segments[0] !== 'config' || segments[1] !== 'content' || segments.some((segment) => !segment)) {
     return 'is not an updatable path; use config.revisionId or paths under config.content';
@@ -97,7 +101,8 @@ export function applyInstallationMask(
     revisionId: string;
     content: Record<string, unknown>;
   };
-  for (const path of mask) {
+  // A path named twice is applied once: each application copies what it sets.
+  for (const path of new Set(mask)) {
     const segments = path.split('.');
     const value = valueAt(installation, segments);
     if (path === 'config.revisionId') {
