@@ -218,6 +218,14 @@ function isNetworkFailure(error: unknown): boolean {
   );
 }
 
+/**
+ * A request the HTTP client refuses to build: a header value it cannot carry (a line break, text
+ * beyond Latin-1), which here can only come from the connection's credentials or metadata.
+ */
+function isUnsendable(error: unknown): boolean {
+  return (error as { code?: unknown })?.code === 'UND_ERR_INVALID_ARG';
+}
+
 function isConnectionRefused(error: unknown): boolean {
   const code = (error as { code?: string; cause?: { code?: string } })?.code;
   const causeCode = (error as { cause?: { code?: string } })?.cause?.code;
@@ -266,6 +274,14 @@ export class ProviderHttpClient {
     }
   }
 
+  /** Retrying cannot help, nor can the provider: the connection's values must change. */
+  private unsendable(): ConnectionSetupError {
+    return new ConnectionSetupError(
+      `A request to "${this.provider.name}" cannot be built from this connection: a credential or header value holds characters HTTP headers cannot carry. Update the connection's credentials.`,
+      this.provider.name,
+    );
+  }
+
   /** The provider's base URL for this connection, without a trailing slash. */
   baseUrl(): string {
     const template = this.options.baseUrl ?? this.provider.baseURL;
@@ -299,6 +315,7 @@ export class ProviderHttpClient {
           this.spanAttributes(req, url, logUrl, attempt),
         );
       } catch (error) {
+        if (isUnsendable(error)) throw this.unsendable();
         // A bug of Ferry's (a body that cannot be sent, say) is not an outage of the provider's.
         if (!isNetworkFailure(error)) throw error;
         const reason = this.failureReason(error, secrets);
@@ -385,6 +402,7 @@ export class ProviderHttpClient {
         );
       } catch (thrown) {
         const error = controller.signal.aborted ? new AttemptTimeout() : thrown;
+        if (isUnsendable(error)) throw this.unsendable();
         if (!isNetworkFailure(error)) throw error;
         const reason = this.failureReason(error, secrets);
         const delay =

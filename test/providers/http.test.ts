@@ -153,6 +153,24 @@ describe('401 handling', () => {
     expect(log.map((entry) => entry.status)).toEqual([401, 200]);
   });
 
+  it('fails a credential no header can carry as the connection’s to fix, at once, for reads and the proxy', async () => {
+    for (const key of ['key\r\nX-Evil: 1', 'ключ']) {
+      const log: RequestLogEntry[] = [];
+      const { http } = client(log, { keys: [key] });
+      for (const call of [
+        () => http.json({ method: 'GET', path: '/me' }),
+        () => http.send({ method: 'GET', path: '/me' }),
+        () => http.stream({ method: 'GET', path: '/me' }),
+      ]) {
+        await expect(call()).rejects.toMatchObject({
+          name: 'ConnectionSetupError',
+          message: expect.stringMatching(/cannot be built from this connection/),
+        });
+      }
+      expect(log).toEqual([]);
+    }
+  });
+
   it('refreshes an expired OAuth access token once and goes on with the new one', async () => {
     const target = await sandboxOAuthTarget(sandbox);
     const log: RequestLogEntry[] = [];
