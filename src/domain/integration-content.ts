@@ -8,7 +8,36 @@ import type { IntegrationContent } from '../schemas/integration-content.js';
 const WATCH_SCHEMA_MIN_INTERVAL_SECONDS = 3600;
 
 function duplicates(names: string[]): Set<string> {
-  return new Set(names.filter((name, index) => names.indexOf(name) !== index));
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  for (const name of names) (seen.has(name) ? repeated : seen).add(name);
+  return repeated;
+}
+
+/**
+ * Distinct schedules one request may name. Each is checked by walking its coming fires (tens of ms
+ * for a busy one), and spelled differently every one is new: real manifests use a handful.
+ */
+export const MAX_DISTINCT_SCHEDULES = 50;
+
+/** Too many distinct schedules across `contents`, as an issue named `name`; checked before any of them. */
+export function distinctSchedulesIssue(
+  contents: IntegrationContent[],
+  name: string,
+): ProblemIssue | undefined {
+  const schedules = new Set<string>();
+  for (const content of contents) {
+    for (const object of content.read?.objects ?? [])
+      schedules.add(object.schedule.trim().split(/\s+/).join(' '));
+    if (content.watchSchema?.schedule)
+      schedules.add(content.watchSchema.schedule.trim().split(/\s+/).join(' '));
+  }
+  if (schedules.size <= MAX_DISTINCT_SCHEDULES) return undefined;
+  return {
+    in: 'body',
+    name,
+    detail: `${name} names ${schedules.size} distinct schedules; at most ${MAX_DISTINCT_SCHEDULES} may be used at once`,
+  };
 }
 
 /**
@@ -17,6 +46,8 @@ function duplicates(names: string[]): Set<string> {
  * and the provider is one Ferry knows.
  */
 export function integrationContentIssues(content: IntegrationContent, prefix: string): ProblemIssue[] {
+  const tooMany = distinctSchedulesIssue([content], prefix);
+  if (tooMany) return [tooMany];
   const issues: ProblemIssue[] = [];
   const issue = (name: string, value: unknown, detail: string) =>
     issues.push({ in: 'body', name: `${prefix}.${name}`, value, detail: `${prefix}.${name} ${detail}` });

@@ -2,7 +2,7 @@ import { isMap, isSeq, LineCounter, parseDocument, type Document, type Node } fr
 import { ProblemError, type ProblemIssue } from '../core/problem.js';
 import { schemaIssues } from '../core/validation.js';
 import { ManifestSchema, type Manifest } from '../schemas/integration-content.js';
-import { integrationContentIssues } from './integration-content.js';
+import { distinctSchedulesIssue, integrationContentIssues } from './integration-content.js';
 
 /** `integrations[0].read.objects[1].schedule` → `['integrations', 0, 'read', 'objects', 1, 'schedule']`. */
 function nameToPath(name: string): (string | number)[] {
@@ -55,14 +55,16 @@ export function parseManifest(sourceYaml: string, field = 'sourceYaml'): Manifes
     );
   }
   const issues = schemaIssues(ManifestSchema, value, 'body');
+  const tooMany = issues.length ? undefined : distinctSchedulesIssue((value as Manifest).integrations, field);
+  if (tooMany) issues.push(tooMany);
   if (!issues.length) {
     const manifest = value as Manifest;
     manifest.integrations.forEach((content, index) => {
       issues.push(...integrationContentIssues(content, `integrations[${index}]`));
     });
-    const names = manifest.integrations.map((content) => content.name);
-    names.forEach((name, index) => {
-      if (names.indexOf(name) !== index) {
+    const seen = new Set<string>();
+    manifest.integrations.forEach(({ name }, index) => {
+      if (seen.has(name)) {
         issues.push({
           in: 'body',
           name: `integrations[${index}].name`,
@@ -70,6 +72,7 @@ export function parseManifest(sourceYaml: string, field = 'sourceYaml'): Manifes
           detail: `integration "${name}" is declared twice`,
         });
       }
+      seen.add(name);
     });
   }
   if (issues.length) {

@@ -191,6 +191,21 @@ describe('integrations', () => {
     );
   });
 
+  it('refuses content naming more distinct schedules than one request may check', async () => {
+    const body = createBody('many-schedules');
+    const read = body.latestRevision.content.read as { objects: { objectName: string; schedule: string }[] };
+    read.objects = Array.from({ length: 51 }, (_, index) => ({
+      ...read.objects[0],
+      objectName: `object${index}`,
+      schedule: `${index} * * * *`,
+    }));
+    await expectIssue(body, 'latestRevision.content', /51 distinct schedules; at most 50/);
+    // Spaced differently, the same schedule.
+    read.objects.forEach((object, index) => (object.schedule = `*/5${' '.repeat(index + 1)}* * * *`));
+    const spaced = await stack.api('POST', base, { body });
+    expect(spaced.body.issues?.[0]?.detail ?? '').not.toMatch(/distinct schedules/);
+  });
+
   it('checks object names are unique per action', async () => {
     const body = createBody('u');
     const read = body.latestRevision.content.read as { objects: unknown[] };
@@ -287,6 +302,19 @@ ${names
     );
     expect(changed.body.deleted).toContain('batch-b');
     expect((await stack.api('GET', `/projects/${stack.project.name}/integrations/batch-b`)).status).toBe(404);
+  });
+
+  it('refuses a manifest naming more distinct schedules than one request may check', async () => {
+    const names = Array.from({ length: 51 }, (_, index) => `sched-${index}`);
+    const sourceYaml = names
+      .map((name, index) => manifest([name], `${index} * * * *`))
+      .map((text, index) => (index ? text.split('integrations:\n')[1] : text))
+      .join('');
+    const response = await stack.api('PUT', `/projects/${stack.project.name}/integrations:batch`, {
+      body: { sourceYaml },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.issues[0].detail).toMatch(/51 distinct schedules; at most 50/);
   });
 
   it('changes nothing when any integration in the manifest is invalid', async () => {
