@@ -72,10 +72,11 @@ function mount(router: Router, route: AnyRoute): void {
     const answer: unknown = result.body;
     const listText =
       answer instanceof BatchedList
-        ? await jsonListText(
-            answer,
-            config().checkResponses ? declaredItemCheck(route, result.status) : undefined,
-          )
+        ? await jsonListText(answer, {
+            check: config().checkResponses ? declaredItemCheck(route, result.status) : undefined,
+            // A client that left while its list waited for a turn: its turn is not spent reading.
+            abandoned: () => ctx.req.destroyed,
+          })
         : undefined;
     if (config().checkResponses && !listText) assertDeclaredAnswer(route, result);
     ctx.status = result.status;

@@ -26,12 +26,18 @@ const buildTurns = pLimit(2);
  * The list's JSON text, the same bytes as `JSON.stringify` of the whole array, as one chunk per
  * batch: only the text is kept (each batch's rows and views go once written), and the event loop
  * serves other requests between batches. Built before the answer begins, so any failure is a
- * problem-details answer, never a cut-short list. `check` sees each item (the tests' response checks).
+ * problem-details answer, never a cut-short list. `check` sees each item (the tests' response
+ * checks); once `abandoned` (the client went away while the list waited or was read), reading stops.
  */
-export function jsonListText<T>(list: BatchedList<T>, check?: (item: T) => void): Promise<string[]> {
+export function jsonListText<T>(
+  list: BatchedList<T>,
+  options: { check?: (item: T) => void; abandoned?: () => boolean } = {},
+): Promise<string[]> {
+  const { check, abandoned } = options;
   return buildTurns(async () => {
     const chunks: string[] = [];
     for await (const batch of list.batches) {
+      if (abandoned?.()) return [];
       if (!batch.length) continue;
       if (check) batch.forEach(check);
       chunks.push((chunks.length ? ',' : '[') + batch.map((item) => JSON.stringify(item)).join(','));

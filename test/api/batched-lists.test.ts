@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { config } from '../../src/config.js';
 import { LIST_BATCH_ROWS } from '../../src/db/raw.js';
+import { batchedList, jsonListText } from '../../src/api/batched-list.js';
 import { seed } from '../../bench/api.js';
 import { createTestProject, request, startTestStack, type TestStack } from '../support/stack.js';
 
@@ -93,5 +94,22 @@ describe('lists read in batches', () => {
       Array.from({ length: 12 }, () => stack.api('GET', `${project}/connections`)),
     );
     for (const list of lists) expectWholeList(list.body, ROWS);
+  });
+
+  it('stops reading a list whose client has gone, and reads all of one whose client waits', async () => {
+    let read = 0;
+    async function* batches() {
+      for (let index = 0; index < 5; index++) {
+        read++;
+        yield [index];
+      }
+    }
+    expect(await jsonListText(batchedList(batches()), { abandoned: () => true })).toEqual([]);
+    expect(read).toBe(1);
+    read = 0;
+    expect((await jsonListText(batchedList(batches()), { abandoned: () => false })).join('')).toBe(
+      '[0,1,2,3,4]',
+    );
+    expect(read).toBe(5);
   });
 });
