@@ -16,8 +16,9 @@ export function batchedList<T>(batches: AsyncIterable<T[]>): BatchedList<T> {
 }
 
 /**
- * Lists are built one per core at a time, in the order they were asked for: they are CPU-bound, so
- * at fifty at once, sharing the CPU would finish them all together at the end, while taking turns
+ * Lists are built two at a time, in the order they were asked for: one's batch is read from
+ * PostgreSQL while the other's is turned into JSON on the event loop. They are CPU-bound, so at
+ * fifty at once, sharing the CPU would finish them all together at the end, while taking turns
  * finishes half of them in half the time. A list waiting its turn holds nothing.
  */
 const buildTurns = pLimit(2);
@@ -36,6 +37,7 @@ export function jsonListText<T>(
   const { check, abandoned } = options;
   return buildTurns(async () => {
     const chunks: string[] = [];
+    if (abandoned?.()) return chunks;
     for await (const batch of list.batches) {
       if (abandoned?.()) return [];
       if (!batch.length) continue;

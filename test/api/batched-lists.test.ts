@@ -105,7 +105,22 @@ describe('lists read in batches', () => {
       }
     }
     expect(await jsonListText(batchedList(batches()), { abandoned: () => true })).toEqual([]);
-    expect(read).toBe(1);
+    expect(read).toBe(0);
+    let gone = false;
+    const leaving = batches();
+    const halfway = jsonListText(
+      batchedList({
+        async *[Symbol.asyncIterator]() {
+          for await (const batch of leaving) {
+            gone = read === 2;
+            yield batch;
+          }
+        },
+      }),
+      { abandoned: () => gone },
+    );
+    expect(await halfway).toEqual([]);
+    expect(read).toBe(2);
     read = 0;
     expect((await jsonListText(batchedList(batches()), { abandoned: () => false })).join('')).toBe(
       '[0,1,2,3,4]',
