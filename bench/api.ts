@@ -96,6 +96,9 @@ interface Cell {
   requests: number;
   /** Answers other than 200. */
   errors: number;
+  /** Those answers by status, and the first one's body, to tell what they were. */
+  errorStatuses?: Record<string, number>;
+  firstErrorBody?: string;
   /** CPU time of the server process (all its threads) per answered request, from /proc. */
   cpuMsPerRequest?: number;
   /** Body bytes per answered request: both sides should answer the same JSON. */
@@ -146,6 +149,8 @@ const CLOCK_TICKS = 100;
 class Tally {
   latencies: number[] = [];
   errors = 0;
+  errorStatuses: Record<string, number> = {};
+  firstErrorBody: string | undefined;
   timeouts = 0;
   seconds = 0;
   bytes = 0;
@@ -162,6 +167,7 @@ class Tally {
       rps: Number((latencies.length / this.seconds).toFixed(1)),
       requests: latencies.length,
       errors: this.errors,
+      ...(this.errors && { errorStatuses: this.errorStatuses, firstErrorBody: this.firstErrorBody }),
       bytesPerResponse: latencies.length ? Math.round(this.bytes / latencies.length) : 0,
       ...(this.cpu !== undefined &&
         latencies.length && { cpuMsPerRequest: Number((this.cpu / latencies.length).toFixed(3)) }),
@@ -211,8 +217,16 @@ async function load(
           signal: abort.signal,
         });
         // Read to the end: a list of 10,000 rows is megabytes, and dump() would cut it short.
-        for await (const chunk of response.body) tally.bytes += (chunk as Buffer).length;
-        if (response.statusCode !== 200) tally.errors++;
+        let text = '';
+        for await (const chunk of response.body) {
+          tally.bytes += (chunk as Buffer).length;
+          if (response.statusCode !== 200 && text.length < 2000) text += String(chunk);
+        }
+        if (response.statusCode !== 200) {
+          tally.errors++;
+          tally.errorStatuses[response.statusCode] = (tally.errorStatuses[response.statusCode] ?? 0) + 1;
+          tally.firstErrorBody ??= text.slice(0, 500);
+        }
         tally.latencies.push(performance.now() - sent);
       } catch (error) {
         if (!abort.signal.aborted) throw error;

@@ -56,8 +56,12 @@ export async function rawRows(em: EntityManager, sql: string, params: unknown[])
   );
 }
 
-/** Rows a list reads per statement: a few hundred KB of JSON, whatever the table's size. */
-export const LIST_BATCH_ROWS = 500;
+/**
+ * Rows a list reads per statement: about a MB of JSON, whatever the table's size. Each statement
+ * costs its own round trip and row description: at 500 rows a 10,000-row list took 10-25 % more
+ * CPU than one statement, at 1,000 about 10 %.
+ */
+export const LIST_BATCH_ROWS = 1000;
 
 export interface RowListing {
   /** `select ... from ... join ...`, without `where`. */
