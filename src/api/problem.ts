@@ -9,7 +9,7 @@ const issueTitles: Record<ProblemIssue['in'], string> = {
 };
 
 /** The guide to a problem of type `about:blank`: what its HTTP status means. */
-function statusGuide(status: number): string {
+export function statusGuide(status: number): string {
   return `https://developer.mozilla.org/en-US/docs/Web/HTTP/Reference/Status/${status}`;
 }
 

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { statusGuide } from './problem.js';
 import { config } from '../config.js';
 import { logger } from '../logger.js';
 import { startTracing } from '../tracing.js';
@@ -45,7 +46,7 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
 
 /** A problem-details answer written straight to the socket, which then closes. */
 function endWithProblem(socket: Duplex, status: number, title: string, detail: string): void {
-  const body = JSON.stringify({ type: 'about:blank', title, status, detail });
+  const body = JSON.stringify({ type: 'about:blank', href: statusGuide(status), title, status, detail });
   socket.end(
     `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

@@ -100,6 +100,8 @@ export async function assertDeliverableUrl(
   }
   const host = bareHostname(parsed);
   if (!host) throw new DestinationUrlError('invalid-url', 'the destination URL has no host');
+  // Port 0 is no port a server listens on: every delivery would fail.
+  if (parsed.port === '0') throw new DestinationUrlError('invalid-url', 'the destination URL names port 0');
   if (policy.allowPrivate) return parsed;
   if (addressBytes(host)) {
     assertDeliverableAddress(host, policy);

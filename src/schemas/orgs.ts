@@ -30,7 +30,13 @@ export const InviteSchema = Type.Object({
 });
 export type InviteView = Static<typeof InviteSchema>;
 
-const Email = Type.String({ format: 'email', maxLength: 320, description: 'An email address.' });
+/** RFC 5321's limits: 254 characters in all, 64 before the `@`. */
+const Email = Type.String({
+  format: 'email',
+  maxLength: 254,
+  pattern: '^[^@]{1,64}@',
+  description: 'An email address (at most 254 characters, 64 before the @).',
+});
 
 export const CreateInviteBody = Type.Object({ email: Email }, { additionalProperties: false });
 

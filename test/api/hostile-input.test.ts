@@ -234,7 +234,10 @@ describe('hostile input', () => {
     });
     expect(response.status).toBe(431);
     expect(response.type).toBe('application/problem+json');
-    expect(JSON.parse(response.body)).toMatchObject({ status: 431 });
+    expect(JSON.parse(response.body)).toMatchObject({
+      status: 431,
+      href: 'https://developer.mozilla.org/en-US/docs/Web/HTTP/Reference/Status/431',
+    });
   });
 
   it('answers 404, not 500, for ids that are no UUID in every kind of path', async () => {

@@ -134,6 +134,7 @@ describe('assertDeliverableUrl', () => {
     ['ftp://example.com/', 'unsupported-scheme', 'the destination URL must use http or https, not ftp'],
     ['file:///etc/passwd', 'unsupported-scheme', 'the destination URL must use http or https, not file'],
     ['not a url', 'invalid-url', 'the destination URL is not a valid absolute URL'],
+    ['https://localhost:0/', 'invalid-url', 'the destination URL names port 0'],
     [
       'https://user:hunter2@example.com/',
       'credentials-in-url',
