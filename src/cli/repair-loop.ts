@@ -41,12 +41,22 @@ function every(intervalMs: number, pass: () => Promise<void>): RepairLoop {
  *   PostgreSQL for every installation (reconcile) and ends or resumes operations that lost their
  *   run, whatever the cause (a run terminated from the Temporal UI, a server that lost its data).
  *   One worker runs it at a time, and the deployment's passes take at most 2 % of the time: after a
- *   pass of a second (10,000 installations: a visibility listing and a scan of the table), the
- *   next, in whichever worker, comes 49 seconds later at the earliest. Other turns are skipped.
+ *   pass of a second (10,000 installations: a visibility listing and a scan of the table) that
+ *   found everything in order, the next, in whichever worker, comes 49 seconds later at the
+ *   earliest. Other turns are skipped. Passes that repair something keep the usual interval.
  * A failed pass is logged and the next one tries again.
  */
 /** The most of the time full passes take, across every worker of the deployment. */
 const FULL_PASS_SHARE = 0.02;
+
+interface FullPass {
+  reconciled: Awaited<ReturnType<typeof reconcileInstallations>>;
+  swept: Awaited<ReturnType<typeof sweepStuckOperations>>;
+}
+
+function repairedCount({ reconciled, swept }: FullPass): number {
+  return reconciled.started + reconciled.configResent + reconciled.orphansEnded + swept.resumed + swept.ended;
+}
 
 export function startRepairLoop(options: { intervalMs?: number; marksIntervalMs?: number } = {}): RepairLoop {
   let first = true;
@@ -55,11 +65,13 @@ export function startRepairLoop(options: { intervalMs?: number; marksIntervalMs?
       // One worker at a time: with several replicas, the others skip the pass rather than repeat it.
       const pass = await unlessRunningElsewhere(
         'repair-pass',
-        async () => ({
+        async (): Promise<FullPass> => ({
           reconciled: await reconcileInstallations(),
           swept: await sweepStuckOperations({ staleAfterMs: config().repair.stuckAfterMs }),
         }),
-        { share: FULL_PASS_SHARE },
+        // A pass that repaired something or met failures does not set the pace: the next comes
+        // at the usual interval until one finds everything in order.
+        { share: FULL_PASS_SHARE, setsPace: (done) => !repairedCount(done) && !done.reconciled.failed },
       );
       if (!pass.ran) {
         if (pass.why === 'not-due') return;
@@ -69,8 +81,7 @@ export function startRepairLoop(options: { intervalMs?: number; marksIntervalMs?
       }
       repairPassDuration.observe(pass.durationMs / 1000);
       const { reconciled, swept } = pass.value;
-      const repaired =
-        reconciled.started + reconciled.configResent + reconciled.orphansEnded + swept.resumed + swept.ended;
+      const repaired = repairedCount(pass.value);
       // The first pass (the one a restart triggers) and any that changed something are worth a line.
       const level = first || repaired || reconciled.failed ? 'info' : 'debug';
       first = false;

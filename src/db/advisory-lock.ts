@@ -12,13 +12,19 @@ import { withPooledConnection } from './raw.js';
 export type Exclusive<T> =
   { ran: true; value: T; durationMs: number } | { ran: false; why: 'running-elsewhere' | 'not-due' };
 
-export interface Pace {
+export interface Pace<T = unknown> {
   /**
    * The most of the time the work takes, in whichever processes: after a run of d seconds, the next
    * may start d × (1 − share) / share seconds after it ended, 10 minutes at the most
-   * (`exclusive_runs` keeps the last run that succeeded).
+   * (`exclusive_runs` keeps the last run that set the pace).
    */
   share: number;
+  /**
+   * Whether a run that answered `value` sets the pace; by default every run that did not throw.
+   * A run that found things broken says no, so that recovery keeps the usual interval: its length
+   * then measures the outage (timeouts), not the work's steady cost.
+   */
+  setsPace?: (value: T) => boolean;
 }
 
 /**
@@ -28,7 +34,7 @@ export interface Pace {
 export async function unlessRunningElsewhere<T>(
   name: string,
   work: () => Promise<T>,
-  pace?: Pace,
+  pace?: Pace<T>,
 ): Promise<Exclusive<T>> {
   const orm = await getOrm();
   // hashtext: a stable int4 of the name; the `ferry:` prefix keeps clear of other users' locks.
@@ -53,7 +59,7 @@ export async function unlessRunningElsewhere<T>(
       const value = await work();
       const durationMs = Math.round(performance.now() - started);
       // A failed run is not recorded: the next try comes at its usual time, as an outage needs.
-      if (pace)
+      if (pace && (pace.setsPace?.(value) ?? true))
         await connection.query({
           text: `insert into exclusive_runs (name, finished_at, duration_ms) values ($1, now(), $2)
                  on conflict (name) do update set finished_at = excluded.finished_at, duration_ms = excluded.duration_ms`,

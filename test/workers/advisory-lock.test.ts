@@ -163,6 +163,21 @@ describe('paced work', () => {
     });
   });
 
+  it('does not count a run that says it does not set the pace (it found things broken)', async () => {
+    const slow = (found: string) => () =>
+      new Promise<string>((resolve) => setTimeout(() => resolve(found), 300));
+    const paced = { share: 0.5, setsPace: (found: string) => found === 'all in order' };
+    await setLastRun('test-paced-repairs', 1000, 1);
+    expect((await unlessRunningElsewhere('test-paced-repairs', slow('repaired 3'), paced)).ran).toBe(true);
+    // Due at once: the slow run repaired things, so it set no pace.
+    expect((await unlessRunningElsewhere('test-paced-repairs', slow('all in order'), paced)).ran).toBe(true);
+    // That one did.
+    expect(await unlessRunningElsewhere('test-paced-repairs', slow('all in order'), paced)).toEqual({
+      ran: false,
+      why: 'not-due',
+    });
+  });
+
   it('does not count a failed run: the next try is due at once', async () => {
     await setLastRun('test-paced-failure', 1000, 1);
     await expect(
