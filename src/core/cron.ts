@@ -108,6 +108,11 @@ export function validateCron(cron: string, options: CronValidationOptions): Cron
   return { ok: true };
 }
 
+/** A cron expression with its fields one space apart: spelled differently, the same schedule. */
+export function normalizedSchedule(schedule: string): string {
+  return schedule.trim().split(/\s+/).join(' ');
+}
+
 const checked = new Map<string, CronValidation>();
 const CHECKED_LIMIT = 1000;
 
@@ -117,7 +122,7 @@ const CHECKED_LIMIT = 1000;
  */
 export function checkSchedule(schedule: string, minIntervalSeconds: number): CronValidation {
   // Spaced differently, the same expression: one verdict (else each spelling costs a whole check).
-  const key = `${minIntervalSeconds}\u0000${schedule.trim().split(/\s+/).join(' ')}`;
+  const key = `${minIntervalSeconds}\u0000${normalizedSchedule(schedule)}`;
   let verdict = checked.get(key);
   if (!verdict) {
     verdict = validateCron(schedule, { minIntervalSeconds });

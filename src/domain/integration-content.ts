@@ -1,5 +1,5 @@
 import { config } from '../config.js';
-import { checkSchedule } from '../core/cron.js';
+import { checkSchedule, normalizedSchedule } from '../core/cron.js';
 import type { ProblemIssue } from '../core/problem.js';
 import { isKnownProvider } from '../providers/catalog/index.js';
 import type { IntegrationContent } from '../schemas/integration-content.js';
@@ -27,10 +27,8 @@ export function distinctSchedulesIssue(
 ): ProblemIssue | undefined {
   const schedules = new Set<string>();
   for (const content of contents) {
-    for (const object of content.read?.objects ?? [])
-      schedules.add(object.schedule.trim().split(/\s+/).join(' '));
-    if (content.watchSchema?.schedule)
-      schedules.add(content.watchSchema.schedule.trim().split(/\s+/).join(' '));
+    for (const object of content.read?.objects ?? []) schedules.add(normalizedSchedule(object.schedule));
+    if (content.watchSchema?.schedule) schedules.add(normalizedSchedule(content.watchSchema.schedule));
   }
   if (schedules.size <= MAX_DISTINCT_SCHEDULES) return undefined;
   return {

@@ -414,7 +414,7 @@ export async function deleteIntegrationWithInstallations(
   for (;;) {
     const installations = await em.find(
       InstallationEntity,
-      { integrationId: integration.id },
+      { projectId: project.id, integrationId: integration.id },
       { fields: ['id'], limit: 100 },
     );
     for (const { id } of installations) {
