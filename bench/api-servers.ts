@@ -259,6 +259,18 @@ async function bare(): Promise<() => Promise<void>> {
 async function ferry(): Promise<() => Promise<void>> {
   const { startServers } = await import('../src/api/server.js');
   const { closeOrm } = await import('../src/db/orm.js');
+  const { readBatchSize } = await import('../src/metrics.js');
+  // The bench asks between cells how many gets shared each statement (`batch-sizes`).
+  process.on('message', (message) => {
+    if (message !== 'batch-sizes') return;
+    void readBatchSize.get().then(({ values }) => {
+      const total = (suffix: string) =>
+        values
+          .filter((value) => value.metricName?.endsWith(suffix))
+          .reduce((sum, value) => sum + value.value, 0);
+      process.send?.({ batchSizes: { statements: total('_count'), gets: total('_sum') } });
+    });
+  });
   const servers = await startServers({ api: 0, read: 0, write: 0, search: 0, proxy: 0 }, '127.0.0.1');
   process.stdout.write(`${JSON.stringify({ port: Number(new URL(servers.urls.api).port) })}\n`);
   return async () => {

@@ -105,6 +105,8 @@ interface Cell {
   bytesPerResponse: number;
   /** The server process's largest resident memory seen while it was loaded (sampled every 100 ms). */
   peakRssMb?: number;
+  /** Ferry: gets by key per statement to PostgreSQL over the cell (`ferry_db_read_batch_size`). */
+  getsPerStatement?: number;
   timeouts?: number;
   censored?: boolean;
   /**
@@ -157,6 +159,7 @@ class Tally {
   cpu: number | undefined = 0;
   machineCpu = 0;
   peakRss: number | undefined;
+  getsPerStatement: number | undefined;
 
   cell(): Cell {
     const latencies = this.latencies.sort((a, b) => a - b);
@@ -173,6 +176,9 @@ class Tally {
         latencies.length && { cpuMsPerRequest: Number((this.cpu / latencies.length).toFixed(3)) }),
       ...(this.timeouts && { timeouts: this.timeouts, censored: true }),
       ...(this.peakRss !== undefined && { peakRssMb: this.peakRss }),
+      ...(this.getsPerStatement !== undefined && {
+        getsPerStatement: Number(this.getsPerStatement.toFixed(1)),
+      }),
       machineBusyShare: Number((this.machineCpu / (this.seconds * cpus().length)).toFixed(3)),
     };
   }
@@ -278,11 +284,17 @@ async function measure(
     // Unmeasured, at the cell's concurrency: a cell measures a server that has its connections open
     // (HTTP and PostgreSQL) and its code compiled for this load, not the first burst of it.
     for (const side of ['ferry', 'bare'] as const) await run(side, warmSeconds, new Tally());
+    const batchesBefore = await servers.ferry.batchSizes?.();
     const slices = Math.max(1, Math.round(seconds / slice));
     for (let index = 0; index < slices; index++) {
       // Who goes first alternates too: neither always follows the other's backlog.
       const order = index % 2 ? (['bare', 'ferry'] as const) : (['ferry', 'bare'] as const);
       for (const side of order) await run(side, seconds / slices, tallies[side]);
+    }
+    const batchesAfter = await servers.ferry.batchSizes?.();
+    if (batchesBefore && batchesAfter && batchesAfter.statements > batchesBefore.statements) {
+      tallies.ferry.getsPerStatement =
+        (batchesAfter.gets - batchesBefore.gets) / (batchesAfter.statements - batchesBefore.statements);
     }
   } finally {
     await Promise.all([pools.ferry.destroy(), pools.bare.destroy()]);
@@ -306,9 +318,13 @@ async function settle(origin: string): Promise<void> {
   }
 }
 
+type BatchSizes = { statements: number; gets: number };
+
 interface ServerChild {
   origin: string;
   pid?: number;
+  /** Ferry's gets by key and the statements that read them, so far. */
+  batchSizes?(): Promise<BatchSizes>;
   stop(): Promise<void>;
 }
 
@@ -337,6 +353,13 @@ async function startServer(kind: 'ferry' | 'bare', nodeArgs: string[]): Promise<
   return {
     origin: `http://127.0.0.1:${port}`,
     pid: child.pid,
+    ...(kind === 'ferry' && {
+      batchSizes: () =>
+        new Promise((resolve) => {
+          child.once('message', (message) => resolve((message as { batchSizes: BatchSizes }).batchSizes));
+          child.send('batch-sizes');
+        }),
+    }),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -467,6 +490,7 @@ export async function benchApi(args: string[]): Promise<void> {
         results[name][String(concurrency)] = { ...cell, ratio, ...(cpuRatio && { cpuRatio }) };
         const describe = (c: Cell) =>
           `p50 ${c.p50} p99 ${c.p99} ms ${c.rps}/s cpu ${c.cpuMsPerRequest ?? '?'} ms/req` +
+          `${c.getsPerStatement ? ` ${c.getsPerStatement} gets/statement` : ''}` +
           `${c.errors ? ` (${c.errors} errors)` : ''}${c.timeouts ? ` (${c.timeouts} timeouts)` : ''}`;
         say(
           `${name} ×${concurrency}: ferry ${describe(cell.ferry)}; bare ${describe(cell.bare)}; ratio ${ratio}` +

@@ -20,6 +20,14 @@ export const httpRequestDuration = new Histogram({
   registers: [registry],
 });
 
+export const readBatchSize = new Histogram({
+  name: 'ferry_db_read_batch_size',
+  help: 'Gets by key read in one statement, by what is read (integration, installation, connection, operation): how many requests arriving together shared a round trip to PostgreSQL.',
+  labelNames: ['read'] as const,
+  buckets: [1, 2, 5, 10, 20, 50, 100],
+  registers: [registry],
+});
+
 export const readsFinished = new Counter({
   name: 'ferry_reads_total',
   help: 'Reads finished, by read type (scheduled, backfill, triggered) and outcome (success, failure).',

@@ -10,6 +10,7 @@ import {
 import { InstallationConfigEntity, InstallationEntity } from '../db/entities/installation.js';
 import { IntegrationEntity, RevisionEntity } from '../db/entities/integration.js';
 import { OperationEntity } from '../db/entities/operation.js';
+import { batchedRows, type KeyedRead } from '../db/batched-reads.js';
 import { memoized, rawRows, rowBatches, rowMapper, selectColumns } from '../db/raw.js';
 import type { ConnectionView } from '../schemas/connections.js';
 import type { InstallationView } from '../schemas/installations.js';
@@ -39,10 +40,18 @@ import { findConnection } from './connections/lookups.js';
 type Row = Record<string, unknown>;
 
 /** `alias.id = ? or alias.name = ?` as `findIntegration` matches an id or a name. */
-function integrationMatch(alias: string, idOrName: string): { sql: string; params: string[] } {
+function integrationMatch(
+  alias: string,
+  idOrName: string,
+): { sql: string; params: string[]; types: string[] } {
   return isUuid(idOrName)
-    ? { sql: `(${alias}.id = ? or ${alias}.name = ?)`, params: [idOrName, idOrName] }
-    : { sql: `${alias}.name = ?`, params: [idOrName] };
+    ? { sql: `(${alias}.id = ? or ${alias}.name = ?)`, params: [idOrName, idOrName], types: ['uuid', 'text'] }
+    : { sql: `${alias}.name = ?`, params: [idOrName], types: ['text'] };
+}
+
+/** A get's statement, built once per ORM and shape of match. */
+function keyedRead(em: EntityManager, name: string, shape: string, build: () => Omit<KeyedRead, 'name'>) {
+  return memoized<KeyedRead>(em, `get:${name}:${shape}`, () => ({ name, ...build() }));
 }
 
 /** A list's views, a batch at a time (see `rowBatches`): the API writes each batch's JSON as it comes. */
@@ -106,10 +115,11 @@ export async function getIntegrationView(
 ): Promise<IntegrationView> {
   const { sql, view } = integrationQuery(em);
   const match = integrationMatch('i', idOrName);
-  const [row] = await rawRows(em, `${sql} where i.project_id = ? and ${match.sql} limit 1`, [
-    projectId,
-    ...match.params,
-  ]);
+  const read = keyedRead(em, 'integration', match.sql, () => ({
+    sql: `${sql} where i.project_id = ? and ${match.sql} limit 1`,
+    types: ['uuid', ...match.types],
+  }));
+  const [row] = await batchedRows(em, read, [projectId, ...match.params]);
   if (!row) await findIntegration(em, projectId, idOrName);
   return view(row);
 }
@@ -200,12 +210,11 @@ export async function getConnectionView(
   id: string,
 ): Promise<ConnectionView> {
   const { columns, joins, view } = connectionQuery(em);
-  const [row] = isUuid(id)
-    ? await rawRows(em, `select ${columns} from connections c ${joins} where c.project_id = ? and c.id = ?`, [
-        projectId,
-        id,
-      ])
-    : [];
+  const read = keyedRead(em, 'connection', 'id', () => ({
+    sql: `select ${columns} from connections c ${joins} where c.project_id = ? and c.id = ?`,
+    types: ['uuid', 'uuid'],
+  }));
+  const [row] = isUuid(id) ? await batchedRows(em, read, [projectId, id]) : [];
   if (!row) await findConnection(em, projectId, id);
   return view(row);
 }
@@ -277,13 +286,13 @@ export async function getInstallationView(
 ): Promise<{ view: InstallationView; groupRef: string }> {
   const { sql, parts } = installationQuery(em);
   const match = integrationMatch('n', integrationIdOrName);
+  const read = keyedRead(em, 'installation', match.sql, () => ({
+    sql: `${sql} join integrations n on n.id = i.integration_id
+           where i.project_id = ? and i.id = ? and n.project_id = ? and ${match.sql} limit 1`,
+    types: ['uuid', 'uuid', 'uuid', ...match.types],
+  }));
   const [row] = isUuid(installationId)
-    ? await rawRows(
-        em,
-        `${sql} join integrations n on n.id = i.integration_id
-          where i.project_id = ? and i.id = ? and n.project_id = ? and ${match.sql} limit 1`,
-        [projectId, installationId, projectId, ...match.params],
-      )
+    ? await batchedRows(em, read, [projectId, installationId, projectId, ...match.params])
     : [];
   if (!row) {
     const integration = await findIntegration(em, projectId, integrationIdOrName);
@@ -308,12 +317,11 @@ export async function getOperationView(
   operationId: string,
 ): Promise<OperationView> {
   const { columns, operation } = operationQuery(em);
-  const [row] = isUuid(operationId)
-    ? await rawRows(em, `select ${columns} from operations o where o.project_id = ? and o.id = ?`, [
-        projectId,
-        operationId,
-      ])
-    : [];
+  const read = keyedRead(em, 'operation', 'id', () => ({
+    sql: `select ${columns} from operations o where o.project_id = ? and o.id = ?`,
+    types: ['uuid', 'uuid'],
+  }));
+  const [row] = isUuid(operationId) ? await batchedRows(em, read, [projectId, operationId]) : [];
   if (!row) await findOperation(em, projectId, operationId);
   return operationView(operation(row));
 }

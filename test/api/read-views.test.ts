@@ -29,6 +29,8 @@ import {
 } from '../../src/domain/read-views.js';
 import { findProject, findProjectRow } from '../../src/domain/project-access.js';
 import { seed } from '../../bench/api.js';
+import { MAX_READ_BATCH } from '../../src/db/batched-reads.js';
+import { readBatchSize } from '../../src/metrics.js';
 
 /**
  * The lean read path (plain SQL, one joined statement) answers byte for byte what the ORM path
@@ -126,6 +128,19 @@ beforeAll(async () => {
 });
 
 afterAll(async () => closeOrm());
+
+class Rollback extends Error {}
+
+/** Batches read so far and the gets in them, per read. */
+async function batchSizes(): Promise<Record<string, { count: number; sum: number }>> {
+  const sizes: Record<string, { count: number; sum: number }> = {};
+  for (const { labels, value, metricName } of (await readBatchSize.get()).values) {
+    const entry = (sizes[String(labels.read)] ??= { count: 0, sum: 0 });
+    if (metricName?.endsWith('_count')) entry.count = value;
+    if (metricName?.endsWith('_sum')) entry.sum = value;
+  }
+  return sizes;
+}
 
 describe('the lean read path answers as the ORM path does', () => {
   it('integrations: the list and each by id and by name', async () => {
@@ -268,6 +283,98 @@ describe('the lean read path answers as the ORM path does', () => {
         pageToken: 'bad',
       }),
     ).rejects.toMatchObject({ status: 400, issues: [expect.objectContaining({ name: 'pageToken' })] });
+  });
+
+  it('gets asked together share one statement and answer as each alone', async () => {
+    const em = await newEntityManager();
+    const missing = randomUUID();
+    // One get at a time: each reads alone.
+    const alone = async () => {
+      const answers: unknown[] = [];
+      for (const row of ids) {
+        answers.push(await getOperationView(em, projectId, row.operation));
+        answers.push(await getIntegrationView(em, projectId, row.name));
+        answers.push(await getIntegrationView(em, projectId, row.integration));
+        answers.push((await getInstallationView(em, projectId, row.name, row.installation)).view);
+        answers.push(await getConnectionView(em, projectId, row.connection));
+      }
+      return answers;
+    };
+    const expected = await alone();
+    const before = await batchSizes();
+    const together = await Promise.all(
+      ids.flatMap((row) => [
+        getOperationView(em, projectId, row.operation),
+        getIntegrationView(em, projectId, row.name),
+        getIntegrationView(em, projectId, row.integration),
+        getInstallationView(em, projectId, row.name, row.installation).then((found) => found.view),
+        getConnectionView(em, projectId, row.connection),
+      ]),
+    );
+    same(together, expected);
+    const after = await batchSizes();
+    // Five reads (integration by name and by id are two statements), each one batch of every row.
+    for (const read of ['operation', 'connection', 'installation']) {
+      expect(after[read].sum - before[read].sum).toBe(ROWS);
+      expect(after[read].count - before[read].count).toBe(1);
+    }
+    expect(after.integration.count - before.integration.count).toBe(2);
+
+    // A get that finds nothing is a 404 of its own, as is another project's get of the same id;
+    // the others in its batch are answered.
+    const otherProject = await transaction(async (tx) => {
+      const org = await createOrg(tx, `o-${randomUUID().slice(0, 8)}`);
+      return (await createProject(tx, { name: `p-${randomUUID().slice(0, 8)}`, orgId: org.id })).id;
+    });
+    const mixed = await Promise.allSettled([
+      getOperationView(em, projectId, ids[0].operation),
+      getOperationView(em, projectId, missing),
+      getOperationView(em, projectId, ids[1].operation),
+      getOperationView(em, otherProject, ids[1].operation),
+    ]);
+    expect(mixed.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected']);
+    expect((mixed[1] as PromiseRejectedResult).reason).toMatchObject({ status: 404 });
+    expect((mixed[3] as PromiseRejectedResult).reason).toMatchObject({ status: 404 });
+    same((mixed[2] as PromiseFulfilledResult<unknown>).value, expected[5]);
+
+    // Values travel as array literals: names that look like their syntax are still plain names.
+    const odd = ['NULL', 'a,b', 'x"y', 'back\\slash', '{}', '{"a"}', ' ', 'ü'];
+    const byName = await Promise.allSettled([
+      ...odd.map((name) => getIntegrationView(em, projectId, name)),
+      getIntegrationView(em, projectId, ids[2].name),
+    ]);
+    expect(byName.map((result) => result.status)).toEqual([...odd.map(() => 'rejected'), 'fulfilled']);
+    for (const [index, name] of odd.entries()) {
+      expect((byName[index] as PromiseRejectedResult).reason).toMatchObject({
+        status: 404,
+        message: `Integration "${name}" was not found.`,
+      });
+    }
+
+    // More than a batch holds: split, every answer still its own.
+    const many = Array.from({ length: MAX_READ_BATCH * 2 + 1 }, (_, index) => ids[index % ROWS].operation);
+    const counted = (await batchSizes()).operation;
+    const answers = await Promise.all(many.map((id) => getOperationView(em, projectId, id)));
+    expect(answers.map((answer) => answer.id)).toEqual(many);
+    expect((await batchSizes()).operation.count - counted.count).toBe(3);
+
+    // Inside a transaction a get reads on it, alone: it sees the transaction's own writes.
+    await transaction(async (tx) => {
+      await tx
+        .getConnection()
+        .execute(
+          `update operations set status = 'failure' where id = ?`,
+          [ids[0].operation],
+          'run',
+          tx.getTransactionContext(),
+        );
+      const [inside] = await Promise.all([getOperationView(tx, projectId, ids[0].operation)]);
+      expect(inside.status).toBe('failure');
+      throw new Rollback();
+    }).catch((error) => {
+      if (!(error instanceof Rollback)) throw error;
+    });
+    expect((await getOperationView(em, projectId, ids[0].operation)).status).toBe('success');
   });
 
   it('projects: a plain row by id or name, as findProject finds it', async () => {
