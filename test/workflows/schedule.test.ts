@@ -120,6 +120,56 @@ describe('validateCron', () => {
     }
   });
 
+  it('accepts every expression that fires when the minimum is a minute or less (fires are whole minutes)', () => {
+    for (const minIntervalSeconds of [0, 30, 60]) {
+      for (const cron of ['* * * * *', '0,1 12 15 * *', '*/2 * * * *']) {
+        expect(validateCron(cron, { minIntervalSeconds })).toEqual({ ok: true });
+      }
+      expect(validateCron('0 0 30 2 *', { minIntervalSeconds }).ok).toBe(false);
+    }
+    expect(validateCron('* * * * *', { minIntervalSeconds: 61 }).ok).toBe(false);
+  });
+
+  it('agrees with the closest two of a thousand fires, for minutes, hours and days of every kind', () => {
+    const minuteFields = [
+      '*/5',
+      '*/7',
+      '0',
+      '0,30',
+      '0,3,30',
+      '1-59/5',
+      '0-55/5',
+      '15,45',
+      '59',
+      '0,58',
+      '*/6',
+    ];
+    const hourFields = ['*', '0,23', '*/2', '9-17', '23', '1,2', '0-22'];
+    const dayFields = ['* * *', '* * 1-5', '1,31 * *', '28-31 2 *'];
+    const from = new Date(Date.UTC(2026, 0, 1));
+    let checked = 0;
+    for (const minute of minuteFields) {
+      for (const hour of hourFields) {
+        for (const days of dayFields) {
+          // A spread of the combinations: the brute force costs some 50 ms each.
+          if (++checked % 5) continue;
+          const cron = `${minute} ${hour} ${days}`;
+          const fires = upcomingFireTimes(cron, new Date(from.getTime() - 1), 1000).map((fire) =>
+            fire.getTime(),
+          );
+          const closest = Math.min(...fires.slice(1).map((fire, index) => fire - fires[index]));
+          for (const minIntervalSeconds of [300, 3600]) {
+            expect([cron, minIntervalSeconds, validateCron(cron, { minIntervalSeconds }).ok]).toEqual([
+              cron,
+              minIntervalSeconds,
+              closest >= minIntervalSeconds * 1000,
+            ]);
+          }
+        }
+      }
+    }
+  });
+
   it('rejects expressions that fire more often than the minimum, however rarely they do', () => {
     expect(validateCron('*/4 * * * *', min)).toEqual({
       ok: false,
