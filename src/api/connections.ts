@@ -60,22 +60,21 @@ export const connectionRoutes = [
     operationId: 'generateConnection',
     summary: 'Create a connection from credentials the caller already has',
     description:
-      'Give exactly one of `apiKey`, `basicAuth`, `oauth2ClientCredentials` (a token is fetched now; the connection is saved only if it works) or `oauth2AuthorizationCode` (imported tokens, refreshed later with the project’s provider app). A group has one connection per provider: generating again replaces its credentials (200).',
+      'Give exactly one of `apiKey`, `basicAuth`, `oauth2ClientCredentials` (a token is fetched now; the connection is saved only if it works) or `oauth2AuthorizationCode` (imported tokens, refreshed later with the project’s provider app). A group has one connection per provider: generating again replaces its credentials and answers that connection, with 201 as the first time (clients of the public API expect 201 only).',
     tags: ['Connections'],
     auth: ['apiKey', 'bearer', 'projectJwt'],
     params: ProjectPathParams,
     body: GenerateConnectionBody,
     responses: {
-      201: { description: 'The new connection', schema: ConnectionSchema },
-      200: {
-        description: 'The group’s existing connection, with the new credentials',
+      201: {
+        description: 'The connection: new, or the group’s existing one with the new credentials',
         schema: ConnectionSchema,
       },
     },
   }).handle(async ({ em, project, body, principal }) => {
     assertActsForGroup(principal, body.groupRef);
-    const { connection, created } = await conflictOnRace(() => generateConnection(em, project.id, body));
-    return { status: created ? 201 : 200, body: await connectionView(em, connection) };
+    const { connection } = await conflictOnRace(() => generateConnection(em, project.id, body));
+    return { status: 201, body: await connectionView(em, connection) };
   }),
   defineRoute({
     method: 'GET',

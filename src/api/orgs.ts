@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { defineRoute } from './route.js';
+import { ProblemError } from '../core/problem.js';
 import { CreateOrgBody, OrgParams, OrgSchema } from '../schemas/orgs.js';
 import { OrgMembershipEntity, OrgEntity } from '../db/entities/org.js';
 import { createOrgWithOwner, findMemberOrg, orgView, requireBuilder } from '../domain/orgs.js';
@@ -17,7 +18,13 @@ export const orgRoutes = [
     responses: { 201: { description: 'Created', schema: OrgSchema } },
   }).handle(async ({ em, principal, body }) => {
     const builder = requireBuilder(principal);
-    const org = await em.transactional((tx) => createOrgWithOwner(tx, body.name, builder.builderId));
+    const name = body.name ?? body.label;
+    if (name === undefined || (body.label !== undefined && body.label !== name)) {
+      throw ProblemError.invalid([
+        { in: 'body', name: 'name', detail: 'name (or label, the same) is required, and the two must agree' },
+      ]);
+    }
+    const org = await em.transactional((tx) => createOrgWithOwner(tx, name, builder.builderId));
     return { status: 201, body: orgView(org) };
   }),
   defineRoute({

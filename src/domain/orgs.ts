@@ -13,6 +13,7 @@ export function orgView(org: Org): OrgView {
   return {
     id: org.id,
     name: org.name,
+    label: org.name,
     createTime: org.createTime.toISOString(),
     updateTime: org.updateTime.toISOString(),
   };

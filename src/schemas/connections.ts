@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, ProjectPathParams, UpdateMask, Uuid } from './common.js';
+import { DateTime, ProjectPathParams, Secret, UpdateMask, Uuid } from './common.js';
 import { ProviderAppSchema } from './provider-apps.js';
 
 export const GroupSchema = Type.Object({
@@ -176,20 +176,24 @@ const HeaderCredential = Type.String({
   minLength: 1,
   maxLength: 8000,
   pattern: '^[\\x20-\\x7E]+$',
+  writeOnly: true,
   description: 'Printable ASCII: it is sent in a header.',
 });
 
-const TokenInput = Type.Union([
-  HeaderCredential,
-  Type.Object(
-    {
-      token: HeaderCredential,
-      issuedAt: Type.Optional(DateTime),
-      expiresAt: Type.Optional(DateTime),
-    },
-    { additionalProperties: false },
-  ),
-]);
+const TokenInput = Type.Union(
+  [
+    HeaderCredential,
+    Type.Object(
+      {
+        token: HeaderCredential,
+        issuedAt: Type.Optional(DateTime),
+        expiresAt: Type.Optional(DateTime),
+      },
+      { additionalProperties: false },
+    ),
+  ],
+  { writeOnly: true },
+);
 export type TokenInputValue = Static<typeof TokenInput>;
 
 const Scopes = Type.Array(Type.String({ minLength: 1, maxLength: 512 }), { maxItems: 500 });
@@ -206,7 +210,7 @@ export const GenerateConnectionBody = Type.Object(
     apiKey: Type.Optional(HeaderCredential),
     basicAuth: Type.Optional(
       Type.Object(
-        { username: Type.String({ maxLength: 1000 }), password: Type.String({ maxLength: 8000 }) },
+        { username: Type.String({ maxLength: 1000 }), password: Secret({ maxLength: 8000 }) },
         { additionalProperties: false },
       ),
     ),
@@ -214,7 +218,7 @@ export const GenerateConnectionBody = Type.Object(
       Type.Object(
         {
           clientId: Type.String({ minLength: 1, maxLength: 1000 }),
-          clientSecret: Type.String({ minLength: 1, maxLength: 4000 }),
+          clientSecret: Secret({ minLength: 1, maxLength: 4000 }),
           scopes: Type.Optional(Scopes),
         },
         { additionalProperties: false },
@@ -230,9 +234,9 @@ export const GenerateConnectionBody = Type.Object(
       Type.Object(
         {
           username: Type.String({ minLength: 1, maxLength: 1000 }),
-          password: Type.String({ minLength: 1, maxLength: 8000 }),
+          password: Secret({ minLength: 1, maxLength: 8000 }),
           clientId: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
-          clientSecret: Type.Optional(Type.String({ maxLength: 4000 })),
+          clientSecret: Type.Optional(Secret({ maxLength: 4000 })),
           scopes: Type.Optional(Scopes),
         },
         {
@@ -245,7 +249,7 @@ export const GenerateConnectionBody = Type.Object(
     jwt: Type.Optional(
       Type.Object(
         {
-          privateKey: Type.String({
+          privateKey: Secret({
             minLength: 1,
             description:
               'PEM RSA private key (PKCS#8 or PKCS#1, unencrypted), e.g. `private_key` of a Google service-account key file. Stored encrypted, never returned.',
@@ -276,7 +280,7 @@ export const GenerateConnectionBody = Type.Object(
       ),
     ),
     customAuth: Type.Optional(
-      Type.Record(Type.String({ minLength: 1, maxLength: 100 }), Type.String({ maxLength: 8000 }), {
+      Type.Record(Type.String({ minLength: 1, maxLength: 100 }), Secret({ maxLength: 8000 }), {
         description:
           'For `custom` providers: a value for each of the provider’s `customOpts.inputs`, by name.',
       }),

@@ -4,13 +4,20 @@ import { DateTime, Uuid } from './common.js';
 export const OrgSchema = Type.Object({
   id: Uuid,
   name: Type.String(),
+  label: Type.String({ description: 'The org’s name, under the field name the public API gives it.' }),
   createTime: DateTime,
   updateTime: DateTime,
 });
 export type OrgView = Static<typeof OrgSchema>;
 
+const OrgName = Type.String({ minLength: 1, maxLength: 200 });
+
+/** `name`, or `label` as clients of the public API send it; one is required. */
 export const CreateOrgBody = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 200 }) },
+  {
+    name: Type.Optional(OrgName),
+    label: Type.Optional({ ...OrgName, description: 'Another name for `name`.' }),
+  },
   { additionalProperties: false },
 );
 

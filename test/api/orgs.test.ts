@@ -23,7 +23,7 @@ describe('orgs', () => {
     const token = await signIn();
     const created = await api('POST', '/orgs', token, { name: 'Acme' });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ id: expect.any(String), name: 'Acme' });
+    expect(created.body).toMatchObject({ id: expect.any(String), name: 'Acme', label: 'Acme' });
     expect((await api('GET', `/orgs/${created.body.id}`, token)).body).toEqual(created.body);
     expect((await api('GET', '/orgs', token)).body).toEqual([created.body]);
 
@@ -57,5 +57,17 @@ describe('orgs', () => {
     const noName = await api('POST', '/orgs', token, {});
     expect(noName.status).toBe(400);
     expect(noName.body.issues).toMatchObject([expect.objectContaining({ in: 'body', name: 'name' })]);
+    const disagreeing = await api('POST', '/orgs', token, { name: 'One', label: 'Two' });
+    expect(disagreeing.status).toBe(400);
+    expect(disagreeing.body.issues).toMatchObject([expect.objectContaining({ in: 'body', name: 'name' })]);
+    expect((await api('POST', '/orgs', token, { label: '' })).status).toBe(400);
+  });
+
+  it('takes the org’s name as `label`, as clients of the public API send it', async () => {
+    const token = await signIn();
+    const created = await api('POST', '/orgs', token, { label: 'Labelled' });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ name: 'Labelled', label: 'Labelled' });
+    expect((await api('POST', '/orgs', token, { name: 'Both', label: 'Both' })).status).toBe(201);
   });
 });

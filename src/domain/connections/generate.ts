@@ -18,6 +18,7 @@ import { InvalidPrivateKeyError, parseRsaPrivateKey } from '../../providers/jwt-
 import { ensureConsumer, ensureGroup } from '../groups.js';
 import { requestJwtBearerToken } from './jwt-bearer.js';
 import { requestPasswordToken } from './password-grant.js';
+import { isSendableHeaderValue } from '../../core/header-values.js';
 import { defaultProviderApp } from '../provider-apps.js';
 import {
   checkTemplateValues,
@@ -232,9 +233,9 @@ function customCredentials(provider: Provider, values: Record<string, string>): 
   const inHeaders = new Set(
     (provider.customOpts?.headers ?? []).flatMap((header) => templateVariables(header.valueTemplate)),
   );
-  // What Node accepts in a header value (tab, visible ASCII, Latin-1); query values are encoded.
+  // Query values are encoded; header values must be sendable as they are.
   const fitsWhereUsed = (name: string, value: string) =>
-    inHeaders.has(name) ? /^[\t\x20-\x7e\x80-\xff]*$/.test(value) : !/[\r\n\0]/.test(value);
+    inHeaders.has(name) ? isSendableHeaderValue(value) : !/[\r\n\0]/.test(value);
   const issues = [
     ...inputs
       .filter((input) => !values[input.name])
