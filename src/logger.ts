@@ -2,6 +2,7 @@ import { DriverException } from '@mikro-orm/core';
 import { trace } from '@opentelemetry/api';
 import { pino } from 'pino';
 import { config } from './config.js';
+import { maskApiKeys } from './core/api-key-text.js';
 
 /** Keys that may carry credentials; pino replaces their values wherever they appear. */
 const redactedPaths = [
@@ -66,12 +67,17 @@ export function traceFields(): Record<string, string> {
   return { trace_id: traceId, span_id: spanId, trace_flags: `0${traceFlags.toString(16)}`.slice(-2) };
 }
 
+/** A path may name an API key (`/api-keys/ferry_sk_…`): logged cut to its prefix, whoever logs it. */
+export function serializePath(path: unknown): unknown {
+  return typeof path === 'string' ? maskApiKeys(path) : path;
+}
+
 /** Logs go to stderr, so CLI commands can print machine-readable JSON on stdout. */
 export const logger = pino(
   {
     level: config().logLevel,
     redact: { paths: redactedPaths, censor: '[redacted]' },
-    serializers: { err: serializeError },
+    serializers: { err: serializeError, path: serializePath },
     base: { service: 'ferry' },
     mixin: traceFields,
   },

@@ -10,7 +10,8 @@ import {
   UpdateApiKeyBody,
 } from '../schemas/projects.js';
 import { ApiKeyEntity } from '../db/entities/project.js';
-import { API_KEY_PREFIX, apiKeyView, createApiKey, maskApiKeys } from '../domain/projects.js';
+import { API_KEY_PREFIX, maskApiKeys } from '../core/api-key-text.js';
+import { apiKeyView, createApiKey } from '../domain/projects.js';
 import { hashToken } from '../crypto/secrets.js';
 import { applyUpdateMask } from '../domain/update-mask.js';
 import { isUuid } from '../core/ids.js';

@@ -84,7 +84,7 @@ function mount(router: Router, route: AnyRoute): void {
     if (listText) {
       ctx.body = Readable.from(listText);
       ctx.type = 'application/json';
-      ctx.length = listText.reduce((bytes, chunk) => bytes + Buffer.byteLength(chunk), 0);
+      ctx.length = listText.reduce((bytes, chunk) => bytes + chunk.length, 0);
     } else if (result.body !== undefined) {
       const type = result.contentType ?? declared?.contentType ?? 'application/json';
       // A JSON string answer (an authorization URL) is sent as JSON, not as plain text.

@@ -33,18 +33,20 @@ const buildTurns = pLimit(2);
 export function jsonListText<T>(
   list: BatchedList<T>,
   options: { check?: (item: T) => void; abandoned?: () => boolean } = {},
-): Promise<string[]> {
+): Promise<Buffer[]> {
   const { check, abandoned } = options;
   return buildTurns(async () => {
-    const chunks: string[] = [];
+    // UTF-8 once, as it is built: the answer's length is then the chunks' sum.
+    const chunks: Buffer[] = [];
     if (abandoned?.()) return chunks;
     for await (const batch of list.batches) {
       if (abandoned?.()) return [];
       if (!batch.length) continue;
       if (check) batch.forEach(check);
-      chunks.push((chunks.length ? ',' : '[') + batch.map((item) => JSON.stringify(item)).join(','));
+      const text = (chunks.length ? ',' : '[') + batch.map((item) => JSON.stringify(item)).join(',');
+      chunks.push(Buffer.from(text));
     }
-    chunks.push(chunks.length ? ']' : '[]');
+    chunks.push(Buffer.from(chunks.length ? ']' : '[]'));
     return chunks;
   });
 }

@@ -8,7 +8,7 @@ import { failSpan, inServerSpan, tracingOn } from '../tracing.js';
 import { problemBody } from './problem.js';
 import { hasNul, jsonInputProblem } from '../core/input-limits.js';
 import { ProblemError } from '../core/problem.js';
-import { maskApiKeys } from '../domain/projects.js';
+import { maskApiKeys } from '../core/api-key-text.js';
 
 const requestIdPattern = /^[\w.-]{8,128}$/;
 
@@ -73,32 +73,23 @@ export async function problems(ctx: Context, next: Next): Promise<void> {
       uncheckedInputCodes.has((thrown as { code?: string }).code ?? '')
     ) {
       logger.warn(
-        { err: thrown, requestId: ctx.state.requestId, path: maskApiKeys(ctx.path) },
+        { err: thrown, requestId: ctx.state.requestId, path: ctx.path },
         'unchecked input reached the database',
       );
       problem = ProblemError.badRequest('A value in the request is not of the type it must be.');
     }
     // Every database connection busy for the pool's whole wait: an overload, worth a retry later.
     if ((thrown as Error | undefined)?.name === 'KnexTimeoutError') {
-      logger.warn(
-        { requestId: ctx.state.requestId, path: maskApiKeys(ctx.path) },
-        'no database connection free in time',
-      );
+      logger.warn({ requestId: ctx.state.requestId, path: ctx.path }, 'no database connection free in time');
       problem = ProblemError.unavailable('The database is busy; retry shortly.', 5);
     }
     // PostgreSQL unreachable or restarting: an outage, not a bug; the statement that met it did not commit.
     if (!problem && isDatabaseUnavailable(thrown)) {
-      logger.warn(
-        { err: thrown, requestId: ctx.state.requestId, path: maskApiKeys(ctx.path) },
-        'database unavailable',
-      );
+      logger.warn({ err: thrown, requestId: ctx.state.requestId, path: ctx.path }, 'database unavailable');
       problem = ProblemError.unavailable('The database is unavailable; retry shortly.', 5);
     }
     if (!problem) {
-      logger.error(
-        { err: thrown, requestId: ctx.state.requestId, path: maskApiKeys(ctx.path) },
-        'unhandled error',
-      );
+      logger.error({ err: thrown, requestId: ctx.state.requestId, path: ctx.path }, 'unhandled error');
       problem = new ProblemError({
         status: 500,
         detail: 'An unexpected error occurred; the request id identifies it.',
@@ -124,10 +115,7 @@ const clientLeft = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE']
  */
 export function answerCutShort(error: Error & { code?: string }, ctx?: Context): void {
   if (error.code && clientLeft.has(error.code)) return;
-  logger.error(
-    { err: error, requestId: ctx?.state.requestId, path: ctx && maskApiKeys(ctx.path) },
-    'answer cut short',
-  );
+  logger.error({ err: error, requestId: ctx?.state.requestId, path: ctx?.path }, 'answer cut short');
 }
 
 export async function requireJsonBody(ctx: Context, next: Next): Promise<void> {
@@ -150,7 +138,7 @@ export async function accessLog(ctx: Context, next: Next): Promise<void> {
       logger.debug(
         {
           method: ctx.method,
-          path: maskApiKeys(ctx.path),
+          path: ctx.path,
           status: ctx.status,
           ms: Math.round(performance.now() - started),
           requestId: ctx.state.requestId,

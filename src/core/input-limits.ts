@@ -92,3 +92,10 @@ export function echoable(value: unknown): unknown {
     ? `(an array of ${value.length} items)`
     : `(an object of ${Object.keys(value).length} members)`;
 }
+
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** A path segment that would reach an object's prototype rather than one of its fields. */
+export function isPrototypeKey(segment: string): boolean {
+  return PROTOTYPE_KEYS.has(segment);
+}

@@ -13,6 +13,7 @@ Format.Set('date-time', (value) => Format.IsDateTime(value) && Number.isFinite(D
 interface SchemaError {
   keyword: string;
   instancePath: string;
+  schemaPath: string;
   params: Record<string, unknown>;
   message: string;
 }
@@ -46,6 +47,20 @@ function valueAt(root: unknown, pointer: string): unknown {
   return current;
 }
 
+/**
+ * Whether the schema at `schemaPath` (`#/properties/a/anyOf/0`), or one around it, is `writeOnly`: a
+ * secret the caller sends (a key, a password, a token) that an issue names but never echoes.
+ */
+function isWriteOnly(schema: TSchema, schemaPath: string): boolean {
+  let node: unknown = schema;
+  for (const part of ['', ...schemaPath.split('/').slice(1)]) {
+    if (part) node = (node as Record<string, unknown>)[part.replaceAll('~1', '/').replaceAll('~0', '~')];
+    if (node === null || typeof node !== 'object') return false;
+    if ((node as { writeOnly?: unknown }).writeOnly === true) return true;
+  }
+  return false;
+}
+
 function describe(error: SchemaError): string {
   switch (error.keyword) {
     case 'required':
@@ -75,10 +90,11 @@ export function schemaIssues(
   if (validator.Check(value)) return [];
   const errors = [...validator.Errors(value)] as SchemaError[];
   const issues = new Map<string, ProblemIssue>();
-  const add = (pointer: string, detail: string) => {
+  const add = (pointer: string, detail: string, schemaPath: string) => {
     const name = [prefix, pointerToName(pointer)].filter(Boolean).join('.') || location;
     if (issues.has(name)) return;
-    issues.set(name, { in: location, name, value: valueAt(value, pointer), detail: `${name} ${detail}` });
+    const echoed = isWriteOnly(schema, schemaPath) ? undefined : valueAt(value, pointer);
+    issues.set(name, { in: location, name, value: echoed, detail: `${name} ${detail}` });
   };
   // Leaf errors first: an anyOf failure is only reported when nothing more precise was said.
   const ordered = [...errors].sort((a, b) => Number(a.keyword === 'anyOf') - Number(b.keyword === 'anyOf'));
@@ -86,10 +102,10 @@ export function schemaIssues(
     if (error.keyword === 'boolean') continue; // duplicate of additionalProperties
     if (error.keyword === 'required') {
       for (const property of error.params.requiredProperties as string[])
-        add(`${error.instancePath}/${property}`, 'is required');
+        add(`${error.instancePath}/${property}`, 'is required', error.schemaPath);
     } else if (error.keyword === 'additionalProperties') {
       for (const property of error.params.additionalProperties as string[]) {
-        add(`${error.instancePath}/${property}`, 'is not an allowed property');
+        add(`${error.instancePath}/${property}`, 'is not an allowed property', error.schemaPath);
       }
     } else if (error.keyword === 'const' || error.keyword === 'anyOf') {
       const siblings = errors.filter(
@@ -98,9 +114,9 @@ export function schemaIssues(
       const detail = siblings.length
         ? `must be one of: ${siblings.map((other) => JSON.stringify(other.params.allowedValue)).join(', ')}`
         : 'does not match any allowed shape';
-      add(error.instancePath, detail);
+      add(error.instancePath, detail, error.schemaPath);
     } else {
-      add(error.instancePath, describe(error));
+      add(error.instancePath, describe(error), error.schemaPath);
     }
   }
   return [...issues.values()];

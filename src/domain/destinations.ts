@@ -10,6 +10,7 @@ import { DestinationEntity, type Destination } from '../db/entities/operation.js
 import { isReservedHeader } from '../delivery/deliver.js';
 import { generateSigningSecret } from '../delivery/signing.js';
 import { assertDeliverableUrl, DestinationUrlError, type DestinationPolicy } from '../delivery/url-guard.js';
+import { isSendableHeaderValue } from '../core/header-values.js';
 import type { DestinationView } from '../schemas/destinations.js';
 
 /**
@@ -157,8 +158,7 @@ function headerIssues(headers: Record<string, string>, prefix: string): ProblemI
         value: name,
         detail: `"${name}" is set by Ferry itself and cannot be configured`,
       });
-    } else if (/[^\t\x20-\x7E\x80-\xFF]/.test(value)) {
-      // What an HTTP client refuses to send (control characters, text beyond Latin-1) would fail every delivery.
+    } else if (!isSendableHeaderValue(value)) {
       issues.push({
         in: 'body',
         name: where,

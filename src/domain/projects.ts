@@ -6,16 +6,7 @@ import { hashToken, randomToken } from '../crypto/secrets.js';
 import { OrgEntity, type Org } from '../db/entities/org.js';
 import { ApiKeyEntity, ProjectEntity, type ApiKey, type Project } from '../db/entities/project.js';
 import type { ApiKeyView, ProjectView } from '../schemas/projects.js';
-
-/** Keys are recognisable at a glance (and by secret scanners) from their prefix. */
-export const API_KEY_PREFIX = 'ferry_sk_';
-
-const apiKeyPattern = new RegExp(`${API_KEY_PREFIX}([A-Za-z0-9_-]{0,6})[A-Za-z0-9_-]*`, 'g');
-
-/** Text with every API key in it cut to its prefix: a path that names a key, before it is logged or echoed. */
-export function maskApiKeys(text: string): string {
-  return text.replace(apiKeyPattern, `${API_KEY_PREFIX}$1…`);
-}
+import { API_KEY_PREFIX } from '../core/api-key-text.js';
 
 export function projectView(project: Project): ProjectView {
   return {

@@ -219,11 +219,17 @@ function isNetworkFailure(error: unknown): boolean {
 }
 
 /**
- * A request the HTTP client refuses to build: a header value it cannot carry (a line break, text
- * beyond Latin-1), which here can only come from the connection's credentials or metadata.
+ * A request the HTTP client refuses to build for a header value it cannot carry (a line break, text
+ * beyond Latin-1), which here can only come from the connection's credentials or metadata. Its other
+ * refusals (a path, a method, a body, the headers Ferry sets itself) are Ferry's bugs, not the user's.
  */
 function isUnsendable(error: unknown): boolean {
-  return (error as { code?: unknown })?.code === 'UND_ERR_INVALID_ARG';
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return (
+    code === 'UND_ERR_INVALID_ARG' &&
+    typeof message === 'string' &&
+    /^invalid (?!host |content-length |upgrade |request )\S+ header$/.test(message)
+  );
 }
 
 function isConnectionRefused(error: unknown): boolean {

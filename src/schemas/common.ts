@@ -3,6 +3,10 @@ import Type, { type TSchema } from 'typebox';
 /** Marks a field the server sets: shown in responses (`readOnly` in OpenAPI), refused in an update mask. */
 export const readOnly = <T extends TSchema>(schema: T): T => ({ ...schema, readOnly: true });
 
+/** A secret the caller sends (a password, a client secret, a key): never returned, nor echoed in a 400's issues. */
+export const Secret = (options: Parameters<typeof Type.String>[0] = {}) =>
+  Type.String({ ...options, writeOnly: true });
+
 export const Uuid = Type.String({ format: 'uuid', description: 'A UUID.' });
 export const DateTime = Type.String({ format: 'date-time', description: 'An ISO 8601 timestamp.' });
 export const NonEmptyString = Type.String({ minLength: 1 });

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, ProjectIdOrName, UpdateMask, Uuid } from './common.js';
+import { DateTime, ProjectIdOrName, Secret, UpdateMask, Uuid } from './common.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -17,12 +17,12 @@ const WebhookUrl = Type.String({
     'An http(s) URL. Private, loopback and link-local addresses are refused unless FERRY_ALLOW_PRIVATE_DESTINATIONS is on.',
 });
 
-const Headers = Type.Record(Type.String(), Type.String({ maxLength: 8192 }), {
+const Headers = Type.Record(Type.String(), Secret({ maxLength: 8192 }), {
   description:
     'Extra request headers (for example an Authorization header). Stored encrypted; values are shown only with includeSecrets=true.',
 });
 
-const SigningSecret = Type.String({
+const SigningSecret = Secret({
   minLength: 1,
   description: 'A Standard Webhooks secret, `whsec_` and base64. Generated when absent.',
 });

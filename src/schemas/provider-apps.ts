@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, ProjectPathParams, UpdateMask, Uuid } from './common.js';
+import { DateTime, ProjectPathParams, Secret, UpdateMask, Uuid } from './common.js';
 
 const Scope = Type.String({ minLength: 1, maxLength: 512 });
 
@@ -49,7 +49,7 @@ export const ProviderAppSchema = Type.Object({
 export type ProviderAppView = Static<typeof ProviderAppSchema>;
 
 const ClientId = Type.String({ minLength: 1, maxLength: 1000 });
-const ClientSecret = Type.String({
+const ClientSecret = Secret({
   minLength: 1,
   maxLength: 4000,
   description: 'Write-only: stored encrypted, never returned.',

@@ -192,6 +192,26 @@ describe('hostile input', () => {
       });
       expect(response.status).toBe(400);
       expect(response.body.issues[0].name).toBe('apiKey');
+      // Named, never echoed: a credential refused for a stray character is still a credential.
+      expect(response.body.issues[0].value).toBeNull();
+      expect(JSON.stringify(response.body)).not.toContain(apiKey);
+    }
+    const secrets = [
+      { basicAuth: { username: 'u', password: 'p'.repeat(8001) } },
+      { oauth2AuthorizationCode: { accessToken: 'tok\nen-secret' } },
+      { oauth2AuthorizationCode: { accessToken: { token: 'tok\nen-secret' } } },
+      { oauth2ClientCredentials: { clientId: 'c', clientSecret: 's'.repeat(4001) } },
+      { customAuth: { token: 'x'.repeat(8001) } },
+    ];
+    for (const credential of secrets) {
+      const response = await stack.api('POST', `${base}/connections:generate`, {
+        body: { provider: 'sandboxApiKey', groupRef: 'crlf', consumerRef: 'crlf', ...credential },
+      });
+      expect(response.status).toBe(400);
+      expect(response.body.issues.map((issue: { value: unknown }) => issue.value)).toEqual(
+        response.body.issues.map(() => null),
+      );
+      expect(JSON.stringify(response.body)).not.toMatch(/ppppp|sssss|xxxxx|en-secret/);
     }
     for (const value of ['ключ', 'a\u007fb', 'a\r\nb']) {
       const response = await stack.api('POST', `${base}/destinations`, {
@@ -203,7 +223,17 @@ describe('hostile input', () => {
       });
       expect(response.status).toBe(400);
       expect(response.body.issues[0].name).toBe('metadata.headers.X-Token');
+      expect(response.body.issues[0].value).toBeNull();
     }
+    const tooLong = await stack.api('POST', `${base}/destinations`, {
+      body: {
+        name: 'long-header',
+        type: 'webhook',
+        metadata: { url: 'https://example.com', headers: { Authorization: `Bearer ${'h'.repeat(8200)}` } },
+      },
+    });
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.issues[0]).toMatchObject({ name: 'metadata.headers.Authorization', value: null });
   });
 
   it('bounds an update mask', async () => {

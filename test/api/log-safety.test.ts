@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import Koa from 'koa';
 import { problems, requestId } from '../../src/api/middleware.js';
 import { closeOrm, em as newEntityManager } from '../../src/db/orm.js';
-import { serializeError } from '../../src/logger.js';
+import { serializeError, serializePath } from '../../src/logger.js';
 
 afterAll(() => closeOrm());
 
@@ -43,5 +43,19 @@ describe('database errors', () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe('paths', () => {
+  it('are logged with any API key in them cut to its prefix, percent-encoded or not', () => {
+    const key = 'ferry_sk_AbCdEf0123456789secretpart';
+    expect(serializePath(`/v1/projects/p/api-keys/${key}`)).toBe('/v1/projects/p/api-keys/ferry_sk_AbCdEf…');
+    expect(serializePath('/v1/projects/p/api-keys/ferry_sk_AbCdEf%30123456789secretpart/x')).toBe(
+      '/v1/projects/p/api-keys/ferry_sk_AbCdEf…/x',
+    );
+    expect(serializePath('/v1/projects/p/api-keys/ferry_sk_Ab%43def0123456789secretpart')).not.toContain(
+      'secretpart',
+    );
+    expect(serializePath(undefined)).toBeUndefined();
   });
 });

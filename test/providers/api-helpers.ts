@@ -22,7 +22,7 @@ export async function generateConnection(
     body: { consumerRef: 'user-1', ...body },
     apiKey,
   });
-  if (response.status !== 201 && response.status !== 200) {
+  if (response.status !== 201) {
     throw new Error(`connection not generated: ${response.status} ${JSON.stringify(response.body)}`);
   }
   return response.body;

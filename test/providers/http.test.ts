@@ -169,6 +169,12 @@ describe('401 handling', () => {
       }
       expect(log).toEqual([]);
     }
+    // What the client refuses for Ferry's own part of the request is not the connection's to fix.
+    const { http } = client([], { keys: ['sandbox-demo-key'] });
+    const refused = await http
+      .json({ method: 'GE T' as 'GET', path: '/me' })
+      .catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'UND_ERR_INVALID_ARG', message: 'invalid request method' });
   });
 
   it('refreshes an expired OAuth access token once and goes on with the new one', async () => {

@@ -1,4 +1,5 @@
 import { applyPatch, type Operation } from 'rfc6902';
+import { isPrototypeKey } from '../../core/input-limits.js';
 import { ProblemError, type ProblemIssue } from '../../core/problem.js';
 
 export type JsonPatchOperation = {
@@ -8,17 +9,12 @@ export type JsonPatchOperation = {
   value?: unknown;
 };
 
-/** Segments that would reach an object's prototype rather than its data. */
-const forbiddenSegments = new Set(['__proto__', 'constructor', 'prototype']);
-
 function pointerProblem(pointer: string | undefined): string | undefined {
   if (pointer === undefined) return 'is required';
   if (pointer === '') return 'must point inside the object config, not at its root';
   if (!pointer.startsWith('/')) return 'must be a JSON Pointer starting with "/"';
   const segments = pointer.split('/').slice(1);
-  if (
-    segments.some((segment) => forbiddenSegments.has(segment.replaceAll('~1', '/').replaceAll('~0', '~')))
-  ) {
+  if (segments.some((segment) => isPrototypeKey(segment.replaceAll('~1', '/').replaceAll('~0', '~')))) {
     return 'must not name __proto__, constructor or prototype';
   }
   return undefined;

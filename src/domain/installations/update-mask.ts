@@ -1,3 +1,4 @@
+import { isPrototypeKey } from '../../core/input-limits.js';
 import { ProblemError, type ProblemIssue } from '../../core/problem.js';
 import { readOnlyPaths } from '../../core/schema-paths.js';
 import {
@@ -17,8 +18,6 @@ const objectProperties = {
   subscribe: Object.keys(SubscribeConfigSchema.properties),
 } as const;
 
-const forbiddenSegments = new Set(['__proto__', 'constructor', 'prototype']);
-
 /** Returns why `path` (split on dots) cannot be updated, or undefined when it can. */
 function pathProblem(path: string): string | undefined {
   if (readOnlyInstallationPaths.some((readOnly) => path === readOnly || path.startsWith(`${readOnly}.`))) {
@@ -26,7 +25,7 @@ function pathProblem(path: string): string | undefined {
   }
   const segments = path.split('.');
   // Names an object's own prototype machinery, never a config field (setAt would walk into it).
-  if (segments.some((segment) => forbiddenSegments.has(segment))) return 'names no config field';
+  if (segments.some(isPrototypeKey)) return 'names no config field';
   if (path === 'config.revisionId' || path === 'config.content') return undefined;
   if (segments[0] !== 'config' || segments[1] !== 'content' || segments.some((segment) => !segment)) {
     return 'is not an updatable path; use config.revisionId or paths under config.content';

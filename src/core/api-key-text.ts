@@ -1,0 +1,10 @@
+/** Keys are recognisable at a glance (and by secret scanners) from their prefix. */
+export const API_KEY_PREFIX = 'ferry_sk_';
+
+// A key's characters, percent-encoded ones too: a path may spell a key `ferry_sk_ab%43d…`.
+const apiKeyPattern = new RegExp(`${API_KEY_PREFIX}([A-Za-z0-9_-]{0,6})[A-Za-z0-9_%-]*`, 'g');
+
+/** Text with every API key in it cut to its prefix: a path that names a key, before it is logged or echoed. */
+export function maskApiKeys(text: string): string {
+  return text.replace(apiKeyPattern, `${API_KEY_PREFIX}$1…`);
+}
