@@ -272,7 +272,8 @@ export function rotateDestinationSecret(destination: Destination, now = new Date
 export interface DestinationPatch {
   name?: string;
   metadata?: { url?: string; headers?: Record<string, string> };
-  secrets?: { signingSecret?: string };
+  /** `webhookSigningKey` is the public API's name for `signingSecret`, in the mask as in the body. */
+  secrets?: { signingSecret?: string; webhookSigningKey?: string };
   disabled?: boolean;
 }
 
@@ -282,6 +283,7 @@ export const updatableDestinationFields = [
   'metadata.url',
   'metadata.headers',
   'secrets.signingSecret',
+  'secrets.webhookSigningKey',
   'disabled',
 ] as const;
 
@@ -368,8 +370,17 @@ export async function updateDestination(
   if (has('metadata.headers') && patch.metadata?.headers) {
     issues.push(...headerIssues(patch.metadata.headers, 'destination.metadata.headers'));
   }
-  if (has('secrets.signingSecret')) {
-    issues.push(...signingSecretIssues(patch.secrets?.signingSecret, 'destination.secrets.signingSecret'));
+  const secretField = has('secrets.webhookSigningKey') ? 'webhookSigningKey' : 'signingSecret';
+  const newSecret = patch.secrets?.[secretField];
+  if (has('secrets.signingSecret') && has('secrets.webhookSigningKey')) {
+    issues.push({
+      in: 'body',
+      name: 'updateMask',
+      value: 'secrets.webhookSigningKey',
+      detail: 'secrets.webhookSigningKey names the same secret as secrets.signingSecret; give one of them',
+    });
+  } else if (has(`secrets.${secretField}`)) {
+    issues.push(...signingSecretIssues(newSecret, `destination.secrets.${secretField}`));
   }
   if (issues.length) throw ProblemError.invalid(issues);
 
@@ -384,9 +395,9 @@ export async function updateDestination(
   if (has('name')) destination.name = patch.name!;
   if (has('metadata.url')) destination.url = patch.metadata!.url!;
   if (has('metadata.headers')) secrets.headers = { ...(patch.metadata?.headers ?? {}) };
-  if (has('secrets.signingSecret')) {
+  if (has(`secrets.${secretField}`)) {
     secrets.signingSecrets = [
-      { secret: patch.secrets!.signingSecret!, createTime: now.toISOString() },
+      { secret: newSecret!, createTime: now.toISOString() },
       ...secrets.signingSecrets.slice(1),
     ];
   }

@@ -74,7 +74,12 @@ export const UpdateDestinationBody = Type.Object(
         metadata: Type.Optional(
           Type.Object({ url: Type.Optional(WebhookUrl), headers: Type.Optional(Headers) }, strict),
         ),
-        secrets: Type.Optional(Type.Object({ signingSecret: Type.Optional(SigningSecret) }, strict)),
+        secrets: Type.Optional(
+          Type.Object(
+            { signingSecret: Type.Optional(SigningSecret), webhookSigningKey: Type.Optional(SigningSecret) },
+            strict,
+          ),
+        ),
         disabled: Type.Optional(
           Type.Boolean({ description: 'false re-enables a disabled destination; true stops deliveries.' }),
         ),

@@ -282,6 +282,46 @@ describe('PATCH /projects/{p}/destinations/{nameOrId}', () => {
     expect(after.firstFailureTime).toBeNull();
   });
 
+  it.each(['signingSecret', 'webhookSigningKey'])(
+    'replaces the signing secret named secrets.%s, and refuses a malformed one',
+    async (field) => {
+      const created = await create(webhook());
+      const replacement = generateSigningSecret();
+      const response = await stack.api('PATCH', `${base}/${created.body.id}`, {
+        body: { updateMask: [`secrets.${field}`], destination: { secrets: { [field]: replacement } } },
+      });
+      expect(response.status).toBe(200);
+      expect(JSON.stringify(response.body)).not.toContain(replacement.slice(6));
+      const fetched = await stack.api('GET', `${base}/${created.body.id}?includeSecrets=true`);
+      expect(fetched.body.secrets).toEqual({ signingSecret: replacement, webhookSigningKey: replacement });
+
+      const malformed = await stack.api('PATCH', `${base}/${created.body.id}`, {
+        body: { updateMask: [`secrets.${field}`], destination: { secrets: { [field]: 'whsec_short' } } },
+      });
+      expect(malformed.status).toBe(400);
+      expect(malformed.body.issues).toEqual([
+        expect.objectContaining({ name: `destination.secrets.${field}` }),
+      ]);
+      expect(JSON.stringify(malformed.body)).not.toContain('whsec_short');
+      const unchanged = await stack.api('GET', `${base}/${created.body.id}?includeSecrets=true`);
+      expect(unchanged.body.secrets.signingSecret).toBe(replacement);
+    },
+  );
+
+  it('refuses both names of the signing secret in one update', async () => {
+    const created = await create(webhook());
+    const response = await stack.api('PATCH', `${base}/${created.body.id}`, {
+      body: {
+        updateMask: ['secrets.signingSecret', 'secrets.webhookSigningKey'],
+        destination: {
+          secrets: { signingSecret: generateSigningSecret(), webhookSigningKey: generateSigningSecret() },
+        },
+      },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.issues[0]).toMatchObject({ name: 'updateMask', value: 'secrets.webhookSigningKey' });
+  });
+
   it('refuses unknown mask fields, missing values and a taken name', async () => {
     const first = uniqueName();
     const second = uniqueName();
