@@ -59,7 +59,10 @@ export const BackfillProgressSchema = Type.Object({
   operationId: Uuid,
   recordsProcessed: Type.Integer(),
   recordsEstimatedTotal: Type.Optional(
-    Type.Integer({ description: 'From the provider’s count, when it offers one.' }),
+    Type.Integer({
+      description:
+        'From the provider’s count, when it offers one; once the backfill succeeded without one, the records it read. Absent only while a backfill without a count runs.',
+    }),
   ),
   createTime: DateTime,
   updateTime: DateTime,

@@ -179,14 +179,19 @@ export async function latestBackfill(
   return operation;
 }
 
+/**
+ * A backfill's progress. The total is the provider's count when it offers one; a finished backfill
+ * without one reports what it read, so the total is missing only while a count-less read runs.
+ */
 export function backfillProgressView(operation: Operation) {
   const progress = (operation.metadata.progress ?? {}) as Partial<OperationProgress>;
+  const recordsProcessed = progress.recordsProcessed ?? 0;
+  const recordsEstimatedTotal =
+    progress.recordsEstimatedTotal ?? (operation.status === 'success' ? recordsProcessed : undefined);
   return {
     operationId: operation.id,
-    recordsProcessed: progress.recordsProcessed ?? 0,
-    ...(progress.recordsEstimatedTotal !== undefined && {
-      recordsEstimatedTotal: progress.recordsEstimatedTotal,
-    }),
+    recordsProcessed,
+    ...(recordsEstimatedTotal !== undefined && { recordsEstimatedTotal }),
     createTime: operation.createTime.toISOString(),
     updateTime: operation.updateTime.toISOString(),
   };
