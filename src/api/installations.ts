@@ -22,7 +22,7 @@ import {
 } from '../domain/installations/lifecycle.js';
 import { findInstallation } from '../domain/installations/lookups.js';
 import { getInstallationView, listInstallationViews } from '../domain/read-views.js';
-import { applyInstallationMask } from '../domain/installations/update-mask.js';
+import { applyInstallationMask, maskedInstallationFields } from '../domain/installations/update-mask.js';
 import { configContentRoutes } from './installation-config.js';
 import { installationPauseRoutes } from './installation-pauses.js';
 
@@ -119,7 +119,7 @@ export const installationRoutes = [
     operationId: 'updateInstallation',
     summary: 'Update an installation’s config with a field mask',
     description:
-      '`updateMask` lists dotted paths into the installation, e.g. `config.content.read.objects.contacts.schedule` or `config.content.read.objects.contacts`; each takes the value at the same path of `installation` (absent there: removed). Updatable: `config.revisionId` and paths under `config.content` (except `provider`). The result makes a new config version, validated whole, which the running workflow applies at once (a changed schedule re-plans its timer; a subscribe change runs the provider subscription change in the background). 503 when Temporal is unreachable; nothing changes then.',
+      '`updateMask` lists dotted paths into the installation, e.g. `config.content.read.objects.contacts.schedule` or `config.content.read.objects.contacts`, with `*` for every key at a level (`config.content.read.objects.*.schedule`); each takes the value at the same path of `installation` (absent there: removed). Updatable: `config.revisionId` and paths under `config.content` (except `provider`); `config.createdBy` names who made the new config version; `connectionId` is accepted when it names the connection in use (a group holds one connection per provider; new credentials go to that connection). The result makes a new config version, validated whole, which the running workflow applies at once (a changed schedule re-plans its timer; a subscribe change runs the provider subscription change in the background). 503 when Temporal is unreachable; nothing changes then.',
     tags,
     auth: ['apiKey', 'bearer', 'projectJwt'],
     params: InstallationParams,
@@ -131,6 +131,7 @@ export const installationRoutes = [
     const installation = body.installation as Record<string, unknown>;
     const view = await changeInstallationConfig(em, project, integration, params.installationId, principal, {
       createdBy: body.installation.config?.createdBy,
+      ...maskedInstallationFields(installation, body.updateMask),
       change: async (current) => applyInstallationMask(current, installation, body.updateMask),
     });
     return { status: 200, body: view };

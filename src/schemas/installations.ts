@@ -254,6 +254,13 @@ export const UpdateInstallationBody = Type.Object(
     updateMask: UpdateMask,
     installation: Type.Object(
       {
+        connectionId: Type.Optional(
+          Type.String({
+            minLength: 1,
+            description:
+              'With `connectionId` in updateMask: the connection in use, the group’s one connection for the provider; any other is refused.',
+          }),
+        ),
         config: Type.Optional(
           Type.Object(
             {

@@ -367,7 +367,6 @@ describe('updating installations with a field mask', () => {
           'healthStatus',
           'id',
           'config.content.provider',
-          'config.createdBy',
           'name',
           'config.content.colour',
           'config.content.read.objects.contacts.colour',
@@ -383,7 +382,6 @@ describe('updating installations with a field mask', () => {
       'healthStatus',
       'id',
       'config.content.provider',
-      'config.createdBy',
       'name',
       'config.content.colour',
       'config.content.read.objects.contacts.colour',
@@ -410,6 +408,126 @@ describe('updating installations with a field mask', () => {
     const emptyMask = await stack.api('PATCH', path, { body: { updateMask: [], installation: {} } });
     expect(emptyMask.status).toBe(400);
     expect((await stack.api('GET', path)).body.config.id).toBe(created.config.id);
+  });
+});
+
+describe('updating with the public API’s connectionId and config.createdBy mask paths', () => {
+  it('credits the new config version to config.createdBy and accepts the connection in use', async () => {
+    const { groupRef, connectionId } = await connectGroup(stack);
+    const created = await install(stack, fixture, groupRef);
+    const path = `${fixture.base}/${created.id}`;
+    const response = await stack.api('PATCH', path, {
+      body: {
+        updateMask: ['connectionId', 'config.createdBy', 'config.content.read.objects.contacts.schedule'],
+        installation: {
+          connectionId,
+          config: {
+            createdBy: 'consumer:alice',
+            content: { read: { objects: { contacts: { schedule: '0 * * * *' } } } },
+          },
+        },
+      },
+    });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({
+      connection: { id: connectionId },
+      config: {
+        createdBy: 'consumer:alice',
+        content: { read: { objects: { contacts: { schedule: '0 * * * *' } } } },
+      },
+    });
+    expect(response.body.config.id).not.toBe(created.config.id);
+  });
+
+  it('expands * in a mask path to every object, and a trailing * to the whole map', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await install(stack, fixture, groupRef);
+    const path = `${fixture.base}/${created.id}`;
+    const contacts = configContent().read.objects.contacts;
+    const companies = {
+      objectName: 'companies',
+      schedule: YEARLY,
+      destination: 'hooks',
+      selectedFields: { anything: true },
+    };
+    const both = await stack.api('PATCH', path, {
+      body: {
+        updateMask: ['config.content.read.objects.companies'],
+        installation: { config: { content: { read: { objects: { companies } } } } },
+      },
+    });
+    expect(Object.keys(both.body.config.content.read.objects).sort()).toEqual(['companies', 'contacts']);
+
+    const hourly = { schedule: '0 * * * *' };
+    const everySchedule = await stack.api('PATCH', path, {
+      body: {
+        updateMask: ['config.content.read.objects.*.schedule'],
+        installation: { config: { content: { read: { objects: { contacts: hourly, companies: hourly } } } } },
+      },
+    });
+    expect(everySchedule.status).toBe(200);
+    expect(everySchedule.body.config.content.read.objects).toEqual({
+      contacts: { ...contacts, ...hourly },
+      companies: { ...companies, ...hourly },
+    });
+
+    const replaced = await stack.api('PATCH', path, {
+      body: {
+        updateMask: ['config.content.read.objects.*'],
+        installation: { config: { content: { read: { objects: { contacts } } } } },
+      },
+    });
+    expect(replaced.status).toBe(200);
+    expect(replaced.body.config.content.read.objects).toEqual({ contacts });
+
+    const unknownField = await stack.api('PATCH', path, {
+      body: {
+        updateMask: ['config.content.read.objects.*.colour'],
+        installation: { config: { content: { read: { objects: { contacts: { colour: 'red' } } } } } },
+      },
+    });
+    expect(unknownField.status).toBe(400);
+    expect(unknownField.body.issues[0]).toMatchObject({
+      name: 'updateMask',
+      value: 'config.content.read.objects.contacts.colour',
+    });
+  });
+
+  it('refuses another group’s connection, a missing value and a malformed author, changing nothing', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await install(stack, fixture, groupRef);
+    const path = `${fixture.base}/${created.id}`;
+    const { connectionId: otherGroups } = await connectGroup(stack);
+    const schedule = { read: { objects: { contacts: { schedule: '0 * * * *' } } } };
+    const cases: [unknown, string][] = [
+      [
+        {
+          updateMask: ['connectionId', 'config.content.read.objects.contacts.schedule'],
+          installation: { connectionId: otherGroups, config: { content: schedule } },
+        },
+        'installation.connectionId',
+      ],
+      [
+        { updateMask: ['connectionId'], installation: { connectionId: randomUUID() } },
+        'installation.connectionId',
+      ],
+      [{ updateMask: ['connectionId'], installation: {} }, 'installation.connectionId'],
+      [{ updateMask: ['config.createdBy'], installation: { config: {} } }, 'installation.config.createdBy'],
+      [
+        { updateMask: ['config.createdBy'], installation: { config: { createdBy: 'somebody' } } },
+        'installation.config.createdBy',
+      ],
+    ];
+    for (const [body, name] of cases) {
+      const response = await stack.api('PATCH', path, { body });
+      expect({ status: response.status, names: issueNames(response.body) }).toEqual({
+        status: 400,
+        names: [name],
+      });
+    }
+    const after = await stack.api('GET', path);
+    expect(after.body.config.id).toBe(created.config.id);
+    expect(after.body.connection.id).toBe(created.connection.id);
   });
 });
 

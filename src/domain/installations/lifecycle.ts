@@ -114,6 +114,7 @@ async function resolveConnection(
   integration: Integration,
   group: Group,
   connectionId: string | undefined,
+  field = 'connectionId',
 ): Promise<Connection> {
   if (connectionId === undefined) {
     const connection = await em.findOne(
@@ -136,13 +137,11 @@ async function resolveConnection(
     ? await em.findOne(ConnectionEntity, { id: connectionId, projectId: integration.projectId })
     : null;
   if (!connection)
-    throw ProblemError.invalid([
-      bodyIssue('connectionId', connectionId, 'names no connection of this project'),
-    ]);
+    throw ProblemError.invalid([bodyIssue(field, connectionId, 'names no connection of this project')]);
   if (connection.provider !== integration.provider) {
     throw ProblemError.invalid([
       bodyIssue(
-        'connectionId',
+        field,
         connectionId,
         `is a ${connection.provider} connection; integration "${integration.name}" needs ${integration.provider}`,
       ),
@@ -150,10 +149,25 @@ async function resolveConnection(
   }
   if (connection.groupId !== group.id) {
     throw ProblemError.invalid([
-      bodyIssue('connectionId', connectionId, `belongs to another group than "${group.groupRef}"`),
+      bodyIssue(field, connectionId, `belongs to another group than "${group.groupRef}"`),
     ]);
   }
   return connection;
+}
+
+/**
+ * `connectionId` in an update mask. A group holds one connection per provider, and an installation
+ * uses its group's, so the only connection it can name is the one in use: anything else is refused
+ * by name, and new credentials go to that connection (PATCH or oauth-update) instead.
+ */
+async function assertSameConnection(
+  em: EntityManager,
+  integration: Integration,
+  installation: Installation,
+  connectionId: string,
+): Promise<void> {
+  const group = await em.findOneOrFail(GroupEntity, { id: installation.groupId });
+  await resolveConnection(em, integration, group, connectionId, 'installation.connectionId');
 }
 
 export interface CreateInstallationInput {
@@ -267,6 +281,8 @@ export interface ConfigChange {
     content: unknown;
   }>;
   createdBy?: string;
+  /** A connection the caller named; it must be the one the installation uses. */
+  connectionId?: string;
 }
 
 /**
@@ -325,6 +341,9 @@ async function applyConfigChange(
         { projectId: project.id, provider: integration.provider, manifest: revision.content },
         next.content,
       );
+      if (change.connectionId !== undefined) {
+        await assertSameConnection(tx, integration, installation, change.connectionId);
+      }
       if (revision.id === previous.revisionId && sameJson(content, previousContent)) return installation;
       const now = new Date();
       const config = tx.create(InstallationConfigEntity, {

@@ -18,8 +18,15 @@ const objectProperties = {
   subscribe: Object.keys(SubscribeConfigSchema.properties),
 } as const;
 
+/**
+ * Paths the caller applies beside the config: `connectionId` (checked to be the connection in use),
+ * `config.createdBy` (who made the new config version). Neither is part of the content.
+ */
+export const installationMaskPaths = ['connectionId', 'config.createdBy'] as const;
+
 /** Returns why `path` (split on dots) cannot be updated, or undefined when it can. */
 function pathProblem(path: string): string | undefined {
+  if ((installationMaskPaths as readonly string[]).includes(path)) return undefined;
   if (readOnlyInstallationPaths.some((readOnly) => path === readOnly || path.startsWith(`${readOnly}.`))) {
     return 'is read-only';
   }
@@ -28,7 +35,7 @@ function pathProblem(path: string): string | undefined {
   if (segments.some(isPrototypeKey)) return 'names no config field';
   if (path === 'config.revisionId' || path === 'config.content') return undefined;
   if (segments[0] !== 'config' || segments[1] !== 'content' || segments.some((segment) => !segment)) {
-    return 'is not an updatable path; use config.revisionId or paths under config.content';
+    return 'is not an updatable path; use connectionId, config.revisionId, config.createdBy or paths under config.content';
   }
   const [action, objects, objectName, property] = segments.slice(2);
   if (action === 'proxy') {
@@ -70,6 +77,26 @@ function setAt(root: Record<string, unknown>, segments: string[], value: unknown
   else current[last] = structuredClone(value);
 }
 
+/**
+ * A mask path with `*` segments as the paths it stands for (AIP-161): a `*` inside names every key
+ * at that level in the current installation or the request, so `config.content.read.objects.*.schedule`
+ * is each object's schedule; a trailing `*` stands for its parent as a whole.
+ */
+function expandWildcards(segments: string[], current: unknown, requested: unknown): string[] {
+  const at = segments.indexOf('*');
+  if (at < 0) return [segments.join('.')];
+  if (at === segments.length - 1) return expandWildcards(segments.slice(0, -1), current, requested);
+  const prefix = segments.slice(0, at);
+  const keys = new Set(
+    [valueAt(current, prefix), valueAt(requested, prefix)].flatMap((value) =>
+      value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : [],
+    ),
+  );
+  return [...keys].flatMap((key) =>
+    expandWildcards([...prefix, key, ...segments.slice(at + 1)], current, requested),
+  );
+}
+
 export interface MaskedConfig {
   revisionId: string;
   content: InstallationConfigContent;
@@ -87,7 +114,9 @@ export function applyInstallationMask(
   installation: Record<string, unknown>,
   mask: readonly string[],
 ): MaskedConfig {
-  const issues: ProblemIssue[] = mask.flatMap((path) => {
+  const currentRoot = { config: current };
+  const paths = mask.flatMap((path) => expandWildcards(path.split('.'), currentRoot, installation));
+  const issues: ProblemIssue[] = paths.flatMap((path) => {
     const problem = pathProblem(path);
     return problem
       ? [{ in: 'body' as const, name: 'updateMask', value: path, detail: `"${path}" ${problem}` }]
@@ -101,7 +130,8 @@ export function applyInstallationMask(
     content: Record<string, unknown>;
   };
   // A path named twice is applied once: each application copies what it sets.
-  for (const path of new Set(mask)) {
+  for (const path of new Set(paths)) {
+    if ((installationMaskPaths as readonly string[]).includes(path)) continue;
     const segments = path.split('.');
     const value = valueAt(installation, segments);
     if (path === 'config.revisionId') {
@@ -137,4 +167,31 @@ export function applyInstallationMask(
     }
   }
   return next as MaskedConfig;
+}
+
+/**
+ * The values of the mask's paths beside the config (`installationMaskPaths`), each required as a
+ * string when the mask names it.
+ */
+export function maskedInstallationFields(
+  installation: Record<string, unknown>,
+  mask: readonly string[],
+): { connectionId?: string; createdBy?: string } {
+  const fields: { connectionId?: string; createdBy?: string } = {};
+  for (const path of installationMaskPaths) {
+    if (!mask.includes(path)) continue;
+    const value = valueAt(installation, path.split('.'));
+    if (typeof value !== 'string') {
+      throw ProblemError.invalid([
+        {
+          in: 'body',
+          name: `installation.${path}`,
+          value,
+          detail: `"${path}" is in updateMask, so installation.${path} must be given`,
+        },
+      ]);
+    }
+    fields[path === 'connectionId' ? 'connectionId' : 'createdBy'] = value;
+  }
+  return fields;
 }
