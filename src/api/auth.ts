@@ -68,11 +68,32 @@ async function lookUpApiKey(keyHash: string, em: EntityManager): Promise<Princip
   if (!apiKey.lastUsedTime || now - apiKey.lastUsedTime.getTime() > 60_000) {
     await em.nativeUpdate(ApiKeyEntity, { id: apiKey.id }, { lastUsedTime: new Date(now) });
   }
-  const principal: Principal = { kind: 'apiKey', projectId: apiKey.projectId, apiKeyId: apiKey.id };
+  const principal: Principal = {
+    kind: 'apiKey',
+    projectId: apiKey.projectId,
+    apiKeyId: apiKey.id,
+    ...(isFrontendOnly(apiKey.scopes) && { frontendOnly: true as const }),
+  };
   if (began !== generation) return principal;
   if (verifiedKeys.size >= API_KEY_CACHE_SIZE) verifiedKeys.clear();
   verifiedKeys.set(keyHash, { principal, until: now + API_KEY_CACHE_MS });
   return principal;
+}
+
+/** Only `frontend` among a key's scopes; no scopes, or `full` beside it, is a full key. */
+function isFrontendOnly(scopes: readonly string[]): boolean {
+  return scopes.includes('frontend') && !scopes.includes('full');
+}
+
+/** What a key with only the `frontend` scope meets outside the routes the embeddable components use. */
+export function frontendKeyRefused(): ProblemError {
+  return new ProblemError({
+    status: 403,
+    detail:
+      'This API key has only the frontend scope: it reaches what the embeddable components use, not this endpoint.',
+    remedy: 'Call this endpoint from your backend with a key that has the full scope.',
+    retryable: false,
+  });
 }
 
 async function authenticateBearer(token: string, em: EntityManager): Promise<Principal> {
@@ -96,7 +117,11 @@ export async function authenticate(
   if (apiKey) {
     if (!schemes.includes('apiKey'))
       throw ProblemError.unauthorized('This endpoint requires a bearer token.');
-    return authenticateApiKey(apiKey, em);
+    const principal = await authenticateApiKey(apiKey, em);
+    if (principal.kind === 'apiKey' && principal.frontendOnly && !schemes.includes('projectJwt')) {
+      throw frontendKeyRefused();
+    }
+    return principal;
   }
   if (bearer) {
     if (!schemes.includes('bearer') && !schemes.includes('projectJwt')) {

@@ -55,14 +55,17 @@ export const CreatedApiKeySchema = Type.Intersect([
   Type.Object({ key: Type.String({ description: 'The key itself. Shown only in this response.' }) }),
 ]);
 
+export const apiKeyScopes = ['full', 'frontend'] as const;
+
 export const CreateApiKeyBody = Type.Object(
   {
     label: Type.String({ minLength: 1, maxLength: 200 }),
     scopes: Type.Optional(
-      Type.Array(Type.Literal('full'), {
-        maxItems: 1,
+      Type.Array(Type.Enum(apiKeyScopes), {
+        maxItems: apiKeyScopes.length,
+        uniqueItems: true,
         description:
-          'Every key has full access to its project: `["full"]` or none. Narrower scopes (such as `frontend`) are refused rather than granted in full.',
+          '`full` (also what no scopes mean): everything in the project. `frontend` alone: a key for code that runs in the browser, such as the embeddable components; it reaches only what a project JWT reaches (integrations, installations, connections of any group, but never credentials, other keys, reads, writes or the proxy), and 403 elsewhere.',
       }),
     ),
   },

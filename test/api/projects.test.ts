@@ -109,19 +109,82 @@ describe('API keys', () => {
     expect(Date.parse(fetched.body.lastUsedTime)).toBeGreaterThan(Date.now() - 60_000);
   });
 
-  it('takes the full scope every key has, and refuses narrower scopes rather than grant them in full', async () => {
-    const full = await stack.api('POST', `/projects/${stack.project.name}/api-keys`, {
-      body: { label: 'f', scopes: ['full'] },
-    });
-    expect(full.status).toBe(201);
-    expect(full.body.scopes).toEqual(['full']);
-    for (const scopes of [['read'], ['frontend'], ['full', 'full']]) {
+  it('takes the full and frontend scopes, and refuses others by name', async () => {
+    for (const scopes of [['full'], ['frontend'], ['full', 'frontend']]) {
+      const response = await stack.api('POST', `/projects/${stack.project.name}/api-keys`, {
+        body: { label: 'scoped', scopes },
+      });
+      expect(response.status).toBe(201);
+      expect(response.body.scopes).toEqual(scopes);
+    }
+    for (const scopes of [['read'], ['full', 'full'], [['full', 'frontend']]]) {
       const response = await stack.api('POST', `/projects/${stack.project.name}/api-keys`, {
         body: { label: 's', scopes },
       });
       expect(response.status).toBe(400);
       expect(response.body.issues[0].name).toMatch(/^scopes/);
     }
+  });
+
+  it('lets a frontend key reach what the embeddable components use, and nothing else', async () => {
+    const project = stack.project.name;
+    const created = await stack.api('POST', `/projects/${project}/api-keys`, {
+      body: { label: 'browser', scopes: ['frontend'] },
+    });
+    const apiKey = created.body.key;
+    const call = (base: string, method: string, path: string, body?: unknown) =>
+      request(method, `${base}${path}`, { apiKey, ...(body !== undefined && { body }) });
+
+    // What the components call: the project, its integrations, connections (without credentials).
+    expect((await call(stack.urls.api, 'GET', `/projects/${project}`)).status).toBe(200);
+    expect((await call(stack.urls.api, 'GET', `/projects/${project}/integrations`)).status).toBe(200);
+    const generated = await call(stack.urls.api, 'POST', `/projects/${project}/connections:generate`, {
+      provider: 'sandboxApiKey',
+      groupRef: `frontend-${randomUUID().slice(0, 8)}`,
+      consumerRef: 'someone',
+      apiKey: 'sandbox-demo-key',
+    });
+    expect(generated.status).toBe(201);
+
+    // Everything else is a 403 that says why, whatever the host.
+    const refused = [
+      await call(stack.urls.api, 'GET', `/projects/${project}/api-keys`),
+      await call(stack.urls.api, 'POST', `/projects/${project}/api-keys`, { label: 'escalate' }),
+      await call(
+        stack.urls.api,
+        'GET',
+        `/projects/${project}/connections/${generated.body.id}?includeCreds=true`,
+      ),
+      await call(stack.urls.api, 'GET', `/projects/${project}/destinations`),
+      await call(stack.urls.write, 'POST', `/projects/${project}/integrations/any/objects/contacts`, {
+        groupRef: 'g',
+        type: 'create',
+        record: {},
+      }),
+    ];
+    for (const response of refused) {
+      expect(response.status).toBe(403);
+      expect(response.body.detail).toMatch(/frontend scope/);
+    }
+    const proxied = await fetch(`${stack.urls.proxy}/anything`, {
+      headers: {
+        'x-amp-proxy-version': '1',
+        'x-amp-project-id': stack.project.id,
+        'x-api-key': apiKey,
+        'x-amp-installation-id': randomUUID(),
+      },
+    });
+    expect(proxied.status).toBe(403);
+    expect(((await proxied.json()) as { detail: string }).detail).toMatch(/frontend scope/);
+
+    // A key with both scopes is a full key.
+    const both = await stack.api('POST', `/projects/${project}/api-keys`, {
+      body: { label: 'both', scopes: ['full', 'frontend'] },
+    });
+    expect(
+      (await request('GET', `${stack.urls.api}/projects/${project}/api-keys`, { apiKey: both.body.key }))
+        .status,
+    ).toBe(200);
   });
 
   it('addresses a key by the key itself, as the public API does, and never echoes it whole', async () => {
