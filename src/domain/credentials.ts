@@ -248,7 +248,10 @@ export async function refreshConnectionCredentials(
     connection.scopes = facts.scopes;
     connection.accessTokenIssuedAt = facts.accessTokenIssuedAt;
     connection.accessTokenExpiresAt = facts.accessTokenExpiresAt ?? (null as unknown as undefined);
-    if (tokens.refreshToken) connection.refreshTokenIssuedAt = facts.accessTokenIssuedAt;
+    if (tokens.refreshToken) {
+      connection.refreshTokenIssuedAt = facts.refreshTokenIssuedAt;
+      connection.refreshTokenExpiresAt = facts.refreshTokenExpiresAt ?? (null as unknown as undefined);
+    }
     connection.status = 'working';
     connection.lastError = null as unknown as undefined;
     await recordConnectionEvent(tx, connection, 'connection.refreshed');

@@ -403,7 +403,8 @@ export async function completeOAuthCallback(
           scopes: facts.scopes,
           accessTokenIssuedAt: facts.accessTokenIssuedAt,
           accessTokenExpiresAt: facts.accessTokenExpiresAt,
-          refreshTokenIssuedAt: tokens.refreshToken ? facts.accessTokenIssuedAt : undefined,
+          refreshTokenIssuedAt: facts.refreshTokenIssuedAt,
+          refreshTokenExpiresAt: facts.refreshTokenExpiresAt,
         },
         row.connectionId ?? undefined,
       );

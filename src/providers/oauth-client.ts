@@ -28,6 +28,8 @@ export interface TokenResponse {
   tokenType?: string;
   /** Seconds until the access token expires, when the provider says. */
   expiresIn?: number;
+  /** Seconds the refresh token lasts, where the provider says (`refresh_token_expires_in`, Intuit's `x_refresh_token_expires_in`). */
+  refreshExpiresIn?: number;
   /** The granted scope string as sent (space- or comma-separated), when the provider says. */
   scope?: string;
   /** The whole response, for provider facts such as the workspace or user id (never logged). */
@@ -131,12 +133,16 @@ export async function requestToken(
     if (typeof accessToken !== 'string' || accessToken === '') {
       throw new TokenEndpointError('The token endpoint answered without an access_token.', 'unavailable');
     }
-    const expiresIn = Number(body!.expires_in);
+    const seconds = (value: unknown) => {
+      const number = Number(value);
+      return Number.isFinite(number) && number > 0 ? number : undefined;
+    };
     return {
       accessToken,
       refreshToken: typeof body!.refresh_token === 'string' ? body!.refresh_token : undefined,
       tokenType: typeof body!.token_type === 'string' ? body!.token_type : undefined,
-      expiresIn: Number.isFinite(expiresIn) && expiresIn > 0 ? expiresIn : undefined,
+      expiresIn: seconds(body!.expires_in),
+      refreshExpiresIn: seconds(body!.refresh_token_expires_in ?? body!.x_refresh_token_expires_in),
       scope: typeof body!.scope === 'string' ? body!.scope : undefined,
       raw: body!,
     };

@@ -67,6 +67,8 @@ export interface TokenResponse {
   token_type: 'Bearer';
   expires_in: number;
   refresh_token?: string;
+  /** As GitHub and Intuit send it: how long the refresh token lasts. */
+  refresh_token_expires_in?: number;
   scope: string;
 }
 
@@ -177,6 +179,7 @@ export class OAuthStore {
       const refresh = { ...access, token: randomToken('srt_'), expiresAt: Date.now() + refreshTokenTtlMs };
       this.refreshTokens.set(refresh.token, refresh);
       response.refresh_token = refresh.token;
+      response.refresh_token_expires_in = refreshTokenTtlMs / 1000;
     }
     this.maybeSweep();
     return response;

@@ -132,18 +132,27 @@ describe('POST connections:generate', () => {
   it('imports authorization-code tokens that refresh with the project’s provider app', async () => {
     const tokens = await sandboxTokens();
     const expiresAt = new Date(Date.now() + 3600_000).toISOString();
+    const refreshExpiresAt = new Date(Date.now() + 30 * 86_400_000).toISOString();
     const created = await generate({
       provider: 'sandbox',
       groupRef: 'g-import',
       consumerRef: 'c-import',
       oauth2AuthorizationCode: {
         accessToken: { token: tokens.access_token, issuedAt: new Date().toISOString(), expiresAt },
-        refreshToken: tokens.refresh_token,
+        refreshToken: { token: tokens.refresh_token, expiresAt: refreshExpiresAt },
         scopes: ['contacts.read'],
       },
     });
     expect(created.status).toBe(201);
     expect(created.body.providerApp.clientId).toBe('sandbox-client');
+    const imported = await oauth.stack.api(
+      'GET',
+      `${base}/${created.body.id}?includeCreds=true&includeRefreshToken=true`,
+    );
+    expect(imported.body.oauth2AuthorizationCode.refreshToken).toMatchObject({
+      token: tokens.refresh_token,
+      expiresAt: refreshExpiresAt,
+    });
     const refreshed = await oauth.stack.api(
       'GET',
       `${base}/${created.body.id}?refresh=force&includeCreds=true`,
@@ -218,6 +227,27 @@ describe('POST connections:generate', () => {
     const custom = await generate({ ...common, provider: 'gitlab', apiKey: 'k' });
     expect(custom.status).toBe(400);
     expect(await sql('select 1 from groups where group_ref = $1', ['g-bad'])).toHaveLength(0);
+  });
+
+  it('refuses imported tokens that expire before they were issued, naming which, and saves nothing', async () => {
+    const issuedAt = new Date().toISOString();
+    const before = new Date(Date.now() - 1000).toISOString();
+    for (const name of ['accessToken', 'refreshToken'] as const) {
+      const groupRef = `g-expired-${name}`;
+      const response = await generate({
+        provider: 'sandbox',
+        groupRef,
+        consumerRef: 'c',
+        oauth2AuthorizationCode: {
+          accessToken: { token: 'a', issuedAt },
+          refreshToken: { token: 'r', issuedAt },
+          [name]: { token: 't', issuedAt, expiresAt: before },
+        },
+      });
+      expect(response.status).toBe(400);
+      expect(response.body.issues[0]).toMatchObject({ name: `oauth2AuthorizationCode.${name}.expiresAt` });
+      expect(await sql('select 1 from groups where group_ref = $1', [groupRef])).toHaveLength(0);
+    }
   });
 
   it('refuses metadata that would change a provider’s host', async () => {

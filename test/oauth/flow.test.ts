@@ -273,6 +273,10 @@ describe('GET /oauth-callback', () => {
       3600_000,
     );
     expect(refreshToken.token).toMatch(/^srt_/);
+    // The sandbox's refresh tokens last 30 days, and say so (refresh_token_expires_in).
+    expect(new Date(refreshToken.expiresAt).getTime() - new Date(refreshToken.issuedAt).getTime()).toBe(
+      30 * 86_400_000,
+    );
     const me = await request('GET', `${oauth.sandbox.url}/api/v1/me`, { bearer: accessToken.token });
     expect(me.status).toBe(200);
     expect(me.body).toMatchObject({ authType: 'oauth', clientId: 'sandbox-client' });

@@ -98,6 +98,7 @@ export interface Connection {
   accessTokenIssuedAt?: Date;
   accessTokenExpiresAt?: Date;
   refreshTokenIssuedAt?: Date;
+  refreshTokenExpiresAt?: Date;
   providerMetadata: Record<string, unknown>;
   lastError?: string;
   createTime: Date;
@@ -123,6 +124,7 @@ export const ConnectionEntity = new EntitySchema<Connection>({
     accessTokenIssuedAt: { ...timestampColumn, nullable: true },
     accessTokenExpiresAt: { ...timestampColumn, nullable: true },
     refreshTokenIssuedAt: { ...timestampColumn, nullable: true },
+    refreshTokenExpiresAt: { ...timestampColumn, nullable: true },
     providerMetadata: jsonColumn,
     lastError: { type: 'text', nullable: true },
     ...timestamps,

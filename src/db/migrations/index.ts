@@ -12,6 +12,7 @@ import { Migration20261124000000_repair_marks } from './Migration20261124000000_
 import { Migration20261125100000_attempt_ledger } from './Migration20261125100000_attempt_ledger.js';
 import { Migration20261126000000_exclusive_runs } from './Migration20261126000000_exclusive_runs.js';
 import { Migration20261127000000_list_order_indexes } from './Migration20261127000000_list_order_indexes.js';
+import { Migration20261128000000_refresh_token_expiry } from './Migration20261128000000_refresh_token_expiry.js';
 
 /**
  * Migrations are listed explicitly rather than discovered from disk, so they run the same under
@@ -34,4 +35,8 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125100000_attempt_ledger', class: Migration20261125100000_attempt_ledger },
   { name: 'Migration20261126000000_exclusive_runs', class: Migration20261126000000_exclusive_runs },
   { name: 'Migration20261127000000_list_order_indexes', class: Migration20261127000000_list_order_indexes },
+  {
+    name: 'Migration20261128000000_refresh_token_expiry',
+    class: Migration20261128000000_refresh_token_expiry,
+  },
 ];

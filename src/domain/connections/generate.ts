@@ -81,7 +81,12 @@ function importedToken(value: TokenInputValue): { token: string; issuedAt?: Date
 
 type GeneratedCredentials = Pick<
   ConnectionWrite,
-  'credentials' | 'scopes' | 'accessTokenIssuedAt' | 'accessTokenExpiresAt' | 'refreshTokenIssuedAt'
+  | 'credentials'
+  | 'scopes'
+  | 'accessTokenIssuedAt'
+  | 'accessTokenExpiresAt'
+  | 'refreshTokenIssuedAt'
+  | 'refreshTokenExpiresAt'
 > &
   Partial<Pick<TokenFacts, 'providerConsumerRef' | 'providerWorkspaceRef'>> & {
     tokenMetadata?: ProviderMetadata;
@@ -128,6 +133,8 @@ function grantedFields(facts: TokenFacts) {
     scopes: facts.scopes,
     accessTokenIssuedAt: facts.accessTokenIssuedAt,
     accessTokenExpiresAt: facts.accessTokenExpiresAt,
+    refreshTokenIssuedAt: facts.refreshTokenIssuedAt,
+    refreshTokenExpiresAt: facts.refreshTokenExpiresAt,
     providerConsumerRef: facts.providerConsumerRef,
     providerWorkspaceRef: facts.providerWorkspaceRef,
     tokenMetadata: facts.providerMetadata,
@@ -222,7 +229,6 @@ async function passwordConnection(
       tokenType: tokens.tokenType,
     },
     ...grantedFields(facts),
-    refreshTokenIssuedAt: tokens.refreshToken ? facts.accessTokenIssuedAt : undefined,
   };
 }
 
@@ -270,12 +276,17 @@ function importedAuthorizationCode(
 ): GeneratedCredentials {
   const access = importedToken(input.accessToken);
   const refresh = input.refreshToken ? importedToken(input.refreshToken) : undefined;
-  if (access.issuedAt && access.expiresAt && access.expiresAt <= access.issuedAt) {
-    throw invalidCredential(
-      'oauth2AuthorizationCode.accessToken.expiresAt',
-      'expiresAt must be after issuedAt',
-      access.expiresAt.toISOString(),
-    );
+  for (const [name, token] of [
+    ['accessToken', access],
+    ['refreshToken', refresh],
+  ] as const) {
+    if (token?.issuedAt && token.expiresAt && token.expiresAt <= token.issuedAt) {
+      throw invalidCredential(
+        `oauth2AuthorizationCode.${name}.expiresAt`,
+        'expiresAt must be after issuedAt',
+        token.expiresAt.toISOString(),
+      );
+    }
   }
   return {
     credentials: { kind: 'oauth2AuthorizationCode', accessToken: access.token, refreshToken: refresh?.token },
@@ -283,6 +294,7 @@ function importedAuthorizationCode(
     accessTokenIssuedAt: access.issuedAt ?? new Date(),
     accessTokenExpiresAt: access.expiresAt,
     refreshTokenIssuedAt: refresh ? (refresh.issuedAt ?? new Date()) : undefined,
+    refreshTokenExpiresAt: refresh?.expiresAt,
   };
 }
 

@@ -12,6 +12,9 @@ export interface TokenFacts {
   scopes: string[];
   accessTokenIssuedAt: Date;
   accessTokenExpiresAt?: Date;
+  /** Only when the response carries a refresh token. */
+  refreshTokenIssuedAt?: Date;
+  refreshTokenExpiresAt?: Date;
   providerConsumerRef?: string;
   providerWorkspaceRef?: string;
   providerMetadata: ProviderMetadata;
@@ -41,6 +44,12 @@ export function tokenFacts(
     scopes,
     accessTokenIssuedAt: now,
     accessTokenExpiresAt: tokens.expiresIn ? new Date(now.getTime() + tokens.expiresIn * 1000) : undefined,
+    ...(tokens.refreshToken && {
+      refreshTokenIssuedAt: now,
+      refreshTokenExpiresAt: tokens.refreshExpiresIn
+        ? new Date(now.getTime() + tokens.refreshExpiresIn * 1000)
+        : undefined,
+    }),
     providerConsumerRef: fields.consumerRefField
       ? asText(valueAtPath(tokens.raw, fields.consumerRefField))
       : undefined,

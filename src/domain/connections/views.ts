@@ -46,6 +46,7 @@ function credentialView(connection: Connection, options: ViewOptions): Partial<C
               refreshToken: {
                 token: stored.refreshToken,
                 ...(connection.refreshTokenIssuedAt && { issuedAt: iso(connection.refreshTokenIssuedAt) }),
+                ...(connection.refreshTokenExpiresAt && { expiresAt: iso(connection.refreshTokenExpiresAt) }),
               },
             }),
           scopes: connection.scopes,

@@ -45,6 +45,7 @@ export interface ConnectionWrite {
   accessTokenIssuedAt?: Date;
   accessTokenExpiresAt?: Date;
   refreshTokenIssuedAt?: Date;
+  refreshTokenExpiresAt?: Date;
 }
 
 /**
@@ -58,6 +59,7 @@ function keepRefreshToken(write: ConnectionWrite, existing: Connection | null): 
   if (previous.kind === 'oauth2AuthorizationCode' && previous.refreshToken) {
     write.credentials = { ...write.credentials, refreshToken: previous.refreshToken };
     write.refreshTokenIssuedAt ??= existing.refreshTokenIssuedAt;
+    write.refreshTokenExpiresAt ??= existing.refreshTokenExpiresAt;
   }
 }
 
@@ -88,6 +90,7 @@ export async function saveConnection(
     accessTokenIssuedAt: write.accessTokenIssuedAt ?? (null as unknown as undefined),
     accessTokenExpiresAt: write.accessTokenExpiresAt ?? (null as unknown as undefined),
     refreshTokenIssuedAt: write.refreshTokenIssuedAt ?? (null as unknown as undefined),
+    refreshTokenExpiresAt: write.refreshTokenExpiresAt ?? (null as unknown as undefined),
     lastError: null as unknown as undefined,
   };
   if (existing) {
