@@ -51,16 +51,21 @@ export async function createProjectCommand(args: string[]): Promise<void> {
   print(result);
 }
 
-/** `api-keys create --project <idOrName> --label <label>` */
+/** `api-keys create --project <idOrName> --label <label> [--frontend]` */
 export async function createApiKeyCommand(args: string[]): Promise<void> {
-  const values = options(args, { project: { type: 'string' }, label: { type: 'string' } });
+  const values = options(args, {
+    project: { type: 'string' },
+    label: { type: 'string' },
+    frontend: { type: 'boolean' },
+  });
   const projectRef = required(values.project, 'project');
   const label = required(values.label, 'label');
+  const scopes = values.frontend ? ['frontend'] : undefined;
   const result = await run(() =>
     transaction(async (em) => {
       const project = await findProject(em, projectRef);
       if (!project) throw new Error(`project ${projectRef} does not exist`);
-      const { apiKey, key } = createApiKey(em, project.id, { label });
+      const { apiKey, key } = createApiKey(em, project.id, { label, scopes });
       await em.flush();
       return { ...apiKeyView(apiKey), key };
     }),

@@ -18,7 +18,8 @@ const commands: Record<string, { summary: string; run: (args: string[]) => Promi
     run: async (a) => (await import('./admin.js')).createProjectCommand(a),
   },
   'api-keys create': {
-    summary: 'Create an API key: --project <idOrName> --label <label>',
+    summary:
+      'Create an API key: --project <idOrName> --label <label> [--frontend: only what the embeddable components use]',
     run: async (a) => (await import('./admin.js')).createApiKeyCommand(a),
   },
   'builders token': {
