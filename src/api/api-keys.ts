@@ -10,7 +10,7 @@ import {
   UpdateApiKeyBody,
 } from '../schemas/projects.js';
 import { ApiKeyEntity } from '../db/entities/project.js';
-import { API_KEY_PREFIX, maskApiKeys } from '../core/api-key-text.js';
+import { hasApiKeyPrefix, maskApiKeys } from '../core/api-key-text.js';
 import { apiKeyView, createApiKey } from '../domain/projects.js';
 import { hashToken } from '../crypto/secrets.js';
 import { applyUpdateMask } from '../domain/update-mask.js';
@@ -35,7 +35,7 @@ const ListApiKeysQuery = Type.Object({
 async function findApiKey(em: EntityManager, projectId: string, idOrKey: string) {
   const apiKey = isUuid(idOrKey)
     ? await em.findOne(ApiKeyEntity, { id: idOrKey, projectId })
-    : idOrKey.startsWith(API_KEY_PREFIX)
+    : hasApiKeyPrefix(idOrKey)
       ? await em.findOne(ApiKeyEntity, { keyHash: hashToken(idOrKey), projectId })
       : null;
   if (!apiKey) throw ProblemError.notFound(`API key "${maskApiKeys(idOrKey)}" was not found.`);

@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKeyEntity } from '../db/entities/project.js';
-import type { Principal } from '../core/principal.js';
+import { frontendKeyRefused, isFrontendOnly, type Principal } from '../core/principal.js';
 import { hashToken } from '../crypto/secrets.js';
 import { ProblemError } from '../core/problem.js';
 import type { AuthScheme } from './route.js';
@@ -78,22 +78,6 @@ async function lookUpApiKey(keyHash: string, em: EntityManager): Promise<Princip
   if (verifiedKeys.size >= API_KEY_CACHE_SIZE) verifiedKeys.clear();
   verifiedKeys.set(keyHash, { principal, until: now + API_KEY_CACHE_MS });
   return principal;
-}
-
-/** Only `frontend` among a key's scopes; no scopes, or `full` beside it, is a full key. */
-function isFrontendOnly(scopes: readonly string[]): boolean {
-  return scopes.includes('frontend') && !scopes.includes('full');
-}
-
-/** What a key with only the `frontend` scope meets outside the routes the embeddable components use. */
-export function frontendKeyRefused(): ProblemError {
-  return new ProblemError({
-    status: 403,
-    detail:
-      'This API key has only the frontend scope: it reaches what the embeddable components use, not this endpoint.',
-    remedy: 'Call this endpoint from your backend with a key that has the full scope.',
-    retryable: false,
-  });
 }
 
 async function authenticateBearer(token: string, em: EntityManager): Promise<Principal> {

@@ -1,10 +1,12 @@
+import { ProblemError } from './problem.js';
+
 /** Who is calling: every authenticated request, command and job acts as one of these. */
 export type Principal =
   | {
       kind: 'apiKey';
       projectId: string;
       apiKeyId: string;
-      /** A key with only the `frontend` scope: it reaches what a project JWT reaches, nothing more. */
+      /** A key with only the `frontend` scope (`isFrontendOnly`): see `frontendKeyRefused`. */
       frontendOnly?: true;
     }
   | { kind: 'builder'; builderId: string; email: string }
@@ -18,3 +20,23 @@ export type Principal =
       groupRef?: string;
     }
   | { kind: 'anonymous' };
+
+/** Only `frontend` among a key's scopes; no scopes, or `full` beside it, is a full key. */
+export function isFrontendOnly(scopes: readonly string[]): boolean {
+  return scopes.includes('frontend') && !scopes.includes('full');
+}
+
+/**
+ * What a key with only the `frontend` scope meets outside the routes the embeddable components use
+ * (those a project JWT reaches), and on anything that changes the project as a whole: such a key is
+ * meant to sit in browser code, where anyone can read it.
+ */
+export function frontendKeyRefused(): ProblemError {
+  return new ProblemError({
+    status: 403,
+    detail:
+      'This API key has only the frontend scope: it reaches what the embeddable components use, not this endpoint.',
+    remedy: 'Call this endpoint from your backend with a key that has the full scope.',
+    retryable: false,
+  });
+}

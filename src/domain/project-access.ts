@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isUuid } from '../core/ids.js';
-import type { Principal } from '../core/principal.js';
+import { frontendKeyRefused, type Principal } from '../core/principal.js';
 import { ProblemError } from '../core/problem.js';
 import { GroupEntity } from '../db/entities/connection.js';
 import { OrgMembershipEntity } from '../db/entities/org.js';
@@ -124,8 +124,12 @@ export async function assertActsForGroupId(
   assertActsForGroup(principal, group?.groupRef ?? '');
 }
 
-/** 403 for a project JWT minted for one group: what changes the whole project is not the group's. */
+/**
+ * 403 for a project JWT minted for one group, and for a frontend-only API key: what changes the whole
+ * project is neither the group's nor for code in a browser.
+ */
 export function assertActsForProject(principal: Principal): void {
+  if (principal.kind === 'apiKey' && principal.frontendOnly) throw frontendKeyRefused();
   const scoped = scopedGroupRef(principal);
   if (scoped === undefined) return;
   throw new ProblemError({

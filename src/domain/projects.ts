@@ -6,7 +6,8 @@ import { hashToken, randomToken } from '../crypto/secrets.js';
 import { OrgEntity, type Org } from '../db/entities/org.js';
 import { ApiKeyEntity, ProjectEntity, type ApiKey, type Project } from '../db/entities/project.js';
 import type { ApiKeyView, ProjectView } from '../schemas/projects.js';
-import { API_KEY_PREFIX } from '../core/api-key-text.js';
+import { API_KEY_PREFIX, FRONTEND_KEY_PREFIX } from '../core/api-key-text.js';
+import { isFrontendOnly } from '../core/principal.js';
 
 export function projectView(project: Project): ProjectView {
   return {
@@ -73,12 +74,13 @@ export function createApiKey(
   projectId: string,
   input: { label: string; scopes?: string[] },
 ): { apiKey: ApiKey; key: string } {
-  const key = randomToken(API_KEY_PREFIX);
+  const keyPrefix = isFrontendOnly(input.scopes ?? []) ? FRONTEND_KEY_PREFIX : API_KEY_PREFIX;
+  const key = randomToken(keyPrefix);
   const apiKey = em.create(ApiKeyEntity, {
     id: randomUUID(),
     projectId,
     label: input.label,
-    prefix: key.slice(0, API_KEY_PREFIX.length + 6),
+    prefix: key.slice(0, keyPrefix.length + 6),
     keyHash: hashToken(key),
     scopes: input.scopes ?? [],
     active: true,

@@ -22,6 +22,8 @@ export interface TokenEndpoint {
   authMethod?: ClientAuthMethod;
 }
 
+const MAX_TOKEN_LIFETIME_SECONDS = 100 * 365 * 86_400;
+
 export interface TokenResponse {
   accessToken: string;
   refreshToken?: string;
@@ -133,9 +135,12 @@ export async function requestToken(
     if (typeof accessToken !== 'string' || accessToken === '') {
       throw new TokenEndpointError('The token endpoint answered without an access_token.', 'unavailable');
     }
+    // A lifetime beyond a century is no expiry at all (and would overflow a Date).
     const seconds = (value: unknown) => {
       const number = Number(value);
-      return Number.isFinite(number) && number > 0 ? number : undefined;
+      return Number.isFinite(number) && number > 0 && number <= MAX_TOKEN_LIFETIME_SECONDS
+        ? number
+        : undefined;
     };
     return {
       accessToken,

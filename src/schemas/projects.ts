@@ -65,7 +65,7 @@ export const CreateApiKeyBody = Type.Object(
         maxItems: apiKeyScopes.length,
         uniqueItems: true,
         description:
-          '`full` (also what no scopes mean): everything in the project. `frontend` alone: a key for code that runs in the browser, such as the embeddable components; it reaches only what a project JWT reaches (integrations, installations, connections of any group, but never credentials, other keys, reads, writes or the proxy), and 403 elsewhere.',
+          '`full` (also what no scopes mean): everything in the project. `frontend` alone: a key (`ferry_pk_…`) for code that runs in the browser, such as the embeddable components: it reaches what they use (integrations, and the installations and connections of any group), never credentials, other keys, destinations, project-wide changes (integrations, provider apps, notification routes), reads, writes or the proxy, which answer 403. Whoever reads it can act for any of your groups there; a project JWT minted per group is narrower.',
       }),
     ),
   },

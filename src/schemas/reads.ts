@@ -61,7 +61,7 @@ export const BackfillProgressSchema = Type.Object({
   recordsEstimatedTotal: Type.Optional(
     Type.Integer({
       description:
-        'From the provider’s count, when it offers one; once the backfill succeeded without one, the records it read. Absent only while a backfill without a count runs.',
+        'From the provider’s count, when it offers one; once the backfill succeeded without one, the records it read. Absent while a backfill without a count runs, and after it failed.',
     }),
   ),
   createTime: DateTime,

@@ -56,6 +56,9 @@ describe('paths', () => {
     expect(serializePath('/v1/projects/p/api-keys/ferry_sk_Ab%43def0123456789secretpart')).not.toContain(
       'secretpart',
     );
+    expect(serializePath('/v1/projects/p/api-keys/ferry_pk_AbCdEf0123456789secretpart')).toBe(
+      '/v1/projects/p/api-keys/ferry_pk_AbCdEf…',
+    );
     expect(serializePath(undefined)).toBeUndefined();
   });
 });

@@ -132,6 +132,9 @@ describe('API keys', () => {
       body: { label: 'browser', scopes: ['frontend'] },
     });
     const apiKey = created.body.key;
+    // Meant to be seen in browser code: not the prefix secret scanners look for.
+    expect(apiKey).toMatch(/^ferry_pk_/);
+    expect(created.body.prefix).toBe(apiKey.slice(0, 15));
     const call = (base: string, method: string, path: string, body?: unknown) =>
       request(method, `${base}${path}`, { apiKey, ...(body !== undefined && { body }) });
 
@@ -156,6 +159,20 @@ describe('API keys', () => {
         `/projects/${project}/connections/${generated.body.id}?includeCreds=true`,
       ),
       await call(stack.urls.api, 'GET', `/projects/${project}/destinations`),
+      // Routes a project JWT without a group may use, but that change the whole project.
+      await call(stack.urls.api, 'POST', `/projects/${project}/integrations`, {
+        name: 'from-the-browser',
+        provider: 'sandboxApiKey',
+        latestRevision: { specVersion: '1.0.0', content: { name: 'x', provider: 'sandboxApiKey' } },
+      }),
+      await call(stack.urls.api, 'PATCH', `/projects/${project}/provider-apps/${randomUUID()}`, {
+        updateMask: ['clientId'],
+        providerApp: { clientId: 'attacker-app' },
+      }),
+      await call(stack.urls.api, 'POST', `/projects/${project}/notification-event-topic-routes`, {
+        eventType: 'installation.created',
+        topicId: randomUUID(),
+      }),
       await call(stack.urls.write, 'POST', `/projects/${project}/integrations/any/objects/contacts`, {
         groupRef: 'g',
         type: 'create',
@@ -181,6 +198,7 @@ describe('API keys', () => {
     const both = await stack.api('POST', `/projects/${project}/api-keys`, {
       body: { label: 'both', scopes: ['full', 'frontend'] },
     });
+    expect(both.body.key).toMatch(/^ferry_sk_/);
     expect(
       (await request('GET', `${stack.urls.api}/projects/${project}/api-keys`, { apiKey: both.body.key }))
         .status,

@@ -248,6 +248,18 @@ describe('POST connections:generate', () => {
       expect(response.body.issues[0]).toMatchObject({ name: `oauth2AuthorizationCode.${name}.expiresAt` });
       expect(await sql('select 1 from groups where group_ref = $1', [groupRef])).toHaveLength(0);
     }
+    // Without issuedAt a refresh token is issued now, so one that already expired is refused too.
+    const stale = await generate({
+      provider: 'sandbox',
+      groupRef: 'g-expired-stale',
+      consumerRef: 'c',
+      oauth2AuthorizationCode: { accessToken: 'a', refreshToken: { token: 'r', expiresAt: before } },
+    });
+    expect(stale.status).toBe(400);
+    expect(stale.body.issues[0]).toMatchObject({
+      name: 'oauth2AuthorizationCode.refreshToken.expiresAt',
+      detail: 'expiresAt must be in the future',
+    });
   });
 
   it('refuses metadata that would change a provider’s host', async () => {

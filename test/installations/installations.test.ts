@@ -491,6 +491,21 @@ describe('updating with the public API’s connectionId and config.createdBy mas
       name: 'updateMask',
       value: 'config.content.read.objects.contacts.colour',
     });
+
+    // A request cannot make a * stand for a huge number of paths.
+    const many = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`o${i}`, hourly]));
+    const tooMany = await stack.api('PATCH', path, {
+      body: {
+        updateMask: ['config.content.read.objects.*.schedule', 'config.content.read.objects.*.destination'],
+        installation: { config: { content: { read: { objects: many } } } },
+      },
+    });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.issues[0]).toMatchObject({
+      name: 'updateMask',
+      detail: expect.stringMatching(/1000 paths/),
+    });
+    expect((await stack.api('GET', path)).body.config.id).toBe(replaced.body.config.id);
   });
 
   it('refuses another group’s connection, a missing value and a malformed author, changing nothing', async () => {

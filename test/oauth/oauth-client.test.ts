@@ -141,4 +141,27 @@ describe('token endpoint calls', () => {
       message: expect.stringMatching(/invalid_grant: expired/),
     });
   });
+
+  it('reads how long tokens last, and takes absurd lifetimes for none', async () => {
+    const endpoint = { tokenUrl: oddUrl, client: { clientId: 'a', clientSecret: 'b' } };
+    const answer = (body: Record<string, unknown>) => {
+      oddAnswer = {
+        status: 200,
+        type: 'application/json',
+        body: JSON.stringify({ access_token: 't', ...body }),
+      };
+    };
+    answer({ refresh_token: 'r', expires_in: 3600, refresh_token_expires_in: 15_552_000 });
+    expect(await clientCredentialsToken(endpoint, [])).toMatchObject({
+      expiresIn: 3600,
+      refreshExpiresIn: 15_552_000,
+    });
+    // Intuit names it x_refresh_token_expires_in.
+    answer({ refresh_token: 'r', x_refresh_token_expires_in: 8_726_400 });
+    expect(await clientCredentialsToken(endpoint, [])).toMatchObject({ refreshExpiresIn: 8_726_400 });
+    answer({ refresh_token: 'r', expires_in: 1e300, refresh_token_expires_in: '-5' });
+    const absurd = await clientCredentialsToken(endpoint, []);
+    expect(absurd.expiresIn).toBeUndefined();
+    expect(absurd.refreshExpiresIn).toBeUndefined();
+  });
 });

@@ -3,7 +3,8 @@ import { ProblemError } from '../../core/problem.js';
 import { InstallationConfigEntity, type Installation } from '../../db/entities/installation.js';
 import { findInstallation } from '../../domain/installations/lookups.js';
 import { findInstallationForGroup } from '../../domain/reads/installation-context.js';
-import { authenticateApiKey, frontendKeyRefused } from '../auth.js';
+import { frontendKeyRefused } from '../../core/principal.js';
+import { authenticateApiKey } from '../auth.js';
 import type { ProxyHeaders } from './headers.js';
 
 /**

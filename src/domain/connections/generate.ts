@@ -276,14 +276,17 @@ function importedAuthorizationCode(
 ): GeneratedCredentials {
   const access = importedToken(input.accessToken);
   const refresh = input.refreshToken ? importedToken(input.refreshToken) : undefined;
-  for (const [name, token] of [
-    ['accessToken', access],
-    ['refreshToken', refresh],
-  ] as const) {
-    if (token?.issuedAt && token.expiresAt && token.expiresAt <= token.issuedAt) {
+  const now = new Date();
+  // An access token may arrive expired (it is refreshed on first use); a refresh token may not.
+  const checks = [
+    ['accessToken', access, access.issuedAt],
+    ['refreshToken', refresh, refresh && (refresh.issuedAt ?? now)],
+  ] as const;
+  for (const [name, token, issuedAt] of checks) {
+    if (issuedAt && token?.expiresAt && token.expiresAt <= issuedAt) {
       throw invalidCredential(
         `oauth2AuthorizationCode.${name}.expiresAt`,
-        'expiresAt must be after issuedAt',
+        token.issuedAt ? 'expiresAt must be after issuedAt' : 'expiresAt must be in the future',
         token.expiresAt.toISOString(),
       );
     }
@@ -291,9 +294,9 @@ function importedAuthorizationCode(
   return {
     credentials: { kind: 'oauth2AuthorizationCode', accessToken: access.token, refreshToken: refresh?.token },
     scopes: input.scopes ?? [],
-    accessTokenIssuedAt: access.issuedAt ?? new Date(),
+    accessTokenIssuedAt: access.issuedAt ?? now,
     accessTokenExpiresAt: access.expiresAt,
-    refreshTokenIssuedAt: refresh ? (refresh.issuedAt ?? new Date()) : undefined,
+    refreshTokenIssuedAt: refresh ? (refresh.issuedAt ?? now) : undefined,
     refreshTokenExpiresAt: refresh?.expiresAt,
   };
 }

@@ -158,7 +158,7 @@ async function resolveConnection(
 /**
  * `connectionId` in an update mask. A group holds one connection per provider, and an installation
  * uses its group's, so the only connection it can name is the one in use: anything else is refused
- * by name, and new credentials go to that connection (PATCH or oauth-update) instead.
+ * by name (why, where the connection says), and new credentials go to that connection instead.
  */
 async function assertSameConnection(
   em: EntityManager,
@@ -166,8 +166,12 @@ async function assertSameConnection(
   installation: Installation,
   connectionId: string,
 ): Promise<void> {
+  if (connectionId === installation.connectionId) return;
   const group = await em.findOneOrFail(GroupEntity, { id: installation.groupId });
   await resolveConnection(em, integration, group, connectionId, 'installation.connectionId');
+  throw ProblemError.invalid([
+    bodyIssue('installation.connectionId', connectionId, 'is not the connection this installation uses'),
+  ]);
 }
 
 export interface CreateInstallationInput {

@@ -77,24 +77,50 @@ function setAt(root: Record<string, unknown>, segments: string[], value: unknown
   else current[last] = structuredClone(value);
 }
 
+/** The most paths a mask may stand for once its `*` segments are expanded. */
+const MAX_EXPANDED_PATHS = 1_000;
+
 /**
  * A mask path with `*` segments as the paths it stands for (AIP-161): a `*` inside names every key
  * at that level in the current installation or the request, so `config.content.read.objects.*.schedule`
- * is each object's schedule; a trailing `*` stands for its parent as a whole.
+ * is each object's schedule; a trailing `*` stands for its parent as a whole. `budget` counts the
+ * paths left to give: a request with a huge map cannot make the mask stand for millions of paths.
  */
-function expandWildcards(segments: string[], current: unknown, requested: unknown): string[] {
+function expandWildcards(
+  segments: string[],
+  current: unknown,
+  requested: unknown,
+  budget: { left: number },
+): string[] {
   const at = segments.indexOf('*');
-  if (at < 0) return [segments.join('.')];
-  if (at === segments.length - 1) return expandWildcards(segments.slice(0, -1), current, requested);
+  if (at < 0) {
+    if (--budget.left < 0) throw tooManyPaths();
+    return [segments.join('.')];
+  }
+  if (at === segments.length - 1) return expandWildcards(segments.slice(0, -1), current, requested, budget);
   const prefix = segments.slice(0, at);
-  const keys = new Set(
-    [valueAt(current, prefix), valueAt(requested, prefix)].flatMap((value) =>
-      value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : [],
-    ),
-  );
+  const keys = new Set<string>();
+  for (const value of [valueAt(current, prefix), valueAt(requested, prefix)]) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) continue;
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
+      keys.add(key);
+      if (keys.size > budget.left) throw tooManyPaths();
+    }
+  }
   return [...keys].flatMap((key) =>
-    expandWildcards([...prefix, key, ...segments.slice(at + 1)], current, requested),
+    expandWildcards([...prefix, key, ...segments.slice(at + 1)], current, requested, budget),
   );
+}
+
+function tooManyPaths(): ProblemError {
+  return ProblemError.invalid([
+    {
+      in: 'body',
+      name: 'updateMask',
+      detail: `the mask stands for more than ${MAX_EXPANDED_PATHS} paths once its * segments are expanded`,
+    },
+  ]);
 }
 
 export interface MaskedConfig {
@@ -115,7 +141,10 @@ export function applyInstallationMask(
   mask: readonly string[],
 ): MaskedConfig {
   const currentRoot = { config: current };
-  const paths = mask.flatMap((path) => expandWildcards(path.split('.'), currentRoot, installation));
+  const budget = { left: MAX_EXPANDED_PATHS };
+  const paths = [...new Set(mask)].flatMap((path) =>
+    expandWildcards(path.split('.'), currentRoot, installation, budget),
+  );
   const issues: ProblemIssue[] = paths.flatMap((path) => {
     const problem = pathProblem(path);
     return problem

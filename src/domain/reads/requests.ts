@@ -180,8 +180,8 @@ export async function latestBackfill(
 }
 
 /**
- * A backfill's progress. The total is the provider's count when it offers one; a finished backfill
- * without one reports what it read, so the total is missing only while a count-less read runs.
+ * A backfill's progress. The total is the provider's count when it offers one; a backfill that
+ * succeeded without one reports what it read. A failed one keeps it unknown rather than claim 100 %.
  */
 export function backfillProgressView(operation: Operation) {
   const progress = (operation.metadata.progress ?? {}) as Partial<OperationProgress>;
