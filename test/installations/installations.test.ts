@@ -876,6 +876,26 @@ describe('with a project JWT minted for one group (the React components’ getTo
       installation: { config: { content: { read: { objects: { contacts: { schedule: '0 * * * *' } } } } } },
     };
     expect((await asGroup('PATCH', `${fixture.base}/${created.body.id}`, patch)).status).toBe(200);
+    // It may credit a change to a consumer, as the components do, but not to the builder.
+    const credited = (createdBy: string, schedule: string) => ({
+      updateMask: ['config.createdBy', 'config.content.read.objects.contacts.schedule'],
+      installation: { config: { createdBy, content: { read: { objects: { contacts: { schedule } } } } } },
+    });
+    const asConsumer = await asGroup(
+      'PATCH',
+      `${fixture.base}/${created.body.id}`,
+      credited('consumer:ada', '30 * * * *'),
+    );
+    expect(asConsumer.body.config.createdBy).toBe('consumer:ada');
+    const asBuilder = await asGroup(
+      'PATCH',
+      `${fixture.base}/${created.body.id}`,
+      credited('builder:someone', '15 * * * *'),
+    );
+    expect(asBuilder.status).toBe(403);
+    expect((await asGroup('GET', `${fixture.base}/${created.body.id}`)).body.config.id).toBe(
+      asConsumer.body.config.id,
+    );
 
     for (const [method, path, body] of [
       ['GET', `${fixture.base}?groupRef=${other.groupRef}`],

@@ -76,7 +76,18 @@ function bodyIssue(name: string, value: unknown, detail: string): ProblemIssue {
 
 /** `builder:{id}` for API keys and builders, `consumer:{subject}` for a project JWT minted for an end user. */
 export function configAuthor(principal: Principal, requested?: string): string {
-  if (requested) return requested;
+  if (requested) {
+    // Code in a browser acts for a consumer: it may name one, but not credit the builder.
+    const fromBrowser =
+      principal.kind === 'projectJwt' || (principal.kind === 'apiKey' && principal.frontendOnly === true);
+    if (fromBrowser && !requested.startsWith('consumer:')) {
+      throw new ProblemError({
+        status: 403,
+        detail: `A project JWT or frontend key can credit a config to a consumer ("consumer:…"), not "${requested}".`,
+      });
+    }
+    return requested;
+  }
   switch (principal.kind) {
     case 'apiKey':
       return `builder:${principal.apiKeyId}`;
