@@ -35,6 +35,8 @@ let built: { dir: string; remove(): void };
 let app: ServedApp;
 let browser: OfflineBrowser;
 let mintToken: (claims: { groupRef: string; consumerRef: string }) => Promise<string>;
+/** What the README tells builders to put in browser code: a key with only the frontend scope. */
+let frontendKey: string;
 const suffix = randomUUID().slice(0, 8);
 const apiKeyIntegration = `crm-${suffix}`;
 const oauthIntegration = `crm-oauth-${suffix}`;
@@ -95,6 +97,11 @@ beforeAll(async () => {
     body: { provider: 'sandbox', clientId: devClient.clientId, clientSecret: devClient.clientSecret },
   });
   expect(app_.status).toBe(200);
+  const frontend = await stack.api('POST', `/projects/${stack.project.id}/api-keys`, {
+    body: { label: 'components', scopes: ['frontend'] },
+  });
+  expect(frontend.status).toBe(201);
+  frontendKey = frontend.body.key;
 
   // The builder's backend: a project JWT key, and tokens minted for one group each.
   const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -193,7 +200,7 @@ describeWithBrowser('the public React components (@amp-labs/react) against Ferry
     const { page, seen } = await openPage({
       view: 'install',
       auth: 'apiKey',
-      apiKey: stack.project.apiKey,
+      apiKey: frontendKey,
       integration: apiKeyIntegration,
       groupRef,
       consumerRef: 'ada',
@@ -259,7 +266,7 @@ describeWithBrowser('the public React components (@amp-labs/react) against Ferry
       expect(request.headers).toMatchObject({
         'x-amp-client': 'react',
         'x-amp-client-version': '2.16.1',
-        'x-api-key': stack.project.apiKey,
+        'x-api-key': frontendKey,
       });
     }
     expect(browser.blocked.every((url) => packageLogo.test(url))).toBe(true);
@@ -271,7 +278,7 @@ describeWithBrowser('the public React components (@amp-labs/react) against Ferry
     const { page } = await openPage({
       view: 'install',
       auth: 'apiKey',
-      apiKey: stack.project.apiKey,
+      apiKey: frontendKey,
       integration: apiKeyIntegration,
       groupRef,
       consumerRef: 'ada',
@@ -352,7 +359,7 @@ describeWithBrowser('the public React components (@amp-labs/react) against Ferry
     const { page } = await openPage({
       view: 'connect',
       auth: 'apiKey',
-      apiKey: stack.project.apiKey,
+      apiKey: frontendKey,
       provider: 'sandbox',
       groupRef,
       consumerRef: 'lin',
