@@ -480,6 +480,24 @@ describe('updating with the public API’s connectionId and config.createdBy mas
     expect(replaced.status).toBe(200);
     expect(replaced.body.config.content.read.objects).toEqual({ contacts });
 
+    // A * passes over what the server owns (the provider) instead of refusing the mask.
+    const wholeContent = await stack.api('PATCH', path, {
+      body: {
+        updateMask: ['config.content.*'],
+        installation: {
+          config: {
+            content: { provider: 'elsewhere', read: { objects: { contacts } }, proxy: { enabled: false } },
+          },
+        },
+      },
+    });
+    expect(wholeContent.status).toBe(200);
+    expect(wholeContent.body.config.content).toEqual({
+      provider: 'sandboxApiKey',
+      read: { objects: { contacts } },
+      proxy: { enabled: false },
+    });
+
     const unknownField = await stack.api('PATCH', path, {
       body: {
         updateMask: ['config.content.read.objects.*.colour'],
@@ -505,7 +523,7 @@ describe('updating with the public API’s connectionId and config.createdBy mas
       name: 'updateMask',
       detail: expect.stringMatching(/1000 paths/),
     });
-    expect((await stack.api('GET', path)).body.config.id).toBe(replaced.body.config.id);
+    expect((await stack.api('GET', path)).body.config.id).toBe(wholeContent.body.config.id);
   });
 
   it('refuses another group’s connection, a missing value and a malformed author, changing nothing', async () => {

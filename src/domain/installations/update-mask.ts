@@ -24,12 +24,15 @@ const objectProperties = {
  */
 export const installationMaskPaths = ['connectionId', 'config.createdBy'] as const;
 
+function isReadOnlyPath(path: string): boolean {
+  if ((installationMaskPaths as readonly string[]).includes(path)) return false;
+  return readOnlyInstallationPaths.some((readOnly) => path === readOnly || path.startsWith(`${readOnly}.`));
+}
+
 /** Returns why `path` (split on dots) cannot be updated, or undefined when it can. */
 function pathProblem(path: string): string | undefined {
   if ((installationMaskPaths as readonly string[]).includes(path)) return undefined;
-  if (readOnlyInstallationPaths.some((readOnly) => path === readOnly || path.startsWith(`${readOnly}.`))) {
-    return 'is read-only';
-  }
+  if (isReadOnlyPath(path)) return 'is read-only';
   const segments = path.split('.');
   // Names an object's own prototype machinery, never a config field (setAt would walk into it).
   if (segments.some(isPrototypeKey)) return 'names no config field';
@@ -142,9 +145,11 @@ export function applyInstallationMask(
 ): MaskedConfig {
   const currentRoot = { config: current };
   const budget = { left: MAX_EXPANDED_PATHS };
-  const paths = [...new Set(mask)].flatMap((path) =>
-    expandWildcards(path.split('.'), currentRoot, installation, budget),
-  );
+  const paths = [...new Set(mask)].flatMap((path) => {
+    const expanded = expandWildcards(path.split('.'), currentRoot, installation, budget);
+    // As AIP-161 has it, a wildcard passes over fields the server owns rather than naming them.
+    return path.includes('*') ? expanded.filter((each) => !isReadOnlyPath(each)) : expanded;
+  });
   const issues: ProblemIssue[] = paths.flatMap((path) => {
     const problem = pathProblem(path);
     return problem
