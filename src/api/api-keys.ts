@@ -9,8 +9,8 @@ import {
   CreatedApiKeySchema,
   UpdateApiKeyBody,
 } from '../schemas/projects.js';
-import { ApiKeyEntity } from '../db/entities/project.js';
-import { hasApiKeyPrefix, maskApiKeys } from '../core/api-key-text.js';
+import { ApiKeyEntity, type ApiKey } from '../db/entities/project.js';
+import { hasApiKeyPrefix, maskApiKeys, maskedKeyPrefix } from '../core/api-key-text.js';
 import { apiKeyView, createApiKey } from '../domain/projects.js';
 import { hashToken } from '../crypto/secrets.js';
 import { applyUpdateMask } from '../domain/update-mask.js';
@@ -31,13 +31,21 @@ const ListApiKeysQuery = Type.Object({
   ),
 });
 
-/** A key by its id, or by the key itself: found by its hash, and never echoed whole. */
+/**
+ * A key by its id, by the key itself (found by its hash, never echoed whole), or as lists show it
+ * (its prefix and `...`), which names it while no other key of the project shares the prefix.
+ */
 async function findApiKey(em: EntityManager, projectId: string, idOrKey: string) {
-  const apiKey = isUuid(idOrKey)
-    ? await em.findOne(ApiKeyEntity, { id: idOrKey, projectId })
-    : hasApiKeyPrefix(idOrKey)
-      ? await em.findOne(ApiKeyEntity, { keyHash: hashToken(idOrKey), projectId })
-      : null;
+  let apiKey: ApiKey | null = null;
+  const shownPrefix = maskedKeyPrefix(idOrKey);
+  if (isUuid(idOrKey)) {
+    apiKey = await em.findOne(ApiKeyEntity, { id: idOrKey, projectId });
+  } else if (shownPrefix) {
+    const sharing = await em.find(ApiKeyEntity, { prefix: shownPrefix, projectId }, { limit: 2 });
+    apiKey = sharing.length === 1 ? sharing[0] : null;
+  } else if (hasApiKeyPrefix(idOrKey)) {
+    apiKey = await em.findOne(ApiKeyEntity, { keyHash: hashToken(idOrKey), projectId });
+  }
   if (!apiKey) throw ProblemError.notFound(`API key "${maskApiKeys(idOrKey)}" was not found.`);
   return apiKey;
 }

@@ -3,6 +3,18 @@ export const API_KEY_PREFIX = 'ferry_sk_';
 /** Frontend-only keys are meant to be seen in browser code, so scanners need not flag them as secrets. */
 export const FRONTEND_KEY_PREFIX = 'ferry_pk_';
 
+/** How a stored key is shown after its creation: its prefix, then this. */
+export const MASKED_KEY_SUFFIX = '...';
+
+const shownKeyPattern = new RegExp(
+  `^((?:${API_KEY_PREFIX}|${FRONTEND_KEY_PREFIX})[A-Za-z0-9_-]{6})(?:\\.\\.\\.|…)$`,
+);
+
+/** The prefix a shown key (`ferry_sk_AbCdEf...`, or with `…` as logs cut it) names, if `text` is one. */
+export function maskedKeyPrefix(text: string): string | undefined {
+  return shownKeyPattern.exec(text)?.[1];
+}
+
 /** Whether `text` looks like a key of either kind. */
 export function hasApiKeyPrefix(text: string): boolean {
   return text.startsWith(API_KEY_PREFIX) || text.startsWith(FRONTEND_KEY_PREFIX);

@@ -6,7 +6,7 @@ import { hashToken, randomToken } from '../crypto/secrets.js';
 import { OrgEntity, type Org } from '../db/entities/org.js';
 import { ApiKeyEntity, ProjectEntity, type ApiKey, type Project } from '../db/entities/project.js';
 import type { ApiKeyView, ProjectView } from '../schemas/projects.js';
-import { API_KEY_PREFIX, FRONTEND_KEY_PREFIX } from '../core/api-key-text.js';
+import { API_KEY_PREFIX, FRONTEND_KEY_PREFIX, MASKED_KEY_SUFFIX } from '../core/api-key-text.js';
 import { isFrontendOnly } from '../core/principal.js';
 
 export function projectView(project: Project): ProjectView {
@@ -26,6 +26,7 @@ export function apiKeyView(apiKey: ApiKey): ApiKeyView {
     projectId: apiKey.projectId,
     label: apiKey.label,
     prefix: apiKey.prefix,
+    key: `${apiKey.prefix}${MASKED_KEY_SUFFIX}`,
     scopes: apiKey.scopes,
     active: apiKey.active,
     ...(apiKey.lastUsedTime && { lastUsedTime: apiKey.lastUsedTime.toISOString() }),

@@ -42,6 +42,10 @@ export const ApiKeySchema = Type.Object({
   projectId: Uuid,
   label: Type.String(),
   prefix: Type.String({ description: 'The first characters of the key, to recognise it.' }),
+  key: Type.String({
+    description:
+      'The key whole only when it is created; after that its prefix and `...` (Ferry keeps only a hash), which addresses it in `/api-keys/{key}` as the whole key does.',
+  }),
   scopes: Type.Array(Type.String()),
   active: Type.Boolean(),
   lastUsedTime: Type.Optional(DateTime),

@@ -222,7 +222,23 @@ describe('API keys', () => {
       expect(listed.some((key) => key.id === created.body.id)).toBe(!active);
     }
     expect((await stack.api('GET', `${keys}?active=maybe`)).status).toBe(400);
+
+    // Lists show the key as its prefix and "...", which addresses it as the public API's clients expect.
+    const listed = (await stack.api('GET', keys)).body.find(
+      (key: { id: string }) => key.id === created.body.id,
+    );
+    expect(listed.key).toBe(`${created.body.prefix}...`);
+    expect(JSON.stringify((await stack.api('GET', keys)).body)).not.toContain(created.body.key);
+    const byShown = await stack.api('PATCH', `${keys}/${encodeURIComponent(listed.key)}`, {
+      body: { updateMask: ['label'], apiKey: { label: 'renamed' } },
+    });
+    expect(byShown.body).toMatchObject({ id: created.body.id, label: 'renamed', key: listed.key });
+    const asLogged = `${keys}/${encodeURIComponent(`${created.body.prefix}…`)}`;
+    expect((await stack.api('GET', asLogged)).body.id).toBe(created.body.id);
+    expect((await stack.api('GET', `${keys}/${created.body.prefix}xyz...`)).status).toBe(404);
+
     expect((await stack.api('DELETE', byValue)).status).toBe(204);
+    expect((await stack.api('GET', `${keys}/${encodeURIComponent(listed.key)}`)).status).toBe(404);
     const gone = await stack.api('GET', byValue);
     expect(gone.status).toBe(404);
     expect(JSON.stringify(gone.body)).not.toContain(created.body.key);
