@@ -21,7 +21,8 @@ const ApiKeyParams = Type.Object({
   projectIdOrName: ProjectIdOrName,
   apiKeyId: Type.String({
     minLength: 1,
-    description: 'The key’s ID, or the key itself (as the public API addresses keys).',
+    description:
+      'The key’s ID, the key itself (as the public API addresses keys), or the key as lists show it (`ferry_sk_AbCdEf...`).',
   }),
 });
 
@@ -42,7 +43,10 @@ async function findApiKey(em: EntityManager, projectId: string, idOrKey: string)
     apiKey = await em.findOne(ApiKeyEntity, { id: idOrKey, projectId });
   } else if (shownPrefix) {
     const sharing = await em.find(ApiKeyEntity, { prefix: shownPrefix, projectId }, { limit: 2 });
-    apiKey = sharing.length === 1 ? sharing[0] : null;
+    if (sharing.length > 1) {
+      throw ProblemError.conflict(`More than one API key starts ${shownPrefix}; address it by its id.`);
+    }
+    apiKey = sharing[0] ?? null;
   } else if (hasApiKeyPrefix(idOrKey)) {
     apiKey = await em.findOne(ApiKeyEntity, { keyHash: hashToken(idOrKey), projectId });
   }

@@ -1,3 +1,4 @@
+import { refuseFrontendKey } from '../core/principal.js';
 import { defineRoute } from './route.js';
 import { assertActsForGroup } from '../domain/project-access.js';
 import { ProblemError } from '../core/problem.js';
@@ -119,6 +120,8 @@ export const objectMetadataRoutes = [
       ...errors,
     },
   }).handle(async ({ em, project, params, query, body, principal }) => {
+    // Changes the customer's provider account; the components never call it.
+    refuseFrontendKey(principal);
     const provider = requireProvider(params.provider);
     const groupRef = upsertGroupRef(body, query);
     assertActsForGroup(principal, groupRef);

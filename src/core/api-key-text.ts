@@ -22,7 +22,7 @@ export function hasApiKeyPrefix(text: string): boolean {
 
 // A key's characters, percent-encoded ones too: a path may spell a key `ferry_sk_ab%43d…`.
 const apiKeyPattern = new RegExp(
-  `(${API_KEY_PREFIX}|${FRONTEND_KEY_PREFIX})([A-Za-z0-9_-]{0,6})[A-Za-z0-9_%-]*`,
+  `(${API_KEY_PREFIX}|${FRONTEND_KEY_PREFIX})([A-Za-z0-9_-]{0,6})[A-Za-z0-9_%-]*(?:\\.\\.\\.|…)?`,
   'g',
 );
 

@@ -26,6 +26,11 @@ export function isFrontendOnly(scopes: readonly string[]): boolean {
   return scopes.includes('frontend') && !scopes.includes('full');
 }
 
+/** 403 for a frontend-only key: for routes a project JWT may use but browser code has no call for. */
+export function refuseFrontendKey(principal: Principal): void {
+  if (principal.kind === 'apiKey' && principal.frontendOnly) throw frontendKeyRefused();
+}
+
 /**
  * What a key with only the `frontend` scope meets outside the routes the embeddable components use
  * (those a project JWT reaches), and on anything that changes the project as a whole: such a key is

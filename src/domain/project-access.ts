@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isUuid } from '../core/ids.js';
-import { frontendKeyRefused, type Principal } from '../core/principal.js';
+import { refuseFrontendKey, type Principal } from '../core/principal.js';
 import { ProblemError } from '../core/problem.js';
 import { GroupEntity } from '../db/entities/connection.js';
 import { OrgMembershipEntity } from '../db/entities/org.js';
@@ -129,7 +129,7 @@ export async function assertActsForGroupId(
  * project is neither the group's nor for code in a browser.
  */
 export function assertActsForProject(principal: Principal): void {
-  if (principal.kind === 'apiKey' && principal.frontendOnly) throw frontendKeyRefused();
+  refuseFrontendKey(principal);
   const scoped = scopedGroupRef(principal);
   if (scoped === undefined) return;
   throw new ProblemError({

@@ -69,7 +69,7 @@ export const CreateApiKeyBody = Type.Object(
         maxItems: apiKeyScopes.length,
         uniqueItems: true,
         description:
-          '`full` (also what no scopes mean): everything in the project. `frontend` alone: a key (`ferry_pk_…`) for code that runs in the browser, such as the embeddable components: it reaches what they use (integrations, and the installations and connections of any group), never credentials, other keys, destinations, project-wide changes (integrations, provider apps, notification routes), reads, writes or the proxy, which answer 403. Whoever reads it can act for any of your groups there; a project JWT minted per group is narrower.',
+          '`full` (also what no scopes mean): everything in the project. `frontend` alone: a key (`ferry_pk_…`) for code that runs in the browser, such as the embeddable components: it reaches what they use (integrations, and the installations and connections of any group), never credentials, other keys, destinations, project-wide changes (integrations, provider apps, notification routes), custom fields in a provider account, reads, writes or the proxy, which answer 403. Whoever reads it can act for any of your groups there; a project JWT minted per group is narrower.',
       }),
     ),
   },

@@ -59,6 +59,10 @@ describe('paths', () => {
     expect(serializePath('/v1/projects/p/api-keys/ferry_pk_AbCdEf0123456789secretpart')).toBe(
       '/v1/projects/p/api-keys/ferry_pk_AbCdEf…',
     );
+    // A key as lists show it is cut the same way, not doubled.
+    expect(serializePath('/v1/projects/p/api-keys/ferry_sk_AbCdEf...')).toBe(
+      '/v1/projects/p/api-keys/ferry_sk_AbCdEf…',
+    );
     expect(serializePath(undefined)).toBeUndefined();
   });
 });

@@ -5,6 +5,7 @@ import { em as newEntityManager, transaction } from '../../src/db/orm.js';
 import { authenticateApiKey } from '../../src/api/auth.js';
 import { findOrCreateBuilder, issueBuilderToken } from '../../src/domain/builder-tokens.js';
 import { OrgMembershipEntity } from '../../src/db/entities/org.js';
+import { ApiKeyEntity } from '../../src/db/entities/project.js';
 import { createOrg } from '../../src/domain/projects.js';
 import { randomUUID } from 'node:crypto';
 
@@ -173,6 +174,11 @@ describe('API keys', () => {
         eventType: 'installation.created',
         topicId: randomUUID(),
       }),
+      // A group's route, but one that changes the customer's provider account.
+      await call(stack.urls.api, 'PUT', `/projects/${project}/providers/sandboxApiKey/object-metadata`, {
+        groupRef: 'g',
+        fields: { contacts: [{ fieldName: 'tier', displayName: 'Tier', valueType: 'string' }] },
+      }),
       await call(stack.urls.write, 'POST', `/projects/${project}/integrations/any/objects/contacts`, {
         groupRef: 'g',
         type: 'create',
@@ -236,9 +242,36 @@ describe('API keys', () => {
     const asLogged = `${keys}/${encodeURIComponent(`${created.body.prefix}…`)}`;
     expect((await stack.api('GET', asLogged)).body.id).toBe(created.body.id);
     expect((await stack.api('GET', `${keys}/${created.body.prefix}xyz...`)).status).toBe(404);
+    // Another project's key of the same prefix is no match; two of this project's are ambiguous.
+    const twin = async (projectId: string) =>
+      transaction(async (em) => {
+        em.create(ApiKeyEntity, {
+          id: randomUUID(),
+          projectId,
+          label: 'twin',
+          prefix: created.body.prefix,
+          keyHash: randomUUID(),
+          scopes: [],
+          active: true,
+          createTime: new Date(),
+          updateTime: new Date(),
+        });
+      });
+    const elsewhere = await transaction((em) => createOrg(em, `twin-${randomUUID()}`));
+    const otherProject = await transaction(async (em) => {
+      const { createProject } = await import('../../src/domain/projects.js');
+      return createProject(em, { name: `twin-${randomUUID().slice(0, 8)}`, orgId: elsewhere.id });
+    });
+    await twin(otherProject.id);
+    expect((await stack.api('GET', `${keys}/${encodeURIComponent(listed.key)}`)).body.id).toBe(
+      created.body.id,
+    );
+    await twin(stack.project.id);
+    const ambiguous = await stack.api('GET', `${keys}/${encodeURIComponent(listed.key)}`);
+    expect(ambiguous.status).toBe(409);
+    expect(ambiguous.body.detail).toMatch(/by its id/);
 
     expect((await stack.api('DELETE', byValue)).status).toBe(204);
-    expect((await stack.api('GET', `${keys}/${encodeURIComponent(listed.key)}`)).status).toBe(404);
     const gone = await stack.api('GET', byValue);
     expect(gone.status).toBe(404);
     expect(JSON.stringify(gone.body)).not.toContain(created.body.key);

@@ -256,6 +256,17 @@ describe('POST connections:generate', () => {
       oauth2AuthorizationCode: { accessToken: 'a', refreshToken: { token: 'r', expiresAt: before } },
     });
     expect(stale.status).toBe(400);
+    const expiredLongAgo = await generate({
+      provider: 'sandbox',
+      groupRef: 'g-expired-long-ago',
+      consumerRef: 'c',
+      oauth2AuthorizationCode: {
+        accessToken: 'a',
+        refreshToken: { token: 'r', issuedAt: '2020-01-01T00:00:00Z', expiresAt: '2021-01-01T00:00:00Z' },
+      },
+    });
+    expect(expiredLongAgo.status).toBe(400);
+    expect(expiredLongAgo.body.issues[0].name).toBe('oauth2AuthorizationCode.refreshToken.expiresAt');
     expect(stale.body.issues[0]).toMatchObject({
       name: 'oauth2AuthorizationCode.refreshToken.expiresAt',
       detail: 'expiresAt must be in the future',

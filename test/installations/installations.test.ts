@@ -480,7 +480,22 @@ describe('updating with the public API’s connectionId and config.createdBy mas
     expect(replaced.status).toBe(200);
     expect(replaced.body.config.content.read.objects).toEqual({ contacts });
 
-    // A * passes over what the server owns (the provider) instead of refusing the mask.
+    // A * passes over what the server owns: an Installation echoed back whole, with its config's id
+    // and createTime, updates under config.* (config.id named alone is still refused as read-only).
+    const fetched = (await stack.api('GET', path)).body;
+    const echoed = await stack.api('PATCH', path, {
+      body: {
+        updateMask: ['config.*'],
+        installation: { ...fetched, config: { ...fetched.config, createdBy: 'consumer:echo' } },
+      },
+    });
+    expect(echoed.status).toBe(200);
+    const readOnlyAlone = await stack.api('PATCH', path, {
+      body: { updateMask: ['config.id'], installation: fetched },
+    });
+    expect(readOnlyAlone.status).toBe(400);
+
+    // A trailing * keeps the provider too.
     const wholeContent = await stack.api('PATCH', path, {
       body: {
         updateMask: ['config.content.*'],

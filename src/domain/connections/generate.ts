@@ -277,19 +277,23 @@ function importedAuthorizationCode(
   const access = importedToken(input.accessToken);
   const refresh = input.refreshToken ? importedToken(input.refreshToken) : undefined;
   const now = new Date();
+  if (access.issuedAt && access.expiresAt && access.expiresAt <= access.issuedAt) {
+    throw invalidCredential(
+      'oauth2AuthorizationCode.accessToken.expiresAt',
+      'expiresAt must be after issuedAt',
+      access.expiresAt.toISOString(),
+    );
+  }
   // An access token may arrive expired (it is refreshed on first use); a refresh token may not.
-  const checks = [
-    ['accessToken', access, access.issuedAt],
-    ['refreshToken', refresh, refresh && (refresh.issuedAt ?? now)],
-  ] as const;
-  for (const [name, token, issuedAt] of checks) {
-    if (issuedAt && token?.expiresAt && token.expiresAt <= issuedAt) {
-      throw invalidCredential(
-        `oauth2AuthorizationCode.${name}.expiresAt`,
-        token.issuedAt ? 'expiresAt must be after issuedAt' : 'expiresAt must be in the future',
-        token.expiresAt.toISOString(),
-      );
-    }
+  if (
+    refresh?.expiresAt &&
+    (refresh.expiresAt <= now || (refresh.issuedAt && refresh.expiresAt <= refresh.issuedAt))
+  ) {
+    throw invalidCredential(
+      'oauth2AuthorizationCode.refreshToken.expiresAt',
+      refresh.expiresAt <= now ? 'expiresAt must be in the future' : 'expiresAt must be after issuedAt',
+      refresh.expiresAt.toISOString(),
+    );
   }
   return {
     credentials: { kind: 'oauth2AuthorizationCode', accessToken: access.token, refreshToken: refresh?.token },

@@ -84,10 +84,11 @@ function setAt(root: Record<string, unknown>, segments: string[], value: unknown
 const MAX_EXPANDED_PATHS = 1_000;
 
 /**
- * A mask path with `*` segments as the paths it stands for (AIP-161): a `*` inside names every key
- * at that level in the current installation or the request, so `config.content.read.objects.*.schedule`
- * is each object's schedule; a trailing `*` stands for its parent as a whole. `budget` counts the
- * paths left to give: a request with a huge map cannot make the mask stand for millions of paths.
+ * A mask path with `*` segments as the paths it stands for (AIP-161): a `*` names every key at its
+ * level in the current installation or the request, so `config.content.read.objects.*.schedule` is
+ * each object's schedule, and `config.content.read.objects.*` each object (the map replaced whole,
+ * since a key the request lacks is removed). `budget` counts the paths left to give: a request with
+ * a huge map cannot make the mask stand for millions of paths.
  */
 function expandWildcards(
   segments: string[],
@@ -100,7 +101,6 @@ function expandWildcards(
     if (--budget.left < 0) throw tooManyPaths();
     return [segments.join('.')];
   }
-  if (at === segments.length - 1) return expandWildcards(segments.slice(0, -1), current, requested, budget);
   const prefix = segments.slice(0, at);
   const keys = new Set<string>();
   for (const value of [valueAt(current, prefix), valueAt(requested, prefix)]) {
