@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { config } from '../../src/config.js';
 import { LIST_BATCH_ROWS } from '../../src/db/raw.js';
+import { isDatabaseUnavailable } from '../../src/db/unavailable.js';
 import { batchedList, jsonListText } from '../../src/api/batched-list.js';
 import { seed } from '../../bench/api.js';
 import { createTestProject, request, startTestStack, type TestStack } from '../support/stack.js';
@@ -126,5 +127,20 @@ describe('lists read in batches', () => {
       '[0,1,2,3,4]',
     );
     expect(read).toBe(5);
+  });
+
+  it('a database failure on a later batch rejects the whole list before any of it is sent', async () => {
+    async function* failing() {
+      yield [1, 2];
+      // What PostgreSQL going away between batches looks like to the driver (admin_shutdown).
+      throw Object.assign(new Error('terminating connection due to administrator command'), {
+        code: '57P01',
+      });
+    }
+    // The answer starts only from the finished text, so the middleware can still answer 503.
+    await expect(jsonListText(batchedList(failing()))).rejects.toMatchObject({ code: '57P01' });
+    expect(isDatabaseUnavailable(await jsonListText(batchedList(failing())).catch((error) => error))).toBe(
+      true,
+    );
   });
 });
