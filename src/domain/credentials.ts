@@ -210,7 +210,22 @@ export async function refreshConnectionCredentials(
     if (connection.status === 'bad_credentials')
       return { kind: 'bad', connection, reason: connection.lastError ?? undefined };
 
+    const markBad = async (reason: string): Promise<RefreshOutcome> => {
+      connection.status = 'bad_credentials';
+      connection.lastError = reason;
+      await recordConnectionEvent(tx, connection, 'connection.error', { error: reason });
+      return { kind: 'bad', connection, reason };
+    };
     const credentials = openCredentials(connection);
+    // The provider said when the refresh token stops working: past that, asking is pointless.
+    const refreshExpiresAt = connection.refreshTokenExpiresAt;
+    if (
+      credentials.kind === 'oauth2AuthorizationCode' &&
+      refreshExpiresAt &&
+      refreshExpiresAt <= new Date()
+    ) {
+      return markBad(`its refresh token expired at ${refreshExpiresAt.toISOString()}`);
+    }
     let tokens: TokenResponse;
     try {
       tokens = await fetchNewToken(tx, connection, credentials);
@@ -219,10 +234,7 @@ export async function refreshConnectionCredentials(
       if (!isPermanentRejection(error)) {
         return { kind: 'failed', connection, reason: error.message, retryable: error.kind === 'unavailable' };
       }
-      connection.status = 'bad_credentials';
-      connection.lastError = error.message;
-      await recordConnectionEvent(tx, connection, 'connection.error', { error: error.message });
-      return { kind: 'bad', connection, reason: error.message };
+      return markBad(error.message);
     }
     const facts = tokenFacts(providerOf(connection), tokens, connection.scopes);
     const renewed: StoredCredentials =

@@ -194,6 +194,30 @@ describe('connectionTarget', () => {
     ).toHaveLength(1);
   });
 
+  it('a refresh token past the expiry the provider gave marks bad_credentials without asking it', async () => {
+    const id = await oauthConnection('refresh-expired');
+    await sql(`update connections set refresh_token_expires_at = now() - interval '1 second' where id = $1`, [
+      id,
+    ]);
+    const issued = oauth.sandbox.faults.stats.tokensIssued;
+    const failure = await (
+      await connectionTarget(id)
+    )
+      .auth({ forceRefresh: true })
+      .catch((error: unknown) => error);
+    expect(failure).toMatchObject({
+      status: 502,
+      retryable: false,
+      detail: expect.stringMatching(/refresh token expired at/),
+      context: { connectionStatus: 'bad_credentials' },
+    });
+    expect(oauth.sandbox.faults.stats.tokensIssued).toBe(issued);
+    const [error] = (await eventsOf(oauth.stack.project.id, 'connection.error')).filter(
+      (event) => event.connectionId === id,
+    );
+    expect(error.error).toMatch(/refresh token expired at/);
+  });
+
   it('a token endpoint that is down: retryable failure when forced, the still-valid token otherwise', async () => {
     const id = await oauthConnection('endpoint-down');
     const original = await storedAccessToken(id);
