@@ -746,6 +746,47 @@ describe('deleting', () => {
       expect.arrayContaining([expect.objectContaining({ connectionId, groupRef })]),
     );
   });
+
+  it('an integration delete interrupted halfway keeps the integration, and a retry finishes it', async () => {
+    const integration = await createIntegration(stack);
+    const kept = await install(stack, integration, (await connectGroup(stack)).groupRef);
+    const other = await install(stack, integration, (await connectGroup(stack)).groupRef);
+    // A fault in PostgreSQL while one installation's rows go (a trigger refusing that one delete).
+    const refuse = `refuse_delete_${kept.id.replaceAll('-', '_')}`;
+    await transaction(async (em) => {
+      await em.execute(
+        `create function ${refuse}() returns trigger language plpgsql as $$ begin raise exception 'injected fault'; end $$`,
+      );
+      await em.execute(
+        `create trigger ${refuse} before delete on installations for each row when (old.id = '${kept.id}') execute function ${refuse}()`,
+      );
+    });
+    const integrationPath = `/projects/${stack.project.name}/integrations/${integration.integrationId}`;
+    try {
+      const interrupted = await stack.api('DELETE', integrationPath);
+      expect(interrupted.status).toBe(500);
+      // Nothing of the integration itself went: it and the installation that failed are still there.
+      expect((await stack.api('GET', integrationPath)).status).toBe(200);
+      expect((await stack.api('GET', `${integration.base}/${kept.id}`)).status).toBe(200);
+    } finally {
+      await transaction(async (em) => {
+        await em.execute(`drop trigger ${refuse} on installations`);
+        await em.execute(`drop function ${refuse}()`);
+      });
+    }
+
+    expect((await stack.api('DELETE', integrationPath)).status).toBe(204);
+    expect((await stack.api('GET', integrationPath)).status).toBe(404);
+    for (const installation of [kept, other]) {
+      expect((await stack.api('GET', `${integration.base}/${installation.id}`)).status).toBe(404);
+    }
+    // Each installation was deleted once, whichever attempt did it.
+    const deleted = (await events(stack.project.id, 'installation.deleted')).map(
+      (data) => data.installationId,
+    );
+    expect(deleted.filter((id) => id === kept.id)).toHaveLength(1);
+    expect(deleted.filter((id) => id === other.id)).toHaveLength(1);
+  });
 });
 
 describe('as the public React components (@amp-labs/react) send them', () => {
