@@ -109,12 +109,19 @@ const uncheckedInputCodes = new Set(['22P02', '22007', '22008', '22003']);
 
 const clientLeft = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE']);
 
+/** Koa reports a body stream's failure twice (the stream's error, then the response's); logged once. */
+const reportedCutShort = new WeakSet<Error>();
+
 /**
  * Koa's report of an error after the answer began (sending a list failed halfway, the connection
  * then closed): logged with the request, except a client that went away mid-answer.
  */
 export function answerCutShort(error: Error & { code?: string }, ctx?: Context): void {
-  if (error.code && clientLeft.has(error.code)) return;
+  if (error?.code && clientLeft.has(error.code)) return;
+  if (typeof error === 'object' && error !== null) {
+    if (reportedCutShort.has(error)) return;
+    reportedCutShort.add(error);
+  }
   logger.error({ err: error, requestId: ctx?.state.requestId, path: ctx?.path }, 'answer cut short');
 }
 

@@ -1,8 +1,9 @@
-import { afterAll, describe, expect, it } from '@jest/globals';
+import { Readable } from 'node:stream';
+import { afterAll, describe, expect, it, jest } from '@jest/globals';
 import Koa from 'koa';
-import { problems, requestId } from '../../src/api/middleware.js';
+import { answerCutShort, problems, requestId } from '../../src/api/middleware.js';
 import { closeOrm, em as newEntityManager } from '../../src/db/orm.js';
-import { serializeError, serializePath } from '../../src/logger.js';
+import { logger, serializeError, serializePath } from '../../src/logger.js';
 
 afterAll(() => closeOrm());
 
@@ -64,5 +65,51 @@ describe('paths', () => {
       '/v1/projects/p/api-keys/ferry_sk_AbCdEf…',
     );
     expect(serializePath(undefined)).toBeUndefined();
+  });
+});
+
+describe('answers cut short', () => {
+  it('are logged with the request when the server broke them, and not when the client left', async () => {
+    const logged = jest.spyOn(logger, 'error').mockImplementation(() => undefined);
+    const app = new Koa();
+    app.on('error', answerCutShort);
+    app.use(requestId);
+    app.use(async (ctx) => {
+      // An answer that began, then failed on the server's side halfway.
+      let sent = false;
+      ctx.body = new Readable({
+        read() {
+          if (sent) return this.destroy(new Error('the database went away'));
+          sent = true;
+          this.push('[{"id":1},');
+        },
+      });
+      ctx.type = 'application/json';
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      // The client sees a failed answer, never a short one that ends as if whole.
+      const outcome = await fetch(
+        `http://127.0.0.1:${port}/v1/projects/p/api-keys/ferry_sk_AbCdEf0123456789x`,
+      )
+        .then((response) => response.text())
+        .catch((error: unknown) => error);
+      expect(typeof outcome).not.toBe('string'); // an error (undici's, of another realm), not text
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(logged).toHaveBeenCalledTimes(1);
+      const [fields, message] = logged.mock.calls[0] as unknown as [Record<string, unknown>, string];
+      expect(message).toBe('answer cut short');
+      expect(fields).toMatchObject({ requestId: expect.any(String) });
+      expect(serializePath(fields.path as string)).not.toContain('0123456789x');
+
+      logged.mockClear();
+      answerCutShort(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+      expect(logged).not.toHaveBeenCalled();
+    } finally {
+      server.close();
+      logged.mockRestore();
+    }
   });
 });
