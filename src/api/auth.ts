@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKeyEntity } from '../db/entities/project.js';
-import { frontendKeyRefused, isFrontendOnly, type Principal } from '../core/principal.js';
+import { isFrontendOnly, refuseFrontendKey, type Principal } from '../core/principal.js';
 import { hashToken } from '../crypto/secrets.js';
 import { ProblemError } from '../core/problem.js';
 import type { AuthScheme } from './route.js';
@@ -102,9 +102,8 @@ export async function authenticate(
     if (!schemes.includes('apiKey'))
       throw ProblemError.unauthorized('This endpoint requires a bearer token.');
     const principal = await authenticateApiKey(apiKey, em);
-    if (principal.kind === 'apiKey' && principal.frontendOnly && !schemes.includes('projectJwt')) {
-      throw frontendKeyRefused();
-    }
+    // A frontend key reaches the routes a project JWT reaches, and no others.
+    if (!schemes.includes('projectJwt')) refuseFrontendKey(principal);
     return principal;
   }
   if (bearer) {

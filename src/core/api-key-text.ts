@@ -3,12 +3,20 @@ export const API_KEY_PREFIX = 'ferry_sk_';
 /** Frontend-only keys are meant to be seen in browser code, so scanners need not flag them as secrets. */
 export const FRONTEND_KEY_PREFIX = 'ferry_pk_';
 
-/** How a stored key is shown after its creation: its prefix, then this. */
+/** How a stored key is shown after its creation: its prefix and this many characters, then `...`. */
+const SHOWN_KEY_CHARACTERS = 6;
 export const MASKED_KEY_SUFFIX = '...';
 
-const shownKeyPattern = new RegExp(
-  `^((?:${API_KEY_PREFIX}|${FRONTEND_KEY_PREFIX})[A-Za-z0-9_-]{6})(?:\\.\\.\\.|…)$`,
-);
+const kinds = `${API_KEY_PREFIX}|${FRONTEND_KEY_PREFIX}`;
+// `...` as the API shows a key, `…` as logs cut one.
+const cut = '(?:\\.\\.\\.|…)';
+const shownKeyPattern = new RegExp(`^((?:${kinds})[A-Za-z0-9_-]{${SHOWN_KEY_CHARACTERS}})${cut}$`);
+
+/** The part of a new key kept to recognise it (`ferry_sk_AbCdEf`). */
+export function shownKeyPrefix(key: string): string {
+  const kind = key.startsWith(FRONTEND_KEY_PREFIX) ? FRONTEND_KEY_PREFIX : API_KEY_PREFIX;
+  return key.slice(0, kind.length + SHOWN_KEY_CHARACTERS);
+}
 
 /** The prefix a shown key (`ferry_sk_AbCdEf...`, or with `…` as logs cut it) names, if `text` is one. */
 export function maskedKeyPrefix(text: string): string | undefined {
@@ -22,7 +30,7 @@ export function hasApiKeyPrefix(text: string): boolean {
 
 // A key's characters, percent-encoded ones too: a path may spell a key `ferry_sk_ab%43d…`.
 const apiKeyPattern = new RegExp(
-  `(${API_KEY_PREFIX}|${FRONTEND_KEY_PREFIX})([A-Za-z0-9_-]{0,6})[A-Za-z0-9_%-]*(?:\\.\\.\\.|…)?`,
+  `(${kinds})([A-Za-z0-9_-]{0,${SHOWN_KEY_CHARACTERS}})[A-Za-z0-9_%-]*${cut}?`,
   'g',
 );
 

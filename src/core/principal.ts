@@ -6,7 +6,7 @@ export type Principal =
       kind: 'apiKey';
       projectId: string;
       apiKeyId: string;
-      /** A key with only the `frontend` scope (`isFrontendOnly`): see `frontendKeyRefused`. */
+      /** A key with only the `frontend` scope (`isFrontendOnly`): see `refuseFrontendKey`. */
       frontendOnly?: true;
     }
   | { kind: 'builder'; builderId: string; email: string }
@@ -26,18 +26,14 @@ export function isFrontendOnly(scopes: readonly string[]): boolean {
   return scopes.includes('frontend') && !scopes.includes('full');
 }
 
-/** 403 for a frontend-only key: for routes a project JWT may use but browser code has no call for. */
-export function refuseFrontendKey(principal: Principal): void {
-  if (principal.kind === 'apiKey' && principal.frontendOnly) throw frontendKeyRefused();
-}
-
 /**
- * What a key with only the `frontend` scope meets outside the routes the embeddable components use
- * (those a project JWT reaches), and on anything that changes the project as a whole: such a key is
+ * 403 for a key with only the `frontend` scope, outside the routes the embeddable components use
+ * (those a project JWT reaches) and on anything that changes the project as a whole: such a key is
  * meant to sit in browser code, where anyone can read it.
  */
-export function frontendKeyRefused(): ProblemError {
-  return new ProblemError({
+export function refuseFrontendKey(principal: Principal): void {
+  if (principal.kind !== 'apiKey' || !principal.frontendOnly) return;
+  throw new ProblemError({
     status: 403,
     detail:
       'This API key has only the frontend scope: it reaches what the embeddable components use, not this endpoint.',

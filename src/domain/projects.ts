@@ -6,7 +6,12 @@ import { hashToken, randomToken } from '../crypto/secrets.js';
 import { OrgEntity, type Org } from '../db/entities/org.js';
 import { ApiKeyEntity, ProjectEntity, type ApiKey, type Project } from '../db/entities/project.js';
 import type { ApiKeyView, ProjectView } from '../schemas/projects.js';
-import { API_KEY_PREFIX, FRONTEND_KEY_PREFIX, MASKED_KEY_SUFFIX } from '../core/api-key-text.js';
+import {
+  API_KEY_PREFIX,
+  FRONTEND_KEY_PREFIX,
+  MASKED_KEY_SUFFIX,
+  shownKeyPrefix,
+} from '../core/api-key-text.js';
 import { isFrontendOnly } from '../core/principal.js';
 
 export function projectView(project: Project): ProjectView {
@@ -81,7 +86,7 @@ export function createApiKey(
     id: randomUUID(),
     projectId,
     label: input.label,
-    prefix: key.slice(0, keyPrefix.length + 6),
+    prefix: shownKeyPrefix(key),
     keyHash: hashToken(key),
     scopes: input.scopes ?? [],
     active: true,

@@ -23,6 +23,14 @@ import {
 let stack: TestStack;
 let fixture: InstallationFixture;
 
+/** A second read object's config, as the fixture's manifest declares it. */
+const companiesConfig = {
+  objectName: 'companies',
+  schedule: YEARLY,
+  destination: 'hooks',
+  selectedFields: { anything: true },
+};
+
 beforeAll(async () => {
   stack = await startTestStack({ worker: true });
   await createDestination(stack);
@@ -328,12 +336,7 @@ describe('updating installations with a field mask', () => {
       },
     });
 
-    const companies = {
-      objectName: 'companies',
-      schedule: YEARLY,
-      destination: 'hooks',
-      selectedFields: { anything: true },
-    };
+    const companies = companiesConfig;
     const added = await stack.api('PATCH', path, {
       body: {
         updateMask: ['config.content.read.objects.companies', 'config.content.read.objects.contacts'],
@@ -444,12 +447,7 @@ describe('updating with the public API’s connectionId and config.createdBy mas
     const created = await install(stack, fixture, groupRef);
     const path = `${fixture.base}/${created.id}`;
     const contacts = configContent().read.objects.contacts;
-    const companies = {
-      objectName: 'companies',
-      schedule: YEARLY,
-      destination: 'hooks',
-      selectedFields: { anything: true },
-    };
+    const companies = companiesConfig;
     const both = await stack.api('PATCH', path, {
       body: {
         updateMask: ['config.content.read.objects.companies'],

@@ -3,7 +3,7 @@ import { ProblemError } from '../../core/problem.js';
 import { InstallationConfigEntity, type Installation } from '../../db/entities/installation.js';
 import { findInstallation } from '../../domain/installations/lookups.js';
 import { findInstallationForGroup } from '../../domain/reads/installation-context.js';
-import { frontendKeyRefused } from '../../core/principal.js';
+import { refuseFrontendKey } from '../../core/principal.js';
 import { authenticateApiKey } from '../auth.js';
 import type { ProxyHeaders } from './headers.js';
 
@@ -22,7 +22,7 @@ export async function resolveProxyInstallation(
       detail: 'The API key does not belong to the project in x-amp-project-id.',
     });
   }
-  if (principal.frontendOnly) throw frontendKeyRefused();
+  refuseFrontendKey(principal);
   const installation = headers.installationId
     ? await findInstallation(em, headers.projectId, headers.installationId)
     : (await findInstallationForGroup(em, headers.projectId, headers.integrationName!, headers.groupRef!))

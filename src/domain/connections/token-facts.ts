@@ -20,6 +20,11 @@ export interface TokenFacts {
   providerMetadata: ProviderMetadata;
 }
 
+/** When a lifetime the provider gave in seconds ends; undefined when it gave none. */
+function secondsAfter(now: Date, seconds: number | undefined): Date | undefined {
+  return seconds ? new Date(now.getTime() + seconds * 1000) : undefined;
+}
+
 export function tokenFacts(
   provider: Provider,
   tokens: TokenResponse,
@@ -43,12 +48,10 @@ export function tokenFacts(
   return {
     scopes,
     accessTokenIssuedAt: now,
-    accessTokenExpiresAt: tokens.expiresIn ? new Date(now.getTime() + tokens.expiresIn * 1000) : undefined,
+    accessTokenExpiresAt: secondsAfter(now, tokens.expiresIn),
     ...(tokens.refreshToken && {
       refreshTokenIssuedAt: now,
-      refreshTokenExpiresAt: tokens.refreshExpiresIn
-        ? new Date(now.getTime() + tokens.refreshExpiresIn * 1000)
-        : undefined,
+      refreshTokenExpiresAt: secondsAfter(now, tokens.refreshExpiresIn),
     }),
     providerConsumerRef: fields.consumerRefField
       ? asText(valueAtPath(tokens.raw, fields.consumerRefField))

@@ -19,19 +19,25 @@ const objectProperties = {
 } as const;
 
 /**
- * Paths the caller applies beside the config: `connectionId` (checked to be the connection in use),
- * `config.createdBy` (who made the new config version). Neither is part of the content.
+ * Mask paths the caller applies beside the config, by the `ConfigChange` field each fills:
+ * `connectionId` (checked to be the connection in use) and `config.createdBy` (who made the new
+ * config version). Neither is part of the content.
  */
-export const installationMaskPaths = ['connectionId', 'config.createdBy'] as const;
+const pathsBesideConfig = new Map<string, 'connectionId' | 'createdBy'>([
+  ['connectionId', 'connectionId'],
+  ['config.createdBy', 'createdBy'],
+]);
+
+const isBesideConfig = (path: string) => pathsBesideConfig.has(path);
 
 function isReadOnlyPath(path: string): boolean {
-  if ((installationMaskPaths as readonly string[]).includes(path)) return false;
+  if (isBesideConfig(path)) return false;
   return readOnlyInstallationPaths.some((readOnly) => path === readOnly || path.startsWith(`${readOnly}.`));
 }
 
 /** Returns why `path` (split on dots) cannot be updated, or undefined when it can. */
 function pathProblem(path: string): string | undefined {
-  if ((installationMaskPaths as readonly string[]).includes(path)) return undefined;
+  if (isBesideConfig(path)) return undefined;
   if (isReadOnlyPath(path)) return 'is read-only';
   const segments = path.split('.');
   // Names an object's own prototype machinery, never a config field (setAt would walk into it).
@@ -165,7 +171,7 @@ export function applyInstallationMask(
   };
   // A path named twice is applied once: each application copies what it sets.
   for (const path of new Set(paths)) {
-    if ((installationMaskPaths as readonly string[]).includes(path)) continue;
+    if (isBesideConfig(path)) continue;
     const segments = path.split('.');
     const value = valueAt(installation, segments);
     if (path === 'config.revisionId') {
@@ -204,15 +210,15 @@ export function applyInstallationMask(
 }
 
 /**
- * The values of the mask's paths beside the config (`installationMaskPaths`), each required as a
- * string when the mask names it.
+ * The values of the mask's paths beside the config (`pathsBesideConfig`), each required as a string
+ * when the mask names it.
  */
 export function maskedInstallationFields(
   installation: Record<string, unknown>,
   mask: readonly string[],
 ): { connectionId?: string; createdBy?: string } {
   const fields: { connectionId?: string; createdBy?: string } = {};
-  for (const path of installationMaskPaths) {
+  for (const [path, field] of pathsBesideConfig) {
     if (!mask.includes(path)) continue;
     const value = valueAt(installation, path.split('.'));
     if (typeof value !== 'string') {
@@ -225,7 +231,7 @@ export function maskedInstallationFields(
         },
       ]);
     }
-    fields[path === 'connectionId' ? 'connectionId' : 'createdBy'] = value;
+    fields[field] = value;
   }
   return fields;
 }
