@@ -22,7 +22,16 @@ import { readAllPages } from './read-all.js';
  * FERRY_PROVIDER_OVERRIDES, the same mechanism a self-hoster uses for a regional instance.
  */
 
-/** What the suite asks of a provider's local server. */
+/**
+ * What the suite asks of a provider's local server. A fake is written from the provider's public
+ * reference by someone who has not read Ferry's declaration for that provider ("two hands"): it
+ * answers as the provider does, including what a naive fake would not model (whole-second
+ * timestamps, exclusive bounds, search indexes that lag, exports that hold back the last minute,
+ * result caps, ties, deletions, long `Retry-After`, inactive fields).
+ *
+ * Times are the provider's clock, in milliseconds since the epoch. A fake stores every time at the
+ * provider's own precision (a provider with whole-second times truncates `modifiedMs`).
+ */
 export interface ConformanceFake {
   /** The provider's API base URL on this server. */
   url: string;
@@ -35,10 +44,27 @@ export interface ConformanceFake {
   refuseRefresh?(): void;
   failNext(count: number, status: number, headers?: Record<string, string>): void;
   requests: LoggedRequest[];
+  /**
+   * The provider's clock, which decides what its listings can show now (an index that lags, an
+   * export that holds back its last minute, a change committed late). Default: `Date.now`. The
+   * suite sets a clock of its own to walk through time without waiting.
+   */
+  setClock(now: () => number): void;
   /** Adds one record per modification time (ms) and returns their ids, in order. */
   seed(object: string, modifiedTimes: number[]): string[];
-  /** Sets a record's modification time, as an edit at the provider would. */
-  touch(object: string, id: string, modifiedMs: number): void;
+  /**
+   * Sets a record's modification time, as an edit at the provider would. `visibleFromMs`: the
+   * change is stamped `modifiedMs` but the provider's listings show it only from then on (a
+   * transaction that commits late, an index that catches up late); without it the change shows as
+   * soon as the provider documents (its documented lag, or at once).
+   */
+  touch(object: string, id: string, modifiedMs: number, options?: { visibleFromMs?: number }): void;
+  /**
+   * Deletes the record at `atMs` as a user of the provider would (delete, archive, trash: what the
+   * provider calls deleting), after which the provider reveals it the way its reference says (a
+   * tombstone, `IsDeleted`, `archived`, a `deleted` status in an export), or not at all.
+   */
+  remove(object: string, id: string, atMs: number): void;
   /** The record as the provider stores it, or undefined once deleted. */
   stored(object: string, id: string): Record<string, unknown> | undefined;
   stop(): Promise<void>;

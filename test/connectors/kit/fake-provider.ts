@@ -18,6 +18,12 @@ export interface LoggedRequest {
   query: Record<string, unknown>;
   headers: Record<string, string | string[] | undefined>;
   body: unknown;
+  /**
+   * Set by the fake on a request that lists records: the page size it asked for, read from the
+   * provider's own parameter (the provider's default when it named none), and the most that
+   * endpoint's reference allows. The suite checks that reads ask for the most.
+   */
+  listing?: { object: string; pageSize: number; maxPageSize: number };
 }
 
 /** Thrown by a fake's routes: answered with the provider's error body. */
@@ -49,6 +55,7 @@ export class FakeProvider {
   url = '';
   readonly requests: LoggedRequest[] = [];
   readonly router: Router;
+  #logged = new WeakMap<Context, LoggedRequest>();
   #credential = 'valid-credential-1';
   #generation = 1;
   #failures: { status: number; headers: Record<string, string> }[] = [];
@@ -59,6 +66,19 @@ export class FakeProvider {
 
   constructor(private readonly options: FakeProviderOptions) {
     this.router = new Router(options.prefix ? { prefix: options.prefix } : undefined);
+  }
+
+  /** The provider's clock (see `ConformanceFake.setClock`). */
+  now: () => number = Date.now;
+
+  setClock(now: () => number): void {
+    this.now = now;
+  }
+
+  /** Marks the request being served as a listing (see `LoggedRequest.listing`). */
+  logListing(ctx: Context, listing: NonNullable<LoggedRequest['listing']>): void {
+    const logged = this.#logged.get(ctx);
+    if (logged) logged.listing = listing;
   }
 
   /** The credential the provider accepts now. */
@@ -112,13 +132,15 @@ export class FakeProvider {
       ctx.body = { access_token: this.rotateCredential(), token_type: 'bearer', expires_in: 3600 };
     });
     app.use(async (ctx, next) => {
-      this.requests.push({
+      const logged: LoggedRequest = {
         method: ctx.method,
         path: ctx.path,
         query: { ...ctx.query },
         headers: { ...ctx.headers },
         body: ctx.request.body,
-      });
+      };
+      this.requests.push(logged);
+      this.#logged.set(ctx, logged);
       const failure = this.#failures.shift();
       if (failure) {
         const rateLimited = failure.status === 429;
@@ -163,16 +185,21 @@ export function basicUserCredential(ctx: Context): string | undefined {
   return encoded ? Buffer.from(encoded, 'base64').toString('utf8').split(':')[0] : undefined;
 }
 
-/** A record kept by a fake: the provider-shaped record and its modification time. */
+/** A record kept by a fake: the provider-shaped record, its modification time and when listings show it. */
 export interface StoredRecord<T> {
   record: T;
   modifiedMs: number;
+  /** Listings show this version from then on (a late commit, a lagging index); default `modifiedMs`. */
+  visibleFromMs?: number;
   deleted?: boolean;
+  /** When it was deleted, for providers that list deletions. */
+  deletedMs?: number;
 }
 
 /**
  * A fake's records of one object, in insertion (id) order. Providers differ in shape, so the store
- * holds each record as the provider returns it and leaves formatting to the fake.
+ * holds each record as the provider returns it and leaves formatting to the fake. Deleted records
+ * stay (with `deleted`), for fakes whose provider lists them.
  */
 export class RecordStore<T extends object> {
   readonly rows = new Map<string, StoredRecord<T>>();
@@ -182,8 +209,8 @@ export class RecordStore<T extends object> {
     return this.#nextId++;
   }
 
-  put(id: string, record: T, modifiedMs: number): T {
-    this.rows.set(id, { record, modifiedMs });
+  put(id: string, record: T, modifiedMs: number, visibleFromMs?: number): T {
+    this.rows.set(id, { record, modifiedMs, ...(visibleFromMs !== undefined && { visibleFromMs }) });
     return record;
   }
 
@@ -192,17 +219,35 @@ export class RecordStore<T extends object> {
     return row && !row.deleted ? row : undefined;
   }
 
+  /** Marks the record deleted at `atMs`; listings of deletions still find it. */
+  remove(id: string, atMs: number): StoredRecord<T> | undefined {
+    const row = this.rows.get(id);
+    if (!row || row.deleted) return undefined;
+    Object.assign(row, { deleted: true, deletedMs: atMs, modifiedMs: atMs, visibleFromMs: undefined });
+    return row;
+  }
+
   /** Live records, oldest id first. */
   live(): StoredRecord<T>[] {
     return [...this.rows.values()].filter((row) => !row.deleted);
   }
 
-  /** Live records modified in [since, until), oldest modification first (ties by id). */
-  modifiedBetween(since: number | undefined, until: number | undefined): StoredRecord<T>[] {
+  /** Deleted records, oldest id first. */
+  removed(): StoredRecord<T>[] {
+    return [...this.rows.values()].filter((row) => row.deleted);
+  }
+
+  /**
+   * Live records modified in [since, until), oldest modification first (ties by id). With `now`,
+   * only versions visible by then (see `visibleFromMs`).
+   */
+  modifiedBetween(since: number | undefined, until: number | undefined, now?: number): StoredRecord<T>[] {
     return this.live()
       .filter(
         (row) =>
-          (since === undefined || row.modifiedMs >= since) && (until === undefined || row.modifiedMs < until),
+          (since === undefined || row.modifiedMs >= since) &&
+          (until === undefined || row.modifiedMs < until) &&
+          (now === undefined || (row.visibleFromMs ?? row.modifiedMs) <= now),
       )
       .sort((a, b) => a.modifiedMs - b.modifiedMs);
   }
