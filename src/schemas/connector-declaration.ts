@@ -1,5 +1,17 @@
 import Type, { type Static } from 'typebox';
 import { ValueTypeSchema } from './object-metadata.js';
+import {
+  DeclaredRequestSchema,
+  JsonPointerSchema,
+  PaginationSchema,
+  PredicateSchema,
+  strict,
+  TimeFormatSchema,
+} from './connector-basics.js';
+import { WebhooksDeclarationSchema } from './connector-webhooks.js';
+
+export * from './connector-basics.js';
+export * from './connector-webhooks.js';
 
 /**
  * A provider's deep support as data (`src/providers/catalog/connectors/<provider>.json`): per object,
@@ -18,135 +30,6 @@ import { ValueTypeSchema } from './object-metadata.js';
  * A body member named `...` spreads its object value into the object holding it (`{"id": "{{id}}", "...": "{{record}}"}`).
  */
 
-const strict = { additionalProperties: false } as const;
-
-/** RFC 6901 JSON Pointer into a response body or a record; `""` is the whole document. */
-export const JsonPointerSchema = Type.String({
-  pattern: '^(/([^~/]|~[01])*)*$',
-  description: 'A JSON Pointer (RFC 6901), e.g. `/paging/next/after`; `""` is the whole document.',
-});
-export type JsonPointer = Static<typeof JsonPointerSchema>;
-
-export const TimeFormatSchema = Type.Enum(['iso', 'isoSeconds', 'unixSeconds', 'unixMs', 'date']);
-export type TimeFormat = Static<typeof TimeFormatSchema>;
-
-export const DeclaredRequestSchema = Type.Object(
-  {
-    method: Type.Enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']),
-    /**
-     * Relative to the provider's base URL, e.g. `/crm/v3/objects/{{object}}`; `""` is the base URL
-     * itself (a GraphQL endpoint that is the catalog's base URL, Linear's `/graphql`).
-     */
-    path: Type.String(),
-    query: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String())),
-    headers: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String())),
-    /** A JSON template; a string that is exactly one placeholder takes the value's own type. */
-    body: Type.Optional(Type.Unknown()),
-    /** How the body is sent: JSON (default) or `application/x-www-form-urlencoded` (Stripe). */
-    encoding: Type.Optional(Type.Enum(['json', 'form'])),
-  },
-  strict,
-);
-export type DeclaredRequest = Static<typeof DeclaredRequestSchema>;
-
-/** Where the next page comes from. */
-export const PaginationSchema = Type.Union([
-  Type.Object(
-    {
-      style: Type.Literal('cursor'),
-      /** The next cursor in the response; the request carries it as `{{cursor}}`. */
-      next: JsonPointerSchema,
-      /** A boolean saying more follow, where the provider gives one besides the cursor. */
-      hasMore: Type.Optional(JsonPointerSchema),
-      /** A boolean saying this page is the last, though a cursor is still given (Zendesk's `end_of_stream`). */
-      last: Type.Optional(JsonPointerSchema),
-    },
-    strict,
-  ),
-  Type.Object(
-    {
-      style: Type.Literal('nextUrl'),
-      /** A URL (absolute, or a path) in the response that fetches the next page as it is. */
-      next: JsonPointerSchema,
-      /** A boolean saying this page is the last, though a next URL is still given (Zendesk's `end_of_stream`). */
-      last: Type.Optional(JsonPointerSchema),
-      /**
-       * The URL names another host for the same API (Front's `<company>.api.frontapp.com`): its path
-       * and query are fetched from the provider's base URL, where the credentials belong.
-       */
-      rebase: Type.Optional(Type.Boolean()),
-    },
-    strict,
-  ),
-  Type.Object({ style: Type.Literal('linkHeader') }, strict),
-  Type.Object(
-    {
-      style: Type.Literal('offset'),
-      hasMore: Type.Optional(JsonPointerSchema),
-      total: Type.Optional(JsonPointerSchema),
-    },
-    strict,
-  ),
-  Type.Object(
-    {
-      style: Type.Literal('page'),
-      /** The number of the first page (1 unless said). */
-      first: Type.Optional(Type.Integer({ minimum: 0, maximum: 1 })),
-      hasMore: Type.Optional(JsonPointerSchema),
-      totalPages: Type.Optional(JsonPointerSchema),
-    },
-    strict,
-  ),
-  Type.Object(
-    {
-      style: Type.Literal('lastId'),
-      /** The request carries the last record's id as `{{lastId}}` (Stripe's `starting_after`). */
-      hasMore: JsonPointerSchema,
-    },
-    strict,
-  ),
-  Type.Object({ style: Type.Literal('none') }, strict),
-]);
-export type Pagination = Static<typeof PaginationSchema>;
-export type PaginationStyle = Pagination['style'];
-
-/** Whether a field descriptor has a property: a pointer to a truthy value, its negation, or a combination. */
-export type Predicate =
-  | boolean
-  | string
-  | { not: Predicate }
-  | { anyOf: Predicate[] }
-  | { allOf: Predicate[] }
-  | { includes: { at: string; value: string | number | boolean } }
-  | { matches: { at: string; pattern: string } };
-export const PredicateSchema = Type.Cyclic(
-  {
-    Predicate: Type.Union([
-      Type.Boolean(),
-      JsonPointerSchema,
-      Type.Object({ not: Type.Ref('Predicate') }, strict),
-      Type.Object({ anyOf: Type.Array(Type.Ref('Predicate'), { minItems: 1 }) }, strict),
-      Type.Object({ allOf: Type.Array(Type.Ref('Predicate'), { minItems: 1 }) }, strict),
-      /** The value at `at` is `value`, or a list holding it (Copper's `available_on: ["person", …]`). */
-      Type.Object(
-        {
-          includes: Type.Object(
-            { at: JsonPointerSchema, value: Type.Union([Type.String(), Type.Number(), Type.Boolean()]) },
-            strict,
-          ),
-        },
-        strict,
-      ),
-      /** The text at `at` matches a regular expression (Stripe's event `type` ending in `.deleted`). */
-      Type.Object(
-        { matches: Type.Object({ at: JsonPointerSchema, pattern: Type.String({ minLength: 1 }) }, strict) },
-        strict,
-      ),
-    ]),
-  },
-  'Predicate',
-);
-
 /** The clauses of a read window, joined into `{{window}}`: a string with `join`, else a list. */
 export const WindowSchema = Type.Object(
   {
@@ -161,6 +44,31 @@ export const WindowSchema = Type.Object(
   },
   strict,
 );
+
+/**
+ * How a listing's time window behaves at the provider: what Ferry needs to lose no change at a
+ * window's edges. Every listing that filters by modification time states it (the loader refuses
+ * one that does not), from the provider's reference.
+ */
+export const ChangesSchema = Type.Object(
+  {
+    /** The unit of the modification times the listing filters on and returns. */
+    precision: Type.Enum(['millisecond', 'second']),
+    /** Whether a record stamped exactly at the window's start is listed. */
+    since: Type.Enum(['inclusive', 'exclusive']),
+    /** Whether a record stamped exactly at the window's end is listed; `unbounded` when the listing takes no end. */
+    until: Type.Enum(['inclusive', 'exclusive', 'unbounded']),
+    /**
+     * The longest a change may take, after its modification time, to appear in this listing: a
+     * search index that lags, an export that holds back its last minute, a transaction committed
+     * after the time it stamped. 0 when a change shows at once. The next read starts this much
+     * before the newest change seen, and what it sees again is recognised and not delivered twice.
+     */
+    lagSeconds: Type.Integer({ minimum: 0 }),
+  },
+  strict,
+);
+export type Changes = Static<typeof ChangesSchema>;
 
 /** One way of listing records. */
 export const ListingSchema = Type.Object(
@@ -204,10 +112,32 @@ export const ListingSchema = Type.Object(
      * at the first record modified at or after `until` (Zoho CRM's `If-Modified-Since`).
      */
     oldestFirst: Type.Optional(Type.Boolean()),
+    /** How the window behaves; required when the listing filters by time (`{{since}}`, `{{until}}`). */
+    changes: Type.Optional(ChangesSchema),
+    /**
+     * The pagination's position at the end of the listing (its last cursor or next URL, Zendesk's
+     * `after_url`) continues it later with what changed since: kept per object, it starts the next
+     * scheduled read instead of `{{since}}`.
+     */
+    resume: Type.Optional(Type.Boolean()),
   },
   strict,
 );
 export type Listing = Static<typeof ListingSchema>;
+
+/**
+ * How the provider reveals records deleted (or archived, trashed) since a time, so reads can
+ * deliver them: the listing marks them itself (`marked`: its `deleted` predicate or the object's
+ * `deleted` pointer, asked for with `{{includeDeleted}}`: Zendesk's ticket export, Salesforce's
+ * `queryAll`), another listing lists them (`listing`: HubSpot's `archived=true`, read after the
+ * changes, its `updated` being the deletion time), or not at all (`none`, with the reason).
+ */
+export const DeletionsSchema = Type.Union([
+  Type.Object({ style: Type.Literal('marked') }, strict),
+  Type.Object({ style: Type.Literal('listing'), listing: ListingSchema }, strict),
+  Type.Object({ style: Type.Literal('none'), reason: Type.String({ minLength: 1 }) }, strict),
+]);
+export type Deletions = Static<typeof DeletionsSchema>;
 
 export const ReadDeclarationSchema = Type.Object(
   {
@@ -215,6 +145,8 @@ export const ReadDeclarationSchema = Type.Object(
     list: ListingSchema,
     /** Windowed reads (`since` set), when the provider lists changes another way (a search, an events feed). */
     incremental: Type.Optional(ListingSchema),
+    /** How deleted records are revealed; every readable object says (the loader refuses one that does not). */
+    deletions: Type.Optional(DeletionsSchema),
     /** One record by id (`{{id}}`): a change event that names only its record is read through this. */
     get: Type.Optional(Type.Object({ request: DeclaredRequestSchema, record: JsonPointerSchema }, strict)),
     /** How many records a window holds (`{{since}}`, `{{until}}`), where the provider can say. */
@@ -316,8 +248,17 @@ export const MetadataDeclarationSchema = Type.Object(
     where: Type.Optional(PredicateSchema),
     /** The field's name; several pointers are joined with `.` (Shopify's `namespace.key`). */
     name: Type.Union([JsonPointerSchema, Type.Array(JsonPointerSchema, { minItems: 1 })]),
-    /** Written before each described name: where the values sit in a record (Front's `custom_fields.`). */
-    prefix: Type.Optional(Type.String({ minLength: 1 })),
+    /**
+     * Written before each described name: where the values sit in a record (Front's
+     * `custom_fields.`); with `when`, only before the names of fields for which it holds
+     * (Pipedrive's custom fields).
+     */
+    prefix: Type.Optional(
+      Type.Union([
+        Type.String({ minLength: 1 }),
+        Type.Object({ text: Type.String({ minLength: 1 }), when: PredicateSchema }, strict),
+      ]),
+    ),
     label: Type.Optional(JsonPointerSchema),
     type: JsonPointerSchema,
     /** A second type property (HubSpot's `fieldType`): `types` is asked for `<type>/<subtype>` first. */
@@ -325,6 +266,15 @@ export const MetadataDeclarationSchema = Type.Object(
     readOnly: Type.Optional(PredicateSchema),
     required: Type.Optional(PredicateSchema),
     custom: Type.Optional(PredicateSchema),
+    /** The field is in use; an inactive one is left out of the metadata (Zendesk's `active: false`). */
+    active: Type.Optional(PredicateSchema),
+    /**
+     * Whether a create may set the field, and whether an update may (Salesforce's `createable`,
+     * `updateable`): with both, the field is read-only when neither holds, and marked `createOnly`
+     * or `updateOnly` when one does. They replace `readOnly`.
+     */
+    creatable: Type.Optional(PredicateSchema),
+    updatable: Type.Optional(PredicateSchema),
     /** Allowed values: `list` is one pointer, or several tried in order (Notion's `/select/options`, `/status/options`). */
     options: Type.Optional(
       Type.Object(
@@ -332,6 +282,8 @@ export const MetadataDeclarationSchema = Type.Object(
           list: Type.Union([JsonPointerSchema, Type.Array(JsonPointerSchema, { minItems: 1 })]),
           value: JsonPointerSchema,
           label: JsonPointerSchema,
+          /** The value may be chosen; inactive values are left out (Salesforce's picklist `active`). */
+          active: Type.Optional(PredicateSchema),
         },
         strict,
       ),
@@ -342,6 +294,35 @@ export const MetadataDeclarationSchema = Type.Object(
   strict,
 );
 export type MetadataDeclaration = Static<typeof MetadataDeclarationSchema>;
+
+/**
+ * Where a record keeps field values under names other than its top-level keys, so that the names
+ * the metadata lists are the names that select, map and write: HubSpot's `properties` (no prefix:
+ * `email` is `/properties/email`), Pipedrive's `custom_fields` object (`custom_fields.<key>`),
+ * Zendesk's `custom_fields` list of `{id, value}` (`custom_fields.<id>`). A write naming
+ * `<prefix><name>` sends the value back into its container (containers with a prefix; one without
+ * is the write request's own business, HubSpot's `{"properties": "{{record}}"}`).
+ */
+export const ValuesContainerSchema = Type.Object(
+  {
+    at: JsonPointerSchema,
+    prefix: Type.Optional(Type.String({ minLength: 1 })),
+    /** The container is a list of entries: where each entry's name and value are. */
+    entries: Type.Optional(
+      Type.Object(
+        {
+          name: JsonPointerSchema,
+          value: JsonPointerSchema,
+          /** Names are numbers in the provider's JSON (Zendesk's field ids). */
+          numericNames: Type.Optional(Type.Boolean()),
+        },
+        strict,
+      ),
+    ),
+  },
+  strict,
+);
+export type ValuesContainer = Static<typeof ValuesContainerSchema>;
 
 export const ObjectDeclarationSchema = Type.Object(
   {
@@ -359,170 +340,14 @@ export const ObjectDeclarationSchema = Type.Object(
     /** Records matching equality filters (optional: absent, the provider cannot search this object). */
     search: Type.Optional(SearchDeclarationSchema),
     metadata: Type.Optional(MetadataDeclarationSchema),
+    /** Containers of field values inside a record (see `ValuesContainerSchema`). */
+    values: Type.Optional(Type.Array(ValuesContainerSchema, { minItems: 1 })),
     /** Fields no endpoint describes (standard fields of providers that describe only custom ones). */
     fields: Type.Optional(Type.Record(Type.String({ minLength: 1 }), StaticFieldSchema)),
   },
   strict,
 );
 export type ObjectDeclaration = Static<typeof ObjectDeclarationSchema>;
-
-/** A provider event for one record change: its name, and what registering for it sends (default: the name). */
-export const WebhookEventSchema = Type.Union([
-  Type.String({ minLength: 1 }),
-  Type.Object({ name: Type.String({ minLength: 1 }), register: Type.Unknown() }, strict),
-]);
-export type WebhookEvent = Static<typeof WebhookEventSchema>;
-
-/** How a provider signs what it posts: an HMAC-SHA256 of `signed`, keyed with the subscription's secret. */
-export const HmacSignatureSchema = Type.Object(
-  {
-    scheme: Type.Optional(Type.Literal('hmac-sha256')),
-    /** The header carrying the signature. */
-    header: Type.String({ minLength: 1 }),
-    /** A regular expression whose first group is one signature, matched repeatedly (several during a rotation); absent: the whole header. */
-    pattern: Type.Optional(Type.String({ minLength: 1 })),
-    encoding: Type.Enum(['hex', 'base64']),
-    /**
-     * What is signed, from `{{timestamp}}` and `{{body}}` (the raw body), e.g. `{{timestamp}}.{{body}}`;
-     * also `{{method}}` and `{{uri}}` (the URL the provider posted to), for HubSpot's v3 signature.
-     */
-    signed: Type.String({ minLength: 1 }),
-    /** Where the signing time is, for `{{timestamp}}` and the replay window: a header, optionally a pattern's first group. */
-    timestamp: Type.Optional(
-      Type.Object(
-        {
-          header: Type.String({ minLength: 1 }),
-          pattern: Type.Optional(Type.String({ minLength: 1 })),
-          unit: Type.Enum(['seconds', 'milliseconds']),
-        },
-        strict,
-      ),
-    ),
-    /** How far the signing time may be from now (default 300). */
-    toleranceSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
-    /** How the secret becomes the key: as text (default), or hex- or base64-decoded after `secretPrefix` is removed. */
-    secretEncoding: Type.Optional(Type.Enum(['utf8', 'hex', 'base64'])),
-    secretPrefix: Type.Optional(Type.String({ minLength: 1 })),
-  },
-  strict,
-);
-export type HmacSignature = Static<typeof HmacSignatureSchema>;
-
-/** Providers that sign nothing but send the credentials Ferry gave them as HTTP Basic auth (Pipedrive). */
-export const BasicSignatureSchema = Type.Object(
-  {
-    scheme: Type.Literal('basic'),
-    /** The user name Ferry registers; the password is the subscription's secret (`ferrySecret`). */
-    username: Type.String({ minLength: 1 }),
-  },
-  strict,
-);
-
-/**
- * Providers that sign nothing but echo in each notification the key/value secret Ferry registered
- * (Copper): the first value found at one of `at` must equal the subscription's secret.
- */
-export const EchoedSecretSchema = Type.Object(
-  {
-    scheme: Type.Literal('echoed'),
-    at: Type.Array(JsonPointerSchema, { minItems: 1 }),
-  },
-  strict,
-);
-export type EchoedSecret = Static<typeof EchoedSecretSchema>;
-
-export const WebhookSignatureSchema = Type.Union([
-  HmacSignatureSchema,
-  BasicSignatureSchema,
-  EchoedSecretSchema,
-]);
-export type WebhookSignature = Static<typeof WebhookSignatureSchema>;
-
-/**
- * Change events the provider posts to Ferry: registering a subscription for one object
- * (`{{webhookUrl}}`, `{{events}}`: the objects' register values, `{{secret}}` when Ferry makes the
- * secret, `{{subscriptionId}}` once it exists), checking signatures, and reading events.
- */
-export const WebhooksDeclarationSchema = Type.Object(
-  {
-    /**
-     * The provider app's own settings hold the subscriptions (HubSpot): every account that installed
-     * the app gets its events, posted to `/v1/webhooks/providers/{provider}/apps/{providerAppId}` and
-     * signed with the app's client secret. Ferry registers nothing (no `create`, `delete`) and hands
-     * each event to the installations whose connection's workspace is the event's `workspace`.
-     */
-    appLevel: Type.Optional(Type.Boolean()),
-    create: Type.Optional(
-      Type.Object(
-        {
-          request: DeclaredRequestSchema,
-          /** The provider's id of the subscription in the answer. */
-          id: JsonPointerSchema,
-          /** The signing secret in the answer, for providers that issue one. */
-          secret: Type.Optional(JsonPointerSchema),
-          /**
-           * One provider subscription per registered event (Copper: one per type and event), each
-           * request sending that event's register value as `{{event}}`; Ferry keeps their ids joined
-           * with commas, and deletes each.
-           */
-          perEvent: Type.Optional(Type.Boolean()),
-        },
-        strict,
-      ),
-    ),
-    /** Providers that give the signing secret only through another call (`{{subscriptionId}}`). */
-    secret: Type.Optional(Type.Object({ request: DeclaredRequestSchema, value: JsonPointerSchema }, strict)),
-    /** Ferry makes the secret and sends it as `{{secret}}` (providers that take one). */
-    ferrySecret: Type.Optional(Type.Boolean()),
-    /** Changes the subscription in place; absent: it is deleted and created again. */
-    update: Type.Optional(Type.Object({ request: DeclaredRequestSchema }, strict)),
-    /** A 404 counts as done: the subscription is gone either way. */
-    delete: Type.Optional(Type.Object({ request: DeclaredRequestSchema }, strict)),
-    signature: WebhookSignatureSchema,
-    event: Type.Object(
-      {
-        /** Where a body carrying several events lists them; absent: the body is one event. */
-        list: Type.Optional(JsonPointerSchema),
-        /** The event within the body (or each listed item), e.g. `/event`; default the whole. */
-        root: Type.Optional(JsonPointerSchema),
-        /** The provider's event id, for deduplication; several values are joined with `:`. */
-        id: Type.Optional(Type.Union([JsonPointerSchema, Type.Array(JsonPointerSchema, { minItems: 1 })])),
-        /** The provider account the event belongs to (HubSpot's `portalId`), for `appLevel` webhooks. */
-        workspace: Type.Optional(JsonPointerSchema),
-        /** The event's name, from these values joined with `.` (e.g. `/type` and `/action`). */
-        type: Type.Array(JsonPointerSchema, { minItems: 1 }),
-        /** The changed record's id; or `recordIds`. */
-        recordId: Type.Optional(JsonPointerSchema),
-        /** A list of changed records' ids (Copper's `ids`): one event per id, each read by id. */
-        recordIds: Type.Optional(JsonPointerSchema),
-        /** The record as it is after the change; absent: Ferry reads it by id. */
-        record: Type.Optional(JsonPointerSchema),
-        occurredAt: Type.Optional(
-          Type.Object({ field: JsonPointerSchema, format: TimeFormatSchema }, strict),
-        ),
-        /** Which fields changed: a list of names, an object whose keys are the names (previous values), or one name. */
-        fieldsUpdated: Type.Optional(
-          Type.Object({ pointer: JsonPointerSchema, as: Type.Enum(['list', 'keys', 'name']) }, strict),
-        ),
-      },
-      strict,
-    ),
-    /** Per object, the provider event of each record change. */
-    objects: Type.Record(
-      Type.String({ minLength: 1 }),
-      Type.Object(
-        {
-          create: Type.Optional(WebhookEventSchema),
-          update: Type.Optional(WebhookEventSchema),
-          delete: Type.Optional(WebhookEventSchema),
-        },
-        strict,
-      ),
-    ),
-  },
-  strict,
-);
-export type WebhooksDeclaration = Static<typeof WebhooksDeclarationSchema>;
 
 export const ConnectorDeclarationSchema = Type.Object(
   {
@@ -551,6 +376,31 @@ export const ConnectorDeclarationSchema = Type.Object(
     webhooks: Type.Optional(WebhooksDeclarationSchema),
     /** Where the provider's error message sits in an error body, tried in order. */
     errorMessage: Type.Optional(Type.Array(JsonPointerSchema, { minItems: 1 })),
+    /**
+     * Where an error body details what was wrong (Zendesk's per-field `details`, Salesforce's
+     * `[{errorCode, fields}]`), tried in order: the caller sees it with the write's error and in
+     * the operation's logs.
+     */
+    errorDetails: Type.Optional(Type.Array(JsonPointerSchema, { minItems: 1 })),
+    /**
+     * Limits the provider documents per endpoint, which Ferry keeps to rather than running into
+     * 429s: at most `requests` matching requests in any `perSeconds` (per connection, per process).
+     */
+    pacing: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            method: Type.Optional(Type.Enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'])),
+            /** A regular expression over the request's path (the part after the base URL). */
+            path: Type.String({ minLength: 1 }),
+            requests: Type.Integer({ minimum: 1 }),
+            perSeconds: Type.Number({ exclusiveMinimum: 0 }),
+          },
+          strict,
+        ),
+        { minItems: 1 },
+      ),
+    ),
     /**
      * Failures a provider reports inside a 2xx answer (GraphQL's top-level `errors`, Shopify's
      * mutation `userErrors`), tried in order: when the value at `at` is present, the answer is

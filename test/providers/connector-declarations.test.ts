@@ -32,7 +32,9 @@ function declaration(): any {
             records: '/data',
             pagination: { style: 'cursor', next: '/meta/next' },
             pageSize: { max: 100 },
+            changes: { precision: 'second', since: 'inclusive', until: 'unbounded', lagSeconds: 0 },
           },
+          deletions: { style: 'none', reason: 'Acme keeps no trace of deleted people.' },
         },
         write: {
           update: { request: { method: 'PATCH', path: '/people/{{id}}', body: '{{record}}' } },
@@ -137,6 +139,59 @@ function memberSearch(): any {
     pageSize: { max: 200 },
   };
 }
+
+describe('what a read needs to lose no change', () => {
+  it('refuses a listing filtered by time that does not state its precision, bounds and lag', () => {
+    const value = declaration();
+    delete value.objects.people.read.list.changes;
+    expect(problemsOf(value)).toContain(
+      'acme: objects.people.read.list.changes: a listing filtered by time must state its precision, its bounds and its lag',
+    );
+  });
+
+  it('refuses a readable object that does not say how deletions are revealed', () => {
+    const value = declaration();
+    delete value.objects.people.read.deletions;
+    expect(problemsOf(value)).toContain(
+      'acme: objects.people.read.deletions: a readable object must say how its provider reveals deletions',
+    );
+  });
+
+  it('refuses marked deletions without a mark, and a listing of deletions checked like any listing', () => {
+    const marked = declaration();
+    marked.objects.people.read.deletions = { style: 'marked' };
+    expect(problemsOf(marked)).toContain("marked deletions need the object's deleted pointer");
+    const listed = declaration();
+    listed.objects.people.read.deletions = {
+      style: 'listing',
+      listing: {
+        request: { method: 'GET', path: '/people/deleted', query: { after: '{{since|unixSeconds}}' } },
+        records: '/data',
+        pagination: { style: 'cursor', next: '/meta/next' },
+        pageSize: { max: 100 },
+      },
+    };
+    const problems = problemsOf(listed);
+    expect(problems).toContain(
+      'objects.people.read.deletions.listing.pagination: style cursor needs {{cursor}}',
+    );
+    expect(problems).toContain('objects.people.read.deletions.listing.changes: a listing filtered by time');
+  });
+
+  it('refuses a resumable listing whose pagination leaves no position, and a pacing rule that does not compile', () => {
+    const value = declaration();
+    const list = value.objects.people.read.list;
+    list.resume = true;
+    list.pagination = { style: 'offset' };
+    list.request.query = { limit: '{{pageSize}}', offset: '{{offset}}', since: '{{since|unixSeconds}}' };
+    value.pacing = [{ path: '(', requests: 5, perSeconds: 1 }];
+    const problems = problemsOf(value);
+    expect(problems).toContain(
+      'objects.people.read.list.resume: style offset leaves no position to resume from',
+    );
+    expect(problems).toContain('acme: pacing.0.path:');
+  });
+});
 
 describe('searches whose request names the field in a key (members)', () => {
   const withSearch = (search: unknown) => {

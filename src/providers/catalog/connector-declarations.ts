@@ -165,6 +165,7 @@ class Checker {
       this.problem(`${field}.request`, 'uses {{window}} but no window is declared');
     }
     this.predicate(`${field}.deleted`, listing.deleted);
+    this.changes(field, listing, used);
     if (listing.following) {
       const following = new Set(
         this.request(`${field}.following.request`, listing.following.request, readPlaceholders).map(
@@ -182,6 +183,50 @@ class Checker {
     }
     if (listing.pageSize.min !== undefined && listing.pageSize.min > listing.pageSize.max) {
       this.problem(`${field}.pageSize`, 'min is larger than max');
+    }
+  }
+
+  /**
+   * A listing that filters by modification time states how its window behaves (`changes`), and
+   * one that resumes from its own cursor pages by a cursor or a URL.
+   */
+  changes(field: string, listing: Listing, used: ReadonlySet<string>): void {
+    const windowed =
+      used.has('since') ||
+      used.has('until') ||
+      (listing.window !== undefined && used.has('window')) ||
+      listing.newestFirst === true ||
+      listing.oldestFirst === true;
+    if (windowed && !listing.changes) {
+      this.problem(
+        `${field}.changes`,
+        'a listing filtered by time must state its precision, its bounds and its lag (changes: {precision, since, until, lagSeconds})',
+      );
+    }
+    if (listing.resume && !['cursor', 'nextUrl', 'linkHeader'].includes(listing.pagination.style)) {
+      this.problem(`${field}.resume`, `style ${listing.pagination.style} leaves no position to resume from`);
+    }
+  }
+
+  /** A readable object says how deletions are revealed; `marked` needs a mark, `listing` a listing. */
+  deletions(prefix: string, read: NonNullable<ObjectDeclaration['read']>): void {
+    const deletions = read.deletions;
+    if (!deletions) {
+      this.problem(
+        `${prefix}.read.deletions`,
+        'a readable object must say how its provider reveals deletions (style marked, listing or none with a reason)',
+      );
+      return;
+    }
+    if (deletions.style === 'marked') {
+      const listing = read.incremental ?? read.list;
+      if (this.declared.deleted === undefined && listing.deleted === undefined)
+        this.problem(
+          `${prefix}.read.deletions`,
+          "marked deletions need the object's deleted pointer or the listing's deleted predicate",
+        );
+    } else if (deletions.style === 'listing') {
+      this.listing(`${prefix}.read.deletions.listing`, deletions.listing);
     }
   }
 
@@ -228,6 +273,7 @@ class Checker {
     if (object.read) {
       this.listing(`${prefix}.read.list`, object.read.list);
       if (object.read.incremental) this.listing(`${prefix}.read.incremental`, object.read.incremental);
+      this.deletions(prefix, object.read);
       if (object.read.get) {
         const used = this.request(`${prefix}.read.get.request`, object.read.get.request, ['id']);
         if (!used.some((p) => p.name === 'id')) {
@@ -261,9 +307,21 @@ class Checker {
     if (object.search) this.search(`${prefix}.search`, object.search);
     if (object.metadata) {
       this.request(`${prefix}.metadata.request`, object.metadata.request, ['cursor', 'offset', 'page']);
-      for (const name of ['where', 'readOnly', 'required', 'custom'] as const) {
+      for (const name of [
+        'where',
+        'readOnly',
+        'required',
+        'custom',
+        'active',
+        'creatable',
+        'updatable',
+      ] as const) {
         this.predicate(`${prefix}.metadata.${name}`, object.metadata[name]);
       }
+      if ((object.metadata.creatable === undefined) !== (object.metadata.updatable === undefined))
+        this.problem(`${prefix}.metadata`, 'creatable and updatable go together');
+      if (object.metadata.creatable !== undefined && object.metadata.readOnly !== undefined)
+        this.problem(`${prefix}.metadata.readOnly`, 'creatable and updatable say it already');
     }
   }
 }
@@ -397,6 +455,13 @@ export function checkDeclaration(
     problems.push(...checker.problems);
   }
   if (declaration.webhooks) problems.push(...webhookProblems(declaration, declaration.webhooks));
+  declaration.pacing?.forEach((rule, index) => {
+    try {
+      new RegExp(rule.path);
+    } catch (error) {
+      problems.push(`${declaration.provider}: pacing.${index}.path: ${(error as Error).message}`);
+    }
+  });
   if (problems.length) {
     throw new ConnectorDeclarationError(
       `Connector declaration ${file} is not valid:\n- ${problems.join('\n- ')}`,

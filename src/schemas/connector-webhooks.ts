@@ -1,0 +1,162 @@
+import Type, { type Static } from 'typebox';
+import { DeclaredRequestSchema, JsonPointerSchema, strict, TimeFormatSchema } from './connector-basics.js';
+
+/** How a connector declaration subscribes to a provider's change events (its `webhooks`). */
+
+/** A provider event for one record change: its name, and what registering for it sends (default: the name). */
+export const WebhookEventSchema = Type.Union([
+  Type.String({ minLength: 1 }),
+  Type.Object({ name: Type.String({ minLength: 1 }), register: Type.Unknown() }, strict),
+]);
+export type WebhookEvent = Static<typeof WebhookEventSchema>;
+
+/** How a provider signs what it posts: an HMAC-SHA256 of `signed`, keyed with the subscription's secret. */
+export const HmacSignatureSchema = Type.Object(
+  {
+    scheme: Type.Optional(Type.Literal('hmac-sha256')),
+    /** The header carrying the signature. */
+    header: Type.String({ minLength: 1 }),
+    /** A regular expression whose first group is one signature, matched repeatedly (several during a rotation); absent: the whole header. */
+    pattern: Type.Optional(Type.String({ minLength: 1 })),
+    encoding: Type.Enum(['hex', 'base64']),
+    /**
+     * What is signed, from `{{timestamp}}` and `{{body}}` (the raw body), e.g. `{{timestamp}}.{{body}}`;
+     * also `{{method}}` and `{{uri}}` (the URL the provider posted to), for HubSpot's v3 signature.
+     */
+    signed: Type.String({ minLength: 1 }),
+    /** Where the signing time is, for `{{timestamp}}` and the replay window: a header, optionally a pattern's first group. */
+    timestamp: Type.Optional(
+      Type.Object(
+        {
+          header: Type.String({ minLength: 1 }),
+          pattern: Type.Optional(Type.String({ minLength: 1 })),
+          unit: Type.Enum(['seconds', 'milliseconds']),
+        },
+        strict,
+      ),
+    ),
+    /** How far the signing time may be from now (default 300). */
+    toleranceSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** How the secret becomes the key: as text (default), or hex- or base64-decoded after `secretPrefix` is removed. */
+    secretEncoding: Type.Optional(Type.Enum(['utf8', 'hex', 'base64'])),
+    secretPrefix: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  strict,
+);
+export type HmacSignature = Static<typeof HmacSignatureSchema>;
+
+/** Providers that sign nothing but send the credentials Ferry gave them as HTTP Basic auth (Pipedrive). */
+export const BasicSignatureSchema = Type.Object(
+  {
+    scheme: Type.Literal('basic'),
+    /** The user name Ferry registers; the password is the subscription's secret (`ferrySecret`). */
+    username: Type.String({ minLength: 1 }),
+  },
+  strict,
+);
+
+/**
+ * Providers that sign nothing but echo in each notification the key/value secret Ferry registered
+ * (Copper): the first value found at one of `at` must equal the subscription's secret.
+ */
+export const EchoedSecretSchema = Type.Object(
+  {
+    scheme: Type.Literal('echoed'),
+    at: Type.Array(JsonPointerSchema, { minItems: 1 }),
+  },
+  strict,
+);
+export type EchoedSecret = Static<typeof EchoedSecretSchema>;
+
+export const WebhookSignatureSchema = Type.Union([
+  HmacSignatureSchema,
+  BasicSignatureSchema,
+  EchoedSecretSchema,
+]);
+export type WebhookSignature = Static<typeof WebhookSignatureSchema>;
+
+/**
+ * Change events the provider posts to Ferry: registering a subscription for one object
+ * (`{{webhookUrl}}`, `{{events}}`: the objects' register values, `{{secret}}` when Ferry makes the
+ * secret, `{{subscriptionId}}` once it exists), checking signatures, and reading events.
+ */
+export const WebhooksDeclarationSchema = Type.Object(
+  {
+    /**
+     * The provider app's own settings hold the subscriptions (HubSpot): every account that installed
+     * the app gets its events, posted to `/v1/webhooks/providers/{provider}/apps/{providerAppId}` and
+     * signed with the app's client secret. Ferry registers nothing (no `create`, `delete`) and hands
+     * each event to the installations whose connection's workspace is the event's `workspace`.
+     */
+    appLevel: Type.Optional(Type.Boolean()),
+    create: Type.Optional(
+      Type.Object(
+        {
+          request: DeclaredRequestSchema,
+          /** The provider's id of the subscription in the answer. */
+          id: JsonPointerSchema,
+          /** The signing secret in the answer, for providers that issue one. */
+          secret: Type.Optional(JsonPointerSchema),
+          /**
+           * One provider subscription per registered event (Copper: one per type and event), each
+           * request sending that event's register value as `{{event}}`; Ferry keeps their ids joined
+           * with commas, and deletes each.
+           */
+          perEvent: Type.Optional(Type.Boolean()),
+        },
+        strict,
+      ),
+    ),
+    /** Providers that give the signing secret only through another call (`{{subscriptionId}}`). */
+    secret: Type.Optional(Type.Object({ request: DeclaredRequestSchema, value: JsonPointerSchema }, strict)),
+    /** Ferry makes the secret and sends it as `{{secret}}` (providers that take one). */
+    ferrySecret: Type.Optional(Type.Boolean()),
+    /** Changes the subscription in place; absent: it is deleted and created again. */
+    update: Type.Optional(Type.Object({ request: DeclaredRequestSchema }, strict)),
+    /** A 404 counts as done: the subscription is gone either way. */
+    delete: Type.Optional(Type.Object({ request: DeclaredRequestSchema }, strict)),
+    signature: WebhookSignatureSchema,
+    event: Type.Object(
+      {
+        /** Where a body carrying several events lists them; absent: the body is one event. */
+        list: Type.Optional(JsonPointerSchema),
+        /** The event within the body (or each listed item), e.g. `/event`; default the whole. */
+        root: Type.Optional(JsonPointerSchema),
+        /** The provider's event id, for deduplication; several values are joined with `:`. */
+        id: Type.Optional(Type.Union([JsonPointerSchema, Type.Array(JsonPointerSchema, { minItems: 1 })])),
+        /** The provider account the event belongs to (HubSpot's `portalId`), for `appLevel` webhooks. */
+        workspace: Type.Optional(JsonPointerSchema),
+        /** The event's name, from these values joined with `.` (e.g. `/type` and `/action`). */
+        type: Type.Array(JsonPointerSchema, { minItems: 1 }),
+        /** The changed record's id; or `recordIds`. */
+        recordId: Type.Optional(JsonPointerSchema),
+        /** A list of changed records' ids (Copper's `ids`): one event per id, each read by id. */
+        recordIds: Type.Optional(JsonPointerSchema),
+        /** The record as it is after the change; absent: Ferry reads it by id. */
+        record: Type.Optional(JsonPointerSchema),
+        occurredAt: Type.Optional(
+          Type.Object({ field: JsonPointerSchema, format: TimeFormatSchema }, strict),
+        ),
+        /** Which fields changed: a list of names, an object whose keys are the names (previous values), or one name. */
+        fieldsUpdated: Type.Optional(
+          Type.Object({ pointer: JsonPointerSchema, as: Type.Enum(['list', 'keys', 'name']) }, strict),
+        ),
+      },
+      strict,
+    ),
+    /** Per object, the provider event of each record change. */
+    objects: Type.Record(
+      Type.String({ minLength: 1 }),
+      Type.Object(
+        {
+          create: Type.Optional(WebhookEventSchema),
+          update: Type.Optional(WebhookEventSchema),
+          delete: Type.Optional(WebhookEventSchema),
+        },
+        strict,
+      ),
+    ),
+  },
+  strict,
+);
+export type WebhooksDeclaration = Static<typeof WebhooksDeclarationSchema>;
