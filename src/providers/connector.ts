@@ -44,10 +44,21 @@ export interface ReadPageInput {
   until?: Date;
   /** `nextPageToken` of the previous page; absent for the first page. */
   pageToken?: string;
-  /** Wanted records per page; connectors may return fewer (provider maximum) but never more. */
-  pageSize: number;
-  /** Also return deletions as records with `deleted: true`, where the provider can list them. */
+  /** Records per provider page; absent: the most the provider allows. Never more than asked. */
+  pageSize?: number;
+  /**
+   * Also return deletions as records with `deleted: true`, where the provider reveals them (see
+   * `ChangeTracking.deletions`); a separate listing of deletions is read after the changes.
+   */
   includeDeleted?: boolean;
+  /** Deletions at or after this instant; absent: `since`. */
+  deletedSince?: Date;
+  /**
+   * Start where an earlier read left off: its last page's `resumeCursor`, for listings that resume
+   * from the provider's own cursor. `since` then only says where to start should the provider no
+   * longer take the cursor.
+   */
+  resumeFrom?: string;
 }
 
 export interface ProviderRecord {
@@ -59,6 +70,12 @@ export interface ProviderRecord {
   raw: Record<string, unknown>;
   /** Set on deletions listed because `includeDeleted` was asked for. */
   deleted?: boolean;
+  /**
+   * The record's field values under the names its metadata lists, where they differ from `raw`'s
+   * top-level keys (values kept in containers: HubSpot's `properties`, custom field lists); field
+   * selection and mapping read this, `raw` stays as the provider sent it.
+   */
+  values?: Record<string, unknown>;
 }
 
 export interface ReadPageResult {
@@ -67,6 +84,32 @@ export interface ReadPageResult {
   nextPageToken?: string;
   /** True when no page follows. A page may be empty and still not be the last. */
   done: boolean;
+  /** The page comes from the listing of deletions: its records' times are deletion times. */
+  deletions?: boolean;
+  /**
+   * On the last page of a listing that resumes from the provider's own cursor: pass it back as
+   * `resumeFrom` to read what changed since.
+   */
+  resumeCursor?: string;
+}
+
+/**
+ * How an object's changes are followed from one read to the next: what a scheduled read needs to
+ * lose nothing at the window's edges and to deliver deletions.
+ */
+export interface ChangeTracking {
+  /**
+   * How far before the newest modification time seen the next read must start: the provider's lag
+   * (an index that catches up, an export's cut-off, late commits) plus one unit of its precision.
+   * What the overlap shows again is recognised by id and time and not delivered twice.
+   */
+  overlapMs: number;
+  /** How deleted records are revealed: in the listing itself, in a listing of their own, or not. */
+  deletions: 'marked' | 'listing' | 'none';
+  /** The overlap of the listing of deletions (`deletions: listing`). */
+  deletionsOverlapMs: number;
+  /** The listing resumes from the provider's own cursor (`resumeCursor`). */
+  resumable: boolean;
 }
 
 export interface WriteInput {
@@ -177,6 +220,9 @@ export interface Connector {
 
   /** One page of records modified in [since, until), oldest first where the provider can sort. */
   readPage(input: ReadPageInput): Promise<ReadPageResult>;
+
+  /** How reads of an object follow its changes; throws as `readPage` would for an object it cannot read. */
+  changeTracking(objectName: string): ChangeTracking;
 
   /** One page of records matching equality filters, where the provider declares a search. */
   search(input: SearchInput): Promise<SearchPageResult>;

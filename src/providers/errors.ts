@@ -53,6 +53,11 @@ export class ProviderError extends ConnectorError {
   readonly retryAfterSeconds?: number;
   /** The provider's own error message, when its body had one (bounded in length). */
   readonly providerMessage?: string;
+  /**
+   * What the provider's error body details beyond its message (Zendesk's per-field `details`,
+   * Salesforce's `errorCode` and `fields`), as the provider wrote it, where its declaration says.
+   */
+  readonly details?: unknown;
   /** Method and secret-free URL of the failed request. */
   readonly request?: { method: string; url: string };
 
@@ -64,10 +69,12 @@ export class ProviderError extends ConnectorError {
       retryable: boolean;
       retryAfterSeconds?: number;
       providerMessage?: string;
+      details?: unknown;
       request?: { method: string; url: string };
     },
   ) {
     super(message, provider);
+    this.details = init.details;
     this.status = init.status;
     this.retryable = init.retryable;
     this.retryAfterSeconds = init.retryAfterSeconds;
@@ -130,6 +137,7 @@ export function toProblem(error: unknown): unknown {
       provider: error.provider,
       ...(error.status !== undefined && { providerStatus: error.status }),
       ...(error.providerMessage && { providerMessage: error.providerMessage }),
+      ...(error.details !== undefined && { providerDetails: error.details }),
     };
     if (error.status === 404) return new ProblemError({ status: 404, detail: error.message, context });
     if (error.status === 400 || error.status === 409 || error.status === 422) {
@@ -146,9 +154,20 @@ export function toProblem(error: unknown): unknown {
   return error;
 }
 
-/** One line for logs and per-object `error` strings: the message, never a stack. */
+/** The provider's error details as one bounded line of JSON. */
+function detailsText(details: unknown): string {
+  const text = typeof details === 'string' ? details : JSON.stringify(details);
+  return text.length > 1000 ? `${text.slice(0, 997)}...` : text;
+}
+
+/**
+ * One line for logs and per-object `error` strings: the message, never a stack; a provider's error
+ * details follow it, since they say which field was wrong.
+ */
 export function describeError(error: unknown): string {
   if (error instanceof ProblemError) return error.detail ?? error.title;
+  if (error instanceof ProviderError && error.details !== undefined)
+    return `${error.message} Details: ${detailsText(error.details)}`;
   if (error instanceof Error) return error.message;
   return String(error);
 }

@@ -102,6 +102,10 @@ export interface ProviderHttpOptions {
   rateLimitWait?: (headers: Record<string, string>) => number | undefined;
   /** The status a 2xx answer really has when its body reports a failure (GraphQL `errors`). */
   bodyStatus?: (body: unknown) => number | undefined;
+  /** What an error body details beyond its message (Zendesk's per-field `details`). */
+  errorDetails?: (body: unknown) => unknown;
+  /** Waits, before each attempt, until the provider's documented limits allow it (see `pacing.ts`). */
+  pace?: (request: { method: string; url: URL }) => Promise<void>;
 }
 
 const defaultRetry: Required<RetryPolicy> = {
@@ -316,6 +320,7 @@ export class ProviderHttpClient {
       const logUrl = redactUrl(url, secrets);
       const entry = logEntryOf(req.method, logUrl, attempt);
       let response: ProviderHttpResponse;
+      await this.options.pace?.({ method: req.method, url });
       try {
         response = await this.attempt(req, url, headers, () =>
           this.spanAttributes(req, url, logUrl, attempt),
@@ -383,6 +388,7 @@ export class ProviderHttpClient {
       const { url, headers, secrets } = this.prepare(req, material);
       const logUrl = redactUrl(url, secrets);
       const entry = logEntryOf(req.method, logUrl, attempt);
+      await this.options.pace?.({ method: req.method, url });
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(new AttemptTimeout()), this.timeoutMs);
       let response: Dispatcher.ResponseData;
@@ -480,6 +486,7 @@ export class ProviderHttpClient {
   errorFor(req: ProviderHttpRequest, response: ProviderHttpResponse): ProviderError {
     const { status } = response;
     const providerMessage = this.options.errorMessage?.(response.body) ?? providerErrorMessage(response.body);
+    const details = status >= 400 ? this.options.errorDetails?.(response.body) : undefined;
     const retryAfterMs =
       parseRetryAfter(response.headers['retry-after']) ??
       (status === 429 ? this.options.rateLimitWait?.(response.headers) : undefined);
@@ -497,6 +504,7 @@ export class ProviderHttpClient {
         retryable: status === 429 || status === 408 || status >= 500,
         ...(retryAfterMs !== undefined && { retryAfterSeconds: Math.ceil(retryAfterMs / 1000) }),
         providerMessage,
+        ...(details !== undefined && { details }),
         request: { method: req.method, url: pathOf(req.path) },
       },
     );

@@ -39,6 +39,16 @@ export const FieldMetadataSchema = Type.Object(
     valueType: ValueTypeSchema,
     providerType: Type.String({ description: 'The provider’s own type name.' }),
     readOnly: Type.Boolean(),
+    createOnly: Type.Optional(
+      Type.Boolean({
+        description: 'A create may set the field; an update may not (present only when true).',
+      }),
+    ),
+    updateOnly: Type.Optional(
+      Type.Boolean({
+        description: 'An update may set the field; a create may not (present only when true).',
+      }),
+    ),
     isCustom: Type.Boolean(),
     isRequired: Type.Boolean(),
     values: Type.Optional(

@@ -1,5 +1,6 @@
 import type { ProviderRecord, ReadPageInput, ReadPageResult } from '../connector.js';
-import type { ConnectorHooks, DeclaredConnector } from '../declarative/connector.js';
+import type { ConnectorHooks } from '../declarative/connector.js';
+import type { HookContext } from '../declarative/context.js';
 import { ConnectorInputError } from '../errors.js';
 import { decodePageToken, encodePageToken } from '../page-token.js';
 
@@ -43,11 +44,11 @@ interface TaskWalk extends Record<string, unknown> {
   t?: string;
   since?: number;
   until?: number;
-  n: number;
+  n?: number;
   f: string[];
 }
 
-function fieldsToRead(connector: DeclaredConnector, input: ReadPageInput): string[] {
+function fieldsToRead(connector: HookContext, input: ReadPageInput): string[] {
   const chosen = input.fields?.length
     ? input.fields
     : Object.keys(connector.object(input.objectName).fields ?? {});
@@ -102,7 +103,7 @@ function homedIn(record: ProviderRecord, project: string): boolean {
   return (projects[0] as { gid?: unknown })?.gid === project;
 }
 
-async function readTasks(connector: DeclaredConnector, input: ReadPageInput): Promise<ReadPageResult> {
+async function readTasks(connector: HookContext, input: ReadPageInput): Promise<ReadPageResult> {
   const walk: TaskWalk = input.pageToken
     ? decodePageToken<TaskWalk>(input.pageToken, connector.provider, input.objectName)
     : {

@@ -1,4 +1,4 @@
-import type { DeclaredConnector } from '../declarative/connector.js';
+import type { HookContext } from '../declarative/context.js';
 
 /**
  * The field names an object's metadata describes, for providers whose reads must name every field
@@ -11,7 +11,7 @@ const ttlMs = 5 * 60_000;
 const maxEntries = 1_000;
 const remembered = new Map<string, { names: string[]; expires: number }>();
 
-function keyOf(connector: DeclaredConnector, objectName: string): string {
+function keyOf(connector: HookContext, objectName: string): string {
   return JSON.stringify([
     connector.provider,
     connector.connectionId ?? '',
@@ -21,7 +21,7 @@ function keyOf(connector: DeclaredConnector, objectName: string): string {
 }
 
 export async function describedFieldNames(
-  connector: DeclaredConnector,
+  connector: HookContext,
   objectName: string,
   now = Date.now(),
 ): Promise<string[]> {
@@ -36,15 +36,11 @@ export async function describedFieldNames(
 }
 
 /** Whether the names came from memory rather than a describe just made. */
-export function rememberedFieldNames(
-  connector: DeclaredConnector,
-  objectName: string,
-  now = Date.now(),
-): boolean {
+export function rememberedFieldNames(connector: HookContext, objectName: string, now = Date.now()): boolean {
   const hit = remembered.get(keyOf(connector, objectName));
   return hit !== undefined && hit.expires > now;
 }
 
-export function forgetFieldNames(connector: DeclaredConnector, objectName: string): void {
+export function forgetFieldNames(connector: HookContext, objectName: string): void {
   remembered.delete(keyOf(connector, objectName));
 }

@@ -1,5 +1,6 @@
 import type { ProviderRecord, ReadPageInput, ReadPageResult } from '../connector.js';
-import type { ConnectorHooks, DeclaredConnector } from '../declarative/connector.js';
+import type { ConnectorHooks } from '../declarative/connector.js';
+import type { HookContext } from '../declarative/context.js';
 import { describedField } from '../declarative/field-metadata.js';
 import { renderJson } from '../declarative/template.js';
 import { ConnectorInputError, ProviderError } from '../errors.js';
@@ -62,11 +63,7 @@ function modifiedAt(record: Record<string, unknown>, property: string): number {
   return typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : Date.parse(String(raw));
 }
 
-function tooManyTies(
-  connector: DeclaredConnector,
-  objectName: string,
-  anchor: number | undefined,
-): ProviderError {
+function tooManyTies(connector: HookContext, objectName: string, anchor: number | undefined): ProviderError {
   const at = anchor === undefined ? 'one instant' : new Date(anchor).toISOString();
   return new ProviderError(
     connector.provider,
@@ -76,7 +73,7 @@ function tooManyTies(
 }
 
 /** One page of a windowed read, re-anchored as described above. */
-async function searchPage(connector: DeclaredConnector, input: ReadPageInput): Promise<ReadPageResult> {
+async function searchPage(connector: HookContext, input: ReadPageInput): Promise<ReadPageResult> {
   const objectName = input.objectName;
   const object = connector.object(objectName);
   const listing = object.read!.incremental!;
@@ -84,7 +81,7 @@ async function searchPage(connector: DeclaredConnector, input: ReadPageInput): P
   const token = input.pageToken
     ? decodePageToken<SearchToken>(input.pageToken, connector.provider, objectName)
     : undefined;
-  const limit = Math.max(1, Math.min(input.pageSize, listing.pageSize.max));
+  const limit = Math.max(1, Math.min(input.pageSize ?? listing.pageSize.max, listing.pageSize.max));
   const anchor = token ? token.ts : input.since?.getTime();
   const until = token ? token.u : input.until?.getTime();
   const offset = token?.after ?? 0;

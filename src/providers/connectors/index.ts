@@ -1,8 +1,9 @@
 import type { ConnectionTarget } from '../auth-material.js';
 import { connectorDeclaration, isKnownProvider } from '../catalog/index.js';
-import { ConnectorDeclarationError } from '../catalog/connector-declarations.js';
-import type { Connector, ConnectorOptions } from '../connector.js';
+import { ConnectorDeclarationError, effectiveObject } from '../catalog/connector-declarations.js';
+import type { ChangeTracking, Connector, ConnectorOptions } from '../connector.js';
 import { DeclaredConnector, type ConnectorHooks } from '../declarative/connector.js';
+import { changeTracking } from '../declarative/read.js';
 import { asanaHooks } from './asana.js';
 import { closeHooks } from './close.js';
 import { hubspotHooks } from './hubspot.js';
@@ -78,4 +79,14 @@ export function connectorFor(target: ConnectionTarget, options: ConnectorOptions
     connectorDeclaration(target.provider),
     hooksOf(target.provider),
   );
+}
+
+/**
+ * How reads of one object follow its changes, from its declaration alone (no connection needed);
+ * undefined when Ferry cannot read the object.
+ */
+export function changeTrackingFor(provider: string, objectName: string): ChangeTracking | undefined {
+  const declaration = connectorDeclaration(provider);
+  const object = declaration && effectiveObject(declaration, objectName);
+  return object?.read ? changeTracking(object) : undefined;
 }

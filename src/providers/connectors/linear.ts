@@ -1,4 +1,5 @@
-import type { ConnectorHooks, DeclaredConnector } from '../declarative/connector.js';
+import type { ConnectorHooks } from '../declarative/connector.js';
+import type { HookContext } from '../declarative/context.js';
 import { ConnectorInputError } from '../errors.js';
 
 /**
@@ -12,7 +13,7 @@ import { ConnectorInputError } from '../errors.js';
 const graphqlName = /^[_A-Za-z][_0-9A-Za-z]*$/;
 const scalarTypes = new Set(['ID', 'String', 'Float', 'Int', 'Boolean', 'DateTime', 'TimelessDate', 'JSON']);
 
-function selection(connector: DeclaredConnector, objectName: string, wanted: string[] | undefined): string[] {
+function selection(connector: HookContext, objectName: string, wanted: string[] | undefined): string[] {
   const object = connector.object(objectName);
   if (!wanted?.length) return (object.vars?.getFields ?? 'id updatedAt').split(' ');
   const declared = object.fields ?? {};

@@ -1,4 +1,5 @@
-import type { ConnectorHooks, DeclaredConnector } from '../declarative/connector.js';
+import type { ConnectorHooks } from '../declarative/connector.js';
+import type { HookContext } from '../declarative/context.js';
 import { ConnectorInputError, ProviderError } from '../errors.js';
 import { describedFieldNames, forgetFieldNames, rememberedFieldNames } from './described-fields.js';
 
@@ -37,7 +38,7 @@ function checked(provider: string, kind: string, pattern: RegExp, name: string):
  * field (INVALID_FIELD, a field removed since) is run again after a fresh describe.
  */
 async function withSelection<T>(
-  connector: DeclaredConnector,
+  connector: HookContext,
   object: string,
   chosen: string[] | undefined,
   run: (fields: string[]) => Promise<T>,

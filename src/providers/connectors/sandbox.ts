@@ -1,4 +1,5 @@
-import type { ConnectorHooks, DeclaredConnector } from '../declarative/connector.js';
+import type { ConnectorHooks } from '../declarative/connector.js';
+import type { HookContext } from '../declarative/context.js';
 import { describedField } from '../declarative/field-metadata.js';
 import type { CustomFieldDefinition, CustomFieldUpsertResult } from '../../schemas/object-metadata.js';
 
@@ -19,7 +20,7 @@ interface SandboxCustomFieldInput {
 
 /** A definition in the sandbox's terms; what the sandbox cannot honour is refused or named in warnings. */
 function customFieldInput(
-  connector: DeclaredConnector,
+  connector: HookContext,
   definition: CustomFieldDefinition,
 ): { input: SandboxCustomFieldInput; warnings: string[] } {
   const warnings: string[] = [];

@@ -1,5 +1,6 @@
 import type { ProviderRecord } from '../connector.js';
-import type { ConnectorHooks, DeclaredConnector } from '../declarative/connector.js';
+import type { ConnectorHooks } from '../declarative/connector.js';
+import type { HookContext } from '../declarative/context.js';
 import { ConnectorInputError } from '../errors.js';
 
 /**
@@ -46,7 +47,7 @@ function metafieldsOf(raw: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** What a query names: the chosen fields (or the declared standard ones), `id`, `updatedAt`, metafields. */
-function selection(connector: DeclaredConnector, objectName: string, wanted: string[] | undefined): string[] {
+function selection(connector: HookContext, objectName: string, wanted: string[] | undefined): string[] {
   const chosen = wanted?.length
     ? checkedFields(connector.provider, wanted)
     : Object.keys(connector.object(objectName).fields ?? {});

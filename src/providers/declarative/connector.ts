@@ -1,8 +1,9 @@
 import { stringify as formEncode } from 'qs';
 import type { ConnectionTarget } from '../auth-material.js';
-import { effectiveObject } from '../catalog/connector-declarations.js';
+import { declaredCapabilities, effectiveObject } from '../catalog/connector-declarations.js';
 import { getProvider, type Provider } from '../catalog/index.js';
 import type {
+  ChangeTracking,
   Connector,
   ConnectorOptions,
   CountInput,
@@ -20,7 +21,6 @@ import type {
   WriteInput,
   WriteResult,
 } from '../connector.js';
-import { decodePageToken, encodePageToken } from '../page-token.js';
 import { CapabilityNotSupportedError, ConnectorInputError, ProviderError } from '../errors.js';
 import { ProviderHttpClient, type HttpMethod, type ProviderHttpRequest } from '../http.js';
 import type { Capability, ConnectorCapabilities } from '../../schemas/capabilities.js';
@@ -30,22 +30,26 @@ import type {
   Listing,
   ObjectDeclaration,
   Pagination,
-  SearchDeclaration,
   WebhooksDeclaration,
 } from '../../schemas/connector-declaration.js';
 import type {
   CustomFieldDefinition,
-  FieldMetadata,
   ObjectMetadata,
   UpsertCustomFieldsResult,
 } from '../../schemas/object-metadata.js';
-import { declaredCapabilities } from '../catalog/connector-declarations.js';
-import { describedField, holds, staticField } from './field-metadata.js';
+import { holds } from './field-metadata.js';
+import { recordValues } from './field-values.js';
+import type { HookContext } from './context.js';
+import type { ConnectorHooks } from './hooks.js';
 import { valueAt } from './json-pointer.js';
-import { firstPageState, nextPageState, pageValues, type PageState } from './pagination.js';
-import { ABSENT, placeholdersOf, renderJson, renderString, SPREAD, type TemplateValues } from './template.js';
-import { isoTime } from './times.js';
+import { declaredMetadata } from './metadata.js';
+import { pacer } from './pacing.js';
+import { proxied } from './proxy.js';
 import { rateLimitWait } from './rate-limit.js';
+import { changeTracking, readDeclaredPage } from './read.js';
+import { searchDeclared } from './search.js';
+import { ABSENT, renderJson, renderString, SPREAD, type TemplateValues } from './template.js';
+import { isoTime } from './times.js';
 import {
   checkSignature,
   readWebhookEvents,
@@ -53,102 +57,15 @@ import {
   unregisterWebhook,
   type WebhookRequest,
 } from './webhooks.js';
+import { sendsIdempotencyKey, targetRecordId, writeDeclared, writeValues } from './write.js';
 
-/**
- * Code for one provider's quirks, beside its declaration. Each hook receives the declared behaviour
- * (`declared`) so it can wrap it or fall back on it; a capability a declaration names under
- * `hooks.capabilities` is the hook's alone (custom fields, subscriptions).
- */
-export interface ConnectorHooks {
-  readPage?(
-    connector: DeclaredConnector,
-    input: ReadPageInput,
-    declared: () => Promise<ReadPageResult>,
-  ): Promise<ReadPageResult>;
-  search?(
-    connector: DeclaredConnector,
-    input: SearchInput,
-    declared: () => Promise<SearchPageResult>,
-  ): Promise<SearchPageResult>;
-  write?(
-    connector: DeclaredConnector,
-    input: WriteInput,
-    declared: () => Promise<WriteResult>,
-  ): Promise<WriteResult>;
-  listObjectMetadata?(
-    connector: DeclaredConnector,
-    objectName: string,
-    declared: () => Promise<ObjectMetadata>,
-  ): Promise<ObjectMetadata>;
-  estimateCount?(connector: DeclaredConnector, input: CountInput): Promise<number | undefined>;
-  upsertCustomFields?(
-    connector: DeclaredConnector,
-    objectName: string,
-    fields: CustomFieldDefinition[],
-  ): Promise<UpsertCustomFieldsResult>;
-  subscribe?(connector: DeclaredConnector, input: SubscribeInput): Promise<Subscription>;
-  updateSubscription?(
-    connector: DeclaredConnector,
-    subscriptionId: string,
-    input: SubscribeInput,
-  ): Promise<Subscription>;
-  deleteSubscription?(connector: DeclaredConnector, subscriptionId: string): Promise<void>;
-  verifyWebhook?(
-    connector: DeclaredConnector,
-    headers: Record<string, string | string[] | undefined>,
-    rawBody: string | Buffer,
-    secret: string,
-  ): IncomingProviderEvent[];
-  /** A provider failure said more clearly (HubSpot's "unable to infer object type" is a 404). */
-  providerError?(connector: DeclaredConnector, objectName: string, error: ProviderError): ProviderError;
-}
-
-/** Headers a proxied request must not pass on: hop-by-hop ones and the caller's own credentials. */
-const unforwardedHeaders = new Set([
-  'authorization',
-  'connection',
-  'content-length',
-  'cookie',
-  'host',
-  'keep-alive',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'x-api-key',
-]);
-
-const proxyMethods = new Set<string>(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
-
-/** A read's position between pages: which listing, where it stands, and the query it continues. */
-interface ReadToken extends Record<string, unknown> {
-  o: string;
-  l: 'list' | 'incremental';
-  s: PageState;
-  since?: number;
-  until?: number;
-  n: number;
-  f?: string[];
-  /** Deletions are listed too. */
-  d?: boolean;
-}
-
-/** A search's position between pages, with the query it continues. */
-interface SearchToken extends Record<string, unknown> {
-  o: string;
-  k: 'search';
-  s: PageState;
-  w: { fieldName: string; value: unknown }[];
-  n: number;
-  f?: string[];
-}
+export type { ConnectorHooks } from './hooks.js';
 
 /**
  * The connector of every catalog provider: what its declaration says, plus its hooks. A provider
  * with no declaration can only proxy; asked for anything else it answers CapabilityNotSupportedError.
  */
-export class DeclaredConnector implements Connector {
+export class DeclaredConnector implements Connector, HookContext {
   readonly provider: string;
   readonly capabilities: Readonly<ConnectorCapabilities>;
   readonly catalog: Provider;
@@ -185,6 +102,10 @@ export class DeclaredConnector implements Connector {
         rateLimitWait: (headers: Record<string, string>) => rateLimitWait(rateLimit, headers),
       }),
       ...(errorsInBody && { bodyStatus: (body: unknown) => statusInBody(errorsInBody, body) }),
+      ...(declaration?.errorDetails && { errorDetails: firstValue(declaration.errorDetails) }),
+      ...(declaration?.pacing && {
+        pace: pacer(declaration.pacing, `${catalog.name}:${target.connectionId ?? 'unstored'}`),
+      }),
     });
     this.capabilities = Object.freeze({
       ...(declaration
@@ -289,7 +210,7 @@ export class DeclaredConnector implements Connector {
    * A provider's next-page URL, only ever on the provider's own origin: credentials go nowhere else.
    * Rebased (`rebase`), a link naming another host has its path and query fetched from the base URL.
    */
-  private nextPageUrl(url: string, pagination?: Pagination): string {
+  nextPageUrl(url: string, pagination?: Pagination): string {
     const base = new URL(this.http.baseUrl());
     let next = new URL(url, base.origin);
     if (pagination?.style === 'nextUrl' && pagination.rebase) {
@@ -310,7 +231,7 @@ export class DeclaredConnector implements Connector {
     return next.toString();
   }
 
-  private templateValues(objectName: string, object: ObjectDeclaration): TemplateValues {
+  templateValues(objectName: string, object: ObjectDeclaration): TemplateValues {
     return { object: objectName, vars: object.vars ?? {}, connection: this.target.templateVars };
   }
 
@@ -329,11 +250,13 @@ export class DeclaredConnector implements Connector {
     const deleted =
       (object.deleted !== undefined && holds(object.deleted, raw)) ||
       (listing?.deleted !== undefined && holds(listing.deleted, item));
+    const values = recordValues(raw, object.values);
     return {
       id: String(id),
       ...(updated && { updatedAt: updated }),
       raw,
       ...(deleted && { deleted }),
+      ...(values && { values }),
     };
   }
 
@@ -342,89 +265,14 @@ export class DeclaredConnector implements Connector {
     return this.hooks.readPage ? this.hooks.readPage(this, input, declared) : declared();
   }
 
-  /**
-   * One page as the declaration says: the listing, its page, its records inside the window.
-   * `parent` is the record a hook reads within (`{{parent}}`: Asana's project); the hook passes it
-   * again with every page token, which does not carry it.
-   */
-  async readDeclaredPage(input: ReadPageInput, parent?: string): Promise<ReadPageResult> {
-    if (!this.capabilities.read) throw this.unsupported('read');
-    const object = this.object(input.objectName);
-    if (!object.read)
-      throw this.unsupported('read', `Ferry cannot read ${input.objectName} from "${this.provider}".`);
-    const token = input.pageToken
-      ? decodePageToken<ReadToken>(input.pageToken, this.provider, input.objectName)
-      : undefined;
-    const which = token?.l ?? (input.since && object.read.incremental ? 'incremental' : 'list');
-    const declaredListing = which === 'incremental' ? object.read.incremental! : object.read.list;
-    // Pages after the first may be asked for another way (`following`).
-    const listing =
-      token && declaredListing.following
-        ? { ...declaredListing, ...declaredListing.following }
-        : declaredListing;
-    const since = token ? (token.since === undefined ? undefined : new Date(token.since)) : input.since;
-    const until = token ? (token.until === undefined ? undefined : new Date(token.until)) : input.until;
-    const pageSize =
-      token?.n ?? Math.max(listing.pageSize.min ?? 1, Math.min(input.pageSize, listing.pageSize.max));
-    const fields = token ? token.f : input.fields;
-    const includeDeleted = token ? token.d : input.includeDeleted;
-    const state = token?.s ?? firstPageState(listing.pagination);
+  /** One page as the declaration says (see `read.ts`); `parent` is the record a hook reads within. */
+  readDeclaredPage(input: ReadPageInput, parent?: string): Promise<ReadPageResult> {
+    return readDeclaredPage(this, input, parent);
+  }
 
-    const values: TemplateValues = {
-      ...this.templateValues(input.objectName, object),
-      since,
-      until,
-      pageSize,
-      ...(fields?.length && { fields }),
-      ...(includeDeleted && { includeDeleted: 'true' }),
-      ...(parent !== undefined && { parent }),
-      ...pageValues(state),
-    };
-    if (listing.window) values.window = this.window(listing, values);
-    const request = state.url
-      ? {
-          ...this.request({ ...listing.request, method: 'GET', query: {}, body: undefined }, values, true),
-          path: this.nextPageUrl(state.url, listing.pagination),
-        }
-      : this.request(listing.request, values, true);
-    const response = await this.send(input.objectName, request);
-    const listed = valueAt(response.body, listing.records);
-    const items = Array.isArray(listed) ? listed : [];
-    const records = listedRecords(
-      items.map((item) => this.record(object, item, listing)),
-      listing,
-      includeDeleted === true,
-    );
-    const next = nextPageState(listing.pagination, state, {
-      body: response.body,
-      headers: response.headers,
-      items,
-      ids: items.map((item) => String(valueAt(item, object.id ?? '/id'))),
-      pageSize,
-    });
-    const inWindow = records.filter((record) => withinWindow(record, since, until));
-    // Newest first without a filter: the first record older than the window ends the read.
-    const passedWindow =
-      listing.newestFirst &&
-      since &&
-      records.some((record) => record.updatedAt && Date.parse(record.updatedAt) < since.getTime());
-    // Oldest first without an upper bound: the first record at or after `until` ends the read.
-    const pastUntil =
-      listing.oldestFirst &&
-      until &&
-      records.some((record) => record.updatedAt && Date.parse(record.updatedAt) >= until.getTime());
-    if (!next || passedWindow || pastUntil) return { records: inWindow, done: true };
-    const nextToken: ReadToken = {
-      o: input.objectName,
-      l: which,
-      s: next,
-      ...(since && { since: since.getTime() }),
-      ...(until && { until: until.getTime() }),
-      n: pageSize,
-      ...(fields?.length && { f: fields }),
-      ...(includeDeleted && { d: true }),
-    };
-    return { records: inWindow, nextPageToken: encodePageToken(nextToken), done: false };
+  changeTracking(objectName: string): ChangeTracking {
+    if (!this.capabilities.read) throw this.unsupported('read');
+    return changeTracking(this.object(objectName));
   }
 
   /** One page of records matching every filter: the provider's hook, or the object's `search`. */
@@ -434,110 +282,8 @@ export class DeclaredConnector implements Connector {
   }
 
   /** One page of records matching every filter, as the object's `search` declares. */
-  async searchDeclared(input: SearchInput): Promise<SearchPageResult> {
-    if (!this.capabilities.search) throw this.unsupported('search');
-    const object = this.object(input.objectName);
-    const search = object.search;
-    if (!search)
-      throw this.unsupported(
-        'search',
-        `Ferry cannot search ${input.objectName} records at "${this.provider}".`,
-      );
-    const token = input.pageToken
-      ? decodePageToken<SearchToken>(input.pageToken, this.provider, input.objectName)
-      : undefined;
-    if (token && token.k !== 'search') {
-      throw new ConnectorInputError(
-        'The page token was not issued by a search; pass back nextPageToken unchanged.',
-        this.provider,
-      );
-    }
-    const filters = token?.w ?? input.filters;
-    const fields = token ? token.f : input.fields;
-    const pageSize = token?.n ?? Math.max(1, Math.min(input.pageSize, search.pageSize.max));
-    const state = token?.s ?? firstPageState(search.pagination);
-    const base = this.templateValues(input.objectName, object);
-    const values: TemplateValues = {
-      ...base,
-      filters: this.searchFilters(input.objectName, search, filters, base),
-      pageSize,
-      ...(fields?.length && { fields }),
-      ...pageValues(state),
-    };
-    const request = state.url
-      ? {
-          ...this.request({ ...search.request, method: 'GET', query: {}, body: undefined }, values, true),
-          path: this.nextPageUrl(state.url, search.pagination),
-        }
-      : this.request(search.request, values, true);
-    const response = await this.send(input.objectName, request);
-    const listed = valueAt(response.body, search.records);
-    const items = Array.isArray(listed) ? listed : [];
-    const next = nextPageState(search.pagination, state, {
-      body: response.body,
-      headers: response.headers,
-      items,
-      ids: items.map((item) => String(valueAt(item, object.id ?? '/id'))),
-      pageSize,
-    });
-    const records = items.map((item) => this.record(object, item, { record: search.record }));
-    if (!next) return { records };
-    const nextToken: SearchToken = {
-      o: input.objectName,
-      k: 'search',
-      s: next,
-      w: filters,
-      n: pageSize,
-      ...(fields?.length && { f: fields }),
-    };
-    return { records, nextPageToken: encodePageToken(nextToken) };
-  }
-
-  /**
-   * The filters as the request carries them: the `equals` clauses (a list, or joined), or the
-   * `members` of each filter merged into one object. A field without members cannot be searched,
-   * and two filters writing the same member are refused: the provider would keep only one.
-   */
-  private searchFilters(
-    objectName: string,
-    search: SearchDeclaration,
-    filters: { fieldName: string; value: unknown }[],
-    base: TemplateValues,
-  ): unknown {
-    const valuesOf = (filter: { fieldName: string; value: unknown }) => ({
-      ...base,
-      field: filter.fieldName,
-      value: filter.value,
-    });
-    const members = search.members;
-    if (!members) {
-      const clauses = filters.map((filter) => renderJson(search.equals, valuesOf(filter)));
-      return search.join === undefined ? clauses : clauses.map(String).join(search.join);
-    }
-    const merged: Record<string, unknown> = {};
-    for (const filter of filters) {
-      if (!Object.hasOwn(members, filter.fieldName)) {
-        throw new ConnectorInputError(
-          `"${this.provider}" cannot search ${objectName} by "${filter.fieldName}"; it searches by ${Object.keys(
-            members,
-          )
-            .map((name) => `"${name}"`)
-            .join(', ')}.`,
-          this.provider,
-        );
-      }
-      const rendered = renderJson(members[filter.fieldName], valuesOf(filter)) as Record<string, unknown>;
-      for (const [key, value] of Object.entries(rendered)) {
-        if (Object.hasOwn(merged, key)) {
-          throw new ConnectorInputError(
-            `"${this.provider}" takes one filter on "${key}" when searching ${objectName}; "${filter.fieldName}" would be a second.`,
-            this.provider,
-          );
-        }
-        merged[key] = value;
-      }
-    }
-    return merged;
+  searchDeclared(input: SearchInput): Promise<SearchPageResult> {
+    return searchDeclared(this, input);
   }
 
   async readRecord(objectName: string, recordId: string): Promise<ProviderRecord | undefined> {
@@ -563,7 +309,7 @@ export class DeclaredConnector implements Connector {
   }
 
   /** The window's clauses for the times given, joined as declared. */
-  private window(declared: { window?: Listing['window'] }, values: TemplateValues): unknown {
+  window(declared: { window?: Listing['window'] }, values: TemplateValues): unknown {
     const window = declared.window;
     if (!window) return undefined;
     const clauses = (['since', 'until'] as const)
@@ -599,97 +345,21 @@ export class DeclaredConnector implements Connector {
 
   honoursIdempotencyKey(objectName: string, type: WriteInput['type']): boolean {
     const object = this.declaration && effectiveObject(this.declaration, objectName);
-    const operation = object?.write?.[type];
-    return (
-      operation !== undefined && placeholdersOf(operation.request).some((p) => p.name === 'idempotencyKey')
-    );
+    return sendsIdempotencyKey(object?.write?.[type]);
   }
 
   /** The id an update or delete targets: `recordId`, else `record.id` (updates only). */
   targetRecordId(input: WriteInput): string {
-    const fromRecord = input.type === 'update' ? input.record?.id : undefined;
-    const id =
-      input.recordId ??
-      (typeof fromRecord === 'string' || typeof fromRecord === 'number' ? String(fromRecord) : undefined);
-    if (!id)
-      throw new ConnectorInputError(
-        `A ${input.type} of ${input.objectName} needs the record id.`,
-        this.provider,
-      );
-    return id;
+    return targetRecordId(this, input);
   }
 
-  /** The field values of a create or update, without the id (which the URL addresses). */
+  /** The field values of a create or update, without the id, folded into their containers. */
   writeValues(input: WriteInput): Record<string, unknown> {
-    if (!input.record || typeof input.record !== 'object') {
-      throw new ConnectorInputError(`A ${input.type} of ${input.objectName} needs a record.`, this.provider);
-    }
-    const { id: _id, ...values } = input.record;
-    return input.type === 'update' ? values : input.record;
+    return writeValues(this, input);
   }
 
-  async writeDeclared(input: WriteInput): Promise<WriteResult> {
-    const capability = input.type === 'delete' ? 'delete' : 'write';
-    if (!this.capabilities[capability]) throw this.unsupported(capability);
-    const object = this.object(input.objectName);
-    const operation = object.write?.[input.type];
-    if (!operation) {
-      throw this.unsupported(
-        input.type === 'delete' ? 'delete' : 'write',
-        `Ferry cannot ${input.type} ${input.objectName} records at "${this.provider}".`,
-      );
-    }
-    if (
-      input.associations?.length &&
-      !placeholdersOf(operation.request).some((p) => p.name === 'associations')
-    ) {
-      throw this.unsupported(
-        'associations',
-        `"${this.provider}" takes no associations on a ${input.type} of ${input.objectName}; set the linking field instead.`,
-      );
-    }
-    const id = input.type === 'create' ? undefined : this.targetRecordId(input);
-    const values: TemplateValues = {
-      ...this.templateValues(input.objectName, object),
-      ...(id !== undefined && { id }),
-      ...(input.idempotencyKey && { idempotencyKey: input.idempotencyKey }),
-      ...(input.type !== 'delete' && { record: this.writeValues(input) }),
-      ...(input.associations?.length && { associations: input.associations }),
-    };
-    // Setting the same values twice leaves the same record; a create is repeated only under an
-    // idempotency key the provider honours (the request sends {{idempotencyKey}}), never blindly.
-    const keyed =
-      input.idempotencyKey !== undefined && this.honoursIdempotencyKey(input.objectName, input.type);
-    const request = this.request(
-      operation.request,
-      values,
-      input.type === 'create' && !keyed ? undefined : true,
-    );
-    const response = await this.send(input.objectName, request);
-    const body = response.body;
-    let recordId = id;
-    if (input.type === 'create') {
-      const fromBody = valueAt(body, operation.id ?? '/id');
-      const fromHeader =
-        operation.idHeader &&
-        new RegExp(operation.idHeader.pattern).exec(
-          response.headers[operation.idHeader.name.toLowerCase()] ?? '',
-        )?.[1];
-      const found = fromBody ?? fromHeader;
-      if (found === undefined || found === null) {
-        throw new ProviderError(
-          this.provider,
-          `Provider "${this.provider}" created the ${input.objectName} record but did not say its id.`,
-          {
-            retryable: false,
-          },
-        );
-      }
-      recordId = String(found);
-    }
-    const data = input.type === 'delete' ? undefined : valueAt(body, operation.record ?? '');
-    const isRecord = data !== null && typeof data === 'object' && !Array.isArray(data);
-    return { recordId: recordId!, ...(isRecord && { data: data as Record<string, unknown> }) };
+  writeDeclared(input: WriteInput): Promise<WriteResult> {
+    return writeDeclared(this, input);
   }
 
   async listObjectMetadata(objectName: string): Promise<ObjectMetadata> {
@@ -699,52 +369,8 @@ export class DeclaredConnector implements Connector {
       : declared();
   }
 
-  async declaredMetadata(objectName: string): Promise<ObjectMetadata> {
-    if (!this.capabilities.objectMetadata) throw this.unsupported('objectMetadata');
-    const object = this.object(objectName);
-    if (!object.metadata && !object.fields) {
-      throw this.unsupported('objectMetadata', `Ferry cannot describe ${objectName} at "${this.provider}".`);
-    }
-    const fields: Record<string, FieldMetadata> = {};
-    for (const [name, field] of Object.entries(object.fields ?? {})) fields[name] = staticField(name, field);
-    const metadata = object.metadata;
-    if (metadata) {
-      const values = this.templateValues(objectName, object);
-      let state: PageState | undefined = metadata.pagination ? firstPageState(metadata.pagination) : {};
-      while (state) {
-        const request = state.url
-          ? {
-              method: 'GET' as const,
-              path: this.nextPageUrl(state.url, metadata.pagination),
-              idempotent: true,
-            }
-          : this.request(metadata.request, { ...values, ...pageValues(state) }, true);
-        const response = await this.send(objectName, request);
-        const listed = valueAt(response.body, metadata.fields);
-        const descriptors = Array.isArray(listed)
-          ? listed
-          : listed && typeof listed === 'object'
-            ? Object.entries(listed).map(([key, value]) =>
-                value && typeof value === 'object' ? { name: key, ...value } : value,
-              )
-            : [];
-        for (const descriptor of descriptors) {
-          if (metadata.where !== undefined && !holds(metadata.where, descriptor)) continue;
-          const field = describedField(metadata, descriptor);
-          if (field) fields[field.fieldName] = field;
-        }
-        state = metadata.pagination
-          ? nextPageState(metadata.pagination, state, {
-              body: response.body,
-              headers: response.headers,
-              items: descriptors,
-              ids: [],
-              pageSize: Number.MAX_SAFE_INTEGER,
-            })
-          : undefined;
-      }
-    }
-    return { name: objectName, displayName: object.displayName ?? objectName, fields };
+  declaredMetadata(objectName: string): Promise<ObjectMetadata> {
+    return declaredMetadata(this, objectName);
   }
 
   async upsertCustomFields(
@@ -805,40 +431,13 @@ export class DeclaredConnector implements Connector {
     return readWebhookEvents(this.provider, webhooks, body);
   }
 
-  /** The provider request of a proxied one: a path under the base URL, no caller credentials. */
-  private proxied(request: ProxyRequest): ProviderHttpRequest {
-    if (!this.capabilities.proxy) throw this.unsupported('proxy');
-    const method = request.method.toUpperCase();
-    if (!proxyMethods.has(method)) throw this.unsupported('proxy', `Method ${method} cannot be proxied.`);
-    if (
-      /^[a-z][a-z0-9+.-]*:/i.test(request.path) ||
-      request.path.startsWith('//') ||
-      /(^|\/)\.\.(\/|\?|$)/.test(request.path)
-    ) {
-      // The path is appended to the provider's base URL; an absolute URL would send credentials elsewhere.
-      throw this.unsupported('proxy', 'A proxied path must be relative to the provider’s base URL.');
-    }
-    const headers = Object.fromEntries(
-      Object.entries(request.headers ?? {}).filter(([name]) => !unforwardedHeaders.has(name.toLowerCase())),
-    );
-    return {
-      method: method as HttpMethod,
-      path: `${request.path.startsWith('/') ? '' : '/'}${request.path}`,
-      headers,
-      body: request.body,
-      // A proxied path may answer 401 for reasons of its own; only the connector's calls judge credentials.
-      reportRejection: false,
-      rawStatus: true,
-    };
-  }
-
   async proxy(request: ProxyRequest): Promise<ProxyResponse> {
-    const response = await this.http.send(this.proxied(request));
+    const response = await this.http.send(proxied(this, request));
     return { status: response.status, headers: response.headers, body: response.rawBody };
   }
 
   async proxyStream(request: ProxyRequest): Promise<ProxyStreamResponse> {
-    return this.http.stream(this.proxied(request));
+    return this.http.stream(proxied(this, request));
   }
 }
 
@@ -847,31 +446,15 @@ function queryText(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-/** Whether a record's modification time falls in [since, until); records that do not say are kept. */
-function withinWindow(record: ProviderRecord, since: Date | undefined, until: Date | undefined): boolean {
-  if (!record.updatedAt || (!since && !until)) return true;
-  const time = Date.parse(record.updatedAt);
-  return (!since || time >= since.getTime()) && (!until || time < until.getTime());
-}
-
-/**
- * A page's records as a read returns them. A feed of changes lists a record once per change: the
- * page keeps its first, the newest in a feed listed newest first (Stripe's events). Deletions a
- * listing marks itself are kept only when the read asks for them.
- */
-function listedRecords(
-  records: ProviderRecord[],
-  listing: Listing,
-  includeDeleted: boolean,
-): ProviderRecord[] {
-  const seen = new Set<string>();
-  const latest =
-    listing.record === undefined
-      ? records
-      : records.filter((record) => !seen.has(record.id) && seen.add(record.id));
-  return listing.deleted === undefined || includeDeleted
-    ? latest
-    : latest.filter((record) => !record.deleted);
+/** The first value found at one of `pointers` (tried in order), or undefined. */
+function firstValue(pointers: readonly string[]): (body: unknown) => unknown {
+  return (body) => {
+    for (const pointer of pointers) {
+      const value = valueAt(body, pointer);
+      if (value !== undefined && value !== null) return value;
+    }
+    return undefined;
+  };
 }
 
 /** The status of a 2xx answer whose body reports a failure, as the declaration's `errorsInBody` says. */

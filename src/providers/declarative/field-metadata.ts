@@ -56,18 +56,50 @@ export function describedField(
           value: text(valueAt(option, declaration.options!.value)),
           displayValue: text(valueAt(option, declaration.options!.label)),
         }))
+        .filter((option, index) => {
+          const active = declaration.options!.active;
+          return active === undefined || holds(active, (options as unknown[])[index]);
+        })
         .filter((option): option is { value: string; displayValue: string } => option.value !== undefined)
         .map((option) => ({ value: option.value, displayValue: option.displayValue ?? option.value }))
     : [];
   return {
-    fieldName: `${declaration.prefix ?? ''}${name}`,
+    fieldName: `${prefixOf(declaration, descriptor)}${name}`,
     displayName: (declaration.label && text(valueAt(descriptor, declaration.label))) || name,
     valueType: typeKey ? declaration.types[typeKey] : 'other',
     providerType,
-    readOnly: holds(declaration.readOnly, descriptor),
+    ...writability(declaration, descriptor),
     isCustom: holds(declaration.custom, descriptor),
     isRequired: holds(declaration.required, descriptor),
     ...(values.length && { values }),
+  };
+}
+
+/** Whether the descriptor describes a field in use (`active`); fields without the flag are. */
+export function isActiveField(declaration: MetadataDeclaration, descriptor: unknown): boolean {
+  return declaration.active === undefined || holds(declaration.active, descriptor);
+}
+
+function prefixOf(declaration: MetadataDeclaration, descriptor: unknown): string {
+  const prefix = declaration.prefix;
+  if (prefix === undefined) return '';
+  if (typeof prefix === 'string') return prefix;
+  return holds(prefix.when, descriptor) ? prefix.text : '';
+}
+
+/** Read-only, or settable on create or update only, as `creatable`/`updatable` (or `readOnly`) say. */
+function writability(
+  declaration: MetadataDeclaration,
+  descriptor: unknown,
+): Pick<FieldMetadata, 'readOnly' | 'createOnly' | 'updateOnly'> {
+  if (declaration.creatable === undefined || declaration.updatable === undefined)
+    return { readOnly: holds(declaration.readOnly, descriptor) };
+  const create = holds(declaration.creatable, descriptor);
+  const update = holds(declaration.updatable, descriptor);
+  return {
+    readOnly: !create && !update,
+    ...(create && !update && { createOnly: true }),
+    ...(update && !create && { updateOnly: true }),
   };
 }
 

@@ -110,3 +110,27 @@ export function nextPageState(
       return undefined;
   }
 }
+
+/**
+ * Where a listing that has ended would continue once more has changed: the cursor or next URL the
+ * provider gives at the end of its stream (Zendesk's `after_url` with `end_of_stream`), else the
+ * page just read, whose records are then seen again (and recognised) next time.
+ */
+export function endPosition(pagination: Pagination, state: PageState, page: ListedPage): PageState {
+  switch (pagination.style) {
+    case 'cursor': {
+      const next = valueAt(page.body, pagination.next);
+      return present(next) ? { cursor: String(next) } : state;
+    }
+    case 'nextUrl': {
+      const next = valueAt(page.body, pagination.next);
+      return typeof next === 'string' && next ? { url: next } : state;
+    }
+    case 'linkHeader': {
+      const next = nextLink(page.headers.link);
+      return next ? { url: next } : state;
+    }
+    default:
+      return state;
+  }
+}

@@ -24,7 +24,7 @@ import { isoTime } from './times.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 
-/** What registering needs of the connector (DeclaredConnector). */
+/** What registering needs of the connector. */
 export interface WebhookConnector {
   readonly provider: string;
   readonly http: ProviderHttpClient;

@@ -1,0 +1,303 @@
+import type { ChangeTracking, ProviderRecord, ReadPageInput, ReadPageResult } from '../connector.js';
+import { decodePageToken, encodePageToken } from '../page-token.js';
+import type { Changes, Listing, ObjectDeclaration } from '../../schemas/connector-declaration.js';
+import type { DeclaredContext } from './context.js';
+import { valueAt } from './json-pointer.js';
+import { endPosition, firstPageState, nextPageState, pageValues, type PageState } from './pagination.js';
+import type { TemplateValues } from './template.js';
+
+/**
+ * Reads as a declaration says: which listing a read walks (the full list, the incremental one, then
+ * the listing of deletions), the window as the provider understands it (its precision and bounds,
+ * `changes`), and where the next read resumes (the provider's own cursor, `resume`).
+ */
+
+type Walked = 'list' | 'incremental' | 'deletions';
+
+/** A read's position between pages: which listing, where it stands, and the query it continues. */
+interface ReadToken extends Record<string, unknown> {
+  o: string;
+  l: Walked;
+  s: PageState;
+  since?: number;
+  until?: number;
+  /** Provider page size; absent: the listing's maximum. */
+  n?: number;
+  f?: string[];
+  /** Deletions are listed too (and the listing of deletions read after the changes). */
+  d?: boolean;
+  /** Deletions at or after this instant (ms). */
+  ds?: number;
+  /** The read began from a resume cursor: the provider's cursor, not `since`, bounds it. */
+  r?: boolean;
+  /** The resume cursor of the listing of changes, carried to the read's last page. */
+  rc?: string;
+}
+
+/** A resume cursor: the listing and its position at the end of the read that gave it. */
+interface ResumeToken extends Record<string, unknown> {
+  o: string;
+  l: 'list' | 'incremental';
+  s: PageState;
+}
+
+const SECOND = 1000;
+
+function unitOf(changes: Changes | undefined): number {
+  return changes?.precision === 'second' ? SECOND : 1;
+}
+
+/**
+ * `since` as the provider's filter must be given it: at its precision (12:00:00.700 is 12:00:00
+ * for whole seconds, so what was stamped in that second is listed), and one unit earlier for an
+ * exclusive bound (so what was stamped at the instant itself is listed).
+ */
+export function providerSince(since: Date | undefined, changes: Changes | undefined): Date | undefined {
+  if (!since) return undefined;
+  const unit = unitOf(changes);
+  const floored = Math.floor(since.getTime() / unit) * unit;
+  return new Date(changes?.since === 'exclusive' ? floored - unit : floored);
+}
+
+/** The listing that windowed reads walk: the incremental one where declared. */
+function changesListing(object: ObjectDeclaration): Listing | undefined {
+  return object.read ? (object.read.incremental ?? object.read.list) : undefined;
+}
+
+/** How far before its newest change a listing's next read must start: its lag and one unit. */
+function overlapOf(listing: Listing | undefined): number {
+  const changes = listing?.changes;
+  return (changes?.lagSeconds ?? 0) * SECOND + unitOf(changes);
+}
+
+export function changeTracking(object: ObjectDeclaration): ChangeTracking {
+  const deletions = object.read?.deletions;
+  const listing = changesListing(object);
+  return {
+    overlapMs: overlapOf(listing),
+    deletions: deletions?.style ?? 'none',
+    deletionsOverlapMs: deletions?.style === 'listing' ? overlapOf(deletions.listing) : 0,
+    resumable: listing?.resume === true,
+  };
+}
+
+/** Whether a record's modification time falls in the window; records that do not say are kept. */
+function withinWindow(
+  record: ProviderRecord,
+  since: Date | undefined,
+  until: Date | undefined,
+  unit: number,
+): boolean {
+  if (!record.updatedAt || (!since && !until)) return true;
+  const time = Date.parse(record.updatedAt);
+  // Compared at the provider's precision: a record of 12:00:00 is in a window from 12:00:00.700.
+  const start = since && Math.floor(since.getTime() / unit) * unit;
+  return (start === undefined || time >= start) && (!until || time < until.getTime());
+}
+
+/**
+ * A page's records as a read returns them. A feed of changes lists a record once per change: the
+ * page keeps its first, the newest in a feed listed newest first (Stripe's events). Deletions a
+ * listing marks itself are kept only when the read asks for them.
+ */
+function listedRecords(
+  records: ProviderRecord[],
+  listing: Listing,
+  includeDeleted: boolean,
+): ProviderRecord[] {
+  const seen = new Set<string>();
+  const latest =
+    listing.record === undefined
+      ? records
+      : records.filter((record) => !seen.has(record.id) && seen.add(record.id));
+  return includeDeleted ? latest : latest.filter((record) => !record.deleted);
+}
+
+interface Walk {
+  which: Walked;
+  listing: Listing;
+  state: PageState;
+  since?: Date;
+  until?: Date;
+  pageSize?: number;
+  fields?: string[];
+  includeDeleted: boolean;
+  deletedSince?: Date;
+  resumed: boolean;
+  resumeCursor?: string;
+}
+
+function listingOf(object: ObjectDeclaration, which: Walked): Listing {
+  const read = object.read!;
+  if (which === 'deletions') {
+    if (read.deletions?.style !== 'listing') throw new Error('no listing of deletions is declared');
+    return read.deletions.listing;
+  }
+  return which === 'incremental' ? read.incremental! : read.list;
+}
+
+/** Where this page of a read stands: from its token, its resume cursor, or the input. */
+function walkOf(connector: DeclaredContext, input: ReadPageInput, object: ObjectDeclaration): Walk {
+  if (input.pageToken) {
+    const token = decodePageToken<ReadToken>(input.pageToken, connector.provider, input.objectName);
+    return {
+      which: token.l,
+      listing: listingOf(object, token.l),
+      state: token.s,
+      ...(token.since !== undefined && { since: new Date(token.since) }),
+      ...(token.until !== undefined && { until: new Date(token.until) }),
+      ...(token.n !== undefined && { pageSize: token.n }),
+      ...(token.f && { fields: token.f }),
+      includeDeleted: token.d === true,
+      ...(token.ds !== undefined && { deletedSince: new Date(token.ds) }),
+      resumed: token.r === true,
+      ...(token.rc !== undefined && { resumeCursor: token.rc }),
+    };
+  }
+  const common = {
+    until: input.until,
+    pageSize: input.pageSize,
+    fields: input.fields,
+    includeDeleted: input.includeDeleted === true,
+    deletedSince: input.deletedSince ?? input.since,
+  };
+  if (input.resumeFrom) {
+    const resume = decodePageToken<ResumeToken>(input.resumeFrom, connector.provider, input.objectName);
+    return {
+      ...common,
+      which: resume.l,
+      listing: listingOf(object, resume.l),
+      state: resume.s,
+      resumed: true,
+    };
+  }
+  const which = input.since && object.read!.incremental ? 'incremental' : 'list';
+  const listing = listingOf(object, which);
+  return {
+    ...common,
+    which,
+    listing,
+    state: firstPageState(listing.pagination),
+    since: input.since,
+    resumed: false,
+  };
+}
+
+function tokenOf(objectName: string, walk: Walk, state: PageState): string {
+  const token: ReadToken = {
+    o: objectName,
+    l: walk.which,
+    s: state,
+    ...(walk.since && { since: walk.since.getTime() }),
+    ...(walk.until && { until: walk.until.getTime() }),
+    ...(walk.pageSize !== undefined && { n: walk.pageSize }),
+    ...(walk.fields?.length && { f: walk.fields }),
+    ...(walk.includeDeleted && { d: true }),
+    ...(walk.deletedSince && { ds: walk.deletedSince.getTime() }),
+    ...(walk.resumed && { r: true }),
+    ...(walk.resumeCursor !== undefined && { rc: walk.resumeCursor }),
+  };
+  return encodePageToken(token);
+}
+
+/**
+ * One page as the declaration says: the listing, its page, its records inside the window. `parent`
+ * is the record a hook reads within (`{{parent}}`: Asana's project); the hook passes it again with
+ * every page token, which does not carry it.
+ */
+export async function readDeclaredPage(
+  connector: DeclaredContext,
+  input: ReadPageInput,
+  parent?: string,
+): Promise<ReadPageResult> {
+  if (!connector.capabilities.read) throw connector.unsupported('read');
+  const object = connector.object(input.objectName);
+  if (!object.read)
+    throw connector.unsupported(
+      'read',
+      `Ferry cannot read ${input.objectName} from "${connector.provider}".`,
+    );
+  const walk = walkOf(connector, input, object);
+  const deletions = walk.which === 'deletions';
+  const first = !input.pageToken;
+  // Pages after the first may be asked for another way (`following`).
+  const listing =
+    !first && walk.listing.following ? { ...walk.listing, ...walk.listing.following } : walk.listing;
+  const pageSize = Math.max(
+    listing.pageSize.min ?? 1,
+    Math.min(walk.pageSize ?? listing.pageSize.max, listing.pageSize.max),
+  );
+  const since = deletions ? walk.deletedSince : walk.resumed ? undefined : walk.since;
+  const values: TemplateValues = {
+    ...connector.templateValues(input.objectName, object),
+    since: providerSince(since, listing.changes),
+    until: walk.until,
+    pageSize,
+    ...(walk.fields?.length && { fields: walk.fields }),
+    ...((walk.includeDeleted || deletions) && { includeDeleted: 'true' }),
+    ...(parent !== undefined && { parent }),
+    ...pageValues(walk.state),
+  };
+  if (listing.window) values.window = connector.window(listing, values);
+  const request = walk.state.url
+    ? {
+        ...connector.request({ ...listing.request, method: 'GET', query: {}, body: undefined }, values, true),
+        path: connector.nextPageUrl(walk.state.url, listing.pagination),
+      }
+    : connector.request(listing.request, values, true);
+  const response = await connector.send(input.objectName, request);
+  const listed = valueAt(response.body, listing.records);
+  const items = Array.isArray(listed) ? listed : [];
+  const marked = items.map((item) => connector.record(object, item, listing));
+  const records = listedRecords(
+    deletions ? marked.map((record) => ({ ...record, deleted: true })) : marked,
+    listing,
+    walk.includeDeleted || deletions,
+  );
+  const page = {
+    body: response.body,
+    headers: response.headers,
+    items,
+    ids: items.map((item) => String(valueAt(item, object.id ?? '/id'))),
+    pageSize,
+  };
+  const next = nextPageState(listing.pagination, walk.state, page);
+  const unit = unitOf(listing.changes);
+  // A listing resumed by its own cursor is never cut at `until`: the cursor moves past what it lists.
+  const until = listing.resume ? undefined : walk.until;
+  const inWindow = records.filter((record) => withinWindow(record, since, until, unit));
+  // Newest first without a filter: the first record older than the window ends the read.
+  const passedWindow =
+    listing.newestFirst &&
+    since &&
+    records.some((record) => record.updatedAt && Date.parse(record.updatedAt) < since.getTime());
+  // Oldest first without an upper bound: the first record at or after `until` ends the read.
+  const pastUntil =
+    listing.oldestFirst &&
+    walk.until &&
+    records.some((record) => record.updatedAt && Date.parse(record.updatedAt) >= walk.until!.getTime());
+  const result = { records: inWindow, ...(deletions && { deletions: true }) };
+  if (next && !passedWindow && !pastUntil) {
+    return { ...result, nextPageToken: tokenOf(input.objectName, walk, next), done: false };
+  }
+  // The listing ends here: where it would resume, and the listing of deletions, if asked, follows.
+  const resumeCursor =
+    !deletions && listing.resume
+      ? encodePageToken({
+          o: input.objectName,
+          l: walk.which as ResumeToken['l'],
+          s: endPosition(listing.pagination, walk.state, page),
+        } satisfies ResumeToken)
+      : walk.resumeCursor;
+  if (!deletions && walk.includeDeleted && object.read.deletions?.style === 'listing') {
+    const after: Walk = {
+      ...walk,
+      which: 'deletions',
+      listing: object.read.deletions.listing,
+      state: firstPageState(object.read.deletions.listing.pagination),
+      resumeCursor,
+    };
+    return { ...result, nextPageToken: tokenOf(input.objectName, after, after.state), done: false };
+  }
+  return { ...result, done: true, ...(resumeCursor !== undefined && { resumeCursor }) };
+}

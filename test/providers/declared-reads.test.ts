@@ -1,0 +1,372 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { resetConfig } from '../../src/config.js';
+import { checkDeclaration } from '../../src/providers/catalog/connector-declarations.js';
+import type { ProviderRecord, ReadPageInput } from '../../src/providers/connector.js';
+import { DeclaredConnector } from '../../src/providers/declarative/connector.js';
+import { describeError, ProviderError } from '../../src/providers/errors.js';
+
+/**
+ * The declarative connector's reads (under the sandbox's catalog entry, for its auth), writes and metadata against a tiny local provider that logs
+ * what it is asked: the window as the provider understands it (precision, bounds), the provider's
+ * page size, cursors kept for the next read, deletions listed apart, values kept in containers,
+ * fields in use, error details and pacing.
+ */
+
+interface Seen {
+  method: string;
+  url: URL;
+  body: unknown;
+  at: number;
+}
+
+let server: Server;
+let baseUrl = '';
+const seen: Seen[] = [];
+let answer: (request: Seen) => { status?: number; body: unknown } = () => ({ body: {} });
+
+beforeAll(async () => {
+  process.env.FERRY_ALLOW_PRIVATE_DESTINATIONS = 'true';
+  resetConfig();
+  server = createServer(async (req: IncomingMessage, res) => {
+    let text = '';
+    for await (const chunk of req) text += chunk;
+    const request = {
+      method: req.method!,
+      url: new URL(req.url!, 'http://localhost'),
+      body: text ? JSON.parse(text) : undefined,
+      at: Date.now(),
+    };
+    seen.push(request);
+    const { status = 200, body } = answer(request);
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+});
+
+const listing = {
+  request: {
+    method: 'GET',
+    path: '/people',
+    query: {
+      limit: '{{pageSize}}',
+      cursor: '{{cursor}}',
+      since: '{{since|isoSeconds}}',
+      until: '{{until|isoSeconds}}',
+    },
+  },
+  records: '/data',
+  pagination: { style: 'cursor', next: '/next', hasMore: '/more' },
+  pageSize: { max: 500 },
+  changes: { precision: 'second', since: 'exclusive', until: 'exclusive', lagSeconds: 30 },
+};
+
+function declaration(extra: Record<string, unknown> = {}, read: Record<string, unknown> = {}): any {
+  return {
+    provider: 'sandboxApiKey',
+    reference: 'https://acme.example/docs',
+    errorDetails: ['/details'],
+    objects: {
+      people: {
+        updated: { field: '/updated', format: 'isoSeconds' },
+        read: {
+          list: listing,
+          deletions: { style: 'none', reason: 'none kept' },
+          ...read,
+        },
+        ...extra,
+      },
+    },
+  };
+}
+
+function connector(value: unknown): DeclaredConnector {
+  const declared = checkDeclaration('sandboxApiKey.json', value, new Set(['sandboxApiKey']));
+  return new DeclaredConnector(
+    { provider: 'sandboxApiKey', templateVars: {}, auth: async () => ({ type: 'apiKey', apiKey: 'k' }) },
+    { baseUrl, retry: { maxAttempts: 1 } },
+    declared,
+  );
+}
+
+async function readAll(people: DeclaredConnector, input: Omit<ReadPageInput, 'pageToken'>) {
+  const pages: { records: ProviderRecord[]; deletions?: boolean; resumeCursor?: string }[] = [];
+  let pageToken: string | undefined;
+  for (;;) {
+    const page = await people.readPage({ ...input, ...(pageToken && { pageToken }) });
+    pages.push(page);
+    if (page.done) return pages;
+    pageToken = page.nextPageToken;
+  }
+}
+
+const person = (id: number, updated: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  updated,
+  ...extra,
+});
+
+describe('a window as the provider understands it', () => {
+  it('asks from the start of the second, one second earlier for an exclusive bound, and keeps what that second holds', async () => {
+    seen.length = 0;
+    answer = () => ({
+      body: { data: [person(1, '2026-01-01T12:00:00Z'), person(2, '2026-01-01T12:00:05Z')], more: false },
+    });
+    const [page] = await readAll(connector(declaration()), {
+      objectName: 'people',
+      since: new Date('2026-01-01T12:00:00.700Z'),
+      until: new Date('2026-01-01T13:00:00.000Z'),
+    });
+    expect(seen[0].url.searchParams.get('since')).toBe('2026-01-01T11:59:59Z');
+    // Stamped in the second the window starts in: a provider writing whole seconds cannot say it came before.
+    expect(page.records.map((record) => record.id)).toEqual(['1', '2']);
+  });
+
+  it('asks for the most records a page may hold unless told otherwise', async () => {
+    seen.length = 0;
+    answer = () => ({ body: { data: [], more: false } });
+    await readAll(connector(declaration()), { objectName: 'people' });
+    await readAll(connector(declaration()), { objectName: 'people', pageSize: 20 });
+    expect(seen.map((request) => request.url.searchParams.get('limit'))).toEqual(['500', '20']);
+  });
+
+  it('says how the next read follows: the lag and one unit of precision before the newest change', () => {
+    expect(connector(declaration()).changeTracking('people')).toEqual({
+      overlapMs: 31_000,
+      deletions: 'none',
+      deletionsOverlapMs: 0,
+      resumable: false,
+    });
+  });
+});
+
+describe("a listing that resumes from the provider's own cursor", () => {
+  const resumable = () => declaration({}, { list: { ...listing, resume: true } });
+
+  it('gives the cursor the listing ended at, and the next read starts there, without since and without cutting at until', async () => {
+    seen.length = 0;
+    answer = (request) => {
+      const cursor = request.url.searchParams.get('cursor');
+      if (!cursor) return { body: { data: [person(1, '2026-01-01T12:00:00Z')], next: 'c1', more: true } };
+      if (cursor === 'c1')
+        return { body: { data: [person(2, '2026-01-01T12:00:01Z')], next: 'c2', more: false } };
+      return { body: { data: [person(3, '2026-01-01T14:00:00Z')], next: 'c3', more: false } };
+    };
+    const people = connector(resumable());
+    const first = await readAll(people, {
+      objectName: 'people',
+      since: new Date('2026-01-01T00:00:00Z'),
+      until: new Date('2026-01-01T13:00:00Z'),
+    });
+    const cursor = first.at(-1)!.resumeCursor!;
+    expect(cursor).toEqual(expect.any(String));
+    const next = await readAll(people, {
+      objectName: 'people',
+      since: new Date('2026-01-01T12:00:00Z'),
+      until: new Date('2026-01-01T13:00:00Z'),
+      resumeFrom: cursor,
+    });
+    const last = seen.at(-1)!;
+    expect(last.url.searchParams.get('cursor')).toBe('c2');
+    expect(last.url.searchParams.get('since')).toBeNull();
+    // Past `until`, yet kept: the cursor has moved past it, and nothing may be left behind it.
+    expect(next.flatMap((page) => page.records.map((record) => record.id))).toEqual(['3']);
+    expect(next.at(-1)!.resumeCursor).not.toBe(cursor);
+  });
+});
+
+describe('deletions listed apart', () => {
+  const withDeletions = () =>
+    declaration(
+      {},
+      {
+        deletions: {
+          style: 'listing',
+          listing: {
+            request: {
+              method: 'GET',
+              path: '/people/archived',
+              query: { limit: '{{pageSize}}', after: '{{cursor}}' },
+            },
+            records: '/data',
+            updated: { field: '/archived', format: 'isoSeconds' },
+            pagination: { style: 'cursor', next: '/next', hasMore: '/more' },
+            pageSize: { max: 100 },
+          },
+        },
+      },
+    );
+
+  it('reads them after the changes, marked deleted, from their own start', async () => {
+    answer = (request) =>
+      request.url.pathname === '/people/archived'
+        ? {
+            body: {
+              data: [
+                person(7, '2025-01-01T00:00:00Z', { archived: '2026-01-01T11:00:00Z' }),
+                person(8, '2025-01-01T00:00:00Z', { archived: '2026-01-01T12:30:00Z' }),
+              ],
+              more: false,
+            },
+          }
+        : { body: { data: [person(1, '2026-01-01T12:10:00Z')], more: false } };
+    const people = connector(withDeletions());
+    expect(people.changeTracking('people').deletions).toBe('listing');
+    const pages = await readAll(people, {
+      objectName: 'people',
+      since: new Date('2026-01-01T12:00:00Z'),
+      until: new Date('2026-01-01T13:00:00Z'),
+      includeDeleted: true,
+      deletedSince: new Date('2026-01-01T12:00:00Z'),
+    });
+    expect(pages.map((page) => Boolean(page.deletions))).toEqual([false, true]);
+    expect(pages[1].records).toMatchObject([
+      { id: '8', deleted: true, updatedAt: '2026-01-01T12:30:00.000Z' },
+    ]);
+    // Without deletions asked for, the listing of deletions is not read at all.
+    const calls = seen.length;
+    await readAll(people, { objectName: 'people', since: new Date('2026-01-01T12:00:00Z') });
+    expect(seen.slice(calls).map((request) => request.url.pathname)).toEqual(['/people']);
+  });
+});
+
+describe('values kept in containers go by the names the metadata lists', () => {
+  const containers = [
+    { at: '/properties' },
+    { at: '/custom', prefix: 'custom.' },
+    { at: '/fields', prefix: 'fields.', entries: { name: '/id', value: '/value', numericNames: true } },
+  ];
+
+  it('reads them under those names, raw left as it was', async () => {
+    const raw = person(1, '2026-01-01T12:00:00Z', {
+      properties: { email: 'ada@example.com' },
+      custom: { tier: 'gold' },
+      fields: [{ id: 360, value: 'x' }],
+    });
+    answer = () => ({ body: { data: [raw], more: false } });
+    const [page] = await readAll(connector(declaration({ values: containers })), { objectName: 'people' });
+    expect(page.records[0].raw).toEqual(raw);
+    expect(page.records[0].values).toMatchObject({
+      email: 'ada@example.com',
+      'custom.tier': 'gold',
+      'fields.360': 'x',
+    });
+  });
+
+  it('writes them back into their containers', async () => {
+    seen.length = 0;
+    answer = () => ({ body: { id: 9 } });
+    const people = connector(
+      declaration({
+        values: containers,
+        write: { create: { request: { method: 'POST', path: '/people', body: '{{record}}' }, id: '/id' } },
+      }),
+    );
+    await people.write({
+      objectName: 'people',
+      type: 'create',
+      record: { name: 'Ada', 'custom.tier': 'gold', 'fields.360': 'x', 'fields.361': 2 },
+    });
+    expect(seen[0].body).toEqual({
+      name: 'Ada',
+      custom: { tier: 'gold' },
+      fields: [
+        { id: 360, value: 'x' },
+        { id: 361, value: 2 },
+      ],
+    });
+  });
+});
+
+describe('metadata of fields in use', () => {
+  it('leaves out inactive fields and values, and tells create-only from update-only fields', async () => {
+    answer = () => ({
+      body: {
+        fields: [
+          { name: 'Name', type: 'text', createable: true, updateable: true, active: true },
+          { name: 'Legacy', type: 'text', createable: true, updateable: true, active: false },
+          { name: 'Owner', type: 'text', createable: true, updateable: false, active: true },
+          { name: 'Stamp', type: 'text', createable: false, updateable: false, active: true },
+          {
+            name: 'Tier',
+            type: 'pick',
+            createable: true,
+            updateable: true,
+            active: true,
+            options: [
+              { value: 'gold', active: true },
+              { value: 'tin', active: false },
+            ],
+          },
+        ],
+      },
+    });
+    const people = connector(
+      declaration({
+        metadata: {
+          request: { method: 'GET', path: '/people/fields' },
+          fields: '/fields',
+          name: '/name',
+          type: '/type',
+          active: '/active',
+          creatable: '/createable',
+          updatable: '/updateable',
+          options: { list: '/options', value: '/value', label: '/value', active: '/active' },
+          types: { text: 'string', pick: 'singleSelect' },
+        },
+      }),
+    );
+    const { fields } = await people.listObjectMetadata('people');
+    expect(Object.keys(fields)).toEqual(['Name', 'Owner', 'Stamp', 'Tier']);
+    expect(fields.Name).toMatchObject({ readOnly: false });
+    expect(fields.Name.createOnly).toBeUndefined();
+    expect(fields.Owner).toMatchObject({ readOnly: false, createOnly: true });
+    expect(fields.Stamp).toMatchObject({ readOnly: true });
+    expect(fields.Tier.values).toEqual([{ value: 'gold', displayValue: 'gold' }]);
+  });
+});
+
+describe("the provider's words and limits", () => {
+  it("carries the error body's details, which say which field was wrong", async () => {
+    answer = () => ({
+      status: 422,
+      body: {
+        error: 'RecordInvalid',
+        description: 'Record validation errors',
+        details: { email: ['is invalid'] },
+      },
+    });
+    const people = connector(
+      declaration({
+        write: { create: { request: { method: 'POST', path: '/people', body: '{{record}}' }, id: '/id' } },
+      }),
+    );
+    const error = await people
+      .write({ objectName: 'people', type: 'create', record: { email: 'x' } })
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).details).toEqual({ email: ['is invalid'] });
+    expect(describeError(error)).toContain('Details: {"email":["is invalid"]}');
+  });
+
+  it('keeps to a documented limit per endpoint instead of running into 429s', async () => {
+    seen.length = 0;
+    answer = () => ({ body: { data: [], more: false } });
+    const people = connector({
+      ...declaration(),
+      pacing: [{ method: 'GET', path: '^/people$', requests: 2, perSeconds: 0.4 }],
+    });
+    await Promise.all([1, 2, 3].map(() => people.readPage({ objectName: 'people' })));
+    const times = seen.map((request) => request.at).sort((a, b) => a - b);
+    expect(times).toHaveLength(3);
+    // The third waits until the first has left the 0.4 s window.
+    expect(times[2] - times[0]).toBeGreaterThanOrEqual(380);
+  });
+});
