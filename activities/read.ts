@@ -1,4 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import { config } from '../src/config.js';
 import { classifyReadError } from '../src/domain/reads/failures.js';
 import { finishRead, type FinishReadInput, type FinishedRead } from '../src/domain/reads/finish.js';
 import { readInline } from '../src/domain/reads/inline.js';
@@ -14,11 +15,13 @@ import type { InlineReadInput, InlineReadOutcome, ReadObjectInput } from '../src
 
 function asApplicationFailure(error: unknown): ApplicationFailure {
   if (error instanceof ApplicationFailure) return error;
-  const failure = classifyReadError(error);
+  const failure = classifyReadError(error, config().providerMaxWaitMs);
   return ApplicationFailure.create({
     message: failure.message,
     type: failure.authFailure ? 'ProviderAuthFailure' : failure.retryable ? 'ReadStepFailed' : 'ReadRefused',
     nonRetryable: !failure.retryable,
+    // The provider's Retry-After, not the retry policy's backoff, says when to ask again.
+    ...(failure.waitMs !== undefined && { nextRetryDelay: failure.waitMs }),
   });
 }
 

@@ -198,7 +198,11 @@ async function ferryShapedMessages(): Promise<PageMessages> {
   let pageIndex = 0;
   return (records) => {
     const page = pageIndex++;
-    return splitIntoMessages(context, records.map(mapRecord), 500).map(({ partIndex, body }) => ({
+    return splitIntoMessages(
+      context,
+      records.map((record) => mapRecord(record)),
+      500,
+    ).map(({ partIndex, body }) => ({
       body,
       headers: {
         'content-type': 'application/json',

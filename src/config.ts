@@ -69,6 +69,16 @@ export interface Config {
   /** After this long a read activity fetches no more pages, delivers those it holds, and hands back. */
   readActivityMs: number;
   /**
+   * The longest `Retry-After` a provider may ask for before a read gives up, saying so
+   * (FERRY_PROVIDER_MAX_WAIT_SECONDS); shorter ones are waited for without a request in between.
+   */
+  providerMaxWaitMs: number;
+  /**
+   * Records per provider page of a read (FERRY_READ_PROVIDER_PAGE_SIZE); unset: the most each
+   * provider allows. Records per delivered message are the read object's `delivery.pageSize`.
+   */
+  readProviderPageSize?: number;
+  /**
    * Pages a scheduled read reads inline, as one activity of its installation's workflow, before it
    * hands the rest to a child workflow of its own (FERRY_READ_INLINE_PAGES; 0: always a child).
    */
@@ -372,6 +382,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     readPagesPerActivity: Math.max(1, intVar(env, 'FERRY_READ_PAGES_PER_ACTIVITY', 1000)),
     readActivityMs: Math.max(1, intVar(env, 'FERRY_READ_ACTIVITY_SECONDS', 60)) * 1000,
+    providerMaxWaitMs: Math.max(1, intVar(env, 'FERRY_PROVIDER_MAX_WAIT_SECONDS', 3600)) * 1000,
+    ...(env.FERRY_READ_PROVIDER_PAGE_SIZE && {
+      readProviderPageSize: Math.max(1, intVar(env, 'FERRY_READ_PROVIDER_PAGE_SIZE', 1)),
+    }),
     readInlinePages: Math.max(0, intVar(env, 'FERRY_READ_INLINE_PAGES', 5)),
     minScheduleIntervalSeconds: intVar(env, 'FERRY_MIN_SCHEDULE_INTERVAL_SECONDS', 300),
     scheduleSpreadSeconds: intVar(env, 'FERRY_SCHEDULE_SPREAD_SECONDS', 300),

@@ -148,11 +148,12 @@ async function runRead(state: InstallationState, read: StartedRead): Promise<voi
     if (read.readType === 'scheduled' && state.inlineReadPages > 0 && patched(INLINE_READS)) {
       const inline = await readInline(input, state.inlineReadPages);
       if (inline.handover) {
-        const { failedAttempts, retryAfterMs } = inline;
+        const { failedAttempts, retryAfterMs, providerWaitMs } = inline;
         result = await readAsChild({
           ...input,
           ...(failedAttempts !== undefined && { failedAttempts }),
           ...(retryAfterMs !== undefined && { retryAfterMs }),
+          ...(providerWaitMs !== undefined && { providerWaitMs }),
         });
       } else {
         result = inline;

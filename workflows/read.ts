@@ -57,6 +57,8 @@ function failureOf(error: unknown): Failure {
  * that refuses or is disabled fails the read.
  */
 async function readAllPages(input: ReadObjectInput, retryScheduleMs: number[]): Promise<Failure | undefined> {
+  // Handed over because the provider asked to wait: no request goes out before it said.
+  if (input.providerWaitMs) await sleep(input.providerWaitMs);
   // Handed over by an inline read whose destination failed: wait as after that failed attempt.
   let failedAttempts = input.failedAttempts ?? 0;
   if (failedAttempts) {
@@ -72,7 +74,7 @@ async function readAllPages(input: ReadObjectInput, retryScheduleMs: number[]): 
   for (;;) {
     if (workflowInfo().continueAsNewSuggested) {
       // The checkpoint holds the position, so the next run resumes at the same page.
-      const { failedAttempts: _failed, retryAfterMs: _after, ...resumed } = input;
+      const { failedAttempts: _failed, retryAfterMs: _after, providerWaitMs: _wait, ...resumed } = input;
       await continueAsNew<typeof readObjectWorkflow>(resumed);
     }
     const page = await pages.readPages({ operationId: input.operationId });

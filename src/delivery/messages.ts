@@ -46,6 +46,12 @@ export interface ResultEntry extends MappedRecord {
   associations?: Record<string, unknown>;
 }
 
+/** A read's entry: a record, or a deletion (`deleted`, with the record's `id`). */
+export interface ReadResultEntry extends ResultEntry {
+  id?: string;
+  deleted?: true;
+}
+
 export interface SubscribeResultEntry extends ResultEntry {
   subscribeEventType: 'create' | 'update' | 'delete' | 'associationUpdate' | 'other';
   providerEventType?: string;

@@ -127,7 +127,14 @@ function sameKeys(a: readonly string[], b: readonly string[]): boolean {
  * while the keys stay the same; only dotted names reaching into nested objects are looked up each
  * time.
  */
-export function fieldMapper(selection: FieldSelection): (raw: ProviderRecord) => MappedRecord {
+/**
+ * Maps records one after the other. `values`, when given, is the record's values under the names
+ * its metadata lists (values kept in containers such as HubSpot's `properties`): fields are selected
+ * from it, while `raw` is passed on as it is.
+ */
+export function fieldMapper(
+  selection: FieldSelection,
+): (raw: ProviderRecord, values?: ProviderRecord) => MappedRecord {
   const { selected, allFields, mappings } = selectionSets(selection);
   const mappedSources = new Set(mappings.values());
   let plan: ShapePlan | undefined;
@@ -154,22 +161,23 @@ export function fieldMapper(selection: FieldSelection): (raw: ProviderRecord) =>
     return { keys, byLowerName, fields, mappedFields };
   };
 
-  return (raw) => {
-    const keys = Object.keys(raw);
+  return (raw, values) => {
+    const source = values ?? raw;
+    const keys = Object.keys(source);
     if (!plan || !sameKeys(plan.keys, keys)) plan = planFor(keys);
     const fields: Record<string, unknown> = {};
     for (const { name, key } of plan.fields) {
-      if (key !== undefined) fields[name] = raw[key];
+      if (key !== undefined) fields[name] = source[key];
       else {
-        const { found, value } = lookupField(raw, plan.byLowerName, name);
+        const { found, value } = lookupField(source, plan.byLowerName, name);
         if (found) fields[name] = value;
       }
     }
     const mappedFields: Record<string, unknown> = {};
-    for (const { name, source, key } of plan.mappedFields) {
-      if (key !== undefined) mappedFields[name] = raw[key];
+    for (const { name, source: from, key } of plan.mappedFields) {
+      if (key !== undefined) mappedFields[name] = source[key];
       else {
-        const { found, value } = lookupField(raw, plan.byLowerName, source);
+        const { found, value } = lookupField(source, plan.byLowerName, from);
         if (found) mappedFields[name] = value;
       }
     }

@@ -125,7 +125,7 @@ export async function searchRecords(
     });
     const map = fieldMapper(selection);
     return {
-      result: page.records.map((record) => map(record.raw)),
+      result: page.records.map((record) => map(record.raw, record.values)),
       ...(page.nextPageToken && { nextPageToken: page.nextPageToken }),
     };
   } catch (error) {

@@ -74,6 +74,13 @@ export const ReadObjectSchema = Type.Object(
           pageSize: Type.Optional(
             Type.Integer({ minimum: 50, maximum: 500, description: 'Records per delivery.' }),
           ),
+          deletions: Type.Optional(
+            Type.Boolean({
+              default: true,
+              description:
+                'Scheduled and triggered reads deliver records deleted at the provider as entries `{id, deleted: true, ...}`, where the provider reveals deletions. false: live records only.',
+            }),
+          ),
         },
         strict,
       ),

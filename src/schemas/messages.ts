@@ -26,7 +26,19 @@ const recordEntry = {
   associations: Type.Optional(Fields),
 };
 
-export const RecordEntrySchema = Type.Object(recordEntry, strict);
+export const RecordEntrySchema = Type.Object(
+  {
+    ...recordEntry,
+    id: Type.Optional(Type.String({ description: 'The deleted record’s id, on deletions.' })),
+    deleted: Type.Optional(
+      Type.Literal(true, {
+        description:
+          'The record was deleted (or archived, trashed) at the provider since the last read: scheduled and triggered reads deliver deletions where the provider reveals them, unless the read object says `delivery.deletions: false`. `raw` is what the provider still shows of it.',
+      }),
+    ),
+  },
+  strict,
+);
 
 export const SubscribeEntrySchema = Type.Object(
   {

@@ -15,6 +15,8 @@ let stack: TestStack;
 let fixture: ReadFixture;
 
 beforeAll(async () => {
+  // Several provider pages, as a provider with small pages gives them: the read moves page by page.
+  process.env.FERRY_READ_PROVIDER_PAGE_SIZE = String(PAGE_SIZE);
   sandbox = await startSandbox({ port: 0, contacts: CONTACTS, companies: 5, deals: 5 });
   process.env.FERRY_SANDBOX_URL = sandbox.url;
   stack = await startTestStack();

@@ -21,6 +21,8 @@ let ledgerFixture: ReadFixture | undefined;
 const workers: WorkerProcess[] = [];
 
 beforeAll(async () => {
+  // Several provider pages, as a provider with small pages gives them: the read moves page by page.
+  process.env.FERRY_READ_PROVIDER_PAGE_SIZE = String(PAGE_SIZE);
   sandbox = await startSandbox({ port: 0, contacts: CONTACTS, companies: 5, deals: 5 });
   // Slow pages, so the read is still running when its worker is killed.
   sandbox.faults.set({ latencyMs: 40 });

@@ -146,7 +146,7 @@ describe('an installation created through the API', () => {
         : undefined;
     });
     const backfill = list.results.find((operation: any) => operation.metadata.readType === 'backfill');
-    expect(backfill).toMatchObject({ status: 'success', result: `Read ${CONTACTS} contacts in 3 pages.` });
+    expect(backfill).toMatchObject({ status: 'success', result: `Read ${CONTACTS} contacts in 1 page.` });
     const progress = await stack.api(
       'GET',
       `/projects/${stack.project.id}/integrations/${integrationId}/installations/${installationId}/objects/contacts/backfill-progress`,

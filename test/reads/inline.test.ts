@@ -24,6 +24,8 @@ let stack: TestStack;
 let fixture: ReadFixture;
 
 beforeAll(async () => {
+  // Several provider pages, as a provider with small pages gives them: the read moves page by page.
+  process.env.FERRY_READ_PROVIDER_PAGE_SIZE = String(200);
   sandbox = await startSandbox({ port: 0, contacts: CONTACTS, companies: 5, deals: 5 });
   process.env.FERRY_SANDBOX_URL = sandbox.url;
   process.env.FERRY_DELIVERY_RETRY_SCHEDULE = '0,100ms,200ms,300ms,500ms';
@@ -191,10 +193,11 @@ describe('a quiet scheduled read', () => {
       .getConnection()
       .execute('select 1 from read_checkpoints where operation_id = ?', [input.operationId]);
     expect(checkpoints).toHaveLength(0);
-    // The next read starts where this one's window ended.
+    // The provider returned nothing new, so the object's position stays where its data put it: the
+    // window's end, Ferry's clock, never moves it.
     const after = await watermarkOf();
-    expect(after!.getTime()).toBe(Date.parse(operation.body.metadata.window.until) - 1);
-    expect(after!.getTime()).toBeGreaterThan(before!.getTime());
+    expect(after!.getTime()).toBe(before!.getTime());
+    expect(after!.getTime()).toBeLessThan(Date.parse(operation.body.metadata.window.until));
     const installation = await stack.api(
       'GET',
       `/projects/${stack.project.id}/integrations/${fixture.integrationId}/installations/${fixture.installationId}`,

@@ -7,21 +7,60 @@ const created = new Date('2026-06-01T00:00:00.000Z');
 const day = 24 * 3600 * 1000;
 
 describe('readWindow', () => {
-  it('reads a scheduled window from just after the watermark until now', () => {
-    const watermark = new Date('2026-06-15T11:00:00.000Z');
-    expect(readWindow({ readType: 'scheduled', now, watermark, installationCreateTime: created })).toEqual({
-      since: new Date(watermark.getTime() + 1),
+  const tracking = {
+    overlapMs: 61_000,
+    deletions: 'listing' as const,
+    deletionsOverlapMs: 1_000,
+    resumable: false,
+  };
+
+  it('reads a scheduled window from the overlap before the newest change delivered until now', () => {
+    const watermark = Date.parse('2026-06-15T11:00:00.000Z');
+    const deletedWatermark = Date.parse('2026-06-15T10:00:00.000Z');
+    expect(
+      readWindow({
+        readType: 'scheduled',
+        now,
+        position: { watermark, deletedWatermark },
+        tracking,
+        installationCreateTime: created,
+      }),
+    ).toEqual({
+      since: new Date(watermark - 61_000),
       until: now,
       advancesWatermark: true,
+      deletedSince: new Date(deletedWatermark - 1_000),
     });
   });
 
-  it('starts a first scheduled read at the installation’s creation', () => {
-    expect(readWindow({ readType: 'scheduled', now, installationCreateTime: created })).toEqual({
-      since: created,
+  it('starts a first scheduled read at the installation’s creation, less the overlap', () => {
+    expect(readWindow({ readType: 'scheduled', now, tracking, installationCreateTime: created })).toEqual({
+      since: new Date(created.getTime() - 61_000),
       until: now,
       advancesWatermark: true,
+      deletedSince: new Date(created.getTime() - 1_000),
     });
+  });
+
+  it('resumes a scheduled read from the provider’s cursor where the listing keeps one', () => {
+    const window = readWindow({
+      readType: 'scheduled',
+      now,
+      position: { watermark: Date.parse('2026-06-15T11:00:00.000Z'), resumeCursor: 'after-42' },
+      tracking: { ...tracking, resumable: true },
+      installationCreateTime: created,
+    });
+    expect(window.resumeFrom).toBe('after-42');
+    // A cursor the listing cannot use is ignored: the window starts from the watermark.
+    expect(
+      readWindow({
+        readType: 'scheduled',
+        now,
+        position: { resumeCursor: 'after-42' },
+        tracking,
+        installationCreateTime: created,
+      }).resumeFrom,
+    ).toBeUndefined();
   });
 
   it('backfills the configured number of days, or the whole history', () => {
@@ -74,11 +113,11 @@ describe('readWindow', () => {
   });
 
   it('lets a triggered read move the watermark only when it leaves no gap behind it', () => {
-    const watermark = new Date('2026-06-11T00:00:00.000Z');
+    const watermark = Date.parse('2026-06-11T00:00:00.000Z');
     const overlapping = readWindow({
       readType: 'triggered',
       now,
-      watermark,
+      position: { watermark },
       installationCreateTime: created,
       sinceTimestamp: '2026-06-10T00:00:00.000Z',
     });
@@ -86,7 +125,7 @@ describe('readWindow', () => {
     const gap = readWindow({
       readType: 'triggered',
       now,
-      watermark,
+      position: { watermark },
       installationCreateTime: created,
       sinceTimestamp: '2026-06-14T00:00:00.000Z',
     });

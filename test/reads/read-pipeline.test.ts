@@ -41,7 +41,7 @@ describe('a backfill read', () => {
     expect(run.result).toEqual({
       status: 'success',
       recordsProcessed: CONTACTS,
-      result: 'Read 450 contacts in 3 pages.',
+      result: 'Read 450 contacts in 1 page.',
     });
   });
 
@@ -89,7 +89,7 @@ describe('a backfill read', () => {
       id: operationId,
       actionType: 'read',
       status: 'success',
-      result: 'Read 450 contacts in 3 pages.',
+      result: 'Read 450 contacts in 1 page.',
       installationId: fixture.installationId,
       metadata: {
         objects: ['contacts'],
@@ -109,7 +109,9 @@ describe('a backfill read', () => {
     expect(severities[0]).toBe('INFO');
     expect(severities.at(-1)).toBe('INFO');
     const requests = logs.body.filter((log: any) => log.severity === 'DEBUG');
-    expect(requests.length).toBeGreaterThanOrEqual(4); // a count and three pages
+    // A count and one page: the provider's page is as large as it allows, its messages of 200 records.
+    expect(requests.length).toBeGreaterThanOrEqual(2);
+    expect(requests[1].message.details.request.url).toContain('limit=1000');
     expect(requests[0].message).toMatchObject({
       operation_id: operationId,
       details: { request: { method: 'GET', url: expect.stringContaining('/api/v1/contacts') } },
@@ -131,7 +133,7 @@ describe('a backfill read', () => {
     expect(attempts).toEqual(Array(3).fill({ pending: false, delivered: true, status: 200 }));
   });
 
-  it('moves the watermark to the end of the window and marks the backfill done', async () => {
+  it('moves the watermark to the newest change the provider returned, never to its own clock, and marks the backfill done', async () => {
     const watermark = await (
       await newEntityManager()
     ).findOneOrFail(ReadWatermarkEntity, {
@@ -139,7 +141,11 @@ describe('a backfill read', () => {
       objectName: 'contacts',
     });
     expect(watermark.backfillDone).toBe(true);
-    expect(watermark.watermark!.getTime()).toBeGreaterThan(Date.parse(sandbox.anchor));
+    const delivered = fixture.receiver
+      .accepted()
+      .flatMap((request) => request.body?.result ?? [])
+      .map((entry: any) => Date.parse(entry.raw.updatedAt));
+    expect(watermark.watermark!.getTime()).toBe(Math.max(...delivered));
   });
 
   it('emits read.backfill.done', async () => {

@@ -63,7 +63,12 @@ export interface ReadWatermark {
   installationId: string;
   objectName: string;
   projectId: string;
+  /** The newest modification time delivered, as the provider stamped it. */
   watermark?: Date;
+  /** The newest deletion delivered from a listing of deletions. */
+  deletedWatermark?: Date;
+  /** The provider's own cursor, for listings that resume from one. */
+  resumeCursor?: string;
   backfillDone: boolean;
   updateTime: Date;
 }
@@ -76,6 +81,8 @@ export const ReadWatermarkEntity = new EntitySchema<ReadWatermark>({
     objectName: { type: 'string', primary: true },
     projectId: uuidColumn,
     watermark: { ...timestampColumn, nullable: true },
+    deletedWatermark: { ...timestampColumn, nullable: true },
+    resumeCursor: { type: 'text', nullable: true },
     backfillDone: { type: 'boolean' },
     updateTime: { ...timestampColumn, onCreate: () => new Date(), onUpdate: () => new Date() },
   },

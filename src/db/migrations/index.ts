@@ -12,6 +12,7 @@ import { Migration20261124000000_repair_marks } from './Migration20261124000000_
 import { Migration20261125100000_attempt_ledger } from './Migration20261125100000_attempt_ledger.js';
 import { Migration20261126000000_exclusive_runs } from './Migration20261126000000_exclusive_runs.js';
 import { Migration20261127000000_list_order_indexes } from './Migration20261127000000_list_order_indexes.js';
+import { Migration20261129000000_change_tracking } from './Migration20261129000000_change_tracking.js';
 import { Migration20261128000000_refresh_token_expiry } from './Migration20261128000000_refresh_token_expiry.js';
 
 /**
@@ -39,4 +40,5 @@ export const migrationsList: MigrationObject[] = [
     name: 'Migration20261128000000_refresh_token_expiry',
     class: Migration20261128000000_refresh_token_expiry,
   },
+  { name: 'Migration20261129000000_change_tracking', class: Migration20261129000000_change_tracking },
 ];

@@ -12,6 +12,19 @@ import type { ShapedPage } from './page-feed.js';
 import type { ReadPlan } from './plan.js';
 import { storeMessages } from './stored-pages.js';
 
+/** The versions the pages remember, the latest of each record (one row each in `read_seen`). */
+function latestVersions(pages: readonly ShapedPage[]): { id: string; at: string; deleted: boolean }[] {
+  const latest = new Map<string, { at: number; deleted: boolean }>();
+  for (const page of pages) {
+    for (const version of page.remember ?? []) {
+      const known = latest.get(version.id);
+      if (!known || version.at > known.at || (version.at === known.at && version.deleted))
+        latest.set(version.id, version);
+    }
+  }
+  return [...latest].map(([id, { at, deleted }]) => ({ id, at: new Date(at).toISOString(), deleted }));
+}
+
 /**
  * Moves a read's checkpoint past pages as they are delivered (or, on request, stored), in page
  * order, without holding up the next delivery: writes run beside delivery, and pages delivered
@@ -101,8 +114,18 @@ export class CheckpointWriter {
     const { plan, checkpoint } = this;
     const last = pages[pages.length - 1];
     const records = pages.reduce((sum, page) => sum + page.records, 0);
+    // The object's position moves with what the provider returned: its newest change, its newest
+    // deletion from a listing of deletions, its cursor at the end of the listing.
     let newest: Date | undefined;
-    for (const page of pages) if (page.newest && (!newest || page.newest > newest)) newest = page.newest;
+    let newestDeleted: Date | undefined;
+    for (const page of pages) {
+      if (!page.newest) continue;
+      if (page.deletions) {
+        if (!newestDeleted || page.newest > newestDeleted) newestDeleted = page.newest;
+      } else if (!newest || page.newest > newest) newest = page.newest;
+    }
+    const resumeCursor = last.done ? last.resumeCursor : undefined;
+    const remembered = latestVersions(pages);
     const logs = pages.flatMap((page) => page.logs);
     const logTime = new Date();
     const begun = attempts.filter((attempt) => attempt.ledgerId !== undefined);
@@ -120,10 +143,22 @@ export class CheckpointWriter {
           where operation_id = ? and page_index = ?
          returning operation_id, records_processed
        ), watermark as (
-         insert into read_watermarks (installation_id, object_name, project_id, watermark, backfill_done, update_time)
-         select ?, ?, ?, ?::timestamptz, false, now() from cp where ?::boolean and ?::timestamptz is not null
+         insert into read_watermarks
+           (installation_id, object_name, project_id, watermark, deleted_watermark, resume_cursor, backfill_done, update_time)
+         select ?, ?, ?, ?::timestamptz, ?::timestamptz, ?::text, false, now() from cp
+          where ?::boolean and (?::timestamptz is not null or ?::timestamptz is not null or ?::text is not null)
          on conflict (installation_id, object_name)
-         do update set watermark = greatest(read_watermarks.watermark, excluded.watermark), update_time = now()
+         do update set watermark = greatest(read_watermarks.watermark, excluded.watermark),
+                       deleted_watermark = greatest(read_watermarks.deleted_watermark, excluded.deleted_watermark),
+                       resume_cursor = coalesce(excluded.resume_cursor, read_watermarks.resume_cursor),
+                       update_time = now()
+       ), seen as (
+         insert into read_seen (installation_id, object_name, record_id, project_id, updated_at, deleted)
+         select ?, ?, v.id, ?, v.at, v.deleted
+           from cp, jsonb_to_recordset(?::jsonb) as v(id text, at timestamptz, deleted boolean)
+         on conflict (installation_id, object_name, record_id)
+         do update set updated_at = excluded.updated_at, deleted = excluded.deleted
+          where (excluded.updated_at, excluded.deleted) > (read_seen.updated_at, read_seen.deleted)
        ), progress as (
          update operations o
             set metadata = jsonb_set(o.metadata, '{progress,recordsProcessed}', to_jsonb(cp.records_processed), true),
@@ -162,8 +197,16 @@ export class CheckpointWriter {
       plan.objectName,
       plan.projectId,
       newest ?? null,
+      newestDeleted ?? null,
+      resumeCursor ?? null,
       plan.advancesWatermark,
       newest ?? null,
+      newestDeleted ?? null,
+      resumeCursor ?? null,
+      plan.installationId,
+      plan.objectName,
+      plan.projectId,
+      JSON.stringify(remembered),
       plan.projectId,
       // As JSON, not arrays: the query builder would spread an array into a list of values.
       JSON.stringify(

@@ -14,16 +14,34 @@ export interface ReadFailure {
   retryable: boolean;
   /** The provider refused the connection's credentials. */
   authFailure: boolean;
+  /** The provider asked that nothing be sent before this long (its `Retry-After`). */
+  waitMs?: number;
 }
 
 const BAD_CREDENTIALS = 'urn:ferry:problem:connection-bad-credentials';
 
-/** How a failed read step should be treated: retried, given up on, and whether credentials are to blame. */
-export function classifyReadError(error: unknown): ReadFailure {
+/**
+ * How a failed read step should be treated: retried (after the provider's `Retry-After`, when it
+ * gave one no longer than `maxWaitMs`), given up on, and whether credentials are to blame.
+ */
+export function classifyReadError(error: unknown, maxWaitMs = Infinity): ReadFailure {
   const message = describeError(error);
   if (error instanceof ProviderError) {
     const authFailure = error.status === 401 || error.status === 403;
-    return { message, retryable: error.retryable && !authFailure, authFailure };
+    const waitMs = error.retryAfterSeconds === undefined ? undefined : error.retryAfterSeconds * 1000;
+    if (waitMs !== undefined && waitMs > maxWaitMs) {
+      return {
+        message: `${message} The provider asked Ferry to wait ${error.retryAfterSeconds} s before calling again, longer than Ferry waits (${Math.round(maxWaitMs / 1000)} s, FERRY_PROVIDER_MAX_WAIT_SECONDS).`,
+        retryable: false,
+        authFailure,
+      };
+    }
+    return {
+      message,
+      retryable: error.retryable && !authFailure,
+      authFailure,
+      ...(waitMs !== undefined && error.retryable && { waitMs }),
+    };
   }
   if (error instanceof ProblemError) {
     const authFailure = error.type === BAD_CREDENTIALS;

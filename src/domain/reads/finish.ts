@@ -11,6 +11,7 @@ import { followLatestOperation } from '../operations.js';
 import { createReadOperation } from './read-operation.js';
 import { installationEventBase, installationParties } from './installation-context.js';
 import type { ReadPlan } from './plan.js';
+import { forgetOldVersions } from './seen-versions.js';
 
 /**
  * The end of a read: the operation's status and human summary, the installation's health, the
@@ -58,16 +59,34 @@ async function eventBase(
   return { ...installationEventBase(installation, await installationParties(em, installation)), objectName };
 }
 
-/** Every record before the window's end was delivered: the object's next read starts there. */
+/**
+ * A read that left no gap behind it finished: a backfill marks the object's history read, and
+ * versions no later read can see again are forgotten. The object's position itself moved with each
+ * page, from what the provider returned; the window's end (Ferry's clock) never moves it.
+ */
 export async function completeWindow(em: EntityManager, plan: ReadPlan, backfill: boolean): Promise<void> {
+  if (backfill) {
+    await em.execute(
+      `insert into read_watermarks (installation_id, object_name, project_id, backfill_done, update_time)
+       values (?, ?, ?, true, now())
+       on conflict (installation_id, object_name) do update set backfill_done = true, update_time = now()`,
+      [plan.installationId, plan.objectName, plan.projectId],
+      'run',
+    );
+  }
+  await forgetOldVersions(em, plan, {
+    overlapMs: plan.overlapMs ?? 0,
+    deletionsOverlapMs: plan.deletionsOverlapMs ?? 0,
+  });
+}
+
+/** Keeps the cursor a read's only page ended at (a quiet read records no checkpoint to carry it). */
+export async function keepResumeCursor(em: EntityManager, plan: ReadPlan, cursor: string): Promise<void> {
   await em.execute(
-    `insert into read_watermarks (installation_id, object_name, project_id, watermark, backfill_done, update_time)
-     values (?, ?, ?, ?, ?, now())
-     on conflict (installation_id, object_name) do update
-       set watermark = greatest(read_watermarks.watermark, excluded.watermark),
-           backfill_done = read_watermarks.backfill_done or excluded.backfill_done,
-           update_time = now()`,
-    [plan.installationId, plan.objectName, plan.projectId, new Date(Date.parse(plan.until) - 1), backfill],
+    `insert into read_watermarks (installation_id, object_name, project_id, resume_cursor, backfill_done, update_time)
+     values (?, ?, ?, ?, false, now())
+     on conflict (installation_id, object_name) do update set resume_cursor = excluded.resume_cursor, update_time = now()`,
+    [plan.installationId, plan.objectName, plan.projectId, cursor],
     'run',
   );
 }

@@ -1,3 +1,4 @@
+import { config } from '../../config.js';
 import { OperationEntity } from '../../db/entities/operation.js';
 import { em as newEntityManager } from '../../db/orm.js';
 import type { InlineReadInput, InlineReadOutcome } from '../../temporal/contracts/read.js';
@@ -53,9 +54,13 @@ export async function readInline(
       failure = { error: page.error ?? 'the destination refused the delivery', destinationFailure: true };
     }
   } catch (error) {
-    const classified = classifyReadError(error);
-    // A step worth retrying is retried by the child, with backoff, from the checkpoint.
-    if (classified.retryable) return handOver(input, classified.message);
+    const classified = classifyReadError(error, config().providerMaxWaitMs);
+    // A step worth retrying is retried by the child, with backoff, from the checkpoint; after the
+    // wait the provider asked for, when it asked.
+    if (classified.retryable)
+      return handOver(input, classified.message, {
+        ...(classified.waitMs !== undefined && { providerWaitMs: classified.waitMs }),
+      });
     failure = { error: classified.message, ...(classified.authFailure && { authFailure: true }) };
   }
   const finished = await finishRead({
@@ -78,7 +83,7 @@ export async function readInline(
 async function handOver(
   input: InlineReadInput,
   reason: string,
-  retry: { failedAttempts?: number; retryAfterMs?: number } = {},
+  retry: { failedAttempts?: number; retryAfterMs?: number; providerWaitMs?: number } = {},
 ): Promise<InlineReadOutcome> {
   const em = await newEntityManager();
   await em.transactional(async (tx) => {

@@ -1,14 +1,19 @@
 import {
   encodeEntry,
   MessageTooLargeError,
+  type ReadResultEntry,
   splitEncoded,
   type MessagePart,
 } from '../../delivery/messages.js';
 import { fieldMapper } from '../../delivery/record-mapping.js';
-import type { Connector, ProviderRecord } from '../../providers/connector.js';
+import type { Connector, ProviderRecord, ReadPageInput } from '../../providers/connector.js';
+import { ProviderError } from '../../providers/errors.js';
+import { em as newEntityManager } from '../../db/orm.js';
 import type { LogEntry } from '../operation-logs.js';
+import { newestTime, undelivered, versionsToRemember } from './change-window.js';
 import { pageConnector } from './connector.js';
 import type { ReadPlan } from './plan.js';
+import { seenVersions } from './seen-versions.js';
 
 /**
  * The provider side of a read: fetches pages one after the other from a page token and shapes each
@@ -25,8 +30,14 @@ export interface ShapedPage {
   parts: MessagePart[];
   /** Records in the messages (a record too large for any message is left out and logged). */
   records: number;
-  /** The newest `updatedAt` on the page. */
+  /** The newest `updatedAt` on the page (of its deletions, on a page of the listing of deletions). */
   newest?: Date;
+  /** The page comes from the listing of deletions: `newest` is a deletion time. */
+  deletions?: boolean;
+  /** The versions of this page a later read's overlap may show again (see change-window.ts). */
+  remember: { id: string; at: number; deleted: boolean }[];
+  /** On the last page of a listing that resumes from the provider's cursor: where the next read starts. */
+  resumeCursor?: string;
   /** DEBUG entries for the provider requests, and ERRORs for records left out. */
   logs: LogEntry[];
 }
@@ -40,15 +51,6 @@ export class PageFetchError extends Error {
   ) {
     super(reason instanceof Error ? reason.message : String(reason));
   }
-}
-
-function newestUpdate(records: readonly ProviderRecord[]): Date | undefined {
-  let newest: number | undefined;
-  for (const record of records) {
-    const time = record.updatedAt ? Date.parse(record.updatedAt) : NaN;
-    if (!Number.isNaN(time) && (newest === undefined || time > newest)) newest = time;
-  }
-  return newest === undefined ? undefined : new Date(newest);
 }
 
 /** Records mapped and encoded between two turns of the event loop. */
@@ -72,7 +74,13 @@ export async function pageMessages(
   for (let start = 0; start < records.length; start += SHAPE_CHUNK) {
     if (start > 0) await new Promise((resolve) => setImmediate(resolve));
     const end = Math.min(start + SHAPE_CHUNK, records.length);
-    for (let index = start; index < end; index++) encoded.push(encodeEntry(mapRecord(records[index].raw)));
+    for (let index = start; index < end; index++) {
+      const record = records[index];
+      const mapped = mapRecord(record.raw, record.values);
+      // A deletion says so, with the id of the record it removes.
+      const entry: ReadResultEntry = record.deleted ? { id: record.id, deleted: true, ...mapped } : mapped;
+      encoded.push(encodeEntry(entry));
+    }
   }
   const ids = records.map((record) => record.id);
   for (;;) {
@@ -102,8 +110,36 @@ interface ProviderPage {
   pageIndex: number;
   nextPageToken?: string;
   done: boolean;
+  /** The records to deliver: what the provider listed, less what was delivered before. */
   records: readonly ProviderRecord[];
+  /** The newest time the provider listed on the page, delivered before or not. */
+  newest?: number;
+  deletions?: boolean;
+  resumeCursor?: string;
   logs: LogEntry[];
+}
+
+/** The read's request for one page: its window, fields and deletions, at the provider's page size. */
+function pageRequest(plan: ReadPlan, pageToken: string | undefined, resume: boolean): ReadPageInput {
+  return {
+    objectName: plan.objectName,
+    ...(plan.fields && { fields: plan.fields }),
+    ...(plan.since && { since: new Date(plan.since) }),
+    until: new Date(plan.until),
+    ...(plan.providerPageSize !== undefined && { pageSize: plan.providerPageSize }),
+    ...(pageToken && { pageToken }),
+    ...(!pageToken && resume && plan.resumeFrom !== undefined && { resumeFrom: plan.resumeFrom }),
+    ...(plan.deletedSince && { includeDeleted: true, deletedSince: new Date(plan.deletedSince) }),
+  };
+}
+
+/** The provider no longer takes a cursor it gave (expired, or the listing changed): start from `since`. */
+function cursorRefused(error: unknown): boolean {
+  return (
+    error instanceof ProviderError &&
+    error.status !== undefined &&
+    [400, 404, 410, 422].includes(error.status)
+  );
 }
 
 async function readProviderPage(
@@ -115,19 +151,24 @@ async function readProviderPage(
   const logs: LogEntry[] = [];
   try {
     const connector = await connectorFor(logs);
-    const page = await connector.readPage({
-      objectName: plan.objectName,
-      ...(plan.fields && { fields: plan.fields }),
-      ...(plan.since && { since: new Date(plan.since) }),
-      until: new Date(plan.until),
-      ...(pageToken && { pageToken }),
-      pageSize: plan.pageSize,
+    const page = await connector.readPage(pageRequest(plan, pageToken, true)).catch((error: unknown) => {
+      if (pageToken || plan.resumeFrom === undefined || !cursorRefused(error)) throw error;
+      logs.push({
+        severity: 'WARN',
+        msg: `The provider refused the cursor the last read left; reading from ${plan.since} instead.`,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      return connector.readPage(pageRequest(plan, pageToken, false));
     });
+    const records = plan.dedupe ? await unseen(plan, page.records) : page.records;
     return {
       pageIndex,
       ...(page.nextPageToken && { nextPageToken: page.nextPageToken }),
       done: page.done,
-      records: page.records,
+      records,
+      newest: newestTime(page.records),
+      ...(page.deletions && { deletions: true }),
+      ...(page.resumeCursor !== undefined && { resumeCursor: page.resumeCursor }),
       logs,
     };
   } catch (error) {
@@ -135,15 +176,30 @@ async function readProviderPage(
   }
 }
 
+/** The page's records less the versions delivered before (a scheduled read's overlap). */
+async function unseen(plan: ReadPlan, records: readonly ProviderRecord[]): Promise<ProviderRecord[]> {
+  if (!records.length) return [];
+  const seen = await seenVersions(
+    await newEntityManager(),
+    plan,
+    records.map((record) => record.id),
+  );
+  return seen.size ? undelivered(records, seen) : [...records];
+}
+
 async function shapePage(plan: ReadPlan, page: ProviderPage): Promise<ShapedPage> {
   const parts = await pageMessages(plan, page.records, page.logs);
+  const overlap = (page.deletions ? plan.deletionsOverlapMs : plan.overlapMs) ?? 0;
   return {
     pageIndex: page.pageIndex,
     ...(page.nextPageToken && { nextPageToken: page.nextPageToken }),
     done: page.done,
     parts,
     records: parts.reduce((sum, part) => sum + part.numRecords, 0),
-    newest: newestUpdate(page.records),
+    ...(page.newest !== undefined && { newest: new Date(page.newest) }),
+    ...(page.deletions && { deletions: true }),
+    remember: plan.advancesWatermark ? versionsToRemember(page.records, page.newest, overlap) : [],
+    ...(page.resumeCursor !== undefined && { resumeCursor: page.resumeCursor }),
     logs: page.logs,
   };
 }

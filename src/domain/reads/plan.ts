@@ -4,6 +4,8 @@ import type { ReadMessageContext } from '../../delivery/messages.js';
 import type { ReadType } from '../../schemas/reads.js';
 import type { ReadObject } from '../../schemas/integration-content.js';
 import type { ReadConfig } from '../../schemas/installations.js';
+import type { ChangeTracking } from '../../providers/connector.js';
+import { scheduledWindow, type ChangePosition } from './change-window.js';
 
 /**
  * Everything a read decides when it starts, frozen in its checkpoint: every page of the read is
@@ -22,13 +24,27 @@ export interface ReadPlan {
   /** The window read: [since, until). No `since` means the whole history. ISO 8601. */
   since?: string;
   until: string;
-  /** The window starts at or before the watermark, so finishing it may move the watermark to its end. */
+  /**
+   * The read starts where the last one left the object (a scheduled read, or one whose window
+   * covers the watermark): what it delivers moves the object's position on.
+   */
   advancesWatermark: boolean;
+  /** Start from the provider's own cursor (see `ChangePosition.resumeCursor`). */
+  resumeFrom?: string;
+  /** Deliver deletions too, from this instant (ISO 8601); absent: live records only. */
+  deletedSince?: string;
+  /** Leave out versions delivered before (a scheduled read's overlap shows them again). */
+  dedupe?: boolean;
+  /** Versions within this much of the newest are remembered for the next read (ms). */
+  overlapMs?: number;
+  deletionsOverlapMs?: number;
   /** Provider fields to fetch; all when absent. */
   fields?: string[];
   selection: FieldSelection;
   /** Records per delivered message. */
   pageSize: number;
+  /** Records per provider page; absent: the most the provider allows. */
+  providerPageSize?: number;
   deliveryMode: 'auto' | 'onRequest';
   destinationId: string;
   destinationName: string;
@@ -47,8 +63,10 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export interface WindowInput {
   readType: ReadType;
   now: Date;
-  /** The newest `updatedAt` delivered by earlier reads. */
-  watermark?: Date;
+  /** Where the object's earlier reads left it, from what the provider returned. */
+  position?: ChangePosition;
+  /** How the object's changes are followed; absent, the object keeps no overlap and no cursor. */
+  tracking?: ChangeTracking;
   /** Where incremental reads start when there is no watermark yet. */
   installationCreateTime: Date;
   backfill?: { defaultPeriod: { days?: number; fullHistory?: boolean } };
@@ -62,23 +80,49 @@ export interface ReadWindow {
   since?: Date;
   until: Date;
   advancesWatermark: boolean;
+  /** A scheduled read: where its deletions start, and the cursor it resumes from. */
+  deletedSince?: Date;
+  resumeFrom?: string;
 }
+
+const noTracking: ChangeTracking = {
+  overlapMs: 0,
+  deletions: 'none',
+  deletionsOverlapMs: 0,
+  resumable: false,
+};
 
 /**
  * The window of a read:
- * - scheduled: from just after the watermark (or the installation's creation) until now;
+ * - scheduled: from where the object's reads stand (the provider's cursor, or the newest change
+ *   delivered less the object's overlap; the installation's creation before any) until now;
  * - backfill: the last `days` days, or the whole history (also when no period is configured); or
  *   the window an operator asked for (`requestedWindow`);
  * - triggered: the window asked for; no `sinceTimestamp` means the whole history.
- * The watermark may only move to the end of a window that leaves no gap behind it.
+ * A read moves the object's position on only when it leaves no gap behind it: it starts at or
+ * before where the position stands.
  */
 export function readWindow(input: WindowInput): ReadWindow {
-  const { now, watermark } = input;
+  const { now } = input;
+  const watermark = input.position?.watermark;
   let since: Date | undefined;
   let until = now;
   if (input.readType === 'scheduled') {
-    since = watermark ? new Date(watermark.getTime() + 1) : input.installationCreateTime;
-  } else if (input.readType === 'backfill' && !input.requestedWindow) {
+    const scheduled = scheduledWindow(
+      input.position ?? {},
+      input.tracking ?? noTracking,
+      input.installationCreateTime,
+    );
+    if (scheduled.since > until) scheduled.since = until;
+    return {
+      since: scheduled.since,
+      until,
+      advancesWatermark: true,
+      deletedSince: scheduled.deletedSince,
+      ...(scheduled.resumeFrom !== undefined && { resumeFrom: scheduled.resumeFrom }),
+    };
+  }
+  if (input.readType === 'backfill' && !input.requestedWindow) {
     const period = input.backfill?.defaultPeriod;
     if (period && !period.fullHistory && period.days !== undefined)
       since = new Date(now.getTime() - period.days * DAY_MS);
@@ -89,7 +133,7 @@ export function readWindow(input: WindowInput): ReadWindow {
   if (since && since > until) since = until;
   const advancesWatermark =
     since === undefined ||
-    (watermark ? since.getTime() <= watermark.getTime() + 1 : input.readType !== 'triggered');
+    (watermark !== undefined ? since.getTime() <= watermark : input.readType !== 'triggered');
   return { ...(since && { since }), until, advancesWatermark };
 }
 

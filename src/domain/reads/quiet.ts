@@ -5,7 +5,7 @@ import type { ReadObjectInput, ReadObjectResult } from '../../temporal/contracts
 import { appendLogs } from '../operation-logs.js';
 import { followLatestOperation } from '../operations.js';
 import { pageConnector } from './connector.js';
-import { completeWindow, readSummary } from './finish.js';
+import { completeWindow, keepResumeCursor, readSummary } from './finish.js';
 import { fetchPage, type ShapedPage } from './page-feed.js';
 import { createReadOperation } from './read-operation.js';
 import { observeLateness, planRead, readMetadata, startedLog, type PlannedRead } from './start.js';
@@ -94,7 +94,10 @@ async function recordQuietRead(
       ...page.logs,
       { severity: 'INFO', msg: result, details: { recordsProcessed: 0, pages: 1 } },
     ]);
-    if (plan.advancesWatermark) await completeWindow(tx, plan, false);
+    if (plan.advancesWatermark) {
+      if (page.resumeCursor !== undefined) await keepResumeCursor(tx, plan, page.resumeCursor);
+      await completeWindow(tx, plan, false);
+    }
     if (installation.healthStatus !== 'healthy') {
       await tx.nativeUpdate(InstallationEntity, { id: installation.id }, { healthStatus: 'healthy' });
     }

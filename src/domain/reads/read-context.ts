@@ -21,6 +21,7 @@ import {
 } from '../../db/entities/integration.js';
 import { DestinationEntity, type Destination } from '../../db/entities/operation.js';
 import { memoized, rawRows, rowMapper, selectColumns } from '../../db/raw.js';
+import type { ChangePosition } from './change-window.js';
 
 /**
  * Everything a read's plan is made of, in one statement instead of a query per table: at every
@@ -35,8 +36,8 @@ export interface ReadContext {
   connection: Connection;
   group: Group;
   consumer: Consumer;
-  /** Where the object's reads stand: the end of the last completed window. */
-  watermark?: Date;
+  /** Where the object's reads stand, from what the provider returned. */
+  position: ChangePosition;
   /** The read's operation, when something recorded it before the read began (a triggered read). */
   operation?: { status: string; result?: string; createTime: Date; metadata: Record<string, unknown> };
   /** The read has a checkpoint: it began before (a retried activity, a resumed workflow). */
@@ -44,6 +45,9 @@ export interface ReadContext {
 }
 
 type Row = Record<string, unknown>;
+
+/** A timestamptz column as ms (the driver gives a Date, or text in some paths). */
+const timeOf = (value: unknown): number => new Date(value as string | Date).getTime();
 
 function buildContextQuery(em: EntityManager) {
   const installation = rowMapper(em, InstallationEntity, 'i');
@@ -63,7 +67,8 @@ function buildContextQuery(em: EntityManager) {
     selectColumns(em, ConsumerEntity, 'u'),
   ].join(', ');
   return {
-    sql: `select ${columns}, w.watermark as "w.watermark",
+    sql: `select ${columns}, w.watermark as "w.watermark", w.deleted_watermark as "w.deleted_watermark",
+                 w.resume_cursor as "w.resume_cursor",
                  o.id as "o.id", o.status as "o.status", o.result as "o.result",
                  o.create_time as "o.create_time", o.metadata as "o.metadata",
                  p.operation_id as "p.operation_id"
@@ -86,7 +91,13 @@ function buildContextQuery(em: EntityManager) {
       connection: connection(row),
       group: group(row),
       consumer: consumer(row),
-      ...(row['w.watermark'] != null && { watermark: new Date(row['w.watermark'] as string) }),
+      position: {
+        ...(row['w.watermark'] != null && { watermark: timeOf(row['w.watermark']) }),
+        ...(row['w.deleted_watermark'] != null && {
+          deletedWatermark: timeOf(row['w.deleted_watermark']),
+        }),
+        ...(row['w.resume_cursor'] != null && { resumeCursor: row['w.resume_cursor'] as string }),
+      },
       ...(row['o.id'] != null && {
         operation: {
           status: row['o.status'] as string,

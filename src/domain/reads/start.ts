@@ -11,6 +11,7 @@ import { appendLogs, type LogEntry } from '../operation-logs.js';
 import { followLatestOperation, type OperationProgress } from '../operations.js';
 import { createReadOperation } from './read-operation.js';
 import { readConnector } from './connector.js';
+import { changeTrackingFor } from '../../providers/connectors/index.js';
 import { classifyReadError, ReadSetupError } from './failures.js';
 import { installationEventBase, objectSetupOf } from './installation-context.js';
 import { findDestinationByName, loadReadContext } from './read-context.js';
@@ -77,10 +78,12 @@ export async function planRead(em: EntityManager, input: ReadObjectInput): Promi
       `Destination "${setup.destinationName}" of object "${input.objectName}" does not exist in the project.`,
     );
   }
+  const tracking = changeTrackingFor(parties.connection.provider, input.objectName);
   const window = readWindow({
     readType: input.readType,
     now,
-    watermark: parties.watermark,
+    position: parties.position,
+    ...(tracking && { tracking }),
     installationCreateTime: installation.createTime,
     backfill: setup.configured?.backfill ?? setup.declared.backfill,
     sinceTimestamp: input.sinceTimestamp,
@@ -106,6 +109,16 @@ export async function planRead(em: EntityManager, input: ReadObjectInput): Promi
     readType: input.readType,
   };
   const fields = providerFields(selection);
+  // Deletions matter to a copy kept in step: scheduled reads and windowed triggered ones deliver
+  // them where the provider reveals them, unless the manifest asks for live records only.
+  const deletedSince =
+    tracking &&
+    tracking.deletions !== 'none' &&
+    setup.declared.delivery?.deletions !== false &&
+    window.since &&
+    (input.readType === 'scheduled' || input.readType === 'triggered')
+      ? (window.deletedSince ?? window.since)
+      : undefined;
   const plan: ReadPlan = {
     projectId: installation.projectId,
     integrationId: installation.integrationId,
@@ -117,9 +130,15 @@ export async function planRead(em: EntityManager, input: ReadObjectInput): Promi
     ...(window.since && { since: window.since.toISOString() }),
     until: window.until.toISOString(),
     advancesWatermark: window.advancesWatermark,
+    ...(window.resumeFrom !== undefined && { resumeFrom: window.resumeFrom }),
+    ...(deletedSince && { deletedSince: deletedSince.toISOString() }),
+    ...(input.readType === 'scheduled' && { dedupe: true }),
+    overlapMs: tracking?.overlapMs ?? 0,
+    deletionsOverlapMs: tracking?.deletionsOverlapMs ?? 0,
     ...(fields && { fields }),
     selection,
     pageSize: setup.declared.delivery?.pageSize ?? DEFAULT_DELIVERY_PAGE_SIZE,
+    ...(config().readProviderPageSize !== undefined && { providerPageSize: config().readProviderPageSize }),
     deliveryMode: setup.declared.delivery?.mode === 'onRequest' ? 'onRequest' : 'auto',
     destinationId: destination.id,
     destinationName: destination.name,

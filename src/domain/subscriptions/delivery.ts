@@ -94,11 +94,13 @@ export async function prepareSubscriptionEvent(
 
   const logs: LogEntry[] = [];
   let record = event.record;
+  let values: Record<string, unknown> | undefined;
   if (!record && event.eventType !== 'delete' && event.eventType !== 'other') {
     // The provider sent only the record's id: read the record as it is now.
     const connector = connectorFor(await connectionTarget(installation.connectionId));
     const fetched = await connector.readRecord(event.objectName, event.recordId);
     record = fetched?.raw;
+    values = fetched?.values;
     logs.push({
       severity: fetched ? 'INFO' : 'WARN',
       msg: fetched
@@ -112,7 +114,7 @@ export async function prepareSubscriptionEvent(
     subscribed.inheritFieldsAndMapping,
   );
   const parties = await installationParties(em, installation);
-  const mapped = fieldMapper(selection)(record ?? {});
+  const mapped = fieldMapper(selection)(record ?? {}, values);
   const entry: SubscribeResultEntry = {
     ...mapped,
     subscribeEventType: event.eventType as SubscribeEventType,

@@ -25,6 +25,11 @@ export interface ReadObjectInput {
    */
   failedAttempts?: number;
   retryAfterMs?: number;
+  /**
+   * Handed over by an inline read that the provider asked to wait (a `Retry-After` longer than the
+   * HTTP layer waits in place): the child waits this long before it asks the provider again.
+   */
+  providerWaitMs?: number;
 }
 
 /** What the installation workflow asks of an inline read: at most `maxPages` pages, then hand over. */
@@ -38,7 +43,13 @@ export interface InlineReadInput extends ReadObjectInput {
  */
 export type InlineReadOutcome =
   | ({ handover: false } & ReadObjectResult)
-  | { handover: true; reason: string; failedAttempts?: number; retryAfterMs?: number };
+  | {
+      handover: true;
+      reason: string;
+      failedAttempts?: number;
+      retryAfterMs?: number;
+      providerWaitMs?: number;
+    };
 
 export interface ReadObjectResult {
   status: 'success' | 'failure';
