@@ -101,6 +101,28 @@ describe('Freshdesk', () => {
   });
 });
 
+describe('the Freshdesk fake', () => {
+  const get = async (path: string) => {
+    const fake = fakes.freshdesk;
+    const response = await fetch(`${fake.url}${path}`, {
+      headers: { authorization: `Basic ${Buffer.from(`${fake.credential}:X`).toString('base64')}` },
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown>[] };
+  };
+
+  it('lists a deleted ticket only under filter=deleted, and descriptions only with include=description', async () => {
+    const [kept, trashed] = fakes.freshdesk.seed('tickets', [Date.UTC(2026, 8, 1), Date.UTC(2026, 8, 1)]);
+    fakes.freshdesk.remove('tickets', trashed, Date.UTC(2026, 8, 2));
+    const since = 'updated_since=2026-09-01T00:00:00Z';
+    const live = await get(`/api/v2/tickets?${since}`);
+    expect(live.body.map((ticket) => String(ticket.id))).toEqual([kept]);
+    expect(live.body[0]).not.toHaveProperty('description');
+    const deleted = await get(`/api/v2/tickets?${since}&filter=deleted&include=description`);
+    expect(deleted.body.map((ticket) => [String(ticket.id), ticket.deleted])).toEqual([[trashed, true]]);
+    expect(deleted.body[0]).toHaveProperty('description');
+  });
+});
+
 describe('Gorgias', () => {
   it('lists newest first and stops at the first ticket older than the window', async () => {
     fakes.gorgias.seed(
