@@ -158,9 +158,40 @@ describe('Gorgias', () => {
   });
 });
 
+describe('the Intercom fake', () => {
+  const search = async (query: unknown) => {
+    const fake = fakes.intercom;
+    const response = await fetch(`${fake.url}/contacts/search`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${fake.credential}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query }),
+    });
+    return ((await response.json()) as { data: { id: string }[] }).data.map((contact) => contact.id);
+  };
+
+  it('finds a changed contact only minutes later, by days of the workspace time zone (UTC-8)', async () => {
+    let now = Date.UTC(2026, 6, 1, 12, 0, 0);
+    fakes.intercom.setClock(() => now);
+    try {
+      const [id] = fakes.intercom.seed('contacts', [Date.UTC(2026, 6, 1, 5, 0, 0)]);
+      fakes.intercom.touch('contacts', id, now - 60_000);
+      const july1 = Date.UTC(2026, 6, 1) / 1000;
+      // Still indexed at 05:00 UTC, June 30 in the workspace; July 1 there starts at 08:00 UTC.
+      expect(await search({ field: 'updated_at', operator: '=', value: july1 + 12 * 3600 })).not.toContain(
+        id,
+      );
+      expect(await search({ field: 'updated_at', operator: '<', value: july1 + 12 * 3600 })).toContain(id);
+      now += 5 * 60_000;
+      expect(await search({ field: 'updated_at', operator: '=', value: july1 + 12 * 3600 })).toContain(id);
+    } finally {
+      fakes.intercom.setClock(Date.now);
+    }
+  });
+});
+
 describe('Intercom', () => {
   it('searches a window widened to whole days, newest first, with its API version, and keeps only the window', async () => {
-    const day = Date.UTC(2031, 4, 10);
+    const day = Date.UTC(2026, 4, 10);
     const ids = fakes.intercom.seed('contacts', [day + 1_000, day + 3_600_000, day + 7_200_000]);
     const since = new Date(day + 1_800_000);
     const until = new Date(day + 5_400_000);
