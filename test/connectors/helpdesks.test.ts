@@ -129,13 +129,13 @@ describe('Gorgias', () => {
       'tickets',
       Array.from({ length: 30 }, (_, i) => Date.UTC(2020, 0, 1) + i * 60_000),
     );
-    const recent = fakes.gorgias.seed('tickets', [Date.UTC(2030, 0, 1), Date.UTC(2030, 0, 2)]);
+    const recent = fakes.gorgias.seed('tickets', [Date.UTC(2026, 9, 1), Date.UTC(2026, 9, 2)]);
     const before = fakes.gorgias.requests.length;
     const read = await readAll('gorgias', {
       objectName: 'tickets',
       pageSize: 3,
-      since: new Date(Date.UTC(2029, 11, 31)),
-      until: new Date(Date.UTC(2030, 0, 2)),
+      since: new Date(Date.UTC(2026, 8, 30)),
+      until: new Date(Date.UTC(2026, 9, 2)),
     });
     expect(read.map((record) => record.id)).toEqual([recent[0]]);
     const pages = sent('gorgias', before, '/api/tickets');
