@@ -101,19 +101,41 @@ describe('Freshdesk', () => {
   });
 });
 
+describe('the Freshdesk fake', () => {
+  const get = async (path: string) => {
+    const fake = fakes.freshdesk;
+    const response = await fetch(`${fake.url}${path}`, {
+      headers: { authorization: `Basic ${Buffer.from(`${fake.credential}:X`).toString('base64')}` },
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown>[] };
+  };
+
+  it('lists a deleted ticket only under filter=deleted, and descriptions only with include=description', async () => {
+    const [kept, trashed] = fakes.freshdesk.seed('tickets', [Date.UTC(2026, 8, 1), Date.UTC(2026, 8, 1)]);
+    fakes.freshdesk.remove('tickets', trashed, Date.UTC(2026, 8, 2));
+    const since = 'updated_since=2026-09-01T00:00:00Z';
+    const live = await get(`/api/v2/tickets?${since}`);
+    expect(live.body.map((ticket) => String(ticket.id))).toEqual([kept]);
+    expect(live.body[0]).not.toHaveProperty('description');
+    const deleted = await get(`/api/v2/tickets?${since}&filter=deleted&include=description`);
+    expect(deleted.body.map((ticket) => [String(ticket.id), ticket.deleted])).toEqual([[trashed, true]]);
+    expect(deleted.body[0]).toHaveProperty('description');
+  });
+});
+
 describe('Gorgias', () => {
   it('lists newest first and stops at the first ticket older than the window', async () => {
     fakes.gorgias.seed(
       'tickets',
       Array.from({ length: 30 }, (_, i) => Date.UTC(2020, 0, 1) + i * 60_000),
     );
-    const recent = fakes.gorgias.seed('tickets', [Date.UTC(2030, 0, 1), Date.UTC(2030, 0, 2)]);
+    const recent = fakes.gorgias.seed('tickets', [Date.UTC(2026, 9, 1), Date.UTC(2026, 9, 2)]);
     const before = fakes.gorgias.requests.length;
     const read = await readAll('gorgias', {
       objectName: 'tickets',
       pageSize: 3,
-      since: new Date(Date.UTC(2029, 11, 31)),
-      until: new Date(Date.UTC(2030, 0, 2)),
+      since: new Date(Date.UTC(2026, 8, 30)),
+      until: new Date(Date.UTC(2026, 9, 2)),
     });
     expect(read.map((record) => record.id)).toEqual([recent[0]]);
     const pages = sent('gorgias', before, '/api/tickets');
@@ -136,9 +158,40 @@ describe('Gorgias', () => {
   });
 });
 
+describe('the Intercom fake', () => {
+  const search = async (query: unknown) => {
+    const fake = fakes.intercom;
+    const response = await fetch(`${fake.url}/contacts/search`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${fake.credential}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query }),
+    });
+    return ((await response.json()) as { data: { id: string }[] }).data.map((contact) => contact.id);
+  };
+
+  it('finds a changed contact only minutes later, by days of the workspace time zone (UTC-8)', async () => {
+    let now = Date.UTC(2026, 6, 1, 12, 0, 0);
+    fakes.intercom.setClock(() => now);
+    try {
+      const [id] = fakes.intercom.seed('contacts', [Date.UTC(2026, 6, 1, 5, 0, 0)]);
+      fakes.intercom.touch('contacts', id, now - 60_000);
+      const july1 = Date.UTC(2026, 6, 1) / 1000;
+      // Still indexed at 05:00 UTC, June 30 in the workspace; July 1 there starts at 08:00 UTC.
+      expect(await search({ field: 'updated_at', operator: '=', value: july1 + 12 * 3600 })).not.toContain(
+        id,
+      );
+      expect(await search({ field: 'updated_at', operator: '<', value: july1 + 12 * 3600 })).toContain(id);
+      now += 5 * 60_000;
+      expect(await search({ field: 'updated_at', operator: '=', value: july1 + 12 * 3600 })).toContain(id);
+    } finally {
+      fakes.intercom.setClock(Date.now);
+    }
+  });
+});
+
 describe('Intercom', () => {
   it('searches a window widened to whole days, newest first, with its API version, and keeps only the window', async () => {
-    const day = Date.UTC(2031, 4, 10);
+    const day = Date.UTC(2026, 4, 10);
     const ids = fakes.intercom.seed('contacts', [day + 1_000, day + 3_600_000, day + 7_200_000]);
     const since = new Date(day + 1_800_000);
     const until = new Date(day + 5_400_000);

@@ -3,8 +3,7 @@ import { resetConfig } from '../../src/config.js';
 import type { Connector, ReadPageInput } from '../../src/providers/connector.js';
 import { connectorFor } from '../../src/providers/connectors/index.js';
 import { ProviderError } from '../../src/providers/errors.js';
-import { startFakeZendesk } from './fakes/zendeskSupport.js';
-import type { ConformanceFake } from './kit/conformance.js';
+import { startFakeZendesk, type FakeZendesk } from './fakes/zendeskSupport.js';
 import { readAllPages } from './kit/read-all.js';
 
 /**
@@ -15,7 +14,7 @@ import { readAllPages } from './kit/read-all.js';
  * when the read asks for them; validation errors reach Ferry with Zendesk's description.
  */
 
-let fake: ConformanceFake;
+let fake: FakeZendesk;
 let connector: Connector;
 
 beforeAll(async () => {
@@ -44,11 +43,9 @@ describe('Zendesk Support', () => {
     const since = new Date(Date.UTC(2024, 0, 1));
     const [ticket, kept] = fake.seed('tickets', [Date.UTC(2024, 1, 1), Date.UTC(2024, 1, 2)]);
     const [user, active] = fake.seed('users', [Date.UTC(2024, 1, 1), Date.UTC(2024, 1, 2)]);
-    await connector.write({ objectName: 'tickets', type: 'delete', recordId: ticket });
-    await connector.write({ objectName: 'users', type: 'delete', recordId: user });
     // Deleted before the last minute, whose changes the exports leave out.
-    fake.touch('tickets', ticket, Date.UTC(2024, 1, 3));
-    fake.touch('users', user, Date.UTC(2024, 1, 3));
+    fake.remove('tickets', ticket, Date.UTC(2024, 1, 3));
+    fake.remove('users', user, Date.UTC(2024, 1, 3));
 
     const before = fake.requests.length;
     const tickets = await readAll({ objectName: 'tickets', pageSize: 1, since });
@@ -107,5 +104,125 @@ describe('Zendesk Support', () => {
     });
     const sent = fake.requests.slice(before).find((request) => request.method === 'POST');
     expect(sent?.headers['idempotency-key']).toBe('op-9:0');
+  });
+
+  it('reads every ticket of one second across pages: the export cursor carries the id too', async () => {
+    const second = Date.UTC(2024, 6, 1, 9, 30, 0);
+    const ids = fake.seed(
+      'tickets',
+      Array.from({ length: 7 }, (_, i) => second + i * 100),
+    );
+    const read = await readAll({
+      objectName: 'tickets',
+      pageSize: 3,
+      since: new Date(second),
+      until: new Date(second + 1000),
+    });
+    expect(read.map((record) => record.id)).toEqual(ids);
+  });
+});
+
+/** The fake itself, against Zendesk's reference: what Ferry's reads above rely on. */
+describe('the Zendesk fake', () => {
+  const get = async (path: string, init: RequestInit = {}) => {
+    const response = await fetch(`${fake.url}${path}`, {
+      ...init,
+      headers: {
+        authorization: `Bearer ${fake.credential}`,
+        'content-type': 'application/json',
+        ...init.headers,
+      },
+    });
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: (await response.json()) as Record<string, unknown>,
+    };
+  };
+
+  it('leaves the most recent minute out of the exports and refuses a start_time less than a minute old', async () => {
+    let now = Date.UTC(2030, 0, 1, 12, 0, 0);
+    fake.setClock(() => now);
+    try {
+      const [recent] = fake.seed('tickets', [now - 30_000]);
+      const start = Math.floor((now - 600_000) / 1000);
+      const first = await get(`/api/v2/incremental/tickets/cursor.json?start_time=${start}`);
+      expect((first.body.tickets as { id: number }[]).map((ticket) => String(ticket.id))).not.toContain(
+        recent,
+      );
+      expect((await get(`/api/v2/incremental/tickets/cursor.json?start_time=${start + 590}`)).status).toBe(
+        400,
+      );
+      now += 60_000;
+      const later = await get(`/api/v2/incremental/tickets/cursor.json?start_time=${start}`);
+      expect((later.body.tickets as { id: number }[]).map((ticket) => String(ticket.id))).toContain(recent);
+      expect(later.body.after_cursor).toEqual(expect.any(String));
+      expect(later.body.end_of_stream).toBe(true);
+    } finally {
+      fake.setClock(Date.now);
+    }
+  });
+
+  it('starts the next time-based page at end_time, inclusive, and never splits the items of one second', async () => {
+    const second = Date.UTC(2024, 8, 1);
+    const ids = fake.seed('organizations', [second - 1000, second, second, second]);
+    const start = Math.floor((second - 1000) / 1000);
+    const page = await get(`/api/v2/incremental/organizations.json?start_time=${start}&per_page=2`);
+    expect((page.body.organizations as { id: number }[]).map((org) => String(org.id))).toEqual(ids);
+    expect(page.body).toMatchObject({ count: 4, end_time: second / 1000 });
+    const next = await get(`/api/v2/incremental/organizations.json?start_time=${second / 1000}&per_page=2`);
+    expect((next.body.organizations as { id: number }[]).map((org) => String(org.id))).toEqual(ids.slice(1));
+  });
+
+  it('answers the eleventh export request of a minute 429 with Retry-After', async () => {
+    const limited = await startFakeZendesk({ exportRateLimit: true });
+    const now = Date.UTC(2030, 0, 1, 12, 0, 15);
+    limited.setClock(() => now);
+    try {
+      const statuses: number[] = [];
+      let retryAfter: string | null = null;
+      for (let i = 0; i < 11; i++) {
+        const response = await fetch(`${limited.url}/api/v2/incremental/tickets/cursor.json?start_time=0`, {
+          headers: { authorization: `Bearer ${limited.credential}` },
+        });
+        statuses.push(response.status);
+        retryAfter = response.headers.get('retry-after');
+      }
+      expect(statuses).toEqual([...Array(10).fill(200), 429]);
+      expect(retryAfter).toBe('45');
+    } finally {
+      await limited.stop();
+    }
+  });
+
+  it('takes an API token as Basic {email}/token:{token}, not a password', async () => {
+    const basic = (user: string) => `Basic ${Buffer.from(user).toString('base64')}`;
+    const token = await get('/api/v2/users.json', {
+      headers: { authorization: basic(`agent@example.com/token:${fake.credential}`) },
+    });
+    expect(token.status).toBe(200);
+    const password = await get('/api/v2/users.json', {
+      headers: { authorization: basic(`agent@example.com:${fake.credential}`) },
+    });
+    expect(password).toMatchObject({ status: 401, body: { error: "Couldn't authenticate you" } });
+  });
+
+  it('refuses a taken organization name with a 422 detail for that field', async () => {
+    const answer = await get('/api/v2/organizations.json', {
+      method: 'POST',
+      body: JSON.stringify({ organization: { name: 'Taken Ltd' } }),
+    });
+    expect(answer.status).toBe(201);
+    const again = await get('/api/v2/organizations.json', {
+      method: 'POST',
+      body: JSON.stringify({ organization: { name: 'Taken Ltd' } }),
+    });
+    expect(again).toMatchObject({
+      status: 422,
+      body: {
+        error: 'RecordInvalid',
+        details: { name: [{ description: 'Name: has already been taken', error: 'DuplicateValue' }] },
+      },
+    });
   });
 });

@@ -1,20 +1,37 @@
 import { randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
 import type { ConformanceFake } from '../kit/conformance.js';
-import { bearerCredential, FakeHttpError, FakeProvider } from '../kit/fake-provider.js';
+import {
+  bearerCredential,
+  FakeHttpError,
+  FakeProvider,
+  RecordStore,
+  type StoredRecord,
+} from '../kit/fake-provider.js';
 
 /**
  * A local stand-in for Front's Core API (https://dev.frontapp.com/reference, the OpenAPI document in
- * frontapp/front-api-specs): contacts listed with `q[updated_after]`/`q[updated_before]` (Unix
- * seconds with up to 3 decimals, both taken as strict bounds here), `sort_by`/`sort_order`, `limit`
- * (≤ 100); accounts listed with `sort_by`/`sort_order` and no filter; `{_pagination: {next},
- * _results}` whose next link names the company's own host (`https://<company>.api.frontapp.com/…
- * ?page_token=…`, the token standing for the whole query); writes `POST` (201 with the record),
- * `PATCH` (204 for contacts, 200 with the account), `DELETE` (204); custom field lists per object;
- * errors as `{_error: {status, title, message}}`; `x-ratelimit-*` headers on every answer.
+ * frontapp/front-api-specs), written from its reference; notes and sources in
+ * /work/notes/fakes/front.md.
+ *
+ * - Times are Unix seconds with up to 3 decimals (milliseconds).
+ * - Contacts listed with `q[updated_after]`/`q[updated_before]` (both strict bounds here),
+ *   `sort_by` (`created_at` or `updated_at`)/`sort_order`, `limit` (default 50, at most 100);
+ *   accounts listed with `sort_by`/`sort_order` and no filter; `{_pagination: {next}, _links,
+ *   _results}` whose next link names the company's own host
+ *   (`https://<company>.api.frontapp.com/…?page_token=…`, the token standing for the whole query).
+ * - Writes: `POST` (201 with the record), `PATCH` (204 for contacts, 200 with the account),
+ *   `DELETE` (204, for good: nothing lists deletions). `custom_fields` is keyed by the field's
+ *   `name`, and a write that sends it replaces all of them (fields left out are erased); values
+ *   must match the field's type (enum values checked).
+ * - Custom field lists per object (`string`, `boolean`, `datetime`, `number`, `teammate`, `inbox`,
+ *   `enum`); records carry only the custom fields that have a value.
+ * - Errors `{_error: {status, title, message}}`; `x-ratelimit-*` headers on every answer,
+ *   `Retry-After` on a 429.
  */
 
 type FrontRecord = Record<string, unknown> & { id: string; updated_at: number };
+type Row = StoredRecord<FrontRecord>;
 
 const objects = ['contacts', 'accounts'] as const;
 type FrontObject = (typeof objects)[number];
@@ -35,6 +52,7 @@ const customFields: Record<FrontObject, Record<string, unknown>[]> = {
       ],
     },
     { id: 'fld_2', name: 'VIP', description: 'Very important', type: 'boolean' },
+    { id: 'fld_5', name: 'City', description: 'Where they are', type: 'string' },
   ],
   accounts: [
     { id: 'fld_3', name: 'Renewal date', description: 'Next renewal', type: 'datetime' },
@@ -45,13 +63,38 @@ const customFields: Record<FrontObject, Record<string, unknown>[]> = {
 /** Front writes times as Unix seconds with milliseconds as decimals. */
 const frontTime = (ms: number) => Math.round(ms) / 1000;
 
+/** Checks custom field values against their definitions; the object replaces the record's. */
+function customValues(object: FrontObject, raw: unknown): Record<string, unknown> {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+    throw new FakeHttpError(400, '"custom_fields" must be an object');
+  for (const [name, value] of Object.entries(raw)) {
+    const field = customFields[object].find((candidate) => candidate.name === name);
+    if (!field) throw new FakeHttpError(400, `Unknown custom field "${name}"`);
+    if (value === null) continue;
+    const type = field.type as string;
+    const ok =
+      type === 'boolean'
+        ? typeof value === 'boolean'
+        : type === 'number' || type === 'datetime'
+          ? typeof value === 'number'
+          : type === 'enum'
+            ? (field.values as { value: string }[]).some((allowed) => allowed.value === value)
+            : typeof value === 'string';
+    if (!ok) throw new FakeHttpError(400, `Invalid value for custom field "${name}" of type ${type}`);
+  }
+  return { ...(raw as Record<string, unknown>) };
+}
+
 export async function startFakeFront(): Promise<ConformanceFake> {
-  const records: Record<FrontObject, Map<string, FrontRecord>> = { contacts: new Map(), accounts: new Map() };
+  const stores: Record<FrontObject, RecordStore<FrontRecord>> = {
+    contacts: new RecordStore(),
+    accounts: new RecordStore(),
+  };
   /** Page tokens: each stands for its query and the next offset. */
   const tokens = new Map<string, { object: FrontObject; query: Record<string, unknown>; offset: number }>();
   let nextId = 1;
 
-  const fake = new FakeProvider({
+  const fake: FakeProvider = new FakeProvider({
     credentialOf: bearerCredential,
     errorBody: (error) => ({
       _error: {
@@ -72,15 +115,17 @@ export async function startFakeFront(): Promise<ConformanceFake> {
     rateLimitHeaders: () => ({
       'x-ratelimit-limit': '50',
       'x-ratelimit-remaining': '0',
-      'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 1),
+      'x-ratelimit-reset': String(Math.ceil(fake.now() / 1000) + 60),
+      'retry-after': '60',
     }),
   });
+  const now = () => fake.now();
 
   const router = fake.router;
   router.use(async (ctx, next) => {
     ctx.set('x-ratelimit-limit', '50');
     ctx.set('x-ratelimit-remaining', '49');
-    ctx.set('x-ratelimit-reset', String(Math.ceil(Date.now() / 1000) + 60));
+    ctx.set('x-ratelimit-reset', String(Math.ceil(now() / 1000) + 60));
     await next();
   });
 
@@ -89,10 +134,10 @@ export async function startFakeFront(): Promise<ConformanceFake> {
     if (!objects.includes(object)) throw new FakeHttpError(404, `Unknown resource ${ctx.path}`);
     return object;
   };
-  const recordOf = (object: FrontObject, id: string): FrontRecord => {
-    const record = records[object].get(id);
-    if (!record) throw new FakeHttpError(404, `${object === 'contacts' ? 'Contact' : 'Account'} not found`);
-    return record;
+  const rowOf = (object: FrontObject, id: string): Row => {
+    const row = stores[object].get(id);
+    if (!row) throw new FakeHttpError(404, `${object === 'contacts' ? 'Contact' : 'Account'} not found`);
+    return row;
   };
   const seconds = (ctx: Context, name: string): number | undefined => {
     const value = ctx.query[name];
@@ -131,13 +176,28 @@ export async function startFakeFront(): Promise<ConformanceFake> {
     if (object === 'accounts' && (creating || 'name' in values) && typeof values.name !== 'string') {
       throw new FakeHttpError(400, '"name" is required');
     }
+    if (values.custom_fields !== undefined)
+      return { ...values, custom_fields: customValues(object, values.custom_fields) };
     return values;
   };
 
-  const build = (object: FrontObject, values: Record<string, unknown>, ms: number): FrontRecord => {
+  const build = (object: FrontObject, values: Record<string, unknown>, ms: number): Row => {
+    const record = buildRecord(object, values, ms);
+    const row: Row = { record, modifiedMs: ms };
+    stores[object].rows.set(record.id, row);
+    return row;
+  };
+  const buildRecord = (object: FrontObject, values: Record<string, unknown>, ms: number): FrontRecord => {
     const id = `${prefixes[object]}_${(nextId++).toString(36)}`;
-    const links = { self: `${companyHost}/${object}/${id}` };
     if (object === 'contacts') {
+      const links = {
+        self: `${companyHost}/contacts/${id}`,
+        related: {
+          notes: `${companyHost}/contacts/${id}/notes`,
+          conversations: `${companyHost}/contacts/${id}/conversations`,
+          owner: null,
+        },
+      };
       return {
         _links: links,
         id,
@@ -145,6 +205,7 @@ export async function startFakeFront(): Promise<ConformanceFake> {
         description: null,
         avatar_url: null,
         links: [],
+        groups: [],
         lists: [],
         handles: [],
         custom_fields: {},
@@ -154,7 +215,10 @@ export async function startFakeFront(): Promise<ConformanceFake> {
       };
     }
     return {
-      _links: links,
+      _links: {
+        self: `${companyHost}/accounts/${id}`,
+        related: { contacts: `${companyHost}/accounts/${id}/contacts` },
+      },
       id,
       name: null,
       logo_url: null,
@@ -188,6 +252,7 @@ export async function startFakeFront(): Promise<ConformanceFake> {
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
       throw new FakeHttpError(400, 'limit must be an integer between 1 and 100');
     }
+    fake.logListing(ctx, { object, pageSize: limit, maxPageSize: 100 });
     const sortBy = query.sort_by === undefined ? undefined : String(query.sort_by);
     if (sortBy !== undefined && !['created_at', 'updated_at'].includes(sortBy)) {
       throw new FakeHttpError(400, 'sort_by must be created_at or updated_at');
@@ -198,7 +263,10 @@ export async function startFakeFront(): Promise<ConformanceFake> {
     const after = object === 'contacts' ? seconds(fakeCtx, 'q[updated_after]') : undefined;
     const before = object === 'contacts' ? seconds(fakeCtx, 'q[updated_before]') : undefined;
     const key = (record: FrontRecord) => Number(record[sortBy ?? 'created_at'] ?? record.updated_at);
-    const found = [...records[object].values()]
+    const found = stores[object]
+      .live()
+      .filter((row) => (row.visibleFromMs ?? row.modifiedMs) <= now())
+      .map((row) => row.record)
       .filter(
         (record) =>
           (after === undefined || record.updated_at > after) &&
@@ -216,38 +284,49 @@ export async function startFakeFront(): Promise<ConformanceFake> {
   });
 
   router.get('/:object/:id', (ctx) => {
-    ctx.body = recordOf(objectOf(ctx), ctx.params.id);
+    ctx.body = rowOf(objectOf(ctx), ctx.params.id).record;
   });
 
   router.post('/:object', (ctx) => {
     const object = objectOf(ctx);
-    const record = build(object, checkValues(object, ctx.request.body, true), Date.now());
-    records[object].set(record.id, record);
+    const row = build(object, checkValues(object, ctx.request.body, true), now());
     ctx.status = 201;
-    ctx.body = record;
+    ctx.body = row.record;
   });
+
+  const stamp = (row: Row, ms: number, visibleFromMs?: number) => {
+    row.modifiedMs = ms;
+    row.visibleFromMs = visibleFromMs;
+    row.record.updated_at = frontTime(ms);
+  };
 
   router.patch('/:object/:id', (ctx) => {
     const object = objectOf(ctx);
-    const record = recordOf(object, ctx.params.id);
-    Object.assign(record, checkValues(object, ctx.request.body, false), {
-      updated_at: frontTime(Date.now()),
-    });
+    const row = rowOf(object, ctx.params.id);
+    // custom_fields, when sent, replaces the record's: the fields left out are erased.
+    Object.assign(row.record, checkValues(object, ctx.request.body, false));
+    stamp(row, now());
     if (object === 'contacts') {
       ctx.status = 204;
       return;
     }
-    ctx.body = record;
+    ctx.body = row.record;
   });
 
   router.delete('/:object/:id', (ctx) => {
     const object = objectOf(ctx);
-    recordOf(object, ctx.params.id);
-    records[object].delete(ctx.params.id);
+    rowOf(object, ctx.params.id);
+    stores[object].rows.delete(ctx.params.id);
     ctx.status = 204;
   });
 
   await fake.start();
+
+  const storedRow = (object: string, id: string): Row => {
+    const row = stores[object as FrontObject].rows.get(id);
+    if (!row) throw new Error(`no ${object} ${id}`);
+    return row;
+  };
 
   return {
     url: fake.url,
@@ -256,21 +335,30 @@ export async function startFakeFront(): Promise<ConformanceFake> {
     },
     rotateCredential: () => fake.rotateCredential(),
     requests: fake.requests,
+    setClock: (clock) => fake.setClock(clock),
     seed: (object, times) =>
       times.map((ms) => {
         const front = object as FrontObject;
         const values =
           front === 'contacts'
-            ? { name: `Contact ${nextId}`, handles: [{ handle: `c${nextId}@example.com`, source: 'email' }] }
-            : { name: `Account ${nextId}` };
-        const record = build(front, values, ms);
-        records[front].set(record.id, record);
-        return record.id;
+            ? {
+                name: `Contact ${nextId}`,
+                handles: [{ handle: `c${nextId}@example.com`, source: 'email' }],
+                custom_fields: { Tier: 'gold', VIP: false, City: 'Paris' },
+              }
+            : {
+                name: `Account ${nextId}`,
+                custom_fields: { Seats: 10, 'Renewal date': Math.floor(ms / 1000) },
+              };
+        return build(front, values, ms).record.id;
       }),
-    touch(object, id, modifiedMs) {
-      recordOf(object as FrontObject, id).updated_at = frontTime(modifiedMs);
+    touch(object, id, modifiedMs, options) {
+      stamp(storedRow(object, id), modifiedMs, options?.visibleFromMs);
     },
-    stored: (object, id) => records[object as FrontObject].get(id),
+    remove(object, id) {
+      stores[object as FrontObject].rows.delete(id);
+    },
+    stored: (object, id) => stores[object as FrontObject].get(id)?.record,
     failNext: (count, status, headers) => fake.failNext(count, status, headers),
     stop: () => fake.stop(),
   };

@@ -1,21 +1,34 @@
-import { randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
 import type { ConformanceFake } from '../kit/conformance.js';
-import { bearerCredential, FakeHttpError, FakeProvider } from '../kit/fake-provider.js';
+import { FakeHttpError, FakeProvider, RecordStore, type StoredRecord } from '../kit/fake-provider.js';
 
 /**
- * A local stand-in for Gorgias's REST API (https://developers.gorgias.com/reference): tickets and
- * customers listed with `order_by` (`created_datetime` or `updated_datetime`, `:asc`/`:desc`; no
- * filter by time), `limit` (≤ 100, default 30) and an opaque short-lived `cursor` answered in
- * `meta.next_cursor` (null on the last page) beside `data`, `object: "list"` and `uri`; `POST`
- * (201), `PUT` (202 for tickets, 200 for customers, with the record) and `DELETE` (204); a ticket is
- * created from its `messages`, a customer from its `channels`; unknown members refused with 400;
- * custom field definitions per `object_type` at `/api/custom-fields`; errors as
- * `{error: {msg, data}}`; `X-Gorgias-Account-Api-Call-Limit` on every answer, `Retry-After` on a
- * 429. Times are written as Python does, `2024-01-01T00:00:00.123000+00:00`.
+ * A local stand-in for Gorgias's REST API (https://developers.gorgias.com/reference), written from
+ * its reference; notes and sources in /work/notes/fakes/gorgias.md.
+ *
+ * - Auth: Basic `{email}:{api_key}`, or an OAuth `Bearer` token.
+ * - Times: ISO 8601 with microseconds and an offset (`2024-01-01T00:00:00.123000+00:00`).
+ * - Lists: `GET /api/tickets` and `GET /api/customers` with `order_by` (`created_datetime` or
+ *   `updated_datetime`, `:asc`/`:desc`; `created_datetime:desc` by default), `limit` (default 30, at
+ *   most 100) and an opaque `cursor` (`meta.next_cursor`, null on the last page; `meta.prev_cursor`)
+ *   beside `data`, `object: "list"` and `uri`; no filter by time. The cursor keeps its place by the
+ *   sort value and id of the last record, so records that move do not shift the pages. Tickets take
+ *   `customer_id`, `external_id`, `ticket_ids` and `trashed` (trashed tickets only when `true`);
+ *   customers `email`, `external_id`, `name`.
+ * - Deletes: a ticket deleted in the helpdesk goes to the trash (`trashed_datetime` set, left out
+ *   of lists unless `trashed=true`, still readable by id); `DELETE /api/tickets/{id}` and
+ *   `DELETE /api/customers/{id}` delete for good (204).
+ * - Writes: `POST` 201, `PUT` 202 for tickets and 200 for customers, with the record; a ticket is
+ *   created from its `messages`, a customer from its `channels`; unknown members refused with 400;
+ *   custom field values `[{id, value}]` checked against their definitions.
+ * - `GET /api/custom-fields?object_type=` (cursor pages, `archived`); records carry the values in
+ *   `custom_fields` keyed by field id, `{id, value}`.
+ * - Errors `{error: {msg, data}}`; `X-Gorgias-Account-Api-Call-Limit` on every answer,
+ *   `Retry-After` on a 429.
  */
 
 type GorgiasRecord = Record<string, unknown> & { id: number; updated_datetime: string };
+type Row = StoredRecord<GorgiasRecord>;
 
 const objects = ['tickets', 'customers'] as const;
 type GorgiasObject = (typeof objects)[number];
@@ -25,7 +38,9 @@ const orders = [
   'updated_datetime:asc',
   'updated_datetime:desc',
 ];
+const LIMIT_MAX = 100;
 
+/** Gorgias writes microseconds and an offset; the fake keeps milliseconds. */
 const gorgiasTime = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000+00:00');
 
 const ticketMembers = [
@@ -67,6 +82,7 @@ const customerMembers = [
   'note',
   'data',
   'meta',
+  'custom_fields',
 ];
 
 const customFields: Record<'Ticket' | 'Customer', Record<string, unknown>[]> = {
@@ -127,27 +143,46 @@ function customField(
 const invalid = (field: string, message: string) =>
   new FakeHttpError(400, JSON.stringify({ [field]: [message] }), 'validation');
 
+/** `Authorization: Bearer <token>`, or Basic `{email}:{api_key}` → the token or key. */
+function gorgiasCredential(ctx: Context): string | undefined {
+  const header = ctx.get('authorization');
+  const bearer = /^Bearer\s+(.+)$/i.exec(header)?.[1];
+  if (bearer) return bearer;
+  const basic = /^Basic\s+(.+)$/i.exec(header)?.[1];
+  if (!basic) return undefined;
+  const decoded = Buffer.from(basic, 'base64').toString('utf8');
+  return decoded.includes(':') ? decoded.slice(decoded.indexOf(':') + 1) : undefined;
+}
+
+interface Cursor {
+  list: string;
+  order: string;
+  /** The sort value (ms) and id of the last record of the page it follows. */
+  after: [number, number];
+  /** Whether it pages backwards (a `prev_cursor`). */
+  back?: boolean;
+}
+
 export async function startFakeGorgias(): Promise<ConformanceFake> {
-  const records: Record<GorgiasObject, Map<number, GorgiasRecord>> = {
-    tickets: new Map(),
-    customers: new Map(),
+  const stores: Record<GorgiasObject, RecordStore<GorgiasRecord>> = {
+    tickets: new RecordStore(),
+    customers: new RecordStore(),
   };
-  /** Cursors: each stands for its listing and the next position. */
-  const cursors = new Map<string, { list: string; order: string; offset: number }>();
   let nextId = 1;
 
-  const fake = new FakeProvider({
-    credentialOf: bearerCredential,
+  const fake: FakeProvider = new FakeProvider({
+    credentialOf: gorgiasCredential,
     errorBody: (error) =>
       error.code === 'validation'
         ? { error: { msg: 'Invalid data', data: JSON.parse(error.message) as unknown } }
         : { error: { msg: error.status === 429 ? 'Too many requests' : error.message } },
-    rateLimitHeaders: () => ({ 'retry-after': '1', 'x-gorgias-account-api-call-limit': '80/80' }),
+    rateLimitHeaders: () => ({ 'retry-after': '20', 'x-gorgias-account-api-call-limit': '40/40' }),
   });
+  const now = () => fake.now();
 
   const router = fake.router;
   router.use(async (ctx, next) => {
-    ctx.set('x-gorgias-account-api-call-limit', '1/80');
+    ctx.set('x-gorgias-account-api-call-limit', '1/40');
     await next();
   });
 
@@ -156,53 +191,94 @@ export async function startFakeGorgias(): Promise<ConformanceFake> {
     if (!objects.includes(object)) throw new FakeHttpError(404, `Page not found: ${ctx.path}`);
     return object;
   };
-  const recordOf = (object: GorgiasObject, id: string): GorgiasRecord => {
-    const record = records[object].get(Number(id));
-    if (!record) throw new FakeHttpError(404, `${object === 'tickets' ? 'Ticket' : 'Customer'} not found`);
-    return record;
+  const notFound = (object: GorgiasObject) =>
+    new FakeHttpError(404, `${object === 'tickets' ? 'Ticket' : 'Customer'} not found`);
+  const rowOf = (object: GorgiasObject, id: string): Row => {
+    const row = stores[object].get(id);
+    if (!row) throw notFound(object);
+    return row;
+  };
+
+  const encode = (cursor: Cursor) => Buffer.from(JSON.stringify(cursor)).toString('base64url');
+  const decode = (raw: string, list: string): Cursor => {
+    try {
+      const cursor = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
+      if (cursor.list === list && orders.includes(cursor.order) && Array.isArray(cursor.after)) return cursor;
+    } catch {
+      // Refused below.
+    }
+    throw invalid('cursor', 'Invalid cursor.');
   };
 
   /** One page of `items` in the order asked, `meta.next_cursor` standing for the rest. */
-  const page = (ctx: Context, list: string, items: Record<string, unknown>[], orderable: boolean) => {
+  function page(
+    ctx: Context,
+    list: string,
+    items: GorgiasRecord[],
+    orderable: boolean,
+    object?: GorgiasObject,
+  ) {
     const limit = ctx.query.limit === undefined ? 30 : Number(ctx.query.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
-      throw invalid('limit', 'Must be greater than or equal to 1 and less than or equal to 100.');
+    if (!Number.isInteger(limit) || limit < 1 || limit > LIMIT_MAX)
+      throw invalid('limit', `Must be greater than or equal to 1 and less than or equal to ${LIMIT_MAX}.`);
+    if (object) fake.logListing(ctx, { object, pageSize: limit, maxPageSize: LIMIT_MAX });
     let order = (ctx.query.order_by as string | undefined) ?? 'created_datetime:desc';
     if (orderable && !orders.includes(order))
       throw invalid('order_by', `Must be one of: ${orders.join(', ')}.`);
-    let offset = 0;
-    const cursor = ctx.query.cursor;
-    if (typeof cursor === 'string') {
-      const saved = cursors.get(cursor);
-      if (!saved || saved.list !== list) throw invalid('cursor', 'Invalid cursor.');
-      ({ order, offset } = saved);
+    if (!orderable) order = 'created_datetime:asc';
+    const cursor = typeof ctx.query.cursor === 'string' ? decode(ctx.query.cursor, list) : undefined;
+    if (cursor) order = cursor.order;
+    const [key, direction] = order.split(':');
+    const sign = direction === 'desc' ? -1 : 1;
+    const value = (record: GorgiasRecord) =>
+      orderable ? Date.parse(String(record[key])) : Number(record.id);
+    const compare = (a: [number, number], b: [number, number]) => (a[0] - b[0] || a[1] - b[1]) * sign;
+    const sorted = items.map((record) => ({ record, at: [value(record), record.id] as [number, number] }));
+    sorted.sort((a, b) => compare(a.at, b.at));
+    let window: typeof sorted;
+    if (cursor?.back) {
+      const before = sorted.filter((item) => compare(item.at, cursor.after) < 0);
+      window = before.slice(-limit);
+    } else {
+      const after = cursor ? sorted.filter((item) => compare(item.at, cursor.after) > 0) : sorted;
+      window = after.slice(0, limit);
     }
-    if (orderable) {
-      const [key, direction] = order.split(':');
-      items.sort(
-        (a, b) =>
-          (Date.parse(String(a[key])) - Date.parse(String(b[key])) || Number(a.id) - Number(b.id)) *
-          (direction === 'desc' ? -1 : 1),
-      );
-    }
-    const data = items.slice(offset, offset + limit);
-    let next: string | null = null;
-    if (offset + data.length < items.length) {
-      next = randomBytes(12).toString('base64');
-      cursors.set(next, { list, order, offset: offset + data.length });
-    }
+    const last = window.at(-1);
+    const first = window[0];
+    const more = last !== undefined && sorted.some((item) => compare(item.at, last.at) > 0);
+    const earlier = first !== undefined && sorted.some((item) => compare(item.at, first.at) < 0);
     ctx.body = {
       object: 'list',
       uri: ctx.url,
-      data,
-      meta: { prev_cursor: offset > 0 ? randomBytes(12).toString('base64') : null, next_cursor: next },
+      data: window.map((item) => item.record),
+      meta: {
+        prev_cursor: earlier ? encode({ list, order, after: first.at, back: true }) : null,
+        next_cursor: more ? encode({ list, order, after: last.at }) : null,
+      },
     };
-  };
+  }
 
-  const checkValues = (object: GorgiasObject, body: unknown, creating: boolean): Record<string, unknown> => {
+  /** Custom field values: `[{id, value}]` on writes, kept keyed by id as `{id, value}`. */
+  function customValues(objectType: 'Ticket' | 'Customer', raw: unknown): Record<string, unknown> {
+    if (!Array.isArray(raw)) throw invalid('custom_fields', 'Not a valid list.');
+    const values: Record<string, unknown> = {};
+    raw.forEach((entry: { id?: unknown; value?: unknown }, i) => {
+      const definition = customFields[objectType].find((field) => field.id === Number(entry?.id));
+      if (!definition || definition.deactivated_datetime !== null)
+        throw invalid(`custom_fields.${i}.id`, 'Custom field does not exist.');
+      const choices = (definition.definition as { input_settings: { choices?: unknown[] } }).input_settings
+        .choices;
+      if (choices && entry.value !== null && !choices.includes(entry.value))
+        throw invalid(`custom_fields.${i}.value`, `Must be one of: ${choices.join(', ')}.`);
+      values[String(definition.id)] = { id: definition.id, value: entry.value ?? null };
+    });
+    return values;
+  }
+
+  function checkValues(object: GorgiasObject, body: unknown, creating: boolean): Record<string, unknown> {
     if (!body || typeof body !== 'object' || Array.isArray(body))
       throw invalid('_schema', 'Invalid input type.');
-    const values = body as Record<string, unknown>;
+    const values = { ...(body as Record<string, unknown>) };
     const allowed = object === 'tickets' ? ticketMembers : customerMembers;
     for (const name of Object.keys(values)) {
       if (!allowed.includes(name) || (name === 'messages' && !creating))
@@ -231,19 +307,22 @@ export async function startFakeGorgias(): Promise<ConformanceFake> {
       if (creating && !Array.isArray(values.channels))
         throw invalid('channels', 'Missing data for required field.');
       const email = values.email;
-      if (typeof email === 'string' && [...records.customers.values()].some((c) => c.email === email))
+      if (typeof email === 'string' && stores.customers.live().some((row) => row.record.email === email))
         throw new FakeHttpError(409, 'A customer with this email already exists.');
     }
+    if (values.custom_fields !== undefined)
+      values.custom_fields = customValues(object === 'tickets' ? 'Ticket' : 'Customer', values.custom_fields);
     return values;
-  };
+  }
 
-  const build = (object: GorgiasObject, values: Record<string, unknown>, ms: number): GorgiasRecord => {
+  function build(object: GorgiasObject, values: Record<string, unknown>, ms: number): Row {
     const id = nextId++;
     const at = gorgiasTime(ms);
+    let record: GorgiasRecord;
     if (object === 'tickets') {
       const { messages = [], ...rest } = values as { messages?: Record<string, unknown>[] };
       const first = messages[0] ?? {};
-      return {
+      record = {
         id,
         uri: `/api/tickets/${id}/`,
         external_id: null,
@@ -264,6 +343,8 @@ export async function startFakeGorgias(): Promise<ConformanceFake> {
         messages_count: messages.length,
         is_unread: true,
         spam: false,
+        satisfaction_survey: null,
+        reply_options: {},
         custom_fields: {},
         created_datetime: at,
         opened_datetime: null,
@@ -275,26 +356,39 @@ export async function startFakeGorgias(): Promise<ConformanceFake> {
         ...rest,
         updated_datetime: at,
       };
+    } else {
+      record = {
+        id,
+        external_id: null,
+        active: true,
+        email: null,
+        name: null,
+        firstname: '',
+        lastname: '',
+        language: null,
+        timezone: null,
+        note: null,
+        channels: [],
+        data: null,
+        meta: {},
+        integrations: {},
+        custom_fields: {},
+        created_datetime: at,
+        ...values,
+        updated_datetime: at,
+      };
     }
-    return {
-      id,
-      external_id: null,
-      email: null,
-      name: null,
-      firstname: '',
-      lastname: '',
-      language: null,
-      timezone: null,
-      note: null,
-      channels: [],
-      data: null,
-      meta: {},
-      custom_fields: {},
-      created_datetime: at,
-      ...values,
-      updated_datetime: at,
-    };
-  };
+    const row: Row = { record, modifiedMs: ms };
+    stores[object].rows.set(String(id), row);
+    return row;
+  }
+
+  function stamp(row: Row, ms: number, visibleFromMs?: number) {
+    row.modifiedMs = ms;
+    row.visibleFromMs = visibleFromMs;
+    row.record.updated_datetime = gorgiasTime(ms);
+  }
+  const visible = (row: Row) => (row.visibleFromMs ?? row.modifiedMs) <= now();
 
   router.get('/api/custom-fields', (ctx) => {
     const objectType = ctx.query.object_type as 'Ticket' | 'Customer';
@@ -304,44 +398,78 @@ export async function startFakeGorgias(): Promise<ConformanceFake> {
     const fields = customFields[objectType].filter(
       (field) => archived === undefined || (archived === 'true') === (field.deactivated_datetime !== null),
     );
-    page(ctx, `custom-fields:${objectType}`, fields, false);
+    page(ctx, `custom-fields:${objectType}`, fields as GorgiasRecord[], false);
   });
 
   router.get('/api/:object', (ctx) => {
     const object = objectOf(ctx);
-    page(ctx, object, [...records[object].values()], true);
+    let rows = [...stores[object].rows.values()].filter((row) => !row.deleted && visible(row));
+    if (object === 'tickets') {
+      const trashed = ctx.query.trashed;
+      if (trashed !== undefined && trashed !== 'true' && trashed !== 'false')
+        throw invalid('trashed', 'Not a valid boolean.');
+      rows = rows.filter((row) => Boolean(row.record.trashed_datetime) === (trashed === 'true'));
+      if (typeof ctx.query.customer_id === 'string')
+        rows = rows.filter(
+          (row) => String((row.record.customer as { id?: unknown } | null)?.id) === ctx.query.customer_id,
+        );
+      if (typeof ctx.query.ticket_ids === 'string') {
+        const ids = ctx.query.ticket_ids.split(',');
+        rows = rows.filter((row) => ids.includes(String(row.record.id)));
+      }
+    } else {
+      for (const name of ['email', 'name'] as const)
+        if (typeof ctx.query[name] === 'string')
+          rows = rows.filter((row) => row.record[name] === ctx.query[name]);
+    }
+    if (typeof ctx.query.external_id === 'string')
+      rows = rows.filter((row) => row.record.external_id === ctx.query.external_id);
+    page(
+      ctx,
+      object,
+      rows.map((row) => row.record),
+      true,
+      object,
+    );
   });
 
   router.get('/api/:object/:id', (ctx) => {
-    ctx.body = recordOf(objectOf(ctx), ctx.params.id);
+    ctx.body = rowOf(objectOf(ctx), ctx.params.id).record;
   });
 
   router.post('/api/:object', (ctx) => {
     const object = objectOf(ctx);
-    const record = build(object, checkValues(object, ctx.request.body, true), Date.now());
-    records[object].set(record.id, record);
+    const row = build(object, checkValues(object, ctx.request.body, true), now());
     ctx.status = 201;
-    ctx.body = record;
+    ctx.body = row.record;
   });
 
   router.put('/api/:object/:id', (ctx) => {
     const object = objectOf(ctx);
-    const record = recordOf(object, ctx.params.id);
-    Object.assign(record, checkValues(object, ctx.request.body, false), {
-      updated_datetime: gorgiasTime(Date.now()),
+    const row = rowOf(object, ctx.params.id);
+    const values = checkValues(object, ctx.request.body, false);
+    Object.assign(row.record, values, {
+      custom_fields: { ...(row.record.custom_fields as object), ...(values.custom_fields as object) },
     });
+    stamp(row, now());
     ctx.status = object === 'tickets' ? 202 : 200;
-    ctx.body = record;
+    ctx.body = row.record;
   });
 
   router.delete('/api/:object/:id', (ctx) => {
     const object = objectOf(ctx);
-    recordOf(object, ctx.params.id);
-    records[object].delete(Number(ctx.params.id));
+    rowOf(object, ctx.params.id);
+    stores[object].rows.delete(ctx.params.id);
     ctx.status = 204;
   });
 
   await fake.start();
+
+  const storedRow = (object: string, id: string): Row => {
+    const row = stores[object as GorgiasObject].rows.get(id);
+    if (!row) throw new Error(`no ${object} ${id}`);
+    return row;
+  };
 
   return {
     url: fake.url,
@@ -352,6 +480,7 @@ export async function startFakeGorgias(): Promise<ConformanceFake> {
     rotateCredential: () => fake.rotateCredential(),
     refuseRefresh: () => fake.refuseRefresh(),
     requests: fake.requests,
+    setClock: (clock) => fake.setClock(clock),
     seed: (object, times) =>
       times.map((ms) => {
         const name = object as GorgiasObject;
@@ -363,21 +492,42 @@ export async function startFakeGorgias(): Promise<ConformanceFake> {
                     channel: 'email',
                     via: 'email',
                     from_agent: false,
-                    sender: { email: `t${nextId}@example.com` },
+                    sender: { id: 5000 + nextId, email: `t${nextId}@example.com` },
                     subject: `Ticket ${nextId}`,
                     body_text: 'Where is my order?',
                   },
                 ],
+                custom_fields: {
+                  '11': { id: 11, value: 'Shipping' },
+                  '12': { id: 12, value: 42 },
+                  '13': { id: 13, value: false },
+                },
               }
-            : { name: `Customer ${nextId}`, email: `c${nextId}@example.com`, channels: [] };
-        const record = build(name, values, ms);
-        records[name].set(record.id, record);
-        return String(record.id);
+            : {
+                name: `Customer ${nextId}`,
+                email: `c${nextId}@example.com`,
+                channels: [],
+                custom_fields: { '21': { id: 21, value: 'Retail' } },
+              };
+        return String(build(name, values, ms).record.id);
       }),
-    touch(object, id, modifiedMs) {
-      recordOf(object as GorgiasObject, id).updated_datetime = gorgiasTime(modifiedMs);
+    touch(object, id, modifiedMs, options) {
+      stamp(storedRow(object, id), modifiedMs, options?.visibleFromMs);
     },
-    stored: (object, id) => records[object as GorgiasObject].get(Number(id)),
+    remove(object, id, atMs) {
+      const row = storedRow(object, id);
+      if (object === 'tickets') {
+        // Deleting a ticket in the helpdesk moves it to the trash.
+        row.record.trashed_datetime = gorgiasTime(atMs);
+        stamp(row, atMs);
+      } else {
+        stores.customers.rows.delete(id);
+      }
+    },
+    stored: (object, id) => {
+      const row = stores[object as GorgiasObject].get(id);
+      return row && !row.record.trashed_datetime ? row.record : undefined;
+    },
     failNext: (count, status, headers) => fake.failNext(count, status, headers),
     stop: () => fake.stop(),
   };

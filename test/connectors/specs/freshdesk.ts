@@ -1,7 +1,11 @@
 import type { ConformanceSpec } from '../kit/conformance.js';
 import { startFakeFreshdesk } from '../fakes/freshdesk.js';
 
-/** Freshdesk's API v2 (tickets, contacts and companies, Link-header pages) against its local fake (test/connectors/fakes/freshdesk.ts). */
+/**
+ * Freshdesk's API v2 (tickets, contacts and companies, Link-header pages) against its local fake
+ * (test/connectors/fakes/freshdesk.ts), written from Freshdesk's reference; sources in
+ * /work/notes/fakes/freshdesk.md.
+ */
 export const spec: ConformanceSpec = {
   provider: 'freshdesk',
   reference: 'https://developers.freshdesk.com/api/',
@@ -25,6 +29,7 @@ export const spec: ConformanceSpec = {
             { value: '3', displayValue: 'Pending' },
             { value: '4', displayValue: 'Resolved' },
             { value: '5', displayValue: 'Closed' },
+            { value: '6', displayValue: 'Waiting on Customer' },
           ],
         },
         updated_at: { valueType: 'datetime', readOnly: true, isCustom: false },
@@ -40,6 +45,16 @@ export const spec: ConformanceSpec = {
         },
         'custom_fields.cf_vip': { valueType: 'boolean', isCustom: true, isRequired: false },
         'custom_fields.cf_renewal': { valueType: 'date', isCustom: true },
+        'custom_fields.cf_seats': { valueType: 'int', isCustom: true },
+        priority: {
+          valueType: 'singleSelect',
+          values: [
+            { value: '1', displayValue: 'Low' },
+            { value: '2', displayValue: 'Medium' },
+            { value: '3', displayValue: 'High' },
+            { value: '4', displayValue: 'Urgent' },
+          ],
+        },
       },
     },
     {
@@ -54,6 +69,7 @@ export const spec: ConformanceSpec = {
         name: { valueType: 'string', isRequired: true, isCustom: false },
         'custom_fields.department': { displayName: 'Department', valueType: 'string', isCustom: true },
         'custom_fields.seats': { valueType: 'int', isCustom: true, isRequired: true },
+        'custom_fields.newsletter': { valueType: 'boolean', isCustom: true },
       },
     },
     {

@@ -1,7 +1,11 @@
 import type { ConformanceSpec } from '../kit/conformance.js';
 import { startFakeFront } from '../fakes/front.js';
 
-/** Front's Core API (contacts filtered by update time, accounts newest first) against its local fake (test/connectors/fakes/front.ts). */
+/**
+ * Front's Core API (contacts filtered by update time, accounts newest first) against its local fake
+ * (test/connectors/fakes/front.ts), written from Front's OpenAPI document; sources in
+ * /work/notes/fakes/front.md.
+ */
 export const spec: ConformanceSpec = {
   provider: 'front',
   reference: 'https://dev.frontapp.com/reference',
@@ -28,6 +32,7 @@ export const spec: ConformanceSpec = {
           ],
         },
         'custom_fields.VIP': { valueType: 'boolean', isCustom: true },
+        'custom_fields.City': { valueType: 'string', isCustom: true },
       },
     },
     {

@@ -1,7 +1,11 @@
 import type { ConformanceSpec } from '../kit/conformance.js';
 import { startFakeGorgias } from '../fakes/gorgias.js';
 
-/** Gorgias's REST API (tickets and customers newest first, cursor pages) against its local fake (test/connectors/fakes/gorgias.ts). */
+/**
+ * Gorgias's REST API (tickets and customers newest first, cursor pages) against its local fake
+ * (test/connectors/fakes/gorgias.ts), written from Gorgias's reference; sources in
+ * /work/notes/fakes/gorgias.md.
+ */
 export const spec: ConformanceSpec = {
   provider: 'gorgias',
   reference: 'https://developers.gorgias.com/reference',

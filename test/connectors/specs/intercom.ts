@@ -1,7 +1,11 @@
 import type { ConformanceSpec } from '../kit/conformance.js';
 import { INTERCOM_CONTACT_ID, startFakeIntercom } from '../fakes/intercom.js';
 
-/** Intercom's REST API 2.14 (lists, and searches by whole days for windows) against its local fake (test/connectors/fakes/intercom.ts). */
+/**
+ * Intercom's REST API 2.14 (lists, and searches by whole days for windows) against its local fake
+ * (test/connectors/fakes/intercom.ts), written from Intercom's reference; sources in
+ * /work/notes/fakes/intercom.md.
+ */
 export const spec: ConformanceSpec = {
   provider: 'intercom',
   reference: 'https://developers.intercom.com/docs/references/rest-api/api.intercom.io',

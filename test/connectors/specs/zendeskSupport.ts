@@ -1,7 +1,10 @@
 import type { ConformanceSpec } from '../kit/conformance.js';
 import { startFakeZendesk } from '../fakes/zendeskSupport.js';
 
-/** Zendesk Support (Ticketing API v2) against its local fake (test/connectors/fakes/zendeskSupport.ts). */
+/**
+ * Zendesk Support (Ticketing API v2) against its local fake (test/connectors/fakes/zendeskSupport.ts),
+ * written from Zendesk's reference; sources in /work/notes/fakes/zendeskSupport.md.
+ */
 export const spec: ConformanceSpec = {
   provider: 'zendeskSupport',
   reference: 'https://developer.zendesk.com/api-reference/ticketing/introduction/',
@@ -32,6 +35,15 @@ export const spec: ConformanceSpec = {
         },
         'custom_fields.360002': { valueType: 'boolean', isCustom: true },
         'custom_fields.360003': { valueType: 'float', isRequired: true },
+        'custom_fields.360004': {
+          valueType: 'multiSelect',
+          isCustom: true,
+          values: [
+            { value: 'product_printer', displayValue: 'Printer' },
+            { value: 'product_scanner', displayValue: 'Scanner' },
+          ],
+        },
+        'custom_fields.360005': { valueType: 'date', isCustom: true },
       },
     },
     {
@@ -46,6 +58,7 @@ export const spec: ConformanceSpec = {
         name: { valueType: 'string', isRequired: true },
         'user_fields.plan_tier': { valueType: 'singleSelect', isCustom: true },
         'user_fields.renewal_date': { valueType: 'date', isCustom: true },
+        'user_fields.newsletter': { valueType: 'boolean', isCustom: true },
       },
     },
     {
@@ -56,7 +69,11 @@ export const spec: ConformanceSpec = {
         check: (stored) => stored.details,
         delete: true,
       },
-      metadata: { 'organization_fields.seats': { valueType: 'int', isCustom: true } },
+      metadata: {
+        name: { valueType: 'string', isRequired: true },
+        'organization_fields.seats': { valueType: 'int', isCustom: true },
+        'organization_fields.notes_long': { valueType: 'string', isCustom: true },
+      },
     },
   ],
 };
