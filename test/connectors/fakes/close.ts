@@ -12,12 +12,18 @@ import {
 /**
  * A local stand-in for Close's REST API (https://developer.close.com/), answering with the
  * documented shapes: leads, contacts and opportunities under `/api/v1/<object>/` listed with
- * `_skip`/`_limit`/`_fields` (`{has_more, data}`; opportunities add `total_results` and take
- * `date_updated__gte`/`__lt` and `_order_by`); the Advanced Filtering API (`POST /api/v1/data/search/`,
- * `moment_range` conditions on `date_updated`, `term` conditions matching a regular field exactly,
- * `cursor` paging); every `PUT` behaving as a patch;
- * custom fields per object (`/api/v1/custom_field/<object>/`); errors as `{error}` or
- * `{errors, field-errors}`; a 429 with `Retry-After` and the `RateLimit` header. Only what Ferry uses.
+ * `_skip`/`_limit`/`_fields` (`{has_more, data}`, `_limit` above 100 refused with 400;
+ * opportunities add `total_results` and the value aggregates, take `date_updated__gte/__gt/__lte/__lt`
+ * and `_order_by`); the Advanced Filtering API (`POST /api/v1/data/search/`, `moment_range`
+ * conditions on `date_updated`, `term` conditions matching a regular field exactly, `cursor`
+ * paging, an index that may lag a change: `touch(..., {visibleFromMs})`); every `PUT` behaving as
+ * a patch; times with millisecond precision (`2024-01-01T00:00:00.123000+00:00`); custom fields per
+ * object (`/api/v1/custom_field/<object>/`); the event log (`GET /api/v1/event/`: 30 days of
+ * `created` / `updated` / `deleted` events, latest first, `_limit` capped at and defaulting to 50,
+ * `_cursor` paging, `date_updated__gte/__gt/__lte/__lt`, the supported filter combinations), the
+ * only place a deletion shows (deleting a lead deletes its contacts and opportunities, each with
+ * its own `deleted` event); errors as `{error}` or `{errors, field-errors}`; a 429 whose body's
+ * `rate_reset` says how long to wait, with the `RateLimit` header.
  */
 
 type CloseRecord = Record<string, unknown> & { id: string; date_updated: string };
@@ -127,8 +133,12 @@ export async function startFakeClose(): Promise<ConformanceFake> {
   const stores = Object.fromEntries(
     objects.map((object) => [object, new RecordStore<CloseRecord>()]),
   ) as Record<CloseObject, RecordStore<CloseRecord>>;
-  /** Search cursors: opaque tokens standing for a query's next offset. */
-  const cursors = new Map<string, number>();
+  /**
+   * Search cursors: opaque tokens standing for the sort position after a page's last item (the
+   * next page starts after it, as a search-after cursor does; verify: Close does not say whether
+   * its cursor is a snapshot, an offset or a position).
+   */
+  const cursors = new Map<string, { key: number; id: string }>();
 
   const fake = new FakeProvider({
     credentialOf: (ctx) => bearerCredential(ctx) ?? basicUserCredential(ctx),
@@ -137,7 +147,8 @@ export async function startFakeClose(): Promise<ConformanceFake> {
         ? {
             error: {
               message: 'API call count exceeded for this 15 second window',
-              rate_reset: 1,
+              // Close tells clients to wait `rate_reset` seconds (https://developer.close.com/api/overview/rate-limits).
+              rate_reset: Number(error.headers['retry-after'] ?? 1),
               rate_limit: 240,
               rate_window: 15,
               rate_limit_type: 'key',
@@ -183,12 +194,73 @@ export async function startFakeClose(): Promise<ConformanceFake> {
     if (!Number.isInteger(limit) || limit < 1 || limit > listLimit) {
       throw new FakeHttpError(400, `_limit must be between 1 and ${listLimit}`);
     }
-    return { skip: Number(ctx.query._skip ?? 0), limit };
+    const skip = Number(ctx.query._skip ?? 0);
+    if (!Number.isInteger(skip) || skip < 0)
+      throw new FakeHttpError(400, '_skip must be a non-negative integer');
+    return { skip, limit };
   };
 
-  const touch = (object: CloseObject, record: CloseRecord, ms: number) => {
+  /** The event log: every change of a lead, contact or opportunity, kept 30 days. */
+  interface CloseEvent {
+    id: string;
+    ms: number;
+    object_type: CloseObject;
+    object_id: string;
+    lead_id: string | null;
+    action: 'created' | 'updated' | 'deleted';
+    changed_fields: string[];
+    data: Record<string, unknown> | null;
+    previous_data: Record<string, unknown> | null;
+  }
+  const events: CloseEvent[] = [];
+  let eventSeq = 0;
+  const logEvent = (
+    object: CloseObject,
+    record: CloseRecord,
+    action: CloseEvent['action'],
+    ms: number,
+    previous: Record<string, unknown> | null,
+  ) => {
+    events.push({
+      id: `ev_${String(++eventSeq).padStart(20, '0')}`,
+      ms,
+      object_type: object,
+      object_id: record.id,
+      lead_id: object === 'lead' ? record.id : ((record.lead_id as string | null) ?? null),
+      action,
+      changed_fields:
+        previous && action === 'updated' ? Object.keys(record).filter((k) => record[k] !== previous[k]) : [],
+      data: action === 'deleted' ? null : { ...record },
+      previous_data: previous,
+    });
+  };
+  /** What the search index knows of a row changed with a late `visibleFromMs`: its time before. */
+  const indexedBefore = new Map<string, number>();
+
+  const touch = (object: CloseObject, record: CloseRecord, ms: number, visibleFromMs?: number) => {
+    const previous = { ...record };
+    const before = stores[object].get(record.id);
+    if (visibleFromMs !== undefined && before) indexedBefore.set(record.id, before.modifiedMs);
+    else indexedBefore.delete(record.id);
     record.date_updated = closeTime(ms);
-    stores[object].put(record.id, record, ms);
+    stores[object].put(record.id, record, ms, visibleFromMs);
+    logEvent(object, record, 'updated', ms, previous);
+  };
+
+  /** Deletes a record (a lead takes its contacts and opportunities with it), each with a `deleted` event. */
+  const removeRecord = (object: CloseObject, id: string, ms: number) => {
+    const row = stores[object].get(id);
+    if (!row) throw new FakeHttpError(404, 'Object does not exist.');
+    if (object === 'lead') {
+      for (const child of ['contact', 'opportunity'] as const) {
+        for (const other of stores[child].live())
+          if (other.record.lead_id === id) removeRecord(child, other.record.id, ms);
+      }
+    }
+    const previous = { ...row.record };
+    stores[object].remove(id, ms);
+    indexedBefore.delete(id);
+    logEvent(object, row.record, 'deleted', ms, previous);
   };
 
   let fixtureLead = '';
@@ -247,6 +319,7 @@ export async function startFakeClose(): Promise<ConformanceFake> {
     if (object === 'lead') record.display_name = String(record.name ?? '');
     if (object === 'contact') record.display_name = String(record.name ?? '');
     store.put(id, record, ms);
+    logEvent(object, record, 'created', ms, null);
     return record;
   };
 
@@ -315,6 +388,104 @@ export async function startFakeClose(): Promise<ConformanceFake> {
     ctx.body = {};
   });
 
+  // The event log (https://developer.close.com/api/resources/events/list): latest first, 30 days.
+  const eventCombinations = [
+    ['object_type', 'object_id'],
+    ['object_type', 'action'],
+    ['object_id', 'action'],
+    ['lead_id', 'object_type'],
+    ['lead_id', 'object_type', 'action'],
+    ['lead_id', 'user_id', 'object_type'],
+    ['lead_id', 'user_id', 'object_type', 'action'],
+    ['lead_id', 'user_id'],
+    ['user_id', 'object_id'],
+    ['user_id', 'object_id', 'action'],
+    ['user_id', 'object_type'],
+    ['user_id', 'object_type', 'action'],
+    ['lead_id'],
+    ['user_id'],
+    ['request_id'],
+    [],
+  ].map((names) => names.sort().join(','));
+  router.get('/api/v1/event/', (ctx) => {
+    if (ctx.query._skip !== undefined)
+      throw new FakeHttpError(400, 'This endpoint does not support _skip; use _cursor.');
+    // "capped at and defaulting to 50"
+    const asked = ctx.query._limit === undefined ? 50 : Number(ctx.query._limit);
+    if (!Number.isInteger(asked) || asked < 1)
+      throw new FakeHttpError(400, '_limit must be a positive integer');
+    const limit = Math.min(asked, 50);
+    fake.logListing(ctx, { object: 'event', pageSize: asked, maxPageSize: 50 });
+    const filters = ['object_type', 'object_id', 'lead_id', 'user_id', 'request_id', 'action'].filter(
+      (name) => typeof ctx.query[name] === 'string',
+    );
+    if (!eventCombinations.includes([...filters].sort().join(','))) {
+      throw new FakeHttpError(400, `Unsupported combination of filters: ${filters.join(', ')}`);
+    }
+    const bound = (name: string): number | undefined => {
+      const value = ctx.query[name];
+      if (value === undefined) return undefined;
+      const ms = Date.parse(String(value));
+      if (Number.isNaN(ms)) throw new FakeHttpError(400, `${name}: invalid date`);
+      return ms;
+    };
+    const gte = bound('date_updated__gte');
+    const gt = bound('date_updated__gt');
+    const lte = bound('date_updated__lte');
+    const lt = bound('date_updated__lt');
+    const now = fake.now();
+    const q = ctx.query as Record<string, string | undefined>;
+    const found = events
+      .filter(
+        (event) =>
+          event.ms <= now &&
+          now - event.ms <= 30 * 86_400_000 &&
+          (q.object_type === undefined || event.object_type === q.object_type) &&
+          (q.object_id === undefined || event.object_id === q.object_id) &&
+          (q.lead_id === undefined || event.lead_id === q.lead_id) &&
+          (q.action === undefined || event.action === q.action) &&
+          (q.user_id === undefined || q.user_id === userId) &&
+          (q.request_id === undefined || false) &&
+          (gte === undefined || event.ms >= gte) &&
+          (gt === undefined || event.ms > gt) &&
+          (lte === undefined || event.ms <= lte) &&
+          (lt === undefined || event.ms < lt),
+      )
+      // Latest first; events of one millisecond in the order they happened, reversed.
+      .sort((a, b) => b.ms - a.ms || (b.id < a.id ? -1 : 1));
+    let start = 0;
+    if (typeof ctx.query._cursor === 'string') {
+      const after = Buffer.from(ctx.query._cursor, 'base64url').toString();
+      const index = found.findIndex((event) => event.id === after);
+      if (!after.startsWith('ev_')) throw new FakeHttpError(400, 'Invalid cursor.');
+      start = index < 0 ? found.findIndex((event) => event.id < after) : index + 1;
+      if (start < 0) start = found.length;
+    }
+    const page = found.slice(start, start + limit);
+    const last = page[page.length - 1];
+    ctx.body = {
+      data: page.map((event) => ({
+        id: event.id,
+        date_created: closeTime(event.ms),
+        date_updated: closeTime(event.ms),
+        organization_id: organizationId,
+        user_id: userId,
+        request_id: `req_${event.id.slice(3)}`,
+        api_key_id: null,
+        object_type: event.object_type,
+        object_id: event.object_id,
+        lead_id: event.lead_id,
+        action: event.action,
+        changed_fields: event.changed_fields,
+        meta: {},
+        ...(event.data && { data: event.data }),
+        ...(event.previous_data && { previous_data: event.previous_data }),
+      })),
+      cursor_next: last && start + limit < found.length ? Buffer.from(last.id).toString('base64url') : null,
+      cursor_previous: start > 0 && page[0] ? Buffer.from(page[0].id).toString('base64url') : null,
+    };
+  });
+
   router.get('/api/v1/custom_field/:object/', (ctx) => {
     const object = objectOf(ctx);
     const { skip, limit } = pageParams(ctx);
@@ -339,6 +510,7 @@ export async function startFakeClose(): Promise<ConformanceFake> {
     if (!Number.isInteger(limit) || limit < 1 || limit > searchLimit) {
       throw new FakeHttpError(400, `_limit must be between 1 and ${searchLimit}`);
     }
+    fake.logListing(ctx, { object: 'search', pageSize: limit, maxPageSize: searchLimit });
     let object: CloseObject | undefined;
     const conditions: ((record: CloseRecord, ms: number) => boolean)[] = [];
     const walk = (query: any): void => {
@@ -395,29 +567,37 @@ export async function startFakeClose(): Promise<ConformanceFake> {
     };
     walk(body.query);
     if (!object) throw new FakeHttpError(400, 'The query must name an object_type.');
-    let offset = 0;
+    let after: { key: number; id: string } | undefined;
     if (body.cursor) {
-      const known = cursors.get(body.cursor);
-      if (known === undefined) throw new FakeHttpError(400, 'Invalid cursor.');
-      offset = known;
+      after = cursors.get(body.cursor);
+      if (after === undefined) throw new FakeHttpError(400, 'Invalid cursor.');
     }
     const sort = body.sort?.[0];
+    // The index knows a change only from its `visibleFromMs` on; before that, the time it had.
+    const now = fake.now();
+    const indexed = (row: { record: CloseRecord; modifiedMs: number; visibleFromMs?: number }) =>
+      row.visibleFromMs !== undefined && row.visibleFromMs > now
+        ? (indexedBefore.get(row.record.id) ?? Number.NaN)
+        : row.modifiedMs;
+    const byDate = sort?.field.field_name === 'date_updated';
+    const sign = sort?.direction === 'desc' ? -1 : 1;
+    const keyOf = (row: { record: CloseRecord; modifiedMs: number; visibleFromMs?: number }) =>
+      byDate ? indexed(row) : 0;
+    const compare = (a: { key: number; id: string }, b: { key: number; id: string }) =>
+      sign * (a.key - b.key) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
     const found = stores[object]
       .live()
-      .filter((row) => conditions.every((condition) => condition(row.record, row.modifiedMs)))
-      .sort((a, b) => {
-        if (sort?.field.field_name === 'date_updated') {
-          const order = a.modifiedMs - b.modifiedMs;
-          if (order !== 0) return sort.direction === 'desc' ? -order : order;
-        }
-        return a.record.id < b.record.id ? -1 : a.record.id > b.record.id ? 1 : 0;
-      });
-    const page = found.slice(offset, offset + limit);
+      .filter((row) => !Number.isNaN(indexed(row)))
+      .filter((row) => conditions.every((condition) => condition(row.record, indexed(row))))
+      .map((row) => ({ row, position: { key: keyOf(row), id: row.record.id } }))
+      .sort((a, b) => compare(a.position, b.position))
+      .filter(({ position }) => !after || compare(position, after) > 0);
+    const page = found.slice(0, limit).map(({ row }) => row);
     const fields = body._fields?.[object];
     let cursor: string | null = null;
-    if (offset + limit < found.length) {
+    if (limit < found.length) {
       cursor = `cur_${cursors.size + 1}`;
-      cursors.set(cursor, offset + limit);
+      cursors.set(cursor, found[limit - 1].position);
     }
     ctx.body = {
       data: page.map((row) =>
@@ -432,7 +612,11 @@ export async function startFakeClose(): Promise<ConformanceFake> {
   router.get('/api/v1/:object/', (ctx) => {
     const object = objectOf(ctx);
     const { skip, limit } = pageParams(ctx);
+    fake.logListing(ctx, { object, pageSize: limit, maxPageSize: listLimit });
     let rows = stores[object].live();
+    if (typeof ctx.query.lead_id === 'string' && object !== 'lead') {
+      rows = rows.filter((row) => row.record.lead_id === ctx.query.lead_id);
+    }
     if (object === 'opportunity') {
       const bound = (name: string): number | undefined => {
         const value = ctx.query[name];
@@ -442,14 +626,32 @@ export async function startFakeClose(): Promise<ConformanceFake> {
         return ms;
       };
       const gte = bound('date_updated__gte');
+      const gt = bound('date_updated__gt');
+      const lte = bound('date_updated__lte');
       const lt = bound('date_updated__lt');
       rows = rows.filter(
-        (row) => (gte === undefined || row.modifiedMs >= gte) && (lt === undefined || row.modifiedMs < lt),
+        (row) =>
+          (gte === undefined || row.modifiedMs >= gte) &&
+          (gt === undefined || row.modifiedMs > gt) &&
+          (lte === undefined || row.modifiedMs <= lte) &&
+          (lt === undefined || row.modifiedMs < lt),
       );
       const order = ctx.query._order_by;
-      if (order === 'date_updated' || order === '-date_updated') {
-        const sign = order === 'date_updated' ? 1 : -1;
-        rows = [...rows].sort((a, b) => sign * (a.modifiedMs - b.modifiedMs));
+      if (typeof order === 'string') {
+        const name = order.replace(/^-/, '');
+        const allowed = ['date_won', 'date_updated', 'date_created', 'confidence', 'user_name', 'value'];
+        if (!allowed.includes(name) && !['annualized_value', 'annualized_expected_value'].includes(name)) {
+          throw new FakeHttpError(400, `_order_by: invalid field ${name}`);
+        }
+        const sign = order.startsWith('-') ? -1 : 1;
+        const key = (row: { record: CloseRecord; modifiedMs: number }) =>
+          name === 'date_updated'
+            ? row.modifiedMs
+            : name.startsWith('date_')
+              ? Date.parse(String(row.record[name])) || 0
+              : Number(row.record[name] ?? 0);
+        // Ties keep the id order (verify: Close does not document a secondary order).
+        rows = [...rows].sort((a, b) => sign * (key(a) - key(b)) || (a.record.id < b.record.id ? -1 : 1));
       }
     } else if (Object.keys(ctx.query).some((name) => name.startsWith('date_updated'))) {
       throw new FakeHttpError(
@@ -459,9 +661,24 @@ export async function startFakeClose(): Promise<ConformanceFake> {
     }
     const fields = fieldList(ctx.query._fields);
     const page = rows.slice(skip, skip + limit);
+    const sum = (period: string) =>
+      rows
+        .filter((row) => row.record.value_period === period)
+        .reduce((total, row) => total + Number(row.record.value ?? 0), 0);
     ctx.body = {
       has_more: skip + limit < rows.length,
-      ...(object === 'opportunity' && { total_results: rows.length }),
+      ...(object === 'opportunity' && {
+        total_results: rows.length,
+        count_by_value_period: Object.fromEntries(
+          ['one_time', 'monthly', 'annual'].map((period) => [
+            period,
+            rows.filter((row) => row.record.value_period === period).length,
+          ]),
+        ),
+        total_value_one_time: sum('one_time'),
+        total_value_monthly: sum('monthly'),
+        total_value_annual: sum('annual'),
+      }),
       data: page.map((row) => project(row.record, fields)),
     };
   });
@@ -476,9 +693,9 @@ export async function startFakeClose(): Promise<ConformanceFake> {
     const values = checkValues(object, ctx.request.body, true);
     if (object === 'contact' && !values.lead_id) {
       // A contact posted without a lead gets a new lead of its own.
-      values.lead_id = newRecord('lead', { name: values.name ?? '' }, Date.now()).id;
+      values.lead_id = newRecord('lead', { name: values.name ?? '' }, fake.now()).id;
     }
-    ctx.body = newRecord(object, values, Date.now());
+    ctx.body = newRecord(object, values, fake.now());
   });
 
   router.put('/api/v1/:object/:id/', (ctx) => {
@@ -486,14 +703,13 @@ export async function startFakeClose(): Promise<ConformanceFake> {
     const record = recordOf(object, ctx.params.id);
     Object.assign(record, checkValues(object, ctx.request.body, false));
     if (object !== 'opportunity' && 'name' in record) record.display_name = String(record.name ?? '');
-    touch(object, record, Date.now());
+    touch(object, record, fake.now());
     ctx.body = record;
   });
 
   router.delete('/api/v1/:object/:id/', (ctx) => {
     const object = objectOf(ctx);
-    recordOf(object, ctx.params.id);
-    stores[object].rows.get(ctx.params.id)!.deleted = true;
+    removeRecord(object, ctx.params.id, fake.now());
     ctx.body = {};
   });
 
@@ -505,11 +721,27 @@ export async function startFakeClose(): Promise<ConformanceFake> {
     modifiedTimes.map((ms) => {
       const which = object as CloseObject;
       const values: Record<string, unknown> =
+        // Custom fields set, as a record carries them (`custom.<id>`); unset ones are left out.
         which === 'lead'
-          ? { name: `Lead ${ms}`, description: 'seeded' }
+          ? {
+              name: `Lead ${ms}`,
+              description: 'seeded',
+              'custom.cf_industry00000000000000000000000000000000000': 'Software',
+              'custom.cf_tags0000000000000000000000000000000000000000': ['vip'],
+            }
           : which === 'contact'
-            ? { name: `Contact ${ms}`, title: 'Buyer', lead_id: fixtureLead }
-            : { lead_id: fixtureLead, note: 'seeded', value: 1000 };
+            ? {
+                name: `Contact ${ms}`,
+                title: 'Buyer',
+                lead_id: fixtureLead,
+                'custom.cf_birthday00000000000000000000000000000000000': '1990-01-01',
+              }
+            : {
+                lead_id: fixtureLead,
+                note: 'seeded',
+                value: 1000,
+                'custom.cf_seats000000000000000000000000000000000000000': 10,
+              };
       return newRecord(which, values, ms).id;
     });
 
@@ -523,9 +755,13 @@ export async function startFakeClose(): Promise<ConformanceFake> {
     refuseRefresh: () => fake.refuseRefresh(),
     failNext: (count, status, headers) => fake.failNext(count, status, headers),
     requests: fake.requests,
+    setClock: (now) => fake.setClock(now),
     seed,
-    touch(object, id, modifiedMs) {
-      touch(object as CloseObject, recordOf(object as CloseObject, id), modifiedMs);
+    touch(object, id, modifiedMs, options) {
+      touch(object as CloseObject, recordOf(object as CloseObject, id), modifiedMs, options?.visibleFromMs);
+    },
+    remove(object, id, atMs) {
+      removeRecord(object as CloseObject, id, atMs);
     },
     stored: (object, id) => stores[object as CloseObject].get(id)?.record,
     stop: () => fake.stop(),

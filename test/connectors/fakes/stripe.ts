@@ -6,14 +6,18 @@ import { bearerCredential, FakeHttpError, FakeProvider } from '../kit/fake-provi
 /**
  * A local stand-in for Stripe's API (https://docs.stripe.com/api) as its reference describes it:
  * customers, products, prices, invoices and subscriptions under `/v1/<object>`, listed newest first
- * with `limit` (1–100), `starting_after` and `{object: "list", data, has_more}`; form-encoded writes
- * (`metadata[key]`, `items[0][price]`) answered with the object, unknown parameters refused,
- * `Idempotency-Key` replaying the first answer (and refusing other parameters under the same key);
- * deletions answered `{id, object, deleted: true}` (an invoice only while draft); every change
- * recorded as an event (`<object>.created/updated/deleted`, `data.object`, `data.previous_attributes`)
- * listed by `GET /v1/events` with `types[]` and `created[gte|gt|lte|lt]`; webhook endpoints issuing a
- * `whsec_` secret; errors as `{error: {type, code, message}}`. The 30-day retention of events is not
- * modelled: the conformance suite seeds records in the past. Only what Ferry uses.
+ * with `limit` (1–100, default 10), `starting_after` / `ending_before`, `created[gte|gt|lte|lt]`
+ * and `{object: "list", data, has_more}`, unknown list parameters refused; times in whole unix
+ * seconds; form-encoded writes (`metadata[key]`, `items[0][price]`) answered with the object,
+ * unknown parameters refused, `Idempotency-Key` replaying the first answer (and refusing other
+ * parameters under the same key); deletions answered `{id, object, deleted: true}` (an invoice
+ * only while draft; prices cannot be deleted, only archived; a subscription is canceled, which
+ * Stripe reports as `customer.subscription.deleted`); a deleted customer still answers a get as
+ * `{id, object, deleted: true}`; every change recorded as an event (`<object>.created/updated/deleted`,
+ * `data.object`, `data.previous_attributes`) listed by `GET /v1/events` (newest first, 30 days back,
+ * `types[]`, `created[gte|gt|lte|lt]`); search (`/v1/<object>/search`) seeing a change only a minute
+ * after it ("data is searchable in less than a minute"); webhook endpoints issuing a `whsec_`
+ * secret; errors as `{error: {type, code, message}}`.
  */
 
 export type StripeRecord = Record<string, unknown> & { id: string; object: string; created: number };
@@ -193,6 +197,29 @@ function typed(name: string, value: unknown): unknown {
   return value === '' ? null : value;
 }
 
+/** Stripe keeps events 30 days. */
+const eventRetentionMs = 30 * 86_400_000;
+/** "Under normal operating conditions, data is searchable in less than a minute": the worst case. */
+const searchLagMs = 60_000;
+
+/** Parameters each list takes besides paging and `created` (the reference's list parameters). */
+const listParams: Record<string, string[]> = {
+  customers: ['email', 'test_clock'],
+  products: ['active', 'ids', 'shippable', 'url'],
+  prices: ['active', 'currency', 'product', 'type', 'lookup_keys', 'recurring'],
+  invoices: ['customer', 'status', 'subscription', 'collection_method', 'due_date'],
+  subscriptions: [
+    'customer',
+    'price',
+    'status',
+    'collection_method',
+    'current_period_end',
+    'current_period_start',
+    'test_clock',
+    'automatic_tax',
+  ],
+};
+
 export interface FakeStripe extends ConformanceFake {
   events: StripeEvent[];
   /** A change made at Stripe (the dashboard, another integration): the record and its event. */
@@ -265,10 +292,30 @@ function parseSearchQuery(query: string, object: string): { field: string; value
 }
 
 export async function startFakeStripe(): Promise<FakeStripe> {
-  const records = new Map<string, Map<string, { record: StripeRecord; deleted: boolean; order: number }>>(
-    Object.keys(kinds).map((object) => [object, new Map()]),
-  );
+  interface Row {
+    record: StripeRecord;
+    deleted: boolean;
+    order: number;
+    /** What search sees: earlier versions (copies) and the live record, each from when it is searchable. */
+    versions: { record: StripeRecord; fromMs: number }[];
+  }
+  const records = new Map<string, Map<string, Row>>(Object.keys(kinds).map((object) => [object, new Map()]));
   const events: StripeEvent[] = [];
+  /** When each event shows in `/v1/events` (a change committed late shows late). */
+  const eventVisibleFrom = new Map<string, number>();
+  const addRow = (object: string, record: StripeRecord, createdMs: number) =>
+    records.get(object)!.set(record.id, {
+      record,
+      deleted: false,
+      order: ++order,
+      versions: [{ record, fromMs: createdMs + searchLagMs }],
+    });
+  /** A new version of a row: search keeps seeing the old one until the new one is indexed. */
+  const newVersion = (row: Row, fromMs: number) => {
+    const newest = row.versions[row.versions.length - 1];
+    newest.record = structuredClone(row.record);
+    row.versions.push({ record: row.record, fromMs });
+  };
   const idempotent = new Map<string, { params: string; status: number; body: unknown }>();
   let order = 0;
 
@@ -305,6 +352,26 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     if (!row || row.deleted)
       throw new FakeHttpError(404, `No such ${kinds[object].type}: '${id}'`, 'resource_missing');
     return row;
+  };
+  /** `created[gte|gt|lte|lt]` bounds (unix seconds) of a list, refused unless integers. */
+  const createdBounds = (query: Record<string, unknown>) => {
+    const bound = (name: string) => {
+      const value = query[`created[${name}]`];
+      if (value === undefined) return undefined;
+      if (typeof value !== 'string' || !/^\d+$/.test(value))
+        throw new FakeHttpError(400, `Invalid timestamp: created[${name}]`, 'parameter_invalid_integer');
+      return Number(value);
+    };
+    const [gte, gt, lte, lt] = ['gte', 'gt', 'lte', 'lt'].map(bound);
+    const exact = query.created;
+    if (exact !== undefined && (typeof exact !== 'string' || !/^\d+$/.test(exact)))
+      throw new FakeHttpError(400, 'Invalid timestamp: created', 'parameter_invalid_integer');
+    return (created: number) =>
+      (gte === undefined || created >= gte) &&
+      (gt === undefined || created > gt) &&
+      (lte === undefined || created <= lte) &&
+      (lt === undefined || created < lt) &&
+      (exact === undefined || created === Number(exact));
   };
 
   const emit = (
@@ -411,7 +478,6 @@ export async function startFakeStripe(): Promise<FakeStripe> {
         record[name] = value;
       }
     }
-    if (record.object === 'product') record.updated = seconds(Date.now());
     return previous;
   };
 
@@ -453,18 +519,27 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     return limit;
   };
 
-  /** A page of a list sorted newest first, after `starting_after`. */
+  /** A page of a list sorted newest first, after `starting_after` (or before `ending_before`). */
   const page = <T extends { id: string }>(ctx: Context, items: T[], url: string, object: string) => {
     const limit = pageSizeOf(ctx);
+    fake.logListing(ctx, { object, pageSize: limit, maxPageSize: 100 });
     let start = 0;
+    let end = items.length;
     const after = ctx.query.starting_after;
+    const before = ctx.query.ending_before;
     if (typeof after === 'string' && after) {
       const index = items.findIndex((item) => item.id === after);
       if (index < 0) throw new FakeHttpError(400, `No such ${object}: '${after}'`, 'resource_missing');
       start = index + 1;
+    } else if (typeof before === 'string' && before) {
+      const index = items.findIndex((item) => item.id === before);
+      if (index < 0) throw new FakeHttpError(400, `No such ${object}: '${before}'`, 'resource_missing');
+      end = index;
+      start = Math.max(0, end - limit);
     }
-    const data = items.slice(start, start + limit);
-    ctx.body = { object: 'list', url, has_more: start + data.length < items.length, data };
+    const data = items.slice(start, Math.min(end, start + limit));
+    const more = typeof before === 'string' && before ? start > 0 : start + data.length < end;
+    ctx.body = { object: 'list', url, has_more: more, data };
   };
 
   const router = fake.router;
@@ -484,8 +559,14 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     };
     const [gte, gt, lte, lt] = ['gte', 'gt', 'lte', 'lt'].map(bound);
     const type = typeof query.type === 'string' ? query.type : undefined;
+    const now = fake.now();
     const found = events
       .map((event, index) => ({ event, index }))
+      // "List events, going back up to 30 days"; a late change shows only once committed.
+      .filter(
+        ({ event }) =>
+          event.created * 1000 >= now - eventRetentionMs && (eventVisibleFrom.get(event.id) ?? 0) <= now,
+      )
       .filter(({ event }) => (!types.length || types.includes(event.type)) && (!type || event.type === type))
       .filter(
         ({ event: { created } }) =>
@@ -537,9 +618,25 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   router.get('/v1/:object', (ctx) => {
     const kind = kindOf(ctx);
     const object = ctx.params.object;
+    const known = ['limit', 'starting_after', 'ending_before', 'created', ...listParams[object]];
+    for (const name of Object.keys(ctx.query)) {
+      const base = name.replace(/\[.*$/, '');
+      if (!known.includes(base) && base !== 'expand') {
+        throw new FakeHttpError(400, `Received unknown parameter: ${name}`, 'parameter_unknown');
+      }
+    }
+    const inWindow = createdBounds(ctx.query as Record<string, unknown>);
     const status = typeof ctx.query.status === 'string' ? ctx.query.status : undefined;
+    const equal = (name: string) =>
+      typeof ctx.query[name] === 'string' && object !== 'subscriptions' ? String(ctx.query[name]) : undefined;
     const live = [...records.get(object)!.values()]
-      .filter((row) => !row.deleted)
+      .filter((row) => !row.deleted && inWindow(row.record.created))
+      .filter((row) =>
+        ['customer', 'email', 'product', 'currency', 'active'].every((name) => {
+          const wanted = name === 'customer' && object === 'subscriptions' ? ctx.query.customer : equal(name);
+          return typeof wanted !== 'string' || String(row.record[name]) === wanted;
+        }),
+      )
       // Subscriptions: canceled ones are listed only with `status=all` (or `canceled`).
       .filter(
         (row) =>
@@ -566,13 +663,19 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     const start = pageParam === undefined ? 0 : Number(Buffer.from(pageParam, 'base64url').toString());
     if (!Number.isInteger(start) || start < 0)
       throw new FakeHttpError(400, `Invalid page: ${pageParam}`, 'parameter_invalid');
+    // The index: each row as its newest searchable version shows it (deletions after a minute too).
+    const now = fake.now();
     const found = [...records.get(object)!.values()]
-      .filter((row) => !row.deleted)
-      .filter((row) =>
-        clauses.every(({ field, value }) => searchText(row.record[field]) === value.toLowerCase()),
+      .map((row) => ({ row, seen: [...row.versions].reverse().find((version) => version.fromMs <= now) }))
+      .filter(
+        ({ row, seen }) => seen && !(row.deleted && row.versions[row.versions.length - 1].fromMs <= now),
       )
-      .sort((a, b) => b.record.created - a.record.created || b.order - a.order)
-      .map((row) => row.record);
+      .filter(({ seen }) =>
+        clauses.every(({ field, value }) => searchText(seen!.record[field]) === value.toLowerCase()),
+      )
+      .sort((a, b) => b.row.record.created - a.row.record.created || b.row.order - a.row.order)
+      .map(({ seen }) => seen!.record);
+    fake.logListing(ctx, { object: `${object}/search`, pageSize: limit, maxPageSize: 100 });
     const data = found.slice(start, start + limit);
     const more = start + data.length < found.length;
     ctx.body = {
@@ -585,7 +688,14 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   });
 
   router.get('/v1/:object/:id', (ctx) => {
-    kindOf(ctx);
+    const kind = kindOf(ctx);
+    const row = records.get(ctx.params.object)!.get(ctx.params.id);
+    // A deleted customer still answers, as `{id, object, deleted: true}` (the reference's
+    // `deleted_customer`); other deleted objects are gone.
+    if (row?.deleted && ctx.params.object === 'customers') {
+      ctx.body = { id: row.record.id, object: kind.type, deleted: true };
+      return;
+    }
     ctx.body = rowOf(ctx.params.object, ctx.params.id).record;
   });
 
@@ -593,9 +703,10 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     once(ctx, () => {
       const kind = kindOf(ctx);
       const object = ctx.params.object;
-      const record = build(object, paramsOf(kind, ctx.request.body, true), Date.now());
-      records.get(object)!.set(record.id, { record, deleted: false, order: ++order });
-      emit(object, 'created', record, Date.now(), undefined, ctx.get('idempotency-key') || undefined);
+      const now = fake.now();
+      const record = build(object, paramsOf(kind, ctx.request.body, true), now);
+      addRow(object, record, now);
+      emit(object, 'created', record, now, undefined, ctx.get('idempotency-key') || undefined);
       return { status: 200, body: record };
     }),
   );
@@ -605,8 +716,12 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       const kind = kindOf(ctx);
       const object = ctx.params.object;
       const row = rowOf(object, ctx.params.id);
-      const previous = apply(row.record, paramsOf(kind, ctx.request.body, false));
-      if (Object.keys(previous).length) emit(object, 'updated', row.record, Date.now(), previous);
+      const values = paramsOf(kind, ctx.request.body, false);
+      const now = fake.now();
+      newVersion(row, now + searchLagMs);
+      const previous = apply(row.record, values);
+      if (row.record.object === 'product') row.record.updated = seconds(now);
+      if (Object.keys(previous).length) emit(object, 'updated', row.record, now, previous);
       return { status: 200, body: row.record };
     }),
   );
@@ -620,10 +735,32 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     if (kind.deletable === 'draft' && row.record.status !== 'draft') {
       throw new FakeHttpError(400, 'You can only delete draft invoices.', 'invoice_not_editable');
     }
-    row.deleted = true;
-    emit(object, 'deleted', row.record, Date.now());
+    remove(object, row, fake.now());
     ctx.body = { id: row.record.id, object: kind.type, deleted: true };
   });
+
+  /**
+   * Deleting as Stripe does: customers, products and draft invoices are deleted
+   * (`<object>.deleted`); a price cannot be deleted, only archived (`active: false`,
+   * `price.updated`); a subscription is canceled (`status: canceled`,
+   * `customer.subscription.deleted`) and leaves the default list.
+   */
+  function remove(object: string, row: Row, atMs: number): void {
+    newVersion(row, atMs + searchLagMs);
+    if (object === 'prices') {
+      const previous = apply(row.record, { active: false });
+      emit(object, 'updated', row.record, atMs, previous);
+      return;
+    }
+    if (object === 'subscriptions') {
+      const previous = { status: row.record.status, canceled_at: row.record.canceled_at ?? null };
+      Object.assign(row.record, { status: 'canceled', canceled_at: seconds(atMs), ended_at: seconds(atMs) });
+      emit(object, 'deleted', row.record, atMs, previous);
+      return;
+    }
+    row.deleted = true;
+    emit(object, 'deleted', row.record, atMs);
+  }
 
   await fake.start();
 
@@ -641,15 +778,25 @@ export async function startFakeStripe(): Promise<FakeStripe> {
         { ...fixtures[object], ...(object === 'products' && { name: 'Seeded' }) },
         ms,
       );
-      records.get(object)!.set(record.id, { record, deleted: false, order: ++order });
+      addRow(object, record, ms);
       emit(object, 'created', record, ms);
       return record.id;
     });
 
-  const change = (object: string, id: string, values: Record<string, unknown>, atMs = Date.now()) => {
+  const change = (
+    object: string,
+    id: string,
+    values: Record<string, unknown>,
+    atMs = fake.now(),
+    visibleFromMs?: number,
+  ) => {
     const row = rowOf(object, id);
+    newVersion(row, (visibleFromMs ?? atMs) + searchLagMs);
     const previous = apply(row.record, values);
-    return emit(object, 'updated', row.record, atMs, previous);
+    if (row.record.object === 'product') row.record.updated = seconds(atMs);
+    const event = emit(object, 'updated', row.record, atMs, previous);
+    if (visibleFromMs !== undefined) eventVisibleFrom.set(event.id, visibleFromMs);
+    return event;
   };
 
   return {
@@ -662,8 +809,12 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     events,
     seed,
     change: (object, id, values) => change(object, id, values),
-    touch(object, id, modifiedMs) {
-      change(object, id, { metadata: { touched: String(modifiedMs) } }, modifiedMs);
+    setClock: (now) => fake.setClock(now),
+    touch(object, id, modifiedMs, options) {
+      change(object, id, { metadata: { touched: String(modifiedMs) } }, modifiedMs, options?.visibleFromMs);
+    },
+    remove(object, id, atMs) {
+      remove(object, rowOf(object, id), atMs);
     },
     stored(object, id) {
       const row = records.get(object)!.get(id);

@@ -1,7 +1,7 @@
 import { setStored, type ConformanceSpec } from '../kit/conformance.js';
 import { startFakePipedrive } from '../fakes/pipedrive.js';
 
-/** Pipedrive (API v2 records, v1 field lists) against its local fake (test/connectors/fakes/pipedrive.ts). */
+/** Pipedrive (API v2 records; v1 and v2 field lists) against its local fake (test/connectors/fakes/pipedrive.ts). */
 export const spec: ConformanceSpec = {
   provider: 'pipedrive',
   reference: 'https://developers.pipedrive.com/docs/api/v1',
