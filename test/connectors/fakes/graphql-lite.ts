@@ -231,25 +231,39 @@ function fieldsOf(selections: Selection[]): FieldSelection[] {
 /**
  * A query's cost the way cost-based GraphQL APIs count it, from the document alone: each scalar
  * field `scalar` points, each object `object` points, and a connection (a field taking `first` or
- * `last`, or `limit` where the API pages by it) multiplies what it selects by its page size, or by
- * `defaultPage` when none is given.
+ * `last`, or selecting `nodes`/`edges`) costs `connection` points (default `object`) plus its page
+ * size (or `defaultPage`) times what each node selects; its `pageInfo` counts once.
  */
 export function queryCost(
   selections: Selection[],
   variables: Record<string, unknown>,
-  rules: { scalar: number; object: number; defaultPage: number; pageArguments?: string[] },
+  rules: {
+    scalar: number;
+    object: number;
+    defaultPage: number;
+    connection?: number;
+    pageArguments?: string[];
+  },
 ): number {
   const pageArguments = rules.pageArguments ?? ['first', 'last'];
   const cost = (list: Selection[]): number =>
     fieldsOf(list).reduce((sum, field) => {
       if (!field.selections) return sum + rules.scalar;
       const args = argumentValues(field.args, variables);
+      const children = fieldsOf(field.selections);
       const paged =
         pageArguments.some((name) => name in args) ||
-        fieldsOf(field.selections).some((f) => f.name === 'nodes' || f.name === 'edges');
+        children.some((f) => f.name === 'nodes' || f.name === 'edges');
+      if (!paged) return sum + rules.object + cost(field.selections);
       const size = pageArguments.map((name) => args[name]).find((v) => typeof v === 'number');
-      const multiplier = paged ? ((size as number | undefined) ?? rules.defaultPage) : 1;
-      return sum + rules.object + multiplier * cost(field.selections);
+      const perPage = children.filter((f) => f.name === 'pageInfo');
+      const perNode = children.filter((f) => f.name !== 'pageInfo');
+      return (
+        sum +
+        (rules.connection ?? rules.object) +
+        ((size as number | undefined) ?? rules.defaultPage) * cost(perNode) +
+        cost(perPage)
+      );
     }, 0);
   return cost(selections);
 }
