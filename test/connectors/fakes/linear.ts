@@ -260,6 +260,8 @@ export async function startFakeLinear(): Promise<FakeLinear> {
   let counter = 0;
   let syncId = 1000;
   let throttled = 0;
+  /** The request being answered, for logging listings. */
+  let listingCtx: Context | undefined;
 
   const fake = new FakeProvider({
     prefix: '/graphql',
@@ -519,6 +521,7 @@ export async function startFakeLinear(): Promise<FakeLinear> {
     const first = args.first === undefined || args.first === null ? DEFAULT_PAGE : Number(args.first);
     if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE)
       throw invalidInput(`first must be between 1 and ${MAX_PAGE}`);
+    if (listingCtx) fake.logListing(listingCtx, { object, pageSize: first, maxPageSize: MAX_PAGE });
     const orderBy = args.orderBy === undefined || args.orderBy === null ? 'createdAt' : String(args.orderBy);
     if (orderBy !== 'createdAt' && orderBy !== 'updatedAt')
       throw graphqlError(`Value "${orderBy}" does not exist in "PaginationOrderBy" enum.`);
@@ -783,10 +786,13 @@ export async function startFakeLinear(): Promise<FakeLinear> {
           'invalid input',
         );
       const root = document.operation === 'mutation' ? mutationRoot : queryRoot;
+      listingCtx = ctx;
       ctx.body = { data: project(root, document.selections, variables, options) };
     } catch (error) {
       if (!(error instanceof GraphqlFieldError || error instanceof GraphqlSyntaxError)) throw error;
       answerError(ctx, error);
+    } finally {
+      listingCtx = undefined;
     }
   });
 
