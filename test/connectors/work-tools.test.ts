@@ -200,7 +200,9 @@ describe('Linear', () => {
     );
     expect(error).toBeInstanceOf(ProviderError);
     expect(error).toMatchObject({ status: 400, retryable: false });
-    expect((error as ProviderError).message).toMatch(/teamId must be given/);
+    expect((error as ProviderError).message).toMatch(
+      /Field "teamId" of required type "String!" was not provided/,
+    );
     expect(fakes.linear.requests.length - before).toBe(1);
   });
 });

@@ -159,6 +159,12 @@ export class GraphqlFieldError extends Error {
   }
 }
 
+/** How a server words what the projection refuses (graphql-ruby's wording by default). */
+export interface ProjectOptions {
+  /** A selected field the type does not have. */
+  unknownField?(field: string, typename: string): GraphqlFieldError;
+}
+
 /**
  * The value projected onto the selections: members named by alias or name, functions called with
  * their arguments, inline fragments kept when `__typename` matches.
@@ -167,22 +173,27 @@ export function project(
   value: unknown,
   selections: Selection[] | undefined,
   variables: Record<string, unknown>,
+  options: ProjectOptions = {},
 ): unknown {
   if (value === null || value === undefined) return null;
-  if (Array.isArray(value)) return value.map((item) => project(item, selections, variables));
+  if (Array.isArray(value)) return value.map((item) => project(item, selections, variables, options));
   if (!selections) return value;
   const object = value as Record<string, unknown>;
   const typename = typeof object.__typename === 'string' ? object.__typename : 'Object';
   const result: Record<string, unknown> = {};
   for (const selection of selections) {
     if ('on' in selection) {
-      if (selection.on === typename) Object.assign(result, project(value, selection.selections, variables));
+      if (selection.on === typename)
+        Object.assign(result, project(value, selection.selections, variables, options));
       continue;
     }
     if (!Object.hasOwn(object, selection.name)) {
-      throw new GraphqlFieldError(
-        `Field '${selection.name}' doesn't exist on type '${typename}'`,
-        'undefinedField',
+      throw (
+        options.unknownField?.(selection.name, typename) ??
+        new GraphqlFieldError(
+          `Field '${selection.name}' doesn't exist on type '${typename}'`,
+          'undefinedField',
+        )
       );
     }
     const member = object[selection.name];
@@ -205,7 +216,54 @@ export function project(
         'selectionMismatch',
       );
     }
-    result[selection.alias ?? selection.name] = project(resolved, selection.selections, variables);
+    result[selection.alias ?? selection.name] = project(resolved, selection.selections, variables, options);
   }
   return result;
+}
+
+/** The fields a document selects, found through inline fragments too, with their arguments resolved. */
+function fieldsOf(selections: Selection[]): FieldSelection[] {
+  return selections.flatMap((selection) =>
+    'on' in selection ? fieldsOf(selection.selections) : [selection],
+  );
+}
+
+/**
+ * A query's cost the way cost-based GraphQL APIs count it, from the document alone: each scalar
+ * field `scalar` points, each object `object` points, and a connection (a field taking `first` or
+ * `last`, or selecting `nodes`/`edges`) costs `connection` points (default `object`) plus its page
+ * size (or `defaultPage`) times what each node selects; its `pageInfo` counts once.
+ */
+export function queryCost(
+  selections: Selection[],
+  variables: Record<string, unknown>,
+  rules: {
+    scalar: number;
+    object: number;
+    defaultPage: number;
+    connection?: number;
+    pageArguments?: string[];
+  },
+): number {
+  const pageArguments = rules.pageArguments ?? ['first', 'last'];
+  const cost = (list: Selection[]): number =>
+    fieldsOf(list).reduce((sum, field) => {
+      if (!field.selections) return sum + rules.scalar;
+      const args = argumentValues(field.args, variables);
+      const children = fieldsOf(field.selections);
+      const paged =
+        pageArguments.some((name) => name in args) ||
+        children.some((f) => f.name === 'nodes' || f.name === 'edges');
+      if (!paged) return sum + rules.object + cost(field.selections);
+      const size = pageArguments.map((name) => args[name]).find((v) => typeof v === 'number');
+      const perPage = children.filter((f) => f.name === 'pageInfo');
+      const perNode = children.filter((f) => f.name !== 'pageInfo');
+      return (
+        sum +
+        (rules.connection ?? rules.object) +
+        ((size as number | undefined) ?? rules.defaultPage) * cost(perNode) +
+        cost(perPage)
+      );
+    }, 0);
+  return cost(selections);
 }

@@ -2,17 +2,28 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import type { ConformanceFake } from '../kit/conformance.js';
 import { bearerCredential, FakeHttpError, FakeProvider } from '../kit/fake-provider.js';
+import { VersionedStore } from './versions.js';
 
 /**
- * A local stand-in for Notion's API (version 2022-06-28) as its public reference describes it:
- * `Authorization: Bearer <token>` and a `Notion-Version` header on every request;
- * `POST /v1/databases/{id}/query` with `filter` (timestamp filters on `last_edited_time`:
- * `on_or_after`, `after`, `before`, `on_or_before`, joined under `and`), `sorts`, `start_cursor`
- * and `page_size` (≤ 100), answering `{object: "list", results, next_cursor, has_more}` without
- * archived pages; `GET /v1/databases/{id}` with its `properties` schema; `GET`, `POST` and `PATCH`
- * of pages (`archived: true` moves one to the trash); `last_edited_time` rounded down to the minute;
- * errors as `{object: "error", status, code, message}` (`unauthorized` 401, `object_not_found`
- * 404, `validation_error` 400, `rate_limited` 429 with `Retry-After`). Only what Ferry uses.
+ * A local stand-in for Notion's API (version 2022-06-28) as its public reference
+ * (developers.notion.com/reference) describes it:
+ *
+ * - `Authorization: Bearer <token>` and a `Notion-Version` header on every request.
+ * - `POST /v1/databases/{id}/query` with `filter` (timestamp filters on `last_edited_time` or
+ *   `created_time`: `equals`, `before`, `after`, `on_or_before`, `on_or_after`, `is_empty`,
+ *   `is_not_empty`, `past_week`, `past_month`, `past_year`; a `last_edited_time` property filters
+ *   the same way; joined under `and`/`or`), `sorts`, `start_cursor` and `page_size` (≤ 100, default
+ *   100), answering `{object: "list", results, next_cursor, has_more, type, page_or_database,
+ *   request_id}`, never pages in the trash.
+ * - `created_time` and `last_edited_time` rounded down to the minute.
+ * - `GET /v1/databases/{id}` with its `properties` schema; `GET`, `POST` and `PATCH` of pages.
+ * - Deleting moves a page to the trash (`archived: true` / `in_trash: true`): it leaves every
+ *   query; `GET /v1/pages/{id}` still answers it, flagged. Notion has no change feed to reveal it
+ *   otherwise (webhooks aside).
+ * - Computed properties (formula, created_time, last_edited_time…) cannot be written.
+ * - Errors `{object: "error", status, code, message, request_id}` (`unauthorized` 401,
+ *   `object_not_found` 404, `validation_error` 400, `rate_limited` 429 with `Retry-After` in
+ *   seconds). Only what Ferry uses.
  */
 
 export const NOTION_DATABASE_ID = '8f3c1c2e-4b7a-4d4e-9a61-2b5d0e7f9a10';
@@ -55,8 +66,15 @@ const schema: Property[] = [
   { id: 'dn%3F', name: 'Done', type: 'checkbox' },
   { id: 'nt%40', name: 'Notes', type: 'rich_text' },
   { id: 'le%41', name: 'Last edited', type: 'last_edited_time' },
+  { id: 'cr%42', name: 'Created', type: 'created_time' },
+  { id: 'sc%43', name: 'Score', type: 'formula' },
+  { id: 'ur%44', name: 'Link', type: 'url' },
+  { id: 'pe%45', name: 'Owner', type: 'people' },
 ];
+/** Property types a page write may set; the others are computed by Notion. */
 const writable = new Set([
+  'url',
+  'people',
   'title',
   'rich_text',
   'number',
@@ -99,7 +117,11 @@ function invalid(message: string): FakeHttpError {
 
 /** A property value as written (`{select: {name}}`…) turned into the value Notion returns. */
 function propertyValue(property: Property, value: unknown): unknown {
-  if (!writable.has(property.type)) throw invalid(`${property.name} is not a writable property.`);
+  // (verify the wording) Notion computes these: a write to one is refused.
+  if (!writable.has(property.type))
+    throw invalid(
+      `body failed validation: ${property.name} is a ${property.type} property and cannot be updated.`,
+    );
   const given =
     value && typeof value === 'object' ? (value as Record<string, unknown>)[property.type] : undefined;
   if (given === undefined)
@@ -138,6 +160,13 @@ function propertyValue(property: Property, value: unknown): unknown {
         throw invalid(`body.properties.${property.name}.date.start should be a valid ISO 8601 date string.`);
       return given === null ? null : { start, end: null, time_zone: null };
     }
+    case 'url':
+      if (given !== null && typeof given !== 'string')
+        throw invalid(`body.properties.${property.name}.url should be a string or \`null\`.`);
+      return given;
+    case 'people':
+      if (!Array.isArray(given)) throw invalid(`body.properties.${property.name}.people should be an array.`);
+      return given.map((person) => ({ object: 'user', id: String((person as { id?: unknown }).id) }));
     case 'multi_select':
       if (!Array.isArray(given))
         throw invalid(`body.properties.${property.name}.multi_select should be an array.`);
@@ -148,7 +177,8 @@ function propertyValue(property: Property, value: unknown): unknown {
 }
 
 export async function startFakeNotion(): Promise<ConformanceFake> {
-  const pages = new Map<string, Page>();
+  const pages = new VersionedStore<Page>();
+  const requestId = () => randomUUID();
 
   const fake = new FakeProvider({
     credentialOf: bearerCredential,
@@ -164,15 +194,36 @@ export async function startFakeNotion(): Promise<ConformanceFake> {
             : error.status >= 500
               ? 'internal_server_error'
               : 'validation_error'),
-      message: error.status === 401 ? 'API token is invalid.' : error.message,
+      message:
+        error.status === 401
+          ? 'API token is invalid.'
+          : error.status === 429
+            ? 'This request exceeds the number of requests allowed. Slow down and try again.'
+            : error.message,
+      request_id: requestId(),
     }),
     rateLimitCode: 'rate_limited',
+    // "Retry-After … an integer number of seconds"; a test's own value replaces this one.
+    rateLimitHeaders: () => ({ 'retry-after': '1' }),
   });
+  const now = () => fake.now();
 
+  const userRef = { object: 'user', id: 'b5f1c2d3-0000-4000-8000-000000000001' };
   const database = () => ({
     object: 'database',
     id: NOTION_DATABASE_ID,
+    created_time: '2020-01-01T00:00:00.000Z',
+    last_edited_time: '2020-01-01T00:00:00.000Z',
+    created_by: userRef,
+    last_edited_by: userRef,
     title: richText('Roadmap'),
+    description: [],
+    icon: null,
+    cover: null,
+    is_inline: false,
+    parent: { type: 'workspace', workspace: true },
+    url: `https://www.notion.so/${NOTION_DATABASE_ID.replace(/-/g, '')}`,
+    public_url: null,
     properties: Object.fromEntries(
       schema.map((property) => [
         property.name,
@@ -180,11 +231,18 @@ export async function startFakeNotion(): Promise<ConformanceFake> {
           id: property.id,
           name: property.name,
           type: property.type,
-          [property.type]: property.options ? { options: property.options } : {},
+          [property.type]: property.options
+            ? { options: property.options }
+            : property.type === 'formula'
+              ? { expression: 'prop("Estimate") * 2' }
+              : property.type === 'number'
+                ? { format: 'number' }
+                : {},
         },
       ]),
     ),
     archived: false,
+    in_trash: false,
   });
 
   const checkDatabase = (id: string) => {
@@ -194,6 +252,13 @@ export async function startFakeNotion(): Promise<ConformanceFake> {
         `Could not find database with ID: ${id}. Make sure the relevant pages and databases are shared with your integration.`,
         'object_not_found',
       );
+  };
+
+  /** The formula's value, computed from the page as Notion would. */
+  const computed = (page: Page) => {
+    const properties = page.properties as Record<string, Record<string, unknown>>;
+    const estimate = properties.Estimate.number as number | null;
+    properties.Score.formula = { type: 'number', number: estimate === null ? null : estimate * 2 };
   };
 
   const setProperties = (page: Page, properties: unknown) => {
@@ -211,9 +276,10 @@ export async function startFakeNotion(): Promise<ConformanceFake> {
       };
     }
     Object.assign(current, next);
+    computed(page);
   };
 
-  const make = (modifiedMs: number, title: string): Page => {
+  const blank = (modifiedMs: number, title: string): Page => {
     const id = randomUUID();
     const time = editTime(modifiedMs);
     const properties: Record<string, unknown> = {};
@@ -227,6 +293,10 @@ export async function startFakeNotion(): Promise<ConformanceFake> {
         multi_select: [],
         date: null,
         checkbox: false,
+        url: null,
+        people: [],
+        formula: { type: 'number', number: null },
+        created_time: time,
         last_edited_time: time,
       };
       properties[property.name] = {
@@ -235,13 +305,13 @@ export async function startFakeNotion(): Promise<ConformanceFake> {
         [property.type]: empty[property.type],
       };
     }
-    const page: Page = {
+    return {
       object: 'page',
       id,
       created_time: time,
       last_edited_time: time,
-      created_by: { object: 'user', id: 'u-1' },
-      last_edited_by: { object: 'user', id: 'u-1' },
+      created_by: userRef,
+      last_edited_by: userRef,
       cover: null,
       icon: null,
       parent: { type: 'database_id', database_id: NOTION_DATABASE_ID },
@@ -251,15 +321,26 @@ export async function startFakeNotion(): Promise<ConformanceFake> {
       url: `https://www.notion.so/${id.replace(/-/g, '')}`,
       public_url: null,
     };
-    pages.set(id, page);
+  };
+
+  const add = (page: Page, modifiedMs: number) => {
+    pages.add(page.id, page, Math.floor(modifiedMs / 60_000) * 60_000);
     return page;
   };
 
-  const edited = (page: Page, ms: number) => {
-    page.last_edited_time = editTime(ms);
-    (page.properties as Record<string, Record<string, unknown>>)['Last edited'].last_edited_time =
-      page.last_edited_time;
-  };
+  /** A new version of the page, edited at `ms` (kept to the minute). */
+  const edit = (id: string, ms: number, apply: (page: Page) => void, visibleFromMs?: number) =>
+    pages.change(
+      id,
+      Math.floor(ms / 60_000) * 60_000,
+      (page) => {
+        apply(page);
+        page.last_edited_time = editTime(ms);
+        (page.properties as Record<string, Record<string, unknown>>)['Last edited'].last_edited_time =
+          page.last_edited_time;
+      },
+      { now: now(), visibleFromMs },
+    );
 
   const pageOf = (id: string): Page => {
     const page = pages.get(id);
@@ -272,20 +353,37 @@ export async function startFakeNotion(): Promise<ConformanceFake> {
     return page;
   };
 
-  /** One timestamp filter, or `and` of them; other filters are not served by the fake. */
+  /** A timestamp filter, a `last_edited_time`/`created_time` property filter, or `and`/`or` of them. */
   const timestampTest = (filter: unknown): ((page: Page) => boolean) => {
     if (filter === undefined) return () => true;
     const f = filter as Record<string, unknown>;
-    if (Array.isArray(f.and)) {
-      const tests = f.and.map(timestampTest);
-      return (page) => tests.every((test) => test(page));
+    if (Array.isArray(f.and) || Array.isArray(f.or)) {
+      const tests = ((f.and ?? f.or) as unknown[]).map(timestampTest);
+      return Array.isArray(f.and)
+        ? (page) => tests.every((test) => test(page))
+        : (page) => tests.some((test) => test(page));
     }
-    if (f.timestamp !== 'last_edited_time' && f.timestamp !== 'created_time')
-      throw invalid('body failed validation: body.filter is not a filter the fake serves.');
-    const field = f.timestamp;
+    let field: string;
+    if (f.timestamp === 'last_edited_time' || f.timestamp === 'created_time') field = f.timestamp;
+    else if (typeof f.property === 'string') {
+      const property = schema.find((p) => p.name === f.property || p.id === f.property);
+      if (!property) throw invalid(`Could not find property with name or id: ${f.property}`);
+      if (property.type !== 'last_edited_time' && property.type !== 'created_time')
+        throw invalid('body failed validation: the fake filters on timestamps only.');
+      field = property.type;
+    } else throw invalid('body failed validation: body.filter is not a filter the fake serves.');
     const condition = (f[field] ?? {}) as Record<string, unknown>;
     const [operator, ...others] = Object.keys(condition);
     if (!operator || others.length) throw invalid(`body.filter.${field} should have exactly one condition.`);
+    const relative: Record<string, number> = {
+      past_week: 7 * 86_400_000,
+      past_month: 30 * 86_400_000,
+      past_year: 365 * 86_400_000,
+    };
+    if (relative[operator] !== undefined)
+      return (page) => Date.parse(String(page[field])) >= now() - relative[operator];
+    if (operator === 'is_empty') return () => false;
+    if (operator === 'is_not_empty') return () => true;
     const at = Date.parse(String(condition[operator]));
     if (Number.isNaN(at))
       throw invalid(`body.filter.${field}.${operator} should be a valid ISO 8601 date string.`);
@@ -318,11 +416,22 @@ export async function startFakeNotion(): Promise<ConformanceFake> {
       throw invalid(
         `body failed validation: body.page_size should be ≤ \`100\`, instead was \`${String(body.page_size)}\`.`,
       );
+    fake.logListing(ctx, { object: NOTION_DATABASE_ID, pageSize, maxPageSize: 100 });
     const test = timestampTest(body.filter);
-    const sort = (body.sorts as { timestamp?: string; direction?: string }[] | undefined)?.[0];
-    const list = [...pages.values()].filter((page) => !page.archived && test(page));
-    if (sort) {
-      const field = sort.timestamp ?? 'created_time';
+    const sorts =
+      (body.sorts as { timestamp?: string; property?: string; direction?: string }[] | undefined) ?? [];
+    const list = pages
+      .listed(now())
+      .map((version) => version.record)
+      .filter((page) => !page.archived && !page.in_trash && test(page));
+    for (const sort of [...sorts].reverse()) {
+      const property = sort.property && schema.find((p) => p.name === sort.property);
+      const field =
+        sort.timestamp ??
+        (property && (property.type === 'last_edited_time' || property.type === 'created_time')
+          ? property.type
+          : undefined);
+      if (!field) throw invalid('body failed validation: the fake sorts on timestamps only.');
       const sign = sort.direction === 'descending' ? -1 : 1;
       list.sort((a, b) => sign * (Date.parse(String(a[field])) - Date.parse(String(b[field]))));
     }
@@ -340,6 +449,7 @@ export async function startFakeNotion(): Promise<ConformanceFake> {
       has_more: more,
       type: 'page_or_database',
       page_or_database: {},
+      request_id: requestId(),
     };
   });
 
@@ -349,6 +459,7 @@ export async function startFakeNotion(): Promise<ConformanceFake> {
   });
 
   fake.router.get('/v1/pages/:id', (ctx: Context) => {
+    // A page in the trash is still answered, flagged `archived` / `in_trash`.
     ctx.body = pageOf(ctx.params.id);
   });
 
@@ -357,13 +468,9 @@ export async function startFakeNotion(): Promise<ConformanceFake> {
     if (typeof body.parent?.database_id !== 'string')
       throw invalid('body failed validation: body.parent.database_id should be defined.');
     checkDatabase(body.parent.database_id);
-    const page = make(Date.now(), '');
-    try {
-      setProperties(page, body.properties ?? {});
-    } catch (error) {
-      pages.delete(page.id);
-      throw error;
-    }
+    const page = blank(now(), '');
+    setProperties(page, body.properties ?? {});
+    add(page, now());
     ctx.body = page;
   });
 
@@ -372,11 +479,14 @@ export async function startFakeNotion(): Promise<ConformanceFake> {
     const body = (ctx.request.body ?? {}) as { properties?: unknown; archived?: unknown; in_trash?: unknown };
     if (page.archived && body.archived !== false && body.in_trash !== false)
       throw invalid("Can't edit block that is archived. You must unarchive the block before editing.");
-    setProperties(page, body.properties);
-    for (const flag of ['archived', 'in_trash'] as const) {
-      if (typeof body[flag] === 'boolean') page.archived = page.in_trash = body[flag];
-    }
-    edited(page, Date.now());
+    const probe = structuredClone(page);
+    setProperties(probe, body.properties);
+    edit(page.id, now(), (stored) => {
+      setProperties(stored, body.properties);
+      for (const flag of ['archived', 'in_trash'] as const) {
+        if (typeof body[flag] === 'boolean') stored.archived = stored.in_trash = body[flag];
+      }
+    });
     ctx.body = page;
   });
 
@@ -392,11 +502,19 @@ export async function startFakeNotion(): Promise<ConformanceFake> {
     refuseRefresh: () => fake.refuseRefresh(),
     requests: fake.requests,
     failNext: (count, status, headers) => fake.failNext(count, status, headers),
+    setClock: (clock) => fake.setClock(clock),
     seed(_object, modifiedTimes) {
-      return modifiedTimes.map((ms, index) => make(ms, `Task ${index + 1}`).id);
+      return modifiedTimes.map((ms, index) => add(blank(ms, `Task ${index + 1}`), ms).id);
     },
-    touch(_object, id, modifiedMs) {
-      edited(pageOf(id), modifiedMs);
+    touch(_object, id, modifiedMs, options) {
+      pageOf(id);
+      edit(id, modifiedMs, () => undefined, options?.visibleFromMs);
+    },
+    remove(_object, id, atMs) {
+      pageOf(id);
+      edit(id, atMs, (page) => {
+        page.archived = page.in_trash = true;
+      });
     },
     stored(_object, id) {
       const page = pages.get(id);

@@ -1,18 +1,33 @@
 import type { Context } from 'koa';
 import type { ConformanceFake } from '../kit/conformance.js';
 import { FakeHttpError, FakeProvider } from '../kit/fake-provider.js';
-import { GraphqlFieldError, GraphqlSyntaxError, parseGraphql, project } from './graphql-lite.js';
+import { GraphqlFieldError, GraphqlSyntaxError, parseGraphql, project, queryCost } from './graphql-lite.js';
+import { VersionedStore } from './versions.js';
 
 /**
- * A local stand-in for Shopify's Admin GraphQL API (2025-10) as its public reference describes it:
- * one endpoint, `POST /admin/api/2025-10/graphql.json`, authenticated by `X-Shopify-Access-Token`;
- * `customers`, `products` and `orders` connections with `first` (≤ 250), `after`, `sortKey` and a
- * search `query` (`updated_at:>='…' AND updated_at:<'…'`, `field:'value'`, an unknown field ignored
- * with a warning in `extensions.search`), answering `nodes` and
- * `pageInfo {hasNextPage endCursor}`; `node(id:)`; `metafieldDefinitions(ownerType:)`; customer
- * and product create / update / delete and `orderUpdate`, with failures as `userErrors`; query
- * errors and throttling inside a 200 answer (`errors[].extensions.code`), a 401 with
- * `{errors: "[API] Invalid API key…"}`, and a 429 with `Retry-After`. Only what Ferry uses.
+ * A local stand-in for Shopify's Admin GraphQL API (2025-10) as its public reference
+ * (shopify.dev/docs/api/admin-graphql/2025-10, /docs/api/usage/search-syntax,
+ * /docs/apps/build/apis/graphql-admin/rate-limits) describes it:
+ *
+ * - One endpoint, `POST /admin/api/2025-10/graphql.json`, authenticated by
+ *   `X-Shopify-Access-Token`.
+ * - `customers`, `products` and `orders` connections: `first`/`last` (at most 250), `after`,
+ *   `reverse`, `sortKey` (`ID` by default; `UPDATED_AT`, `CREATED_AT`…; ties by id), a search
+ *   `query` (`updated_at:>='…'`, `created_at:<…`, `field:'value'`, terms joined by AND; an unknown
+ *   field ignored with a warning in `extensions.search`), answering `nodes`/`edges` and
+ *   `pageInfo`; a cursor names the last node's sort value and id, so changes between pages shift
+ *   nothing. Times to the second.
+ * - `node(id:)`; `metafieldDefinitions(ownerType:)`; customer and product create / update /
+ *   delete and `orderUpdate`, with failures as `userErrors`; a deleted record is gone (`node`
+ *   answers null).
+ * - Deletions revealed by `events(query: "action:destroy AND subject_type:PRODUCT …")`
+ *   (BasicEvent `action`, `subjectType`, `subjectId`, `createdAt`; events appear some seconds
+ *   after the action, 60 s here) and, for products, the deprecated `deletionEvents`.
+ * - Calculated query cost: objects 1, scalars 0, a connection 2 + its page size × what it
+ *   selects; a query above 1,000 points refused (`MAX_COST_EXCEEDED`); every answer carries
+ *   `extensions.cost` with the bucket (2,000 points, 100 restored per second).
+ * - Query errors and throttling inside a 200 answer (`errors[].extensions.code`), a 401 with
+ *   `{errors: "[API] Invalid API key…"}`, and a 429 with `Retry-After`. Only what Ferry uses.
  */
 
 export const SHOPIFY_VERSION = '2025-10';
@@ -64,18 +79,29 @@ function iso(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-function encodeCursor(offset: number): string {
-  return Buffer.from(JSON.stringify({ last: offset })).toString('base64url');
+/** A cursor, as Shopify's read: the last node's id and its value of the sort key. */
+interface Cursor {
+  last_id: number;
+  last_value: string | number;
 }
 
-function decodeCursor(cursor: string): number {
+function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify(cursor)).toString('base64');
+}
+
+function decodeCursor(text: string): Cursor {
   try {
-    const offset = (JSON.parse(Buffer.from(cursor, 'base64url').toString()) as { last?: unknown }).last;
-    if (typeof offset === 'number' && offset >= 0) return offset;
+    const cursor = JSON.parse(Buffer.from(text, 'base64').toString()) as Partial<Cursor>;
+    if (typeof cursor.last_id === 'number' && cursor.last_value !== undefined) return cursor as Cursor;
   } catch {
     // fall through
   }
   throw new GraphqlFieldError('Invalid cursor for current pagination.', 'BAD_USER_INPUT');
+}
+
+/** The numeric id of a gid. */
+function numericId(gid: string): number {
+  return Number(gid.slice(gid.lastIndexOf('/') + 1));
 }
 
 /**
@@ -107,11 +133,72 @@ export interface SearchWarning {
   code: string;
 }
 
+/** One term of a search query: `field:value`, `field:>value`, quoted or not. */
+interface SearchTerm {
+  field: string;
+  op: '' | '>' | '>=' | '<' | '<=';
+  value: string;
+}
+
 /**
- * Shopify's search syntax, as far as Ferry writes it: terms joined by AND, each `updated_at` with a
- * comparator and a quoted time, or `field:'value'` (a backslash escaping the next character) for a
- * field the connection searches, matched case-insensitively. An unknown field's term is ignored
- * with a warning, as Shopify does, rather than refused.
+ * Shopify's search syntax, as far as the fake reads it: terms joined by `AND` (or a space), each
+ * `field:` with an optional comparator and a value, quoted ('…' or "…", a backslash escaping the
+ * next character) or bare.
+ */
+function parseSearch(query: string): SearchTerm[] {
+  const terms: SearchTerm[] = [];
+  let rest = query.trim();
+  while (rest) {
+    const head = /^(\w+):(>=|<=|>|<)?/.exec(rest);
+    if (!head) throw new GraphqlFieldError(`Unsupported search syntax in the fake: ${rest}`);
+    let i = head[0].length;
+    let value = '';
+    const quote = rest[i] === "'" || rest[i] === '"' ? rest[i] : undefined;
+    if (quote) {
+      for (i++; i < rest.length && rest[i] !== quote; i++) {
+        if (rest[i] === '\\') i++;
+        value += rest[i] ?? '';
+      }
+      if (i >= rest.length) throw new GraphqlFieldError(`Unterminated search value: ${rest}`);
+      i++;
+    } else {
+      for (; i < rest.length && rest[i] !== ' '; i++) value += rest[i];
+    }
+    terms.push({ field: head[1], op: (head[2] ?? '') as SearchTerm['op'], value });
+    rest = rest.slice(i).trim();
+    if (rest.startsWith('AND ')) rest = rest.slice(4).trim();
+    else if (rest && /^(OR|NOT)\b/.test(rest))
+      throw new GraphqlFieldError(`The fake joins search terms with AND only: ${rest}`);
+  }
+  return terms;
+}
+
+/** A time comparison of a search term (`updated_at:>='…'`), times kept to the second by Shopify. */
+function timeTest(term: SearchTerm, read: (record: Record<string, unknown>) => unknown) {
+  const at = Date.parse(term.value);
+  if (Number.isNaN(at))
+    throw new GraphqlFieldError(`Invalid date in search term: ${term.field}:${term.op}${term.value}`);
+  return (record: Record<string, unknown>) => {
+    const time = Date.parse(String(read(record)));
+    switch (term.op) {
+      case '>=':
+        return time >= at;
+      case '>':
+        return time > at;
+      case '<=':
+        return time <= at;
+      case '<':
+        return time < at;
+      default:
+        return time === at;
+    }
+  };
+}
+
+/**
+ * A connection's `query` as a test of its records: `updated_at`/`created_at` compared as times, a
+ * field the connection searches matched case-insensitively; an unknown field's term ignored with a
+ * warning, as Shopify does, rather than refused.
  */
 function searchFilter(
   object: string,
@@ -120,53 +207,64 @@ function searchFilter(
 ): (record: ShopifyRecord) => boolean {
   if (query === undefined || query === null || query === '') return () => true;
   const tests: ((record: ShopifyRecord) => boolean)[] = [];
-  let rest = String(query);
-  while (rest) {
-    const range = /^updated_at:(>=|<=|>|<)'([^']+)'/.exec(rest);
-    if (range) {
-      const at = Date.parse(range[2]);
-      if (Number.isNaN(at)) throw new GraphqlFieldError(`Unsupported search term in the fake: ${range[0]}`);
-      const op = range[1];
-      tests.push((record) => {
-        const time = Date.parse(record.updatedAt);
-        return op === '>=' ? time >= at : op === '>' ? time > at : op === '<=' ? time <= at : time < at;
-      });
-      rest = rest.slice(range[0].length);
-    } else {
-      const head = /^(\w+):'/.exec(rest);
-      if (!head) throw new GraphqlFieldError(`Unsupported search term in the fake: ${rest}`);
-      let i = head[0].length;
-      let value = '';
-      for (; i < rest.length && rest[i] !== "'"; i++) {
-        if (rest[i] === '\\') i++;
-        value += rest[i] ?? '';
-      }
-      if (i >= rest.length) throw new GraphqlFieldError(`Unterminated search value: ${rest}`);
-      const field = searchable[object][head[1]];
-      if (field) {
-        tests.push((record) => String(record[field] ?? '').toLowerCase() === value.toLowerCase());
-      } else {
-        warnings.push({
-          field: head[1],
-          message: 'Invalid search field for this query.',
-          code: 'invalid_field',
-        });
-      }
-      rest = rest.slice(i + 1);
+  for (const term of parseSearch(String(query))) {
+    if (term.field === 'updated_at' || term.field === 'created_at') {
+      const field = term.field === 'updated_at' ? 'updatedAt' : 'createdAt';
+      tests.push(timeTest(term, (record) => record[field]));
+      continue;
     }
-    if (rest && !rest.startsWith(' AND ')) throw new GraphqlFieldError(`Unsupported search syntax: ${rest}`);
-    rest = rest.slice(' AND '.length);
+    const field = searchable[object][term.field];
+    if (field) {
+      tests.push((record) => String(record[field] ?? '').toLowerCase() === term.value.toLowerCase());
+    } else {
+      warnings.push({
+        field: term.field,
+        message: 'Invalid search field for this query.',
+        code: 'invalid_field',
+      });
+    }
   }
   return (record) => tests.every((test) => test(record));
 }
 
+/** Events appear "a few seconds after the action", in rare cases minutes: 60 s here (verify). */
+export const SHOPIFY_EVENT_LAG_MS = 60_000;
+const MAX_PAGE = 250;
+const MAX_QUERY_COST = 1000;
+const BUCKET = 2000;
+const RESTORE_RATE = 100;
+
+/** Sort keys each connection takes, with the record value each reads. */
+const sortKeys: Record<string, (record: ShopifyRecord) => string | number> = {
+  ID: (record) => numericId(record.id),
+  UPDATED_AT: (record) => Date.parse(record.updatedAt),
+  CREATED_AT: (record) => Date.parse(String(record.createdAt)),
+};
+
+interface ShopifyEvent {
+  id: number;
+  atMs: number;
+  action: string;
+  subjectType: string;
+  subjectId: string;
+  message: string;
+}
+
 export async function startFakeShopify(): Promise<FakeShopify> {
-  const records = new Map<string, ShopifyRecord[]>(Object.keys(typeOf).map((object) => [object, []]));
+  const stores = new Map<string, VersionedStore<ShopifyRecord>>(
+    Object.keys(typeOf).map((object) => [
+      object,
+      new VersionedStore<ShopifyRecord>((record) => ({ ...record })),
+    ]),
+  );
   const metafieldValues = new Map<string, { namespace: string; key: string; value: string }[]>();
+  const events: ShopifyEvent[] = [];
   let nextId = 1001;
+  let nextEventId = 98_000_000_001;
   let throttled = 0;
   /** The current request's search warnings. */
   let warnings: SearchWarning[] = [];
+  let listingCtx: Context | undefined;
 
   const fake = new FakeProvider({
     credentialOf: (ctx: Context) => ctx.get('x-shopify-access-token') || undefined,
@@ -174,23 +272,35 @@ export async function startFakeShopify(): Promise<FakeShopify> {
       error.status === 401
         ? { errors: '[API] Invalid API key or access token (unrecognized login or wrong password)' }
         : error.status === 429
-          ? { errors: [{ message: 'Throttled', extensions: { code: 'THROTTLED' } }] }
+          ? {
+              errors:
+                'Exceeded 2 calls per second for api client. Reduce request rates to resume uninterrupted service.',
+            }
           : { errors: error.message },
+    rateLimitHeaders: () => ({ 'retry-after': '2.0' }),
   });
+  const now = () => fake.now();
 
-  const live = (object: string) => records.get(object)!;
+  const store = (object: string) => stores.get(object)!;
   const find = (id: unknown): [string, ShopifyRecord] | undefined => {
     const type = /^gid:\/\/shopify\/(\w+)\/\d+$/.exec(String(id))?.[1];
     const object = type && objectOfType[type];
-    const record = object ? live(object).find((r) => r.id === id) : undefined;
+    const record = object ? store(object).get(String(id)) : undefined;
     return record && [object!, record];
   };
+
+  const money = (amount: string) => ({
+    __typename: 'MoneyBag',
+    shopMoney: { __typename: 'MoneyV2', amount, currencyCode: 'USD' },
+    presentmentMoney: { __typename: 'MoneyV2', amount, currencyCode: 'USD' },
+  });
 
   const make = (object: string, values: Record<string, unknown>, modifiedMs: number): ShopifyRecord => {
     const id = `gid://shopify/${typeOf[object]}/${nextId++}`;
     const common = {
       __typename: typeOf[object],
       id,
+      legacyResourceId: String(numericId(id)),
       createdAt: iso(modifiedMs),
       updatedAt: iso(modifiedMs),
       tags: [],
@@ -199,88 +309,268 @@ export async function startFakeShopify(): Promise<FakeShopify> {
       customers: {
         firstName: null,
         lastName: null,
+        displayName: '',
         email: null,
         phone: null,
         note: null,
+        locale: 'en',
         state: 'DISABLED',
         verifiedEmail: false,
         taxExempt: false,
         numberOfOrders: '0',
+        amountSpent: { __typename: 'MoneyV2', amount: '0.0', currencyCode: 'USD' },
+        defaultAddress: null,
+        lifetimeDuration: 'now',
       },
       products: {
         title: null,
         handle: null,
+        description: '',
         descriptionHtml: '',
         vendor: 'Acme',
         productType: '',
         status: 'ACTIVE',
         totalInventory: 0,
+        tracksInventory: false,
         publishedAt: null,
+        onlineStoreUrl: null,
+        templateSuffix: null,
+        isGiftCard: false,
       },
       orders: {
         name: `#${nextId}`,
         email: null,
+        phone: null,
         note: null,
         currencyCode: 'USD',
         displayFinancialStatus: 'PAID',
         displayFulfillmentStatus: 'UNFULFILLED',
         test: false,
+        confirmed: true,
+        closed: false,
         processedAt: iso(modifiedMs),
         cancelledAt: null,
+        cancelReason: null,
         closedAt: null,
+        totalPriceSet: money('0.0'),
+        subtotalPriceSet: money('0.0'),
+        customer: null,
       },
     };
     const record = { ...common, ...shape[object], ...values } as ShopifyRecord;
+    if (object === 'customers')
+      record.displayName =
+        [record.firstName, record.lastName].filter(Boolean).join(' ') || String(record.email ?? '');
     // A connection of the record's metafields (first page only: enough for the fake).
     record.metafields = (args: Record<string, unknown>) => ({
-      nodes: (metafieldValues.get(id) ?? []).slice(0, Number(args.first ?? 50)),
-      pageInfo: { hasNextPage: false, endCursor: null },
+      __typename: 'MetafieldConnection',
+      nodes: (metafieldValues.get(id) ?? []).slice(0, Number(args.first ?? 50)).map((m) => ({
+        __typename: 'Metafield',
+        ...m,
+      })),
+      pageInfo: {
+        __typename: 'PageInfo',
+        hasNextPage: false,
+        hasPreviousPage: false,
+        startCursor: null,
+        endCursor: null,
+      },
     });
-    live(object).push(record);
+    store(object).add(id, record, modifiedMs);
     return record;
   };
 
-  const connection = (object: string) => (args: Record<string, unknown>) => {
-    const first = Number(args.first);
-    if (!Number.isInteger(first) || first < 1 || first > 250) {
-      throw new GraphqlFieldError('The first argument must be between 1 and 250.', 'BAD_USER_INPUT');
-    }
-    const matches = searchFilter(object, args.query, warnings);
-    const found = live(object)
-      .filter(matches)
-      .sort((a, b) =>
-        args.sortKey === 'UPDATED_AT'
-          ? Date.parse(a.updatedAt) - Date.parse(b.updatedAt) || a.id.localeCompare(b.id)
-          : 0,
-      );
-    const offset = typeof args.after === 'string' ? decodeCursor(args.after) : 0;
-    const nodes = found.slice(offset, offset + first);
-    const end = offset + nodes.length;
-    return {
-      nodes,
-      pageInfo: { hasNextPage: end < found.length, endCursor: nodes.length ? encodeCursor(end) : null },
+  const pageInfo = (nodes: { cursor: string }[], hasNextPage: boolean, hasPreviousPage: boolean) => ({
+    __typename: 'PageInfo',
+    hasNextPage,
+    hasPreviousPage,
+    startCursor: nodes[0]?.cursor ?? null,
+    endCursor: nodes.at(-1)?.cursor ?? null,
+  });
+
+  /** A page of a sorted list, after a keyset cursor; `first`/`last` at most 250. */
+  const paged = <T extends { id: string | number }>(
+    list: T[],
+    key: (item: T) => string | number,
+    args: Record<string, unknown>,
+    object?: string,
+  ) => {
+    const size = args.first ?? args.last;
+    const first = Number(size);
+    if (size === undefined || size === null)
+      throw new GraphqlFieldError('you must provide one of first or last', 'argumentLiteralsIncompatible');
+    if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE)
+      throw new GraphqlFieldError(`The first argument must be between 1 and ${MAX_PAGE}.`, 'BAD_USER_INPUT');
+    if (args.last !== undefined || args.before !== undefined)
+      throw new GraphqlFieldError('The fake pages forward only (first, after)', 'BAD_USER_INPUT');
+    if (object && listingCtx) fake.logListing(listingCtx, { object, pageSize: first, maxPageSize: MAX_PAGE });
+    const idOf = (item: T) => (typeof item.id === 'number' ? item.id : numericId(item.id));
+    const sign = args.reverse === true ? -1 : 1;
+    const compare = (a: T, b: T) => {
+      const [ka, kb] = [key(a), key(b)];
+      return sign * (ka < kb ? -1 : ka > kb ? 1 : idOf(a) - idOf(b));
     };
+    const sorted = [...list].sort(compare);
+    let rest = sorted;
+    if (typeof args.after === 'string') {
+      const cursor = decodeCursor(args.after);
+      const probe = { last_id: cursor.last_id, value: cursor.last_value };
+      rest = sorted.filter((item) => {
+        const k = key(item);
+        const order = k < probe.value ? -1 : k > probe.value ? 1 : idOf(item) - probe.last_id;
+        return sign * order > 0;
+      });
+    }
+    const slice = rest.slice(0, first);
+    const edges = slice.map((node) => ({
+      __typename: 'Edge',
+      node,
+      cursor: encodeCursor({ last_id: idOf(node), last_value: key(node) }),
+    }));
+    return {
+      nodes: slice,
+      edges,
+      pageInfo: pageInfo(edges, rest.length > first, rest.length < sorted.length),
+    };
+  };
+
+  const connection = (object: string) => (args: Record<string, unknown>) => {
+    const sortKey = args.sortKey === undefined || args.sortKey === null ? 'ID' : String(args.sortKey);
+    const key = sortKeys[sortKey];
+    if (!key)
+      throw new GraphqlFieldError(
+        `Argument 'sortKey' on Field '${object}' has an invalid value (${sortKey}). Expected type '${typeOf[object]}SortKeys'.`,
+        'argumentLiteralsIncompatible',
+      );
+    const matches = searchFilter(object, args.query, warnings);
+    const list = store(object)
+      .listed(now())
+      .map((version) => version.record)
+      .filter(matches);
+    return { __typename: `${typeOf[object]}Connection`, ...paged(list, key, args, object) };
+  };
+
+  /** Events (BasicEvent) the search query selects: `action`, `subject_type`, `created_at`, `id`. */
+  const eventsConnection = (args: Record<string, unknown>) => {
+    const tests = parseSearch(String(args.query ?? '')).map((term) => {
+      if (term.field === 'created_at') return timeTest(term, (event) => iso(Number(event.atMs)));
+      const read: Record<string, (event: ShopifyEvent) => string> = {
+        action: (event) => event.action,
+        subject_type: (event) => event.subjectType,
+        id: (event) => String(event.id),
+      };
+      if (!read[term.field]) {
+        warnings.push({
+          field: term.field,
+          message: 'Invalid search field for this query.',
+          code: 'invalid_field',
+        });
+        return () => true;
+      }
+      return (event: Record<string, unknown>) =>
+        read[term.field](event as unknown as ShopifyEvent).toLowerCase() === term.value.toLowerCase();
+    });
+    const sortKey = args.sortKey === undefined || args.sortKey === null ? 'ID' : String(args.sortKey);
+    const key =
+      sortKey === 'CREATED_AT' ? (event: ShopifyEvent) => event.atMs : (event: ShopifyEvent) => event.id;
+    const visible = events.filter(
+      (event) =>
+        event.atMs + SHOPIFY_EVENT_LAG_MS <= now() &&
+        tests.every((test) => test(event as unknown as Record<string, unknown>)),
+    );
+    const page = paged(visible, key, args);
+    const view = (event: ShopifyEvent) => ({
+      __typename: 'BasicEvent',
+      id: `gid://shopify/BasicEvent/${event.id}`,
+      action: event.action,
+      subjectType: event.subjectType,
+      subjectId: event.subjectId,
+      createdAt: iso(event.atMs),
+      message: event.message,
+      appTitle: null,
+      attributeToApp: false,
+      attributeToUser: true,
+      criticalAlert: false,
+      additionalContent: null,
+      arguments: null,
+      hasAdditionalContent: false,
+      secondaryMessage: null,
+    });
+    return {
+      __typename: 'EventConnection',
+      nodes: page.nodes.map(view),
+      edges: page.edges.map((edge) => ({ ...edge, node: view(edge.node) })),
+      pageInfo: page.pageInfo,
+    };
+  };
+
+  /** The deprecated `deletionEvents`: products (and collections) only, filtered by `occurred_at`. */
+  const deletionEvents = (args: Record<string, unknown>) => {
+    const types = (args.subjectTypes as string[] | undefined) ?? ['PRODUCT', 'COLLECTION'];
+    const tests = parseSearch(String(args.query ?? '')).map((term) => {
+      if (term.field !== 'occurred_at') {
+        warnings.push({
+          field: term.field,
+          message: 'Invalid search field for this query.',
+          code: 'invalid_field',
+        });
+        return () => true;
+      }
+      return timeTest(term, (event) => iso(Number(event.atMs)));
+    });
+    const list = events.filter(
+      (event) =>
+        event.action === 'destroy' &&
+        types.includes(event.subjectType) &&
+        event.atMs + SHOPIFY_EVENT_LAG_MS <= now() &&
+        tests.every((test) => test(event as unknown as Record<string, unknown>)),
+    );
+    const key =
+      args.sortKey === 'CREATED_AT' ? (event: ShopifyEvent) => event.atMs : (event: ShopifyEvent) => event.id;
+    const page = paged(list, key, args);
+    const view = (event: ShopifyEvent) => ({
+      __typename: 'DeletionEvent',
+      occurredAt: iso(event.atMs),
+      subjectId: event.subjectId,
+      subjectType: event.subjectType,
+    });
+    return {
+      __typename: 'DeletionEventConnection',
+      nodes: page.nodes.map(view),
+      edges: page.edges.map((edge) => ({ ...edge, node: view(edge.node) })),
+      pageInfo: page.pageInfo,
+    };
+  };
+
+  const record = (action: string, object: string, id: string, atMs: number, message: string) => {
+    events.push({
+      id: nextEventId++,
+      atMs,
+      action,
+      subjectType: typeOf[object].toUpperCase(),
+      subjectId: id,
+      message,
+    });
   };
 
   const userError = (field: string[], message: string) => ({ userErrors: [{ field, message }] });
 
-  const setValues = (object: string, record: ShopifyRecord, input: Record<string, unknown>) => {
+  const applyValues = (stored: ShopifyRecord, input: Record<string, unknown>, at: number) => {
     for (const [name, value] of Object.entries(input)) {
       if (name === 'id') continue;
       if (name === 'metafields') {
-        const list = metafieldValues.get(record.id) ?? [];
+        const list = metafieldValues.get(stored.id) ?? [];
         for (const entry of value as { namespace: string; key: string; value: string }[]) {
-          const at = list.findIndex((m) => m.namespace === entry.namespace && m.key === entry.key);
-          if (at >= 0) list.splice(at, 1);
+          const index = list.findIndex((m) => m.namespace === entry.namespace && m.key === entry.key);
+          if (index >= 0) list.splice(index, 1);
           list.push({ namespace: entry.namespace, key: entry.key, value: entry.value });
         }
-        metafieldValues.set(record.id, list);
+        metafieldValues.set(stored.id, list);
         continue;
       }
-      record[name] = value;
+      stored[name] = value;
     }
-    record.updatedAt = iso(Date.now());
-    return object;
+    stored.updatedAt = iso(at);
   };
 
   /** GraphQL variable coercion: a member the input type does not define fails the whole request. */
@@ -307,21 +597,54 @@ export async function startFakeShopify(): Promise<FakeShopify> {
     const found = find(input.id);
     if (!found || found[0] !== object)
       return { [payload]: null, ...userError(['id'], `${typeOf[object]} does not exist`) };
-    setValues(object, found[1], input);
+    const at = now();
+    store(object).change(
+      found[1].id,
+      Math.floor(at / 1000) * 1000,
+      (stored) => applyValues(stored, input, at),
+      {
+        now: at,
+      },
+    );
+    record('update', object, found[1].id, at, `${typeOf[object]} was updated.`);
     return { [payload]: found[1], userErrors: [] };
   };
 
+  const removeRecord = (object: string, id: string, atMs: number) => {
+    store(object).remove(id, atMs);
+    record('destroy', object, id, atMs, `${typeOf[object]} was deleted.`);
+  };
+
   const remove = (object: string, payload: string) => (args: Record<string, unknown>) => {
-    const id = (args.input as { id?: unknown } | undefined)?.id;
+    const id = (args.input as { id?: unknown } | undefined)?.id ?? args.id;
     const found = find(id);
     if (!found || found[0] !== object)
       return { [payload]: null, ...userError(['id'], `${typeOf[object]} does not exist`) };
-    records.set(
-      object,
-      live(object).filter((record) => record !== found[1]),
-    );
+    removeRecord(object, found[1].id, now());
     return { [payload]: id, userErrors: [] };
   };
+
+  const create =
+    (
+      object: string,
+      payload: string,
+      inputType: string,
+      argument: string,
+      check: (input: Record<string, unknown>) => { field: string[]; message: string } | undefined,
+    ) =>
+    (args: Record<string, unknown>) => {
+      const input = checkInput(object, inputType, args[argument]);
+      const refused = check(input);
+      if (refused) return { [payload]: null, ...userError(refused.field, refused.message) };
+      const at = now();
+      const created = make(object, {}, at);
+      applyValues(created, input, at);
+      if (object === 'customers')
+        created.displayName =
+          [created.firstName, created.lastName].filter(Boolean).join(' ') || String(created.email ?? '');
+      record('create', object, created.id, at, `${typeOf[object]} was created.`);
+      return { [payload]: created, userErrors: [] };
+    };
 
   const queryRoot = {
     __typename: 'QueryRoot',
@@ -329,6 +652,13 @@ export async function startFakeShopify(): Promise<FakeShopify> {
     products: connection('products'),
     orders: connection('orders'),
     node: (args: Record<string, unknown>) => find(args.id)?.[1] ?? null,
+    customer: (args: Record<string, unknown>) =>
+      find(args.id)?.[0] === 'customers' ? find(args.id)![1] : null,
+    product: (args: Record<string, unknown>) =>
+      find(args.id)?.[0] === 'products' ? find(args.id)![1] : null,
+    order: (args: Record<string, unknown>) => (find(args.id)?.[0] === 'orders' ? find(args.id)![1] : null),
+    events: eventsConnection,
+    deletionEvents,
     metafieldDefinitions: (args: Record<string, unknown>) => {
       const list = definitions[String(args.ownerType)];
       if (!list)
@@ -336,39 +666,45 @@ export async function startFakeShopify(): Promise<FakeShopify> {
           `Argument 'ownerType' has an invalid value (${String(args.ownerType)})`,
           'argumentLiteralsIncompatible',
         );
-      return { nodes: list, pageInfo: { hasNextPage: false, endCursor: null } };
+      return {
+        __typename: 'MetafieldDefinitionConnection',
+        nodes: list,
+        pageInfo: {
+          __typename: 'PageInfo',
+          hasNextPage: false,
+          hasPreviousPage: false,
+          startCursor: null,
+          endCursor: null,
+        },
+      };
     },
   };
 
   const mutationRoot = {
     __typename: 'Mutation',
-    customerCreate: (args: Record<string, unknown>) => {
-      const input = checkInput('customers', 'CustomerInput', args.input);
-      if (!input.email && !input.phone && !input.firstName && !input.lastName) {
-        return {
-          customer: null,
-          ...userError(['customer'], 'Customer must have a name, phone number or email address'),
-        };
-      }
-      const record = make('customers', {}, Date.now());
-      setValues('customers', record, input);
-      return { customer: record, userErrors: [] };
-    },
+    customerCreate: create('customers', 'customer', 'CustomerInput', 'input', (input) =>
+      !input.email && !input.phone && !input.firstName && !input.lastName
+        ? { field: ['customer'], message: 'Customer must have a name, phone number or email address' }
+        : undefined,
+    ),
     customerUpdate: update('customers', 'customer', 'CustomerInput'),
     customerDelete: remove('customers', 'deletedCustomerId'),
-    productCreate: (args: Record<string, unknown>) => {
-      const input = checkInput('products', 'ProductCreateInput', args.product);
-      if (typeof input.title !== 'string' || !input.title.trim()) {
-        return { product: null, ...userError(['title'], "Title can't be blank") };
-      }
-      const record = make('products', {}, Date.now());
-      setValues('products', record, input);
-      return { product: record, userErrors: [] };
-    },
+    productCreate: create('products', 'product', 'ProductCreateInput', 'product', (input) =>
+      typeof input.title !== 'string' || !input.title.trim()
+        ? { field: ['title'], message: "Title can't be blank" }
+        : undefined,
+    ),
     productUpdate: update('products', 'product', 'ProductUpdateInput'),
     productDelete: remove('products', 'deletedProductId'),
     orderUpdate: update('orders', 'order', 'OrderInput'),
   };
+
+  /** The `extensions.cost` of an answer. */
+  const cost = (requested: number, actual: number | null, available: number) => ({
+    requestedQueryCost: requested,
+    actualQueryCost: actual,
+    throttleStatus: { maximumAvailable: BUCKET, currentlyAvailable: available, restoreRate: RESTORE_RATE },
+  });
 
   fake.router.post(endpoint, (ctx) => {
     if (throttled > 0) {
@@ -380,13 +716,7 @@ export async function startFakeShopify(): Promise<FakeShopify> {
             extensions: { code: 'THROTTLED', documentation: 'https://shopify.dev/api/usage/rate-limits' },
           },
         ],
-        extensions: {
-          cost: {
-            requestedQueryCost: 252,
-            actualQueryCost: null,
-            throttleStatus: { maximumAvailable: 2000, currentlyAvailable: 10, restoreRate: 100 },
-          },
-        },
+        extensions: { cost: cost(252, null, 10) },
       };
       return;
     }
@@ -395,23 +725,53 @@ export async function startFakeShopify(): Promise<FakeShopify> {
     const variables = (body.variables ?? {}) as Record<string, unknown>;
     try {
       const document = parseGraphql(body.query);
+      // Shopify's calculated cost: objects 1, scalars 0, a connection 2 + its page size × its selection.
+      const requested = Math.ceil(
+        queryCost(document.selections, variables, { scalar: 0, object: 1, defaultPage: 1, connection: 2 }),
+      );
+      if (requested > MAX_QUERY_COST) {
+        ctx.body = {
+          errors: [
+            {
+              message: `Query cost is ${requested}, which exceeds the single query max cost limit (${MAX_QUERY_COST}).\n\nSee https://shopify.dev/concepts/about-apis/rate-limits for more information on how the\ncost of a query is calculated.\n\nTo query larger amounts of data with fewer limits, bulk operations should be used instead.\nSee https://shopify.dev/tutorials/perform-bulk-operations-with-admin-api for usage details.\n`,
+              extensions: {
+                code: 'MAX_COST_EXCEEDED',
+                cost: requested,
+                maxCost: MAX_QUERY_COST,
+                documentation: 'https://shopify.dev/api/usage/rate-limits',
+              },
+            },
+          ],
+        };
+        return;
+      }
       const root = document.operation === 'mutation' ? mutationRoot : queryRoot;
       warnings = [];
+      listingCtx = ctx;
       const data = project(root, document.selections, variables);
       ctx.body = {
         data,
-        ...(warnings.length && {
-          extensions: { search: [{ path: ['records'], query: variables.query, warnings }] },
-        }),
+        extensions: {
+          cost: cost(requested, Math.min(requested, 10), BUCKET - requested),
+          ...(warnings.length && { search: [{ path: ['records'], query: variables.query, warnings }] }),
+        },
       };
     } catch (error) {
       if (!(error instanceof GraphqlFieldError || error instanceof GraphqlSyntaxError)) throw error;
       const code = error instanceof GraphqlFieldError ? error.code : 'parseError';
       ctx.body = { errors: [{ message: error.message, ...(code && { extensions: { code } }) }] };
+    } finally {
+      listingCtx = undefined;
     }
   });
 
   await fake.start();
+
+  const liveRecord = (object: string, id: string) => {
+    const found = store(object).get(id);
+    if (!found) throw new Error(`no ${object} ${id}`);
+    return found;
+  };
 
   return {
     url: fake.url,
@@ -423,6 +783,7 @@ export async function startFakeShopify(): Promise<FakeShopify> {
     refuseRefresh: () => fake.refuseRefresh(),
     requests: fake.requests,
     failNext: (count, status, headers) => fake.failNext(count, status, headers),
+    setClock: (clock) => fake.setClock(clock),
     throttleNext(count) {
       throttled += count;
     },
@@ -433,27 +794,39 @@ export async function startFakeShopify(): Promise<FakeShopify> {
           products: { title: `Product ${nextId}`, handle: `product-${nextId}` },
           orders: { email: `buyer${nextId}@example.com`, note: 'Gift wrap' },
         };
-        const record = make(object, values[object], ms);
+        // Shopify keeps times to the second.
+        const created = make(object, values[object], Math.floor(ms / 1000) * 1000);
         metafieldValues.set(
-          record.id,
+          created.id,
           object === 'customers' ? [{ namespace: 'custom', key: 'loyalty_tier', value: 'Gold' }] : [],
         );
-        return record.id;
+        record('create', object, created.id, ms, `${typeOf[object]} was created.`);
+        return created.id;
       });
     },
     edit(object, id, values) {
-      const record = live(object).find((r) => r.id === id);
-      if (!record) throw new Error(`no ${object} ${id}`);
-      Object.assign(record, values);
+      Object.assign(liveRecord(object, id), values);
     },
-    touch(object, id, modifiedMs) {
-      const record = live(object).find((r) => r.id === id);
-      if (!record) throw new Error(`no ${object} ${id}`);
-      record.updatedAt = iso(modifiedMs);
+    touch(object, id, modifiedMs, options) {
+      liveRecord(object, id);
+      const ms = Math.floor(modifiedMs / 1000) * 1000;
+      store(object).change(
+        id,
+        ms,
+        (stored) => {
+          stored.updatedAt = iso(ms);
+        },
+        { now: now(), visibleFromMs: options?.visibleFromMs },
+      );
+      record('update', object, id, modifiedMs, `${typeOf[object]} was updated.`);
+    },
+    remove(object, id, atMs) {
+      liveRecord(object, id);
+      removeRecord(object, id, atMs);
     },
     stored(object, id) {
-      const record = live(object).find((r) => r.id === id);
-      return record && { ...record, metafields: metafieldValues.get(id) ?? [] };
+      const found = store(object).get(id);
+      return found && { ...found, metafields: metafieldValues.get(id) ?? [] };
     },
     stop: () => fake.stop(),
   };

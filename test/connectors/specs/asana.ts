@@ -42,8 +42,12 @@ export const spec: ConformanceSpec = {
             { value: '1200000000000111', displayValue: 'High' },
             { value: '1200000000000112', displayValue: 'Low' },
           ],
+          // 'Medium' (1200000000000113) is disabled: no longer an allowed value.
         },
         '1200000000000102': { displayName: 'Estimate', valueType: 'float', isCustom: true },
+        // A formula field: its value is computed, never written.
+        '1200000000000104': { displayName: 'Score', isCustom: true, readOnly: true },
+        '1200000000000105': { displayName: 'Ticket', valueType: 'string', isCustom: true, readOnly: false },
       },
     },
   ],

@@ -17,7 +17,8 @@ export const spec: ConformanceSpec = {
         delete: true,
       },
       metadata: {
-        title: { valueType: 'string', isRequired: true, readOnly: false, isCustom: false },
+        // IssueCreateInput.title is optional (a template may fill it): only teamId is required.
+        title: { valueType: 'string', readOnly: false, isCustom: false },
         priority: {
           valueType: 'singleSelect',
           values: ['No priority', 'Urgent', 'High', 'Medium', 'Low'].map((label, i) => ({

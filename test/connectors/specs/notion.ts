@@ -32,6 +32,9 @@ export const spec: ConformanceSpec = {
         Tags: { valueType: 'multiSelect', values: [{ value: 'Bug', displayValue: 'Bug' }] },
         Estimate: { valueType: 'float' },
         'Last edited': { valueType: 'datetime', readOnly: true },
+        // Computed by Notion: never written.
+        Created: { valueType: 'datetime', readOnly: true },
+        Score: { readOnly: true },
       },
     },
   ],
