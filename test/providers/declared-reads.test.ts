@@ -137,11 +137,11 @@ describe('a window as the provider understands it', () => {
     expect(seen.map((request) => request.url.searchParams.get('limit'))).toEqual(['500', '20']);
   });
 
-  it('says how the next read follows: the lag and one unit of precision before the newest change', () => {
+  it('says how the next read follows: the lag, one unit of precision and an allowance for skew before the newest change', () => {
     expect(connector(declaration()).changeTracking('people')).toEqual({
-      overlapMs: 31_000,
+      overlapMs: 36_000,
       deletions: 'none',
-      deletionsOverlapMs: 0,
+      deletionsOverlapMs: 5_000,
       resumable: false,
     });
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import {
   alreadyDelivered,
+  contentHash,
   scheduledWindow,
   undelivered,
   versionsToRemember,
@@ -32,23 +33,31 @@ describe('where a scheduled read starts', () => {
 });
 
 describe('what an overlap shows again', () => {
+  const hash = contentHash(at('2026-03-01T10:00:00Z'));
+
   it('is recognised by id and time: the same version or an older one is left out, a newer one is delivered', () => {
-    const seen = { at: Date.parse('2026-03-01T10:00:00Z'), deleted: false };
+    const seen = { at: Date.parse('2026-03-01T10:00:00Z'), deleted: false, hash };
     expect(alreadyDelivered(at('2026-03-01T10:00:00Z'), seen)).toBe(true);
     expect(alreadyDelivered(at('2026-03-01T09:59:59Z'), seen)).toBe(true);
     expect(alreadyDelivered(at('2026-03-01T10:00:01Z'), seen)).toBe(false);
     expect(alreadyDelivered(at('2026-03-01T10:00:00Z'), undefined)).toBe(false);
   });
 
+  it('still delivers a second change stamped in the same second, told apart by its content', () => {
+    const seen = { at: Date.parse('2026-03-01T10:00:00Z'), deleted: false, hash };
+    const edited: ProviderRecord = { ...at('2026-03-01T10:00:00Z'), raw: { name: 'edited again' } };
+    expect(alreadyDelivered(edited, seen)).toBe(false);
+  });
+
   it('still delivers a deletion stamped in the same second as the edit delivered before it', () => {
-    const seen = { at: Date.parse('2026-03-01T10:00:00Z'), deleted: false };
+    const seen = { at: Date.parse('2026-03-01T10:00:00Z'), deleted: false, hash };
     expect(alreadyDelivered(at('2026-03-01T10:00:00Z', 'a', true), seen)).toBe(false);
     expect(alreadyDelivered(at('2026-03-01T10:00:00Z'), { ...seen, deleted: true })).toBe(true);
   });
 
   it('never recognises a record that carries no time', () => {
     const timeless: ProviderRecord = { id: 'a', raw: {} };
-    expect(undelivered([timeless], new Map([['a', { at: 0, deleted: false }]]))).toEqual([timeless]);
+    expect(undelivered([timeless], new Map([['a', { at: 0, deleted: false, hash }]]))).toEqual([timeless]);
   });
 
   it('is remembered only within the overlap of the newest change', () => {

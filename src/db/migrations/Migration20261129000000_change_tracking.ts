@@ -3,7 +3,7 @@ import { Migration } from '@mikro-orm/migrations';
 /**
  * Reads follow what the provider returned: the newest deletion delivered from a listing of
  * deletions, the provider's own cursor where a listing resumes from one, and the records recently
- * delivered (id and modification time), so that what the next read's overlap shows again is not
+ * delivered (id, modification time and a fingerprint of their content), so that what the next read's overlap shows again is not
  * delivered twice. Only records within an overlap of the newest change are kept.
  */
 export class Migration20261129000000_change_tracking extends Migration {
@@ -18,6 +18,7 @@ export class Migration20261129000000_change_tracking extends Migration {
         project_id uuid not null,
         updated_at timestamptz not null,
         deleted boolean not null default false,
+        content_hash text not null,
         primary key (installation_id, object_name, record_id)
       );
       create index if not exists read_seen_age on read_seen (installation_id, object_name, updated_at);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ChangeTracking, ProviderRecord } from '../../providers/connector.js';
 
 /**
@@ -9,7 +10,8 @@ import type { ChangeTracking, ProviderRecord } from '../../providers/connector.j
  *   provider's own cursor where its listing resumes from one, otherwise the newest modification
  *   time delivered, less the object's overlap (its lag and one unit of its precision). A change the
  *   provider shows late, or stamped in the second a read ended, is inside the next read's window.
- * - What the overlap shows again is recognised by id and modification time and left out.
+ * - What the overlap shows again is recognised by id, modification time and content, and left out:
+ *   a second change within the same whole second (same time, new content) is still delivered.
  * - Deletions from a listing of their own follow their own newest time.
  */
 
@@ -23,10 +25,17 @@ export interface ChangePosition {
   resumeCursor?: string;
 }
 
-/** A record delivered lately: when the provider stamped the version delivered, and whether it was a deletion. */
+/** A record delivered lately: when the provider stamped the version delivered, whether it was a deletion, and its content. */
 export interface SeenVersion {
   at: number;
   deleted: boolean;
+  /** `contentHash` of the version delivered. */
+  hash: string;
+}
+
+/** A short fingerprint of a record as the provider sent it: two versions stamped alike but different tell apart. */
+export function contentHash(record: ProviderRecord): string {
+  return createHash('sha1').update(JSON.stringify(record.raw)).digest('base64url').slice(0, 16);
 }
 
 export interface ScheduledWindow {
@@ -60,15 +69,17 @@ function timeOf(record: ProviderRecord): number | undefined {
 }
 
 /**
- * Whether this version of the record was delivered already: a version seen at a later time, or at
- * the same time unless this one is a deletion and the one seen was not (an edit and a delete in one
- * second are two changes). Records without a time are never recognised.
+ * Whether this version of the record was delivered already: a version seen at a later time, or one
+ * stamped at the same time with the same content. At the same time, a deletion after an edit is
+ * delivered (an edit and a delete in one second are two changes), and an edit after a deletion is
+ * not. Records without a time are never recognised.
  */
 export function alreadyDelivered(record: ProviderRecord, seen: SeenVersion | undefined): boolean {
   const time = timeOf(record);
   if (seen === undefined || time === undefined) return false;
   if (seen.at !== time) return seen.at > time;
-  return seen.deleted || !record.deleted;
+  if (seen.deleted !== (record.deleted === true)) return seen.deleted;
+  return seen.hash === contentHash(record);
 }
 
 /** The records of a page not delivered before. */
@@ -97,14 +108,14 @@ export function versionsToRemember(
   records: readonly ProviderRecord[],
   newest: number | undefined,
   overlapMs: number,
-): { id: string; at: number; deleted: boolean }[] {
+): ({ id: string } & SeenVersion)[] {
   if (newest === undefined) return [];
   const from = newest - overlapMs;
-  const kept: { id: string; at: number; deleted: boolean }[] = [];
+  const kept: ({ id: string } & SeenVersion)[] = [];
   for (const record of records) {
     const time = timeOf(record);
     if (time !== undefined && time >= from)
-      kept.push({ id: record.id, at: time, deleted: record.deleted === true });
+      kept.push({ id: record.id, at: time, deleted: record.deleted === true, hash: contentHash(record) });
   }
   return kept;
 }

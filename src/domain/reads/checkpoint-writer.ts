@@ -8,21 +8,29 @@ import {
   recordAttempts,
   type AttemptRecord,
 } from '../destination-delivery.js';
+import type { SeenVersion } from './change-window.js';
 import type { ShapedPage } from './page-feed.js';
 import type { ReadPlan } from './plan.js';
 import { storeMessages } from './stored-pages.js';
 
 /** The versions the pages remember, the latest of each record (one row each in `read_seen`). */
-function latestVersions(pages: readonly ShapedPage[]): { id: string; at: string; deleted: boolean }[] {
-  const latest = new Map<string, { at: number; deleted: boolean }>();
+function latestVersions(
+  pages: readonly ShapedPage[],
+): { id: string; at: string; deleted: boolean; hash: string }[] {
+  const latest = new Map<string, SeenVersion>();
   for (const page of pages) {
-    for (const version of page.remember ?? []) {
-      const known = latest.get(version.id);
-      if (!known || version.at > known.at || (version.at === known.at && version.deleted))
-        latest.set(version.id, version);
+    for (const { id, ...version } of page.remember ?? []) {
+      const known = latest.get(id);
+      // A later page of the same read lists what it saw later: at one time, the later listing wins.
+      if (!known || version.at >= known.at) latest.set(id, version);
     }
   }
-  return [...latest].map(([id, { at, deleted }]) => ({ id, at: new Date(at).toISOString(), deleted }));
+  return [...latest].map(([id, { at, deleted, hash }]) => ({
+    id,
+    at: new Date(at).toISOString(),
+    deleted,
+    hash,
+  }));
 }
 
 /**
@@ -153,12 +161,12 @@ export class CheckpointWriter {
                        resume_cursor = coalesce(excluded.resume_cursor, read_watermarks.resume_cursor),
                        update_time = now()
        ), seen as (
-         insert into read_seen (installation_id, object_name, record_id, project_id, updated_at, deleted)
-         select ?, ?, v.id, ?, v.at, v.deleted
-           from cp, jsonb_to_recordset(?::jsonb) as v(id text, at timestamptz, deleted boolean)
+         insert into read_seen (installation_id, object_name, record_id, project_id, updated_at, deleted, content_hash)
+         select ?, ?, v.id, ?, v.at, v.deleted, v.hash
+           from cp, jsonb_to_recordset(?::jsonb) as v(id text, at timestamptz, deleted boolean, hash text)
          on conflict (installation_id, object_name, record_id)
-         do update set updated_at = excluded.updated_at, deleted = excluded.deleted
-          where (excluded.updated_at, excluded.deleted) > (read_seen.updated_at, read_seen.deleted)
+         do update set updated_at = excluded.updated_at, deleted = excluded.deleted, content_hash = excluded.content_hash
+          where excluded.updated_at >= read_seen.updated_at
        ), progress as (
          update operations o
             set metadata = jsonb_set(o.metadata, '{progress,recordsProcessed}', to_jsonb(cp.records_processed), true),

@@ -10,7 +10,7 @@ import type { Connector, ProviderRecord, ReadPageInput } from '../../providers/c
 import { ProviderError } from '../../providers/errors.js';
 import { em as newEntityManager } from '../../db/orm.js';
 import type { LogEntry } from '../operation-logs.js';
-import { newestTime, undelivered, versionsToRemember } from './change-window.js';
+import { newestTime, undelivered, versionsToRemember, type SeenVersion } from './change-window.js';
 import { pageConnector } from './connector.js';
 import type { ReadPlan } from './plan.js';
 import { seenVersions } from './seen-versions.js';
@@ -35,7 +35,7 @@ export interface ShapedPage {
   /** The page comes from the listing of deletions: `newest` is a deletion time. */
   deletions?: boolean;
   /** The versions of this page a later read's overlap may show again (see change-window.ts). */
-  remember: { id: string; at: number; deleted: boolean }[];
+  remember: ({ id: string } & SeenVersion)[];
   /** On the last page of a listing that resumes from the provider's cursor: where the next read starts. */
   resumeCursor?: string;
   /** DEBUG entries for the provider requests, and ERRORs for records left out. */

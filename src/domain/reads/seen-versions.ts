@@ -21,13 +21,19 @@ export async function seenVersions(
 ): Promise<Map<string, SeenVersion>> {
   const seen = new Map<string, SeenVersion>();
   if (!recordIds.length) return seen;
-  const rows = await em.execute<{ record_id: string; updated_at: Date | string; deleted: boolean }[]>(
-    `select record_id, updated_at, deleted from read_seen
+  const rows = await em.execute<
+    { record_id: string; updated_at: Date | string; deleted: boolean; content_hash: string }[]
+  >(
+    `select record_id, updated_at, deleted, content_hash from read_seen
       where installation_id = ? and object_name = ? and record_id = any(?::text[])`,
     [object.installationId, object.objectName, `{${recordIds.map(arrayItem).join(',')}}`],
   );
   for (const row of rows) {
-    seen.set(row.record_id, { at: new Date(row.updated_at).getTime(), deleted: row.deleted });
+    seen.set(row.record_id, {
+      at: new Date(row.updated_at).getTime(),
+      deleted: row.deleted,
+      hash: row.content_hash,
+    });
   }
   return seen;
 }

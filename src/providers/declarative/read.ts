@@ -64,10 +64,16 @@ function changesListing(object: ObjectDeclaration): Listing | undefined {
   return object.read ? (object.read.incremental ?? object.read.list) : undefined;
 }
 
-/** How far before its newest change a listing's next read must start: its lag and one unit. */
+/**
+ * Beyond what a provider documents, a change may commit a little after the time it was stamped
+ * with, and clocks drift: every overlap allows this much.
+ */
+export const SKEW_ALLOWANCE_MS = 5 * SECOND;
+
+/** How far before its newest change a listing's next read must start: its lag, one unit, the skew allowance. */
 function overlapOf(listing: Listing | undefined): number {
   const changes = listing?.changes;
-  return (changes?.lagSeconds ?? 0) * SECOND + unitOf(changes);
+  return (changes?.lagSeconds ?? 0) * SECOND + unitOf(changes) + SKEW_ALLOWANCE_MS;
 }
 
 export function changeTracking(object: ObjectDeclaration): ChangeTracking {
@@ -76,7 +82,7 @@ export function changeTracking(object: ObjectDeclaration): ChangeTracking {
   return {
     overlapMs: overlapOf(listing),
     deletions: deletions?.style ?? 'none',
-    deletionsOverlapMs: deletions?.style === 'listing' ? overlapOf(deletions.listing) : 0,
+    deletionsOverlapMs: deletions?.style === 'listing' ? overlapOf(deletions.listing) : SKEW_ALLOWANCE_MS,
     resumable: listing?.resume === true,
   };
 }

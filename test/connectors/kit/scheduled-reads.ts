@@ -1,0 +1,69 @@
+import {
+  newestTime,
+  scheduledWindow,
+  undelivered,
+  versionsToRemember,
+  type ChangePosition,
+  type SeenVersion,
+} from '../../../src/domain/reads/change-window.js';
+import type { Connector, ProviderRecord } from '../../../src/providers/connector.js';
+
+/**
+ * Scheduled reads of one object as the read pipeline runs them (plan.ts, page-feed.ts,
+ * checkpoint-writer.ts), with the object's position and the versions it remembers kept in memory
+ * instead of PostgreSQL: the same rules (change-window.ts), so the kit proves what builders get.
+ */
+export class ScheduledReads {
+  readonly position: ChangePosition = {};
+  readonly seen = new Map<string, SeenVersion>();
+  /** Everything delivered, in order, across reads. */
+  readonly delivered: ProviderRecord[] = [];
+
+  constructor(
+    private readonly connector: () => Connector,
+    private readonly objectName: string,
+    /** The installation's creation: where the first read starts. */
+    private readonly start: number,
+    /** Records per provider page; absent, the provider's maximum. */
+    private readonly pageSize?: number,
+  ) {}
+
+  /** One scheduled read ending at `now` (the provider's clock); returns what it delivered. */
+  async read(now: number): Promise<ProviderRecord[]> {
+    const connector = this.connector();
+    const tracking = connector.changeTracking(this.objectName);
+    const window = scheduledWindow(this.position, tracking, new Date(this.start));
+    const deliveredNow: ProviderRecord[] = [];
+    let pageToken: string | undefined;
+    for (let pages = 0; pages < 10_000; pages++) {
+      const page = await connector.readPage({
+        objectName: this.objectName,
+        since: window.since,
+        until: new Date(now),
+        ...(this.pageSize !== undefined && { pageSize: this.pageSize }),
+        ...(pageToken ? { pageToken } : window.resumeFrom !== undefined && { resumeFrom: window.resumeFrom }),
+        ...(tracking.deletions !== 'none' && { includeDeleted: true, deletedSince: window.deletedSince }),
+      });
+      const fresh = undelivered(page.records, this.seen);
+      deliveredNow.push(...fresh);
+      const newest = newestTime(page.records);
+      if (newest !== undefined) {
+        if (page.deletions)
+          this.position.deletedWatermark = Math.max(this.position.deletedWatermark ?? newest, newest);
+        else this.position.watermark = Math.max(this.position.watermark ?? newest, newest);
+      }
+      const overlap = page.deletions ? tracking.deletionsOverlapMs : tracking.overlapMs;
+      for (const { id, ...version } of versionsToRemember(page.records, newest, overlap)) {
+        const known = this.seen.get(id);
+        if (!known || version.at >= known.at) this.seen.set(id, version);
+      }
+      if (page.done) {
+        if (page.resumeCursor !== undefined) this.position.resumeCursor = page.resumeCursor;
+        this.delivered.push(...deliveredNow);
+        return deliveredNow;
+      }
+      pageToken = page.nextPageToken;
+    }
+    throw new Error(`a scheduled read of ${this.objectName} never ended`);
+  }
+}
