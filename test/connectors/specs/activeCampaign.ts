@@ -10,6 +10,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: 'contacts',
+      revealsDeletions: false,
       // The contact list has no field selection: every field comes back.
       fields: { selected: 'email' },
       search: { field: 'email', set: setStored('contacts', 'email') },
@@ -28,6 +29,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'deals',
+      revealsDeletions: false,
       search: { field: 'title', set: setStored('deals', 'title') },
       write: {
         create: { title: 'Renewal', value: 120000, currency: 'usd' },

@@ -10,6 +10,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: 'projects',
+      revealsDeletions: true,
       fields: { selected: 'name', other: 'notes' },
       write: {
         create: { name: 'Q3 launch', notes: 'Everything for the launch' },
@@ -24,6 +25,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'tasks',
+      revealsDeletions: true,
       fields: { selected: 'name', other: 'notes' },
       write: {
         create: { name: 'Write the docs', '1200000000000101': '1200000000000111' },

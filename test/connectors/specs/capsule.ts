@@ -12,6 +12,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: 'parties',
+      revealsDeletions: true,
       // Capsule's lists have no field selection: every field comes back.
       fields: { selected: 'firstName' },
       search: { field: 'jobTitle', set: setStored('parties', 'jobTitle') },
@@ -38,6 +39,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'opportunities',
+      revealsDeletions: true,
       search: { field: 'name', set: setStored('opportunities', 'name') },
       write: {
         create: { name: 'Renewal', party: { id: capsuleFixturePartyId }, milestone: { id: 1 } },

@@ -9,6 +9,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: 'lead',
+      revealsDeletions: true,
       fields: { selected: 'display_name', other: 'description' },
       search: { field: 'description', set: setStored('lead', 'description') },
       write: {
@@ -37,6 +38,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'contact',
+      revealsDeletions: true,
       fields: { selected: 'name', other: 'title' },
       search: { field: 'title', set: setStored('contact', 'title') },
       write: {
@@ -52,6 +54,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'opportunity',
+      revealsDeletions: true,
       fields: { selected: 'note', other: 'confidence' },
       write: {
         create: { lead_id: closeFixtureLeadId, note: 'Renewal', value: 120000, value_period: 'annual' },

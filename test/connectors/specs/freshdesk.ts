@@ -14,6 +14,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: 'tickets',
+      revealsDeletions: true,
       write: {
         create: { subject: 'Printer on fire', email: 'ada@example.com', priority: 1, status: 2 },
         update: { priority: 4, custom_fields: { cf_tier: 'Gold' } },
@@ -59,6 +60,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'contacts',
+      revealsDeletions: true,
       write: {
         create: { name: 'Ada Lovelace', email: 'ada.lovelace@example.com' },
         update: { job_title: 'Analyst' },
@@ -74,6 +76,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'companies',
+      revealsDeletions: false,
       write: {
         create: { name: 'Dunder Mifflin', domains: ['dundermifflin.example'] },
         update: { industry: 'Paper' },

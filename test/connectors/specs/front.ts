@@ -13,6 +13,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: 'contacts',
+      revealsDeletions: false,
       write: {
         create: { name: 'Ada Lovelace', handles: [{ handle: 'ada@example.com', source: 'email' }] },
         update: { description: 'First programmer' },
@@ -37,6 +38,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'accounts',
+      revealsDeletions: false,
       write: {
         create: { name: 'Dunder Mifflin', domains: ['dundermifflin.example'] },
         update: { name: 'Dunder Mifflin Paper' },

@@ -14,6 +14,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: 'tickets',
+      revealsDeletions: true,
       write: {
         create: {
           channel: 'email',
@@ -57,6 +58,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'customers',
+      revealsDeletions: false,
       write: {
         create: {
           name: 'Ada Lovelace',

@@ -13,6 +13,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: 'contacts',
+      revealsDeletions: false,
       write: {
         create: { role: 'user', email: 'ada@example.com', name: 'Ada Lovelace' },
         update: { name: 'Augusta Ada King' },
@@ -42,6 +43,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'conversations',
+      revealsDeletions: false,
       write: {
         create: { from: { type: 'user', id: INTERCOM_CONTACT_ID }, body: 'Where is my parcel?' },
         update: { title: 'Lost parcel' },
@@ -55,6 +57,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'companies',
+      revealsDeletions: false,
       write: {
         create: { company_id: 'acme-1', name: 'Acme' },
         update: { industry: 'Anvils' },

@@ -9,6 +9,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: 'issues',
+      revealsDeletions: true,
       fields: { selected: 'title', other: 'priority' },
       write: {
         create: { title: 'Checkout fails on Safari', teamId: LINEAR_TEAM_ID, priority: 2 },
@@ -31,6 +32,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'projects',
+      revealsDeletions: true,
       fields: { selected: 'name', other: 'color' },
       write: {
         create: { name: 'Q3 launch', teamIds: [LINEAR_TEAM_ID] },

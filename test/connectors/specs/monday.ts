@@ -12,6 +12,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: MONDAY_BOARD_ID,
+      revealsDeletions: true,
       write: {
         create: {
           name: 'Launch plan',

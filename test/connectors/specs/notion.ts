@@ -12,6 +12,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: NOTION_DATABASE_ID,
+      revealsDeletions: false,
       write: {
         create: {
           Name: { title: [{ text: { content: 'Write the launch post' } }] },

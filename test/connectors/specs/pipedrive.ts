@@ -9,6 +9,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: 'persons',
+      revealsDeletions: false,
       fields: { selected: 'name' },
       search: {
         field: 'email',
@@ -36,11 +37,13 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'organizations',
+      revealsDeletions: false,
       fields: { selected: 'name' },
       search: { field: 'name', set: setStored('organizations', 'name') },
     },
     {
       name: 'deals',
+      revealsDeletions: true,
       search: { field: 'title', set: setStored('deals', 'title') },
       write: {
         create: { title: 'Renewal' },

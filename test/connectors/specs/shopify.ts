@@ -15,6 +15,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: 'customers',
+      revealsDeletions: true,
       fields: { selected: 'email', other: 'lastName' },
       search: { field: 'email', set: edit('customers', 'email') },
       write: {
@@ -32,6 +33,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'products',
+      revealsDeletions: true,
       fields: { selected: 'title', other: 'vendor' },
       search: { field: 'productType', set: edit('products', 'productType') },
       write: {
@@ -48,6 +50,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'orders',
+      revealsDeletions: true,
       fields: { selected: 'email', other: 'note' },
       search: { field: 'email', set: edit('orders', 'email') },
     },

@@ -9,6 +9,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: 'customers',
+      revealsDeletions: true,
       search: { field: 'email', set: setStored('customers', 'email') },
       write: {
         create: { name: 'Ada Lovelace', email: 'ada@example.com', metadata: { tier: 'gold' } },
@@ -32,6 +33,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'products',
+      revealsDeletions: true,
       search: { field: 'name', set: setStored('products', 'name') },
       write: {
         create: { name: 'Team plan', active: true },
@@ -53,6 +55,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'invoices',
+      revealsDeletions: true,
       search: { field: 'number', set: setStored('invoices', 'number') },
       write: {
         create: { customer: stripeFixture.customer, description: 'Setup' },
@@ -64,6 +67,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'subscriptions',
+      revealsDeletions: true,
       search: { field: 'status', set: setStored('subscriptions', 'status') },
       write: {
         create: { customer: stripeFixture.customer, items: [{ price: stripeFixture.price }] },

@@ -13,6 +13,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: 'tickets',
+      revealsDeletions: true,
       write: {
         create: { subject: 'Printer on fire', comment: { body: 'It is on fire.' }, priority: 'urgent' },
         update: { status: 'solved' },
@@ -48,6 +49,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'users',
+      revealsDeletions: true,
       write: {
         create: { name: 'Ada Lovelace', email: 'ada@example.com' },
         update: { name: 'Augusta Ada King' },
@@ -63,6 +65,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'organizations',
+      revealsDeletions: false,
       write: {
         create: { name: 'Analytical Engines Ltd' },
         update: { details: 'Difference engines too' },
