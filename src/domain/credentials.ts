@@ -18,6 +18,7 @@ import { renewPasswordToken } from './connections/password-grant.js';
 import {
   hasRenewableToken,
   openCredentials,
+  providerForScheme,
   sealCredentials,
   type StoredCredentials,
 } from './connections/sealed-credentials.js';
@@ -81,6 +82,7 @@ function badCredentials(connection: Connection, reason: string | undefined): Pro
   });
 }
 
+/** The connection's provider as its auth method sees it (the OAuth alternative of an API-key provider...). */
 function providerOf(connection: Connection): Provider {
   const provider = getProvider(connection.provider);
   if (!provider) {
@@ -89,7 +91,7 @@ function providerOf(connection: Connection): Provider {
       detail: `Connection ${connection.id} names provider "${connection.provider}", which is no longer in the catalog.`,
     });
   }
-  return provider;
+  return providerForScheme(provider, connection.authScheme);
 }
 
 /**
@@ -304,6 +306,7 @@ function authMaterial(provider: Provider | undefined, credentials: StoredCredent
     case 'basic':
       return { type: 'basic', username: credentials.username, password: credentials.password };
     case 'apiKey': {
+      // `provider` is the connection's method: an API key that method sends as Basic becomes Basic.
       const asBasic = provider?.authType === 'basic' && provider.basicOpts?.apiKeyAsBasic;
       if (!asBasic) return { type: 'apiKey', apiKey: credentials.apiKey };
       const options = provider.basicOpts?.apiKeyAsBasicOpts;
@@ -326,7 +329,8 @@ export async function connectionTarget(connectionId: string): Promise<Connection
   const em = await newEntityManager();
   let connection = await em.findOne(ConnectionEntity, { id: connectionId });
   if (!connection) throw ProblemError.notFound(`Connection "${connectionId}" was not found.`);
-  const provider = getProvider(connection.provider);
+  const catalogProvider = getProvider(connection.provider);
+  const provider = catalogProvider && providerForScheme(catalogProvider, connection.authScheme);
   const templateValues = templateVars(provider, connection);
   return {
     provider: connection.provider,

@@ -4,6 +4,7 @@ import { isUuid } from '../core/ids.js';
 import { ProblemError } from '../core/problem.js';
 import { decryptSecret, encryptSecret } from '../crypto/secrets.js';
 import { ConnectionEntity, ProviderAppEntity, type ProviderApp } from '../db/entities/connection.js';
+import { authMethods, providerWithAuthMethod } from '../providers/catalog/auth-methods.js';
 import { getProvider, type Provider } from '../providers/catalog/index.js';
 import type { ProviderOAuth2Opts } from '../schemas/provider.js';
 import type {
@@ -17,7 +18,10 @@ import { applyUpdateMask } from './update-mask.js';
 /** A catalog provider that authenticates with OAuth 2.0, with its options. */
 export type OAuth2Provider = Provider & { oauth2Opts: ProviderOAuth2Opts };
 
-/** The catalog entry of `name`, refused with a 400 naming `field` unless it is an OAuth 2.0 provider. */
+/**
+ * The catalog entry of `name` as its OAuth 2.0 method sees it (the main method, or an OAuth
+ * alternative), refused with a 400 naming `field` when it has none.
+ */
 export function requireOAuth2Provider(name: string, field = 'provider'): OAuth2Provider {
   const provider = getProvider(name);
   if (!provider) {
@@ -25,17 +29,19 @@ export function requireOAuth2Provider(name: string, field = 'provider'): OAuth2P
       { in: 'body', name: field, value: name, detail: `"${name}" is not a provider in Ferry’s catalog` },
     ]);
   }
-  if (provider.authType !== 'oauth2' || !provider.oauth2Opts) {
+  // The main method if it is OAuth, else an OAuth alternative (Front, Copper, monday.com: API tokens first).
+  const oauth2 = authMethods(provider).find((method) => method.authType === 'oauth2' && method.oauth2Opts);
+  if (!oauth2) {
     throw ProblemError.invalid([
       {
         in: 'body',
         name: field,
         value: name,
-        detail: `"${name}" authenticates with ${provider.authType}, not OAuth 2.0; provider apps and OAuth flows are for oauth2 providers`,
+        detail: `"${name}" authenticates with ${provider.authType}${provider.alternativeAuth?.length ? ` or ${provider.alternativeAuth.map((alternative) => alternative.authType).join(', ')}` : ''}, not OAuth 2.0; provider apps and OAuth flows are for oauth2 providers`,
       },
     ]);
   }
-  return provider as OAuth2Provider;
+  return providerWithAuthMethod(provider, oauth2) as OAuth2Provider;
 }
 
 /** A flat list is one group of scopes; empty strings and repeats are dropped. */

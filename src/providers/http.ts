@@ -5,6 +5,7 @@ import { config } from '../config.js';
 import { parseRetryAfter } from '../delivery/deliver.js';
 import { guardedDispatcher } from '../delivery/url-guard.js';
 import type { AuthMaterial, ConnectionTarget } from './auth-material.js';
+import { authMethodPresenting } from './catalog/auth-methods.js';
 import { renderProviderTemplate, SANDBOX_URL_VARIABLE, type Provider } from './catalog/index.js';
 import { ConnectionSetupError, ProviderError } from './errors.js';
 import { failSpan, inClientSpan } from '../tracing.js';
@@ -12,8 +13,9 @@ import { failSpan, inClientSpan } from '../tracing.js';
 /**
  * The one way connectors talk HTTP to providers. Per request it:
  * - resolves the provider's base URL template (`{{.workspace}}`, `{{.sandboxURL}}`...);
- * - injects credentials from `target.auth()` the way the catalog says (OAuth 2 bearer, API key
- *   header or query parameter, Basic, API key as Basic, custom headers);
+ * - injects credentials from `target.auth()` the way the catalog says for the method that takes them
+ *   (OAuth 2 bearer, API key header or query parameter, Basic, API key as Basic, custom headers), the
+ *   main method or an alternative (`alternativeAuth`);
  * - reads a 2xx answer whose body reports a failure (GraphQL `errors`) as the status it stands for;
  * - retries 429 (after `Retry-After`, seconds or HTTP date) and, for idempotent requests, 5xx
  *   and network failures, with exponential backoff and jitter, a bounded number of times;
@@ -609,7 +611,23 @@ function basic(username: string, password: string): string {
   return `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 }
 
-/** Attaches credentials as the catalog describes; returns the secret strings it used. */
+/**
+ * The Basic username a method sends: the given one in the method's `usernameFormat` (Zendesk's
+ * `%s/token`), unless it is already in that form.
+ */
+export function formatBasicUsername(username: string, format: string | undefined): string {
+  if (!format) return username;
+  const [prefix, suffix] = format.split('%s');
+  const formatted = username.startsWith(prefix) && username.endsWith(suffix);
+  return formatted && username.length >= prefix.length + suffix.length
+    ? username
+    : format.replace('%s', username);
+}
+
+/**
+ * Attaches credentials as the catalog describes the method that presents them (the main method, or
+ * the alternative that takes this kind of credential); returns the secret strings it used.
+ */
 function applyAuth(
   provider: Provider,
   material: AuthMaterial,
@@ -617,27 +635,30 @@ function applyAuth(
   url: URL,
   headers: Record<string, string>,
 ): string[] {
+  const method = authMethodPresenting(provider, material.type);
   const secrets: string[] = [];
   switch (material.type) {
     case 'oauth2':
       // A provider that takes the token in a header of its own (Shopify's X-Shopify-Access-Token) gets no Bearer.
-      if (!provider.customOpts?.headers?.some((header) => header.valueTemplate.includes('{{.accessToken}}')))
+      if (!method.customOpts?.headers?.some((header) => header.valueTemplate.includes('{{.accessToken}}')))
         headers.authorization = `Bearer ${material.accessToken}`;
       secrets.push(material.accessToken);
       break;
-    case 'basic':
-      headers.authorization = basic(material.username, material.password);
+    case 'basic': {
+      const username = formatBasicUsername(material.username, method.basicOpts?.usernameFormat);
+      headers.authorization = basic(username, material.password);
       secrets.push(material.password, headers.authorization.slice('Basic '.length));
       break;
+    }
     case 'apiKey': {
       secrets.push(material.apiKey);
-      const keyOpts = provider.apiKeyOpts;
-      const asBasic = provider.basicOpts?.apiKeyAsBasic ? provider.basicOpts.apiKeyAsBasicOpts : undefined;
+      const keyOpts = method.apiKeyOpts;
+      const asBasic = method.basicOpts?.apiKeyAsBasic ? method.basicOpts.apiKeyAsBasicOpts : undefined;
       if (keyOpts?.attachmentType === 'header' && keyOpts.header) {
         headers[keyOpts.header.name.toLowerCase()] = `${keyOpts.header.valuePrefix ?? ''}${material.apiKey}`;
       } else if (keyOpts?.attachmentType === 'query' && keyOpts.query) {
         url.searchParams.set(keyOpts.query.name, material.apiKey);
-      } else if (provider.basicOpts?.apiKeyAsBasic) {
+      } else if (method.basicOpts?.apiKeyAsBasic) {
         const value = (asBasic?.keyFormat ?? '%s').replace('%s', material.apiKey);
         headers.authorization = asBasic?.fieldUsed === 'password' ? basic('', value) : basic(value, '');
         secrets.push(headers.authorization.slice('Basic '.length));
@@ -663,12 +684,13 @@ function applyAuth(
         : material.type === 'custom'
           ? { ...templateVars, ...material.values }
           : templateVars;
-  for (const header of provider.customOpts?.headers ?? []) {
+  // Only the presenting method's own headers: Shopify's OAuth token header is not an API token's.
+  for (const header of method.customOpts?.headers ?? []) {
     const value = renderProviderTemplate(header.valueTemplate, vars);
     headers[header.name.toLowerCase()] = value;
     secrets.push(value);
   }
-  for (const param of provider.customOpts?.queryParams ?? []) {
+  for (const param of method.customOpts?.queryParams ?? []) {
     const value = renderProviderTemplate(param.valueTemplate, vars);
     url.searchParams.set(param.name, value);
     secrets.push(value);

@@ -231,6 +231,13 @@ export const BasicOptsSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    usernameFormat: Type.Optional(
+      Type.String({
+        pattern: '%s',
+        description:
+          'Format of the Basic username, `%s` standing for the username the connection gives (Zendesk API tokens: `%s/token`); a username already in that form is sent as it is. Ferry’s own field.',
+      }),
+    ),
     docsURL: Type.Optional(Type.String({ description: 'Where the provider documents its credentials.' })),
   },
   { additionalProperties: false, description: 'HTTP Basic options.' },
@@ -399,6 +406,58 @@ export const ProviderMetadataSchema = Type.Object(
   { additionalProperties: false, description: 'Connection metadata the provider’s URLs need.' },
 );
 
+/** The `*Opts` object each auth type requires, for the catalog's own checks and messages. */
+export const requiredAuthOpts = {
+  oauth2: 'oauth2Opts',
+  apiKey: 'apiKeyOpts',
+  jwt: 'jwtOpts',
+} as const;
+
+const authOptsRules = Object.entries(requiredAuthOpts).map(([authType, opts]) => ({
+  if: { properties: { authType: { const: authType } } },
+  then: { required: [opts] },
+}));
+
+/**
+ * Another way the provider documents to authenticate, beside its main `authType` (a Pipedrive API
+ * token beside OAuth, a HubSpot private-app token, a Zendesk API token as Basic): a connection made
+ * with it still names the same provider, and runs every integration of that provider. Ferry's own
+ * field: clients that know only the public shape read the main method and ignore this.
+ */
+export const AlternativeAuthSchema = Type.Object(
+  {
+    authType: Type.Union(
+      [
+        Type.Literal('oauth2'),
+        Type.Literal('apiKey'),
+        Type.Literal('basic'),
+        Type.Literal('jwt'),
+        Type.Literal('custom'),
+      ],
+      { description: 'How a connection made with this method authenticates.' },
+    ),
+    displayName: Type.String({
+      minLength: 1,
+      description: 'What the provider calls the credential (`API token`, `Private app access token`).',
+    }),
+    docsURL: Type.Optional(
+      Type.String({ minLength: 1, description: 'Where the provider documents this method.' }),
+    ),
+    oauth2Opts: Type.Optional(OAuth2OptsSchema),
+    apiKeyOpts: Type.Optional(ApiKeyOptsSchema),
+    basicOpts: Type.Optional(BasicOptsSchema),
+    customOpts: Type.Optional(CustomOptsSchema),
+    jwtOpts: Type.Optional(JwtOptsSchema),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'An authentication method besides the main one, with the options of its auth type; present the way the provider documents it.',
+    allOf: authOptsRules,
+  },
+);
+export type AlternativeAuth = Static<typeof AlternativeAuthSchema>;
+
 const providerProperties = {
   name: Type.String({ pattern: '^[a-z][A-Za-z0-9]*$', description: 'Provider name, camelCase.' }),
   authType: AuthTypeSchema,
@@ -428,16 +487,15 @@ const providerProperties = {
     }),
   ),
   metadata: Type.Optional(ProviderMetadataSchema),
+  alternativeAuth: Type.Optional(
+    Type.Array(AlternativeAuthSchema, {
+      description:
+        'Other authentication methods the provider documents; a connection uses the main one or one of these, recorded as its `authScheme`.',
+    }),
+  ),
 };
 
-const providerRules = {
-  additionalProperties: false,
-  allOf: [
-    { if: { properties: { authType: { const: 'oauth2' } } }, then: { required: ['oauth2Opts'] } },
-    { if: { properties: { authType: { const: 'apiKey' } } }, then: { required: ['apiKeyOpts'] } },
-    { if: { properties: { authType: { const: 'jwt' } } }, then: { required: ['jwtOpts'] } },
-  ],
-} as const;
+const providerRules = { additionalProperties: false, allOf: authOptsRules };
 
 export const ProviderSchema = Type.Object(
   {

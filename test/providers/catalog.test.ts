@@ -15,6 +15,12 @@ import {
   templateVariables,
 } from '../../src/providers/catalog/index.js';
 import { validateProviderFile } from '../../src/providers/catalog/validate.js';
+import {
+  acceptedCredentialKinds,
+  authMethodFor,
+  authMethods,
+  providerWithAuthMethod,
+} from '../../src/providers/catalog/auth-methods.js';
 import { declaredCapabilities } from '../../src/providers/catalog/connector-declarations.js';
 import { hasDeepConnector } from '../../src/providers/connectors/index.js';
 import { ProviderMapSchema, ProviderFileSchema, type Provider } from '../../src/schemas/provider.js';
@@ -47,6 +53,11 @@ function urlsOf(provider: Provider): [string, string][] {
     ['oauth2Opts.tokenURL', provider.oauth2Opts?.tokenURL],
     ['jwtOpts.tokenURL', provider.jwtOpts?.tokenURL],
     ['authHealthCheck.url', provider.authHealthCheck?.url],
+    ...(provider.alternativeAuth ?? []).flatMap((alternative, index): [string, string | undefined][] => [
+      [`alternativeAuth.${index}.oauth2Opts.authURL`, alternative.oauth2Opts?.authURL],
+      [`alternativeAuth.${index}.oauth2Opts.tokenURL`, alternative.oauth2Opts?.tokenURL],
+      [`alternativeAuth.${index}.jwtOpts.tokenURL`, alternative.jwtOpts?.tokenURL],
+    ]),
     ...Object.entries(provider.modules ?? {}).map(([id, module]): [string, string] => [
       `modules.${id}.baseURL`,
       module.baseURL,
@@ -433,7 +444,160 @@ describe('validateProviderFile', () => {
     );
   });
 
+  it('names the missing options of an alternative auth method, by its index', () => {
+    const pipedrive = structuredClone(raw.find(({ file }) => file === 'pipedrive.json')!.value) as Record<
+      string,
+      unknown
+    >;
+    expect(validateProviderFile('pipedrive.json', pipedrive, 'pipedrive').alternativeAuth).toHaveLength(1);
+    const noOpts = structuredClone(pipedrive);
+    delete (noOpts.alternativeAuth as Record<string, unknown>[])[0].apiKeyOpts;
+    expect(() => validateProviderFile('pipedrive.json', noOpts, 'pipedrive')).toThrow(
+      /\/alternativeAuth\/0\/apiKeyOpts is required when authType is apiKey/,
+    );
+    const oauthNoAuthURL = structuredClone(pipedrive);
+    oauthNoAuthURL.alternativeAuth = [
+      {
+        authType: 'oauth2',
+        displayName: 'Second OAuth',
+        oauth2Opts: {
+          ...(pipedrive.oauth2Opts as object),
+          authURL: undefined,
+          grantType: 'clientCredentials',
+        },
+      },
+      { authType: 'jwt', displayName: 'JWT' },
+    ];
+    expect(() => validateProviderFile('pipedrive.json', oauthNoAuthURL, 'pipedrive')).toThrow(
+      /\/alternativeAuth\/1\/jwtOpts is required when authType is jwt/,
+    );
+    expect(() =>
+      validateProviderFile(
+        'pipedrive.json',
+        { ...pipedrive, alternativeAuth: [{ authType: 'none', displayName: 'Nothing' }] },
+        'pipedrive',
+      ),
+    ).toThrow(/alternativeAuth\/0\/authType/);
+  });
+
+  it('refuses two auth methods that take the same kind of credential', () => {
+    const pipedrive = structuredClone(raw.find(({ file }) => file === 'pipedrive.json')!.value) as Record<
+      string,
+      unknown
+    >;
+    const [token] = pipedrive.alternativeAuth as Record<string, unknown>[];
+    const twice = { ...pipedrive, alternativeAuth: [token, { ...token, displayName: 'API token again' }] };
+    expect(() => validateProviderFile('pipedrive.json', twice, 'pipedrive')).toThrow(
+      /more than one of the provider's auth methods takes apiKey credentials/,
+    );
+    // An API key sent as Basic is an API key too.
+    const asBasic = {
+      ...pipedrive,
+      alternativeAuth: [
+        token,
+        { authType: 'basic', displayName: 'Key as Basic', basicOpts: { apiKeyAsBasic: true } },
+      ],
+    };
+    expect(() => validateProviderFile('pipedrive.json', asBasic, 'pipedrive')).toThrow(
+      /takes apiKey credentials/,
+    );
+  });
+
+  it('refuses a Basic username format without its %s', () => {
+    const zendesk = structuredClone(
+      raw.find(({ file }) => file === 'zendeskSupport.json')!.value,
+    ) as unknown as Record<string, { basicOpts: Record<string, unknown> }[]>;
+    zendesk.alternativeAuth[0].basicOpts.usernameFormat = '/token';
+    expect(() => validateProviderFile('zendeskSupport.json', zendesk, 'zendeskSupport')).toThrow(
+      /alternativeAuth\/0\/basicOpts\/usernameFormat/,
+    );
+  });
+
   it('rejects a name that differs from the file', () => {
     expect(() => validateProviderFile('stripe2.json', valid(), 'stripe2')).toThrow(/file is named "stripe2"/);
+  });
+});
+
+/**
+ * Every method each deep connector's provider documents for its REST API (sources in
+ * SOURCES.md, "Auth methods"), as the credential kinds `connections:generate` takes for it. A kind
+ * here that the catalog lost, or one it gained without a source, fails.
+ */
+const documentedKinds: Record<string, string[]> = {
+  activeCampaign: ['apiKey'],
+  asana: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
+  capsule: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
+  close: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey', 'basicAuth'],
+  copper: ['apiKey', 'oauth2AuthorizationCode'],
+  dynamicsCRM: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
+  freshdesk: ['apiKey', 'basicAuth'],
+  front: ['apiKey', 'oauth2AuthorizationCode'],
+  gorgias: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'basicAuth'],
+  hubspot: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
+  intercom: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
+  linear: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
+  monday: ['apiKey', 'oauth2AuthorizationCode'],
+  notion: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
+  pipedrive: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
+  salesforce: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'jwt'],
+  shopify: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
+  stripe: ['apiKey'],
+  zendeskSupport: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'basicAuth'],
+  zoho: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
+};
+
+describe('alternative auth methods', () => {
+  it('cover every method the deep connectors’ providers document', () => {
+    const deep = providers.filter(
+      (provider) => hasDeepConnector(provider.name) && !sandboxes.includes(provider.name),
+    );
+    expect(deep.map((provider) => provider.name).sort()).toEqual(Object.keys(documentedKinds).sort());
+    for (const provider of deep) {
+      expect({ provider: provider.name, kinds: acceptedCredentialKinds(provider) }).toEqual({
+        provider: provider.name,
+        kinds: documentedKinds[provider.name],
+      });
+    }
+  });
+
+  it('keep the public shape: the main method stays as the public catalog has it, alternatives beside it', () => {
+    for (const provider of providers) {
+      for (const alternative of provider.alternativeAuth ?? []) {
+        expect(alternative.authType).not.toBe('none');
+        expect(alternative.displayName.length).toBeGreaterThan(0);
+        expect(alternative.docsURL).toMatch(/^https:\/\//);
+      }
+    }
+    const pipedrive = getProvider('pipedrive')!;
+    expect(pipedrive.authType).toBe('oauth2');
+    expect(pipedrive.apiKeyOpts).toBeUndefined();
+    expect(pipedrive.alternativeAuth).toEqual([
+      expect.objectContaining({
+        authType: 'apiKey',
+        apiKeyOpts: expect.objectContaining({ attachmentType: 'header', header: { name: 'x-api-token' } }),
+      }),
+    ]);
+  });
+
+  it('present each alternative as documented: its own options in place of the main ones', () => {
+    const hubspot = getProvider('hubspot')!;
+    const token = providerWithAuthMethod(hubspot, authMethodFor(hubspot, 'apiKey')!);
+    expect(token).toMatchObject({
+      name: 'hubspot',
+      authType: 'apiKey',
+      baseURL: hubspot.baseURL,
+      apiKeyOpts: { header: { name: 'Authorization', valuePrefix: 'Bearer ' } },
+    });
+    expect(token.oauth2Opts).toBeUndefined();
+    const shopify = getProvider('shopify')!;
+    // Shopify's OAuth token header is the main method's; the custom-app token has its own.
+    expect(providerWithAuthMethod(shopify, authMethodFor(shopify, 'apiKey')!).customOpts).toBeUndefined();
+    expect(authMethodFor(shopify, 'oauth2ClientCredentials')?.main).toBe(true);
+    const dynamics = getProvider('dynamicsCRM')!;
+    // Microsoft's client credentials go to the tenant's endpoint, not the common one.
+    expect(authMethodFor(dynamics, 'oauth2ClientCredentials')?.oauth2Opts?.tokenURL).toBe(
+      'https://login.microsoftonline.com/{{.tenant}}/oauth2/v2.0/token',
+    );
+    expect(authMethods(getProvider('zendeskSupport')!)[1].basicOpts?.usernameFormat).toBe('%s/token');
   });
 });

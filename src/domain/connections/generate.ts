@@ -1,6 +1,15 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProblemError } from '../../core/problem.js';
 import { ConsumerEntity, GroupEntity, type Connection } from '../../db/entities/connection.js';
+import {
+  acceptedCredentialKinds,
+  authMethodFor,
+  authMethods,
+  credentialKinds,
+  describeAuthMethod,
+  providerWithAuthMethod,
+  type CredentialKind,
+} from '../../providers/catalog/auth-methods.js';
 import { getProvider, templateVariables, type Provider } from '../../providers/catalog/index.js';
 import {
   clientCredentialsToken,
@@ -31,43 +40,24 @@ import { saveConnection, type ConnectionWrite } from './writes.js';
 
 /**
  * Connections from credentials the caller already holds, rather than from the OAuth flow: which
- * credential kinds a provider accepts, and how each becomes stored credentials.
+ * credential kinds a provider accepts (those of its main auth method and of its alternatives, one
+ * method per kind), and how each becomes stored credentials. The stored kind (the connection's
+ * `authScheme`) is what later says which method the connection uses.
  */
 
-const credentialFields = [
-  'apiKey',
-  'basicAuth',
-  'oauth2ClientCredentials',
-  'oauth2AuthorizationCode',
-  'oauth2Password',
-  'jwt',
-  'customAuth',
-] as const;
-type CredentialField = (typeof credentialFields)[number];
+const credentialFields = credentialKinds;
+type CredentialField = CredentialKind;
 
 function invalidCredential(field: string, detail: string, value?: unknown): ProblemError {
   return ProblemError.invalid([{ in: 'body', name: field, detail, ...(value !== undefined && { value }) }]);
 }
 
-/** Which credential kinds a provider's auth type accepts. */
-function acceptedCredentialFields(provider: Provider): CredentialField[] {
-  switch (provider.authType) {
-    case 'apiKey':
-      return ['apiKey'];
-    case 'basic':
-      return provider.basicOpts?.apiKeyAsBasic ? ['apiKey', 'basicAuth'] : ['basicAuth'];
-    case 'oauth2':
-      if (provider.oauth2Opts?.grantType === 'password') return ['oauth2Password'];
-      return ['authorizationCode', 'authorizationCodePKCE'].includes(provider.oauth2Opts?.grantType ?? '')
-        ? ['oauth2AuthorizationCode', 'oauth2ClientCredentials']
-        : ['oauth2ClientCredentials'];
-    case 'jwt':
-      return ['jwt'];
-    case 'custom':
-      return ['customAuth'];
-    case 'none':
-      return [];
-  }
+/** What the provider takes, for messages: each accepted kind with the method that takes it. */
+function acceptedDescription(provider: Provider): string {
+  const accepted = acceptedCredentialKinds(provider).map(
+    (kind) => `${kind} (${describeAuthMethod(authMethodFor(provider, kind)!)})`,
+  );
+  return accepted.length ? accepted.join(', ') : 'nothing: Ferry cannot hold its credentials yet';
 }
 
 function importedToken(value: TokenInputValue): { token: string; issuedAt?: Date; expiresAt?: Date } {
@@ -314,16 +304,17 @@ export async function generateConnection(
   projectId: string,
   input: GenerateConnectionInput,
 ): Promise<{ connection: Connection; created: boolean }> {
-  const provider = getProvider(input.provider);
-  if (!provider) {
+  const catalogProvider = getProvider(input.provider);
+  if (!catalogProvider) {
     throw invalidCredential(
       'provider',
       `"${input.provider}" is not a provider in Ferry’s catalog`,
       input.provider,
     );
   }
+  let provider = catalogProvider;
   const given = credentialFields.filter((field) => input[field] !== undefined);
-  const accepted = acceptedCredentialFields(provider);
+  const accepted = acceptedCredentialKinds(provider);
   if (provider.authType === 'none' && given.length > 0) {
     throw ProblemError.invalid(
       given.map((field) => ({
@@ -338,7 +329,7 @@ export async function generateConnection(
       (given.length ? given : ['credentials']).map((field) => ({
         in: 'body' as const,
         name: field,
-        detail: `give exactly one of ${credentialFields.join(', ')}; ${provider.name} accepts ${accepted.join(' or ') || 'none of them'}`,
+        detail: `give exactly one of ${credentialFields.join(', ')}; ${provider.name} accepts ${accepted.length ? acceptedDescription(provider) : 'none of them'}`,
       })),
     );
   }
@@ -346,9 +337,14 @@ export async function generateConnection(
   if (field && !accepted.includes(field)) {
     throw invalidCredential(
       field,
-      `${provider.name} authenticates with ${provider.authType}${provider.oauth2Opts ? ` (${provider.oauth2Opts.grantType})` : ''}; give ${accepted.join(' or ') || 'nothing: Ferry cannot hold its credentials yet'}`,
+      `${provider.name} takes no ${field}; it authenticates with ${authMethods(catalogProvider)
+        .map(describeAuthMethod)
+        .join(' or ')}: give ${acceptedDescription(provider)}`,
     );
   }
+  // From here on the provider is as the chosen method sees it: its token URL, its options.
+  const method = field ? authMethodFor(provider, field) : undefined;
+  if (method) provider = providerWithAuthMethod(catalogProvider, method);
   const metadata = normaliseProviderMetadata(input.providerMetadata);
   checkTemplateValues(provider, metadata);
   const vars = templateVars(provider, {

@@ -61,13 +61,16 @@ function fieldOfVariable(name: string): string {
   return name === 'workspace' ? 'providerWorkspaceRef' : `providerMetadata.${name}`;
 }
 
+/** Every URL template of the provider, those of its alternative auth methods included. */
 function providerUrlTemplates(provider: Provider): string[] {
   return [
     provider.baseURL,
-    provider.oauth2Opts?.authURL,
-    provider.oauth2Opts?.tokenURL,
-    provider.jwtOpts?.tokenURL,
-    provider.jwtOpts?.audience,
+    ...[provider, ...(provider.alternativeAuth ?? [])].flatMap((method) => [
+      method.oauth2Opts?.authURL,
+      method.oauth2Opts?.tokenURL,
+      method.jwtOpts?.tokenURL,
+      method.jwtOpts?.audience,
+    ]),
     provider.authHealthCheck?.url,
     ...Object.values(provider.modules ?? {}).map((module) => module.baseURL),
   ].filter((template): template is string => typeof template === 'string');

@@ -1,5 +1,11 @@
 import { decryptJson, encryptJson } from '../../crypto/secrets.js';
 import type { Connection } from '../../db/entities/connection.js';
+import {
+  authMethodFor,
+  providerWithAuthMethod,
+  type CredentialKind,
+} from '../../providers/catalog/auth-methods.js';
+import type { Provider } from '../../providers/catalog/index.js';
 
 /**
  * A connection's credentials as stored: one customer's credentials for one provider, sealed
@@ -69,4 +75,30 @@ export function isOAuth2Connection(connection: Pick<Connection, 'authScheme'>): 
 /** Connections holding an access token that Ferry renews: OAuth 2.0 ones and JWT bearer ones. */
 export function hasRenewableToken(connection: Pick<Connection, 'authScheme'>): boolean {
   return isOAuth2Connection(connection) || connection.authScheme === authSchemes.jwtBearer;
+}
+
+/** The `connections:generate` credential kind each stored kind came from. */
+const generatedAs: Record<StoredCredentials['kind'], CredentialKind | undefined> = {
+  oauth2AuthorizationCode: 'oauth2AuthorizationCode',
+  oauth2ClientCredentials: 'oauth2ClientCredentials',
+  oauth2Password: 'oauth2Password',
+  apiKey: 'apiKey',
+  basic: 'basicAuth',
+  jwtBearer: 'jwt',
+  custom: 'customAuth',
+  none: undefined,
+};
+
+/**
+ * The provider as the connection's auth method sees it: the method that takes the connection's kind
+ * of credentials (its `authScheme`), which is the main one or one alternative. A kind the provider no
+ * longer takes falls back to the main method, as before alternatives existed.
+ */
+export function providerForScheme(provider: Provider, authScheme: string): Provider {
+  const stored = (Object.keys(authSchemes) as StoredCredentials['kind'][]).find(
+    (kind) => authSchemes[kind] === authScheme,
+  );
+  const kind = stored && generatedAs[stored];
+  const method = kind && authMethodFor(provider, kind);
+  return method ? providerWithAuthMethod(provider, method) : provider;
 }

@@ -112,17 +112,29 @@ export function connectorDeclaration(name: string): ConnectorDeclaration | undef
   return declarations.get(name);
 }
 
-/** A provider with a deployment's endpoint overrides applied. */
-function overridden(provider: Provider, override: ProviderOverride): Provider {
-  const oauth2Opts = provider.oauth2Opts && {
-    ...provider.oauth2Opts,
+/** Auth options with a deployment's authorization and token endpoints in place of the catalog's. */
+function overriddenAuthOpts<T extends Pick<Provider, 'oauth2Opts' | 'jwtOpts'>>(
+  opts: T,
+  override: ProviderOverride,
+): Pick<Provider, 'oauth2Opts' | 'jwtOpts'> {
+  const oauth2Opts = opts.oauth2Opts && {
+    ...opts.oauth2Opts,
     ...(override.authURL && { authURL: override.authURL }),
     ...(override.tokenURL && { tokenURL: override.tokenURL }),
   };
-  const jwtOpts = provider.jwtOpts && {
-    ...provider.jwtOpts,
+  const jwtOpts = opts.jwtOpts && {
+    ...opts.jwtOpts,
     ...(override.tokenURL && { tokenURL: override.tokenURL }),
   };
+  return { ...(oauth2Opts && { oauth2Opts }), ...(jwtOpts && { jwtOpts }) };
+}
+
+/** A provider with a deployment's endpoint overrides applied, to its main and alternative methods. */
+function overridden(provider: Provider, override: ProviderOverride): Provider {
+  const alternativeAuth = provider.alternativeAuth?.map((alternative) => ({
+    ...alternative,
+    ...overriddenAuthOpts(alternative, override),
+  }));
   const modules =
     provider.modules &&
     Object.fromEntries(
@@ -134,8 +146,8 @@ function overridden(provider: Provider, override: ProviderOverride): Provider {
   return {
     ...provider,
     ...(override.baseURL && { baseURL: override.baseURL }),
-    ...(oauth2Opts && { oauth2Opts }),
-    ...(jwtOpts && { jwtOpts }),
+    ...overriddenAuthOpts(provider, override),
+    ...(alternativeAuth && { alternativeAuth }),
     ...(modules && { modules }),
   };
 }

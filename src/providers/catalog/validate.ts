@@ -1,5 +1,8 @@
 import { Compile } from 'typebox/compile';
-import { ProviderFileSchema, type ProviderFile } from '../../schemas/provider.js';
+import { ProviderFileSchema, requiredAuthOpts, type ProviderFile } from '../../schemas/provider.js';
+import { ambiguousCredentialKinds } from './auth-methods.js';
+
+type AuthOptsField = 'oauth2Opts' | 'apiKeyOpts' | 'basicOpts' | 'customOpts' | 'jwtOpts';
 
 const checker = Compile(ProviderFileSchema);
 
@@ -14,6 +17,25 @@ function where(pointer: string): string {
   return pointer === '' ? '(root)' : pointer;
 }
 
+/** The options an auth method (the main one at `at` = '', or an alternative) must carry. */
+function authOptsProblems(method: Pick<ProviderFile, AuthOptsField | 'authType'>, at: string): string[] {
+  const problems: string[] = [];
+  const required = (requiredAuthOpts as Record<string, AuthOptsField | undefined>)[method.authType];
+  if (required && !method[required])
+    problems.push(`${at}/${required} is required when authType is ${method.authType}`);
+  const oauth2 = method.oauth2Opts;
+  if (oauth2 && oauth2.grantType.startsWith('authorizationCode') && !oauth2.authURL) {
+    problems.push(`${at}/oauth2Opts/authURL is required for grantType ${oauth2.grantType}`);
+  }
+  const apiKey = method.apiKeyOpts;
+  if (apiKey && !apiKey[apiKey.attachmentType]) {
+    problems.push(
+      `${at}/apiKeyOpts/${apiKey.attachmentType} is required when attachmentType is ${apiKey.attachmentType}`,
+    );
+  }
+  return problems;
+}
+
 /**
  * Rules the JSON Schema states with if/then, restated so a broken file gets a message naming the
  * missing property rather than "must match then schema".
@@ -22,20 +44,13 @@ function ruleProblems(provider: ProviderFile, expectedName: string): string[] {
   const problems: string[] = [];
   if (provider.name !== expectedName)
     problems.push(`/name is "${provider.name}" but the file is named "${expectedName}"`);
-  if (provider.authType === 'oauth2' && !provider.oauth2Opts)
-    problems.push('/oauth2Opts is required when authType is oauth2');
-  if (provider.authType === 'apiKey' && !provider.apiKeyOpts)
-    problems.push('/apiKeyOpts is required when authType is apiKey');
-  if (provider.authType === 'jwt' && !provider.jwtOpts)
-    problems.push('/jwtOpts is required when authType is jwt');
-  const oauth2 = provider.oauth2Opts;
-  if (oauth2 && oauth2.grantType.startsWith('authorizationCode') && !oauth2.authURL) {
-    problems.push(`/oauth2Opts/authURL is required for grantType ${oauth2.grantType}`);
-  }
-  const apiKey = provider.apiKeyOpts;
-  if (apiKey && !apiKey[apiKey.attachmentType]) {
+  problems.push(...authOptsProblems(provider, ''));
+  provider.alternativeAuth?.forEach((alternative, index) => {
+    problems.push(...authOptsProblems(alternative, `/alternativeAuth/${index}`));
+  });
+  for (const kind of ambiguousCredentialKinds(provider)) {
     problems.push(
-      `/apiKeyOpts/${apiKey.attachmentType} is required when attachmentType is ${apiKey.attachmentType}`,
+      `/alternativeAuth: more than one of the provider's auth methods takes ${kind} credentials, so a connection could not tell which it uses`,
     );
   }
   if (provider.modules) {
