@@ -9,7 +9,7 @@ import { CursorCodec } from './cursor.js';
 import { Generator, type GeneratedCounts } from './data.js';
 import { FaultController } from './faults.js';
 import { ObjectSchemas } from './schema.js';
-import { RecordStore } from './store.js';
+import { RecordStore, type StampRealism } from './store.js';
 import { startOfUtcDay } from './timeline.js';
 import { OAuthStore, type OAuthClient } from './tokens.js';
 import { WebhookDispatcher } from './webhooks.js';
@@ -47,6 +47,11 @@ export interface SandboxOptions {
   webhookRetryDelaysMs?: number[];
   /** Called with unexpected errors (answered as 500). Default: one line on stderr. */
   onError?: (error: unknown) => void;
+  /**
+   * Stamps API writes in whole seconds, and lists each up to `commitLagMs` after its stamp, as real
+   * providers do (see `StampRealism`). Default: milliseconds, listed at once.
+   */
+  realism?: Partial<StampRealism>;
 }
 
 export interface Sandbox {
@@ -83,6 +88,9 @@ function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
+/** The longest a write may take to show in listings (`realism.commitLagMs`), as the declaration says. */
+export const MAX_COMMIT_LAG_MS = 2000;
+
 /** Starts the sandbox CRM provider on its own HTTP server. */
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
   const seed = opts.seed ?? 42;
@@ -114,7 +122,11 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const context: SandboxContext = {
     generator,
     schemas,
-    store: new RecordStore(generator, schemas),
+    store: new RecordStore(generator, schemas, {
+      precision: opts.realism?.precision ?? 'millisecond',
+      // What the sandbox's declaration states as its lag: a commit never shows later than this.
+      commitLagMs: Math.min(opts.realism?.commitLagMs ?? 0, MAX_COMMIT_LAG_MS),
+    }),
     idempotentCreates: new IdempotentCreates(),
     cursors: new CursorCodec(seed),
     oauth,

@@ -46,6 +46,18 @@ interface OverlayEntry {
   id: string;
   updatedAtMs: number;
   record?: SandboxRecord;
+  /** Listings show the change from then on (a commit later than its stamp); gets show it at once. */
+  visibleFromMs?: number;
+}
+
+/**
+ * How true to real providers the sandbox's timestamps are: stamped in whole seconds (as Salesforce,
+ * Zendesk and Pipedrive write them), and committed up to `commitLagMs` after the time they carry
+ * (as a transaction stamped when it began). Off by default; the soak benchmark turns them on.
+ */
+export interface StampRealism {
+  precision: 'millisecond' | 'second';
+  commitLagMs: number;
 }
 
 function isAfter(key: ListKey, after: ListKey | undefined): boolean {
@@ -71,6 +83,8 @@ export class RecordStore {
   constructor(
     private readonly generator: Generator,
     private readonly schemas: ObjectSchemas,
+    private readonly realism: StampRealism = { precision: 'millisecond', commitLagMs: 0 },
+    private readonly random: () => number = Math.random,
   ) {
     this.reset();
   }
@@ -150,8 +164,11 @@ export class RecordStore {
       const record = this.generator.record(object, index);
       if (matches(record, query.where)) items.push({ key, value: record });
     }
-    for (const entry of overlay.values()) {
+    const now = Date.now();
+    for (const entry of this.listedOverlay(overlay)) {
       if (items.length >= want) break;
+      // A change not committed yet is listed nowhere: neither its new version nor its old one.
+      if (entry.visibleFromMs !== undefined && entry.visibleFromMs > now) continue;
       const key = { updatedAtMs: entry.updatedAtMs, id: entry.id };
       if (!inWindow(entry.updatedAtMs, query) || !isAfter(key, query.after)) continue;
       if (entry.record) {
@@ -185,11 +202,34 @@ export class RecordStore {
   private write(object: ObjectName, entry: OverlayEntry): void {
     const overlay = this.overlay(object);
     overlay.delete(entry.id);
-    overlay.set(entry.id, entry);
+    const lag = this.realism.commitLagMs;
+    overlay.set(
+      entry.id,
+      lag > 0 ? { ...entry, visibleFromMs: Date.now() + Math.round(this.random() * lag) } : entry,
+    );
   }
 
-  /** Strictly increasing and after every generated record, so overlay order is updatedAt order. */
+  /**
+   * The overlay in (updatedAt, id) order. Writes stamped in strictly increasing milliseconds are in
+   * that order already; whole-second stamps tie, and ties are listed by id so cursors hold.
+   */
+  private listedOverlay(overlay: Map<string, OverlayEntry>): Iterable<OverlayEntry> {
+    if (this.realism.precision === 'millisecond') return overlay.values();
+    return [...overlay.values()].sort(
+      (a, b) => a.updatedAtMs - b.updatedAtMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+    );
+  }
+
+  /**
+   * After every generated record; strictly increasing milliseconds, so overlay order is updatedAt
+   * order; or, with whole-second stamps, the second of the write (ties allowed).
+   */
   private nextWriteTime(): number {
+    if (this.realism.precision === 'second') {
+      const second = Math.floor(Date.now() / 1000) * 1000;
+      this.lastWriteMs = Math.max(second, Math.ceil(this.generator.anchorMs / 1000) * 1000, this.lastWriteMs);
+      return this.lastWriteMs;
+    }
     this.lastWriteMs = Math.max(Date.now(), this.generator.anchorMs, this.lastWriteMs + 1);
     return this.lastWriteMs;
   }
