@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { apiKeyHeaders, request } from './helpers.js';
+import { apiKeyHeaders, request, type JsonResponse } from './helpers.js';
 
 /**
  * With `realism` on, the sandbox stamps writes as real providers do: in whole seconds, so that
@@ -28,18 +28,21 @@ interface Page {
 
 async function listAll(query: Record<string, string>): Promise<Page['results']> {
   const listed: Page['results'] = [];
-  for (let cursor: string | null = null; ;) {
-    const params = new URLSearchParams({ ...query, ...(cursor && { cursor }) });
-    const page = await request<Page>(sandbox, `/api/v1/contacts?${params}`, { headers: apiKeyHeaders });
+  let cursor: string | null = null;
+  do {
+    const params: URLSearchParams = new URLSearchParams({ ...query, ...(cursor !== null && { cursor }) });
+    const page: JsonResponse<Page> = await request<Page>(sandbox, `/api/v1/contacts?${params.toString()}`, {
+      headers: apiKeyHeaders,
+    });
     listed.push(...page.body.results);
     cursor = page.body.nextCursor;
-    if (!cursor) return listed;
-  }
+  } while (cursor !== null);
+  return listed;
 }
 
 describe('a sandbox as true to providers as they are', () => {
   it('stamps writes in whole seconds, and pages ties by id without losing one', async () => {
-    const created = [];
+    const created: string[] = [];
     for (let i = 0; i < 6; i++) {
       const answer = await request<{ id: string; updatedAt: string }>(sandbox, '/api/v1/contacts', {
         headers: apiKeyHeaders,

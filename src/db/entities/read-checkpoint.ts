@@ -20,7 +20,12 @@ export interface ReadCheckpoint {
   /** Messages of the current page already delivered or stored, so a retry resumes after them. */
   partsDelivered: number;
   recordsProcessed: number;
+  /** The newest modification time delivered so far; the object's watermark when the read succeeds. */
   maxUpdatedAt?: Date;
+  /** The newest deletion delivered so far from a listing of deletions. */
+  maxDeletedAt?: Date;
+  /** The provider's cursor the listing ended at (its last page), for the next read. */
+  resumeCursor?: string;
   done: boolean;
   createTime: Date;
   updateTime: Date;
@@ -40,6 +45,8 @@ export const ReadCheckpointEntity = new EntitySchema<ReadCheckpoint>({
     partsDelivered: { type: 'integer' },
     recordsProcessed: { type: 'integer' },
     maxUpdatedAt: { ...timestampColumn, nullable: true },
+    maxDeletedAt: { ...timestampColumn, nullable: true },
+    resumeCursor: { type: 'text', nullable: true },
     done: { type: 'boolean' },
     ...timestamps,
   },

@@ -122,8 +122,10 @@ export class CheckpointWriter {
     const { plan, checkpoint } = this;
     const last = pages[pages.length - 1];
     const records = pages.reduce((sum, page) => sum + page.records, 0);
-    // The object's position moves with what the provider returned: its newest change, its newest
-    // deletion from a listing of deletions, its cursor at the end of the listing.
+    // What the provider returned, gathered in the checkpoint: its newest change, its newest deletion
+    // from a listing of deletions, its cursor at the end of the listing. The object's position takes
+    // them when the read succeeds (finish.ts): a read that fails part-way through a listing not in
+    // time order must not leave the pages it did not reach behind the position.
     let newest: Date | undefined;
     let newestDeleted: Date | undefined;
     for (const page of pages) {
@@ -141,25 +143,16 @@ export class CheckpointWriter {
     const answers = begun.length ? completedAnswers(begun) : undefined;
     const clearFailures = this.#clearFailures && attempts.length > 0;
     // One statement: the checkpoint moves from the page expected (or nothing does), and only then
-    // the watermark, the operation's progress, the pages' logs, the answers of the pages' delivery
-    // attempts and the destination's health follow it.
+    // the versions delivered, the operation's progress, the pages' logs, the answers of the pages'
+    // delivery attempts and the destination's health follow it.
     const statement = `with cp as (
          update read_checkpoints
             set page_index = ?, page_token = ?, parts_delivered = 0,
                 records_processed = records_processed + ?, max_updated_at = greatest(max_updated_at, ?),
+                max_deleted_at = greatest(max_deleted_at, ?), resume_cursor = coalesce(?, resume_cursor),
                 done = ?, update_time = now()
           where operation_id = ? and page_index = ?
          returning operation_id, records_processed
-       ), watermark as (
-         insert into read_watermarks
-           (installation_id, object_name, project_id, watermark, deleted_watermark, resume_cursor, backfill_done, update_time)
-         select ?, ?, ?, ?::timestamptz, ?::timestamptz, ?::text, false, now() from cp
-          where ?::boolean and (?::timestamptz is not null or ?::timestamptz is not null or ?::text is not null)
-         on conflict (installation_id, object_name)
-         do update set watermark = greatest(read_watermarks.watermark, excluded.watermark),
-                       deleted_watermark = greatest(read_watermarks.deleted_watermark, excluded.deleted_watermark),
-                       resume_cursor = coalesce(excluded.resume_cursor, read_watermarks.resume_cursor),
-                       update_time = now()
        ), seen as (
          insert into read_seen (installation_id, object_name, record_id, project_id, updated_at, deleted, content_hash)
          select ?, ?, v.id, ?, v.at, v.deleted, v.hash
@@ -198,19 +191,11 @@ export class CheckpointWriter {
       last.nextPageToken ?? null,
       records,
       newest ?? null,
+      newestDeleted ?? null,
+      resumeCursor ?? null,
       last.done,
       checkpoint.operationId,
       this.pageIndex,
-      plan.installationId,
-      plan.objectName,
-      plan.projectId,
-      newest ?? null,
-      newestDeleted ?? null,
-      resumeCursor ?? null,
-      plan.advancesWatermark,
-      newest ?? null,
-      newestDeleted ?? null,
-      resumeCursor ?? null,
       plan.installationId,
       plan.objectName,
       plan.projectId,

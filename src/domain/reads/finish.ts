@@ -59,36 +59,46 @@ async function eventBase(
   return { ...installationEventBase(installation, await installationParties(em, installation)), objectName };
 }
 
+/** What a finished read returned of the provider: its newest change and deletion, its end cursor. */
+export interface ReadOutcome {
+  backfill: boolean;
+  newest?: Date;
+  newestDeleted?: Date;
+  resumeCursor?: string;
+}
+
 /**
- * A read that left no gap behind it finished: a backfill marks the object's history read, and
- * versions no later read can see again are forgotten. The object's position itself moved with each
- * page, from what the provider returned; the window's end (Ferry's clock) never moves it.
+ * A read that left no gap behind it succeeded: the object's position takes what the provider
+ * returned (the newest change and deletion delivered, the cursor the listing ended at; the
+ * window's end, Ferry's clock, never), a backfill marks the object's history read, and versions no
+ * later read can see again are forgotten.
  */
-export async function completeWindow(em: EntityManager, plan: ReadPlan, backfill: boolean): Promise<void> {
-  if (backfill) {
-    await em.execute(
-      `insert into read_watermarks (installation_id, object_name, project_id, backfill_done, update_time)
-       values (?, ?, ?, true, now())
-       on conflict (installation_id, object_name) do update set backfill_done = true, update_time = now()`,
-      [plan.installationId, plan.objectName, plan.projectId],
-      'run',
-    );
-  }
+export async function completeWindow(em: EntityManager, plan: ReadPlan, outcome: ReadOutcome): Promise<void> {
+  await em.execute(
+    `insert into read_watermarks
+       (installation_id, object_name, project_id, watermark, deleted_watermark, resume_cursor, backfill_done, update_time)
+     values (?, ?, ?, ?, ?, ?, ?, now())
+     on conflict (installation_id, object_name) do update
+       set watermark = greatest(read_watermarks.watermark, excluded.watermark),
+           deleted_watermark = greatest(read_watermarks.deleted_watermark, excluded.deleted_watermark),
+           resume_cursor = coalesce(excluded.resume_cursor, read_watermarks.resume_cursor),
+           backfill_done = read_watermarks.backfill_done or excluded.backfill_done,
+           update_time = now()`,
+    [
+      plan.installationId,
+      plan.objectName,
+      plan.projectId,
+      outcome.newest ?? null,
+      outcome.newestDeleted ?? null,
+      outcome.resumeCursor ?? null,
+      outcome.backfill,
+    ],
+    'run',
+  );
   await forgetOldVersions(em, plan, {
     overlapMs: plan.overlapMs ?? 0,
     deletionsOverlapMs: plan.deletionsOverlapMs ?? 0,
   });
-}
-
-/** Keeps the cursor a read's only page ended at (a quiet read records no checkpoint to carry it). */
-export async function keepResumeCursor(em: EntityManager, plan: ReadPlan, cursor: string): Promise<void> {
-  await em.execute(
-    `insert into read_watermarks (installation_id, object_name, project_id, resume_cursor, backfill_done, update_time)
-     values (?, ?, ?, ?, false, now())
-     on conflict (installation_id, object_name) do update set resume_cursor = excluded.resume_cursor, update_time = now()`,
-    [plan.installationId, plan.objectName, plan.projectId, cursor],
-    'run',
-  );
 }
 
 export async function finishRead(input: FinishReadInput): Promise<FinishedRead> {
@@ -138,7 +148,12 @@ export async function finishRead(input: FinishReadInput): Promise<FinishedRead> 
     installation.healthStatus = input.status === 'success' ? 'healthy' : 'unhealthy';
 
     if (input.status === 'success' && plan?.advancesWatermark) {
-      await completeWindow(tx, plan, input.readType === 'backfill');
+      await completeWindow(tx, plan, {
+        backfill: input.readType === 'backfill',
+        ...(checkpoint?.maxUpdatedAt && { newest: checkpoint.maxUpdatedAt }),
+        ...(checkpoint?.maxDeletedAt && { newestDeleted: checkpoint.maxDeletedAt }),
+        ...(checkpoint?.resumeCursor && { resumeCursor: checkpoint.resumeCursor }),
+      });
     }
 
     const base = await eventBase(tx, installation, plan, input.objectName);

@@ -5,7 +5,7 @@ import type { ReadObjectInput, ReadObjectResult } from '../../temporal/contracts
 import { appendLogs } from '../operation-logs.js';
 import { followLatestOperation } from '../operations.js';
 import { pageConnector } from './connector.js';
-import { completeWindow, keepResumeCursor, readSummary } from './finish.js';
+import { completeWindow, readSummary } from './finish.js';
 import { fetchPage, type ShapedPage } from './page-feed.js';
 import { createReadOperation } from './read-operation.js';
 import { observeLateness, planRead, readMetadata, startedLog, type PlannedRead } from './start.js';
@@ -94,9 +94,14 @@ async function recordQuietRead(
       ...page.logs,
       { severity: 'INFO', msg: result, details: { recordsProcessed: 0, pages: 1 } },
     ]);
+    // The whole listing was this one page, every record on it delivered before: the position may
+    // take its newest time and its cursor.
     if (plan.advancesWatermark) {
-      if (page.resumeCursor !== undefined) await keepResumeCursor(tx, plan, page.resumeCursor);
-      await completeWindow(tx, plan, false);
+      await completeWindow(tx, plan, {
+        backfill: false,
+        ...(page.newest && (page.deletions ? { newestDeleted: page.newest } : { newest: page.newest })),
+        ...(page.resumeCursor !== undefined && { resumeCursor: page.resumeCursor }),
+      });
     }
     if (installation.healthStatus !== 'healthy') {
       await tx.nativeUpdate(InstallationEntity, { id: installation.id }, { healthStatus: 'healthy' });
