@@ -889,6 +889,7 @@ export async function startFakeDynamics(): Promise<FakeDynamics> {
         set,
         row.record,
         typeof ctx.query.$select === 'string' ? ctx.query.$select : undefined,
+        /odata\.include-annotations/.test(preferences(ctx)),
       );
       return;
     }
@@ -933,6 +934,7 @@ export async function startFakeDynamics(): Promise<FakeDynamics> {
         set,
         target.record,
         typeof ctx.query.$select === 'string' ? ctx.query.$select : undefined,
+        /odata\.include-annotations/.test(preferences(ctx)),
       );
       return;
     }
