@@ -224,7 +224,8 @@ describe('search on HubSpot (CRM search, EQ filters)', () => {
       declared: { requiredFields: [], optionalFields: [], optionalFieldsAuto: 'all' },
       configured: { selectedFields: {} },
     });
-    const [first, second] = hubspot.seedRecords('contacts', [Date.now() - 2000, Date.now() - 1000]);
+    // Old enough to be in HubSpot's search index, which shows changes a few seconds late.
+    const [first, second] = hubspot.seedRecords('contacts', [Date.now() - 60_000, Date.now() - 59_000]);
     first.properties.firstname = 'Grace';
     second.properties.firstname = 'Alan';
   });

@@ -6,12 +6,17 @@ import { FakeHttpError, FakeProvider, RecordStore } from '../kit/fake-provider.j
  * A local stand-in for Copper's Developer API (https://developer.copper.com/), answering with the
  * documented shapes: every call carries `X-PW-AccessToken`, `X-PW-Application: developer_api` and
  * `X-PW-UserEmail`; people, companies and opportunities are listed by `POST /v1/<entity>/search`
- * (`page_size` ≤ 200, `page_number` from 1, `sort_by`/`sort_direction`, `minimum_modified_date` and
- * `maximum_modified_date` in Unix seconds, search criteria `name`, `emails` (people) and
- * `phone_number` (people, companies), a bare JSON array answered, the total in `X-PW-TOTAL`);
- * records carry `date_created`/`date_modified` in Unix seconds and `custom_fields`; `PUT` updates
- * only the fields sent; `DELETE` answers `{id, is_deleted}`; custom field definitions list every
- * entity's fields with `available_on`; errors are `{success: false, status, message}`.
+ * (`page_size` default 20, at most 200, `page_number` from 1, `sort_by` (people `first_name`, others
+ * `name` by default) and `sort_direction` (default `asc`), `minimum_modified_date` and
+ * `maximum_modified_date` in Unix seconds, both inclusive, search criteria `name`, `emails`
+ * (people) and `phone_number` (people, companies); only the first 100,000 matches are reachable;
+ * a bare JSON array answered, the total in `X-PW-TOTAL`); records carry `date_created` and
+ * `date_modified` in Unix seconds and `custom_fields` as `[{custom_field_definition_id, value}]`
+ * for every custom field of the entity (null when empty); `PUT` updates only the fields sent
+ * (custom fields merged by definition); `DELETE` answers `{id, is_deleted}` and the record is gone
+ * (Copper lists no deletions: only a `delete` webhook tells); custom field definitions list every
+ * entity's fields with `available_on`; 180 requests a minute, rolling, then 429; errors are
+ * `{success: false, status, message}`.
  */
 
 type CopperRecord = Record<string, unknown> & { id: number; date_modified: number };
@@ -19,6 +24,43 @@ type CopperRecord = Record<string, unknown> & { id: number; date_modified: numbe
 const entities = ['people', 'companies', 'opportunities'] as const;
 type Entity = (typeof entities)[number];
 const maxPageSize = 200;
+const defaultPageSize = 20;
+/** "Search requests are limited to returning only the first 100,000 records regardless of the pagination parameters." */
+const searchCap = 100_000;
+/** "All API calls are limited to 180 requests per minute", on a rolling window. */
+const requestsPerMinute = 180;
+const entityTypes: Record<Entity, string> = {
+  people: 'person',
+  companies: 'company',
+  opportunities: 'opportunity',
+};
+const defaultSort: Record<Entity, string> = {
+  people: 'first_name',
+  companies: 'name',
+  opportunities: 'name',
+};
+const sortable: Record<Entity, string[]> = {
+  people: [
+    'name',
+    'first_name',
+    'last_name',
+    'title',
+    'company_name',
+    'date_modified',
+    'date_created',
+    'interaction_count',
+  ],
+  companies: ['name', 'email_domain', 'date_modified', 'date_created', 'interaction_count'],
+  opportunities: [
+    'name',
+    'monetary_value',
+    'close_date',
+    'status',
+    'date_modified',
+    'date_created',
+    'interaction_count',
+  ],
+};
 /** The user whose key the fake accepts; a spec gives it as the connection's `userEmail`. */
 export const copperUserEmail = 'owner@example.com';
 
@@ -98,11 +140,20 @@ export function copperWebhookNotification(
   });
 }
 
-export async function startFakeCopper(): Promise<ConformanceFake> {
+export interface FakeCopperOptions {
+  /** Requests a minute before a 429 (Copper: 180); false turns the limit off. */
+  requestsPerMinute?: number | false;
+}
+
+export async function startFakeCopper(options: FakeCopperOptions = {}): Promise<ConformanceFake> {
   const stores = Object.fromEntries(
     entities.map((entity) => [entity, new RecordStore<CopperRecord>()]),
   ) as Record<Entity, RecordStore<CopperRecord>>;
   let nextId = 1;
+  /** Versions shown until a late change commits (`touch(…, {visibleFromMs})`). */
+  const previous = new Map<string, CopperRecord>();
+  const limit = options.requestsPerMinute ?? requestsPerMinute;
+  let requestTimes: number[] = [];
 
   const fake = new FakeProvider({
     credentialOf: (ctx) =>
@@ -122,15 +173,48 @@ export async function startFakeCopper(): Promise<ConformanceFake> {
     return entity;
   };
 
+  const now = () => fake.now();
+  /** The version readers see now: the previous one until a late change commits. */
+  const visible = (
+    entity: Entity,
+    row: { record: CopperRecord; modifiedMs: number; visibleFromMs?: number },
+  ) =>
+    (row.visibleFromMs ?? row.modifiedMs) <= now() ? row.record : previous.get(`${entity}:${row.record.id}`);
+
   const recordOf = (entity: Entity, id: string): CopperRecord => {
     const row = stores[entity].get(id);
-    if (!row) throw new FakeHttpError(404, 'Resource not found');
-    return row.record;
+    const record = row && visible(entity, row);
+    if (!record) throw new FakeHttpError(404, 'Resource not found');
+    return record;
   };
 
-  const touch = (entity: Entity, record: CopperRecord, ms: number) => {
+  const touch = (entity: Entity, record: CopperRecord, ms: number, visibleFromMs = ms) => {
+    const row = stores[entity].get(String(record.id))!;
+    const shown = visible(entity, row);
+    if (shown) previous.set(`${entity}:${record.id}`, structuredClone(shown));
     record.date_modified = Math.floor(ms / 1000);
-    stores[entity].put(String(record.id), record, ms);
+    stores[entity].put(String(record.id), record, ms, visibleFromMs);
+  };
+
+  /** Every custom field of the entity, `{custom_field_definition_id, value}`, null when empty. */
+  const customFieldsOf = (
+    entity: Entity,
+    given: unknown = [],
+  ): { custom_field_definition_id: number; value: unknown }[] => {
+    const values = new Map(
+      (Array.isArray(given) ? given : []).map(
+        (entry: { custom_field_definition_id: number; value: unknown }) => [
+          Number(entry.custom_field_definition_id),
+          entry.value,
+        ],
+      ),
+    );
+    return customFieldDefinitions
+      .filter((definition) => definition.available_on.includes(entityTypes[entity]))
+      .map((definition) => ({
+        custom_field_definition_id: definition.id,
+        value: values.get(definition.id) ?? null,
+      }));
   };
 
   const newRecord = (entity: Entity, values: Record<string, unknown>, ms: number): CopperRecord => {
@@ -141,7 +225,6 @@ export async function startFakeCopper(): Promise<ConformanceFake> {
       assignee_id: null,
       tags: [],
       details: null,
-      custom_fields: [],
       interaction_count: 0,
       date_created: seconds,
       date_modified: seconds,
@@ -185,6 +268,7 @@ export async function startFakeCopper(): Promise<ConformanceFake> {
               priority: 'None',
               ...values,
             };
+    record.custom_fields = customFieldsOf(entity, values.custom_fields);
     stores[entity].put(String(id), record, ms);
     return record;
   };
@@ -204,10 +288,49 @@ export async function startFakeCopper(): Promise<ConformanceFake> {
         throw new FakeHttpError(422, 'Validation error: Primary contact is required');
       }
     }
+    if (values.custom_fields !== undefined) {
+      if (!Array.isArray(values.custom_fields))
+        throw new FakeHttpError(422, 'Invalid input: custom_fields must be a list');
+      for (const entry of values.custom_fields as {
+        custom_field_definition_id?: unknown;
+        value?: unknown;
+      }[]) {
+        const definition = customFieldDefinitions.find(
+          (d) => d.id === Number(entry?.custom_field_definition_id),
+        );
+        if (!definition || !definition.available_on.includes(entityTypes[entity])) {
+          throw new FakeHttpError(
+            422,
+            `Invalid input: custom field definition ${String(entry?.custom_field_definition_id)} is not available on this ${entityTypes[entity]}`,
+          );
+        }
+        if (
+          definition.options &&
+          entry.value !== null &&
+          !definition.options.some((o) => o.id === entry.value)
+        ) {
+          throw new FakeHttpError(
+            422,
+            `Invalid input: ${String(entry.value)} is not an option of ${definition.name}`,
+          );
+        }
+      }
+    }
     return values;
   };
 
   const router = fake.router;
+
+  // 180 requests a minute, on a rolling window (wall clock).
+  router.use(async (_ctx, next) => {
+    if (limit !== false) {
+      const wall = Date.now();
+      requestTimes = requestTimes.filter((t) => t > wall - 60_000);
+      if (requestTimes.length >= limit) throw new FakeHttpError(429, 'Rate limit exceeded');
+      requestTimes.push(wall);
+    }
+    await next();
+  });
 
   // Webhooks (https://developer.copper.com/webhooks/create-new-subscription.html), before the
   // entity routes that would take `webhooks` for an entity.
@@ -228,7 +351,7 @@ export async function startFakeCopper(): Promise<ConformanceFake> {
       type: String(body.type),
       event: String(body.event),
       ...(body.secret !== undefined && { secret: body.secret as Record<string, string> }),
-      created_at: Math.floor(Date.now() / 1000),
+      created_at: Math.floor(now() / 1000),
     };
     copperWebhooks.set(subscription.id, subscription);
     ctx.body = subscription;
@@ -247,7 +370,7 @@ export async function startFakeCopper(): Promise<ConformanceFake> {
   router.post('/v1/:entity/search', (ctx) => {
     const entity = entityOf(ctx);
     const body = (ctx.request.body ?? {}) as Record<string, unknown>;
-    const pageSize = Number(body.page_size ?? 20);
+    const pageSize = Number(body.page_size ?? defaultPageSize);
     const pageNumber = Number(body.page_number ?? 1);
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > maxPageSize) {
       throw new FakeHttpError(422, `Invalid input: page_size must be between 1 and ${maxPageSize}`);
@@ -255,6 +378,7 @@ export async function startFakeCopper(): Promise<ConformanceFake> {
     if (!Number.isInteger(pageNumber) || pageNumber < 1) {
       throw new FakeHttpError(422, 'Invalid input: page_number must be at least 1');
     }
+    fake.logListing(ctx, { object: entity, pageSize, maxPageSize });
     const seconds = (name: string): number | undefined => {
       const value = body[name];
       if (value === undefined || value === null) return undefined;
@@ -282,11 +406,14 @@ export async function startFakeCopper(): Promise<ConformanceFake> {
         ),
       );
     }
-    const sortBy = String(body.sort_by ?? 'name');
+    const sortBy = String(body.sort_by ?? defaultSort[entity]);
+    if (!sortable[entity].includes(sortBy))
+      throw new FakeHttpError(422, `Invalid input: cannot sort by ${sortBy}`);
     const direction = body.sort_direction === 'desc' ? -1 : 1;
     const found = stores[entity]
       .live()
-      .map((row) => row.record)
+      .map((row) => visible(entity, row))
+      .filter((record): record is CopperRecord => record !== undefined)
       // Both bounds are inclusive, to the second.
       .filter(
         (record) =>
@@ -295,12 +422,15 @@ export async function startFakeCopper(): Promise<ConformanceFake> {
           criteria.every((holds) => holds(record)),
       )
       .sort((a, b) => {
-        const [x, y] = [a[sortBy] as string | number, b[sortBy] as string | number];
-        const order = x < y ? -1 : x > y ? 1 : 0;
-        return order !== 0 ? direction * order : a.id - b.id;
+        const [x, y] = [a[sortBy] as string | number | null, b[sortBy] as string | number | null];
+        // Empty values sort last (verify).
+        if (x === y || (x == null && y == null)) return a.id - b.id;
+        if (x == null) return 1;
+        if (y == null) return -1;
+        return direction * (x < y ? -1 : 1);
       });
     ctx.set('X-PW-TOTAL', String(found.length));
-    ctx.body = found.slice((pageNumber - 1) * pageSize, pageNumber * pageSize);
+    ctx.body = found.slice(0, searchCap).slice((pageNumber - 1) * pageSize, pageNumber * pageSize);
   });
 
   router.get('/v1/:entity/:id', (ctx) => {
@@ -309,21 +439,32 @@ export async function startFakeCopper(): Promise<ConformanceFake> {
 
   router.post('/v1/:entity', (ctx) => {
     const entity = entityOf(ctx);
-    ctx.body = newRecord(entity, checkValues(entity, ctx.request.body, true), Date.now());
+    ctx.body = newRecord(entity, checkValues(entity, ctx.request.body, true), now());
   });
 
   router.put('/v1/:entity/:id', (ctx) => {
     const entity = entityOf(ctx);
-    const record = recordOf(entity, ctx.params.id);
-    Object.assign(record, checkValues(entity, ctx.request.body, false));
-    touch(entity, record, Date.now());
+    recordOf(entity, ctx.params.id);
+    const record = stores[entity].get(ctx.params.id)!.record;
+    const values = checkValues(entity, ctx.request.body, false);
+    touch(entity, record, now());
+    const customFields = values.custom_fields as
+      { custom_field_definition_id: number; value: unknown }[] | undefined;
+    delete values.custom_fields;
+    Object.assign(record, values);
+    if (customFields) {
+      record.custom_fields = customFieldsOf(entity, [
+        ...(record.custom_fields as { custom_field_definition_id: number; value: unknown }[]),
+        ...customFields,
+      ]);
+    }
     ctx.body = record;
   });
 
   router.delete('/v1/:entity/:id', (ctx) => {
     const entity = entityOf(ctx);
     const record = recordOf(entity, ctx.params.id);
-    stores[entity].rows.get(String(record.id))!.deleted = true;
+    stores[entity].remove(String(record.id), now());
     ctx.body = { id: record.id, is_deleted: true };
   });
 
@@ -349,8 +490,15 @@ export async function startFakeCopper(): Promise<ConformanceFake> {
             : { name: `${entity} ${ms}` };
         return String(newRecord(entity as Entity, values, ms).id);
       }),
-    touch(entity, id, modifiedMs) {
-      touch(entity as Entity, recordOf(entity as Entity, id), modifiedMs);
+    setClock: (clock) => fake.setClock(clock),
+    touch(entity, id, modifiedMs, touchOptions) {
+      const row = stores[entity as Entity].get(id);
+      if (!row) throw new Error(`no ${entity} ${id} in the fake`);
+      touch(entity as Entity, row.record, modifiedMs, touchOptions?.visibleFromMs ?? modifiedMs);
+    },
+    // Copper lists no deletions: the record is simply gone (a `delete` webhook is the only notice).
+    remove(entity, id, atMs) {
+      stores[entity as Entity].remove(id, atMs);
     },
     stored: (entity, id) => stores[entity as Entity].get(id)?.record,
     stop: () => fake.stop(),

@@ -21,7 +21,17 @@ export const spec: ConformanceSpec = {
       metadata: {
         lastname: { valueType: 'string', readOnly: false, isCustom: false },
         modifiedon: { valueType: 'datetime', readOnly: true },
-        new_tier: { valueType: 'singleSelect', isCustom: true },
+        new_tier: {
+          valueType: 'singleSelect',
+          isCustom: true,
+          values: [
+            { value: '100000000', displayValue: 'Gold' },
+            { value: '100000001', displayValue: 'Silver' },
+          ],
+        },
+        fullname: { valueType: 'string', readOnly: true },
+        // A lookup is read as _<name>_value: the metadata names the field records carry.
+        _parentcustomerid_value: { isCustom: false, readOnly: false },
       },
     },
     {

@@ -31,6 +31,10 @@ export const spec: ConformanceSpec = {
         },
         hs_object_id: { valueType: 'float', readOnly: true },
         hs_email_optout: { valueType: 'boolean' },
+        createdate: { valueType: 'datetime', readOnly: true },
+        // Calculated by HubSpot (modificationMetadata.readOnlyValue).
+        hs_email_domain: { valueType: 'string', readOnly: true },
+        customer_tier: { valueType: 'singleSelect', isCustom: true },
       },
     },
     {
@@ -51,6 +55,17 @@ export const spec: ConformanceSpec = {
         create: { dealname: 'Renewal' },
         update: { dealname: 'Renewal 2027' },
         check: (stored) => (stored.properties as Record<string, unknown>).dealname,
+      },
+      metadata: {
+        amount: { valueType: 'float', isCustom: false },
+        dealstage: {
+          valueType: 'singleSelect',
+          values: [
+            { value: 'appointmentscheduled', displayValue: 'Appointment Scheduled' },
+            { value: 'closedwon', displayValue: 'Closed Won' },
+          ],
+        },
+        hs_lastmodifieddate: { valueType: 'datetime', readOnly: true },
       },
     },
   ],

@@ -37,8 +37,18 @@ export const spec: ConformanceSpec = {
             { value: 'Energy', displayValue: 'Energy' },
           ],
         },
-        Tier__c: { valueType: 'singleSelect', isCustom: true },
+        // Retail and Bronze are inactive picklist values: described, but not allowed values.
+        Tier__c: {
+          valueType: 'singleSelect',
+          isCustom: true,
+          values: [
+            { value: 'Gold', displayValue: 'Gold' },
+            { value: 'Silver', displayValue: 'Silver' },
+          ],
+        },
         AnnualRevenue: { valueType: 'float' },
+        // A formula field: neither createable nor updateable.
+        Score__c: { valueType: 'float', readOnly: true, isCustom: true },
       },
     },
     {
@@ -50,7 +60,11 @@ export const spec: ConformanceSpec = {
         check: (stored) => stored.Company,
         delete: true,
       },
-      metadata: { Status: { valueType: 'singleSelect', isRequired: false } },
+      metadata: {
+        Status: { valueType: 'singleSelect', isRequired: false },
+        // Createable but not updateable: writable, on create only.
+        IsConverted: { valueType: 'boolean', readOnly: false, isRequired: false },
+      },
     },
     {
       name: 'Opportunity',
