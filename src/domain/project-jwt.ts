@@ -4,6 +4,7 @@ import { decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import { ProblemError } from '../core/problem.js';
 import { type Principal } from '../core/principal.js';
 import { isUuid } from '../core/ids.js';
+import { canonicalName } from '../core/names.js';
 import { JwtKeyEntity } from '../db/entities/jwt-key.js';
 
 /** Tokens minted by different machines disagree a little about the time. */
@@ -45,7 +46,8 @@ export async function verifyProjectJwt(token: string, em: EntityManager): Promis
       projectId: key.projectId,
       keyId: key.id,
       ...(typeof payload.sub === 'string' && { subject: payload.sub }),
-      ...(typeof payload.groupRef === 'string' && { groupRef: payload.groupRef }),
+      // The group named as the API names groups (NFC), so it matches however the backend spelled it.
+      ...(typeof payload.groupRef === 'string' && { groupRef: canonicalName(payload.groupRef) }),
     };
   } catch (error) {
     if (error instanceof errors.JWTExpired) throw reject('The token has expired.');
