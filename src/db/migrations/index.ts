@@ -13,6 +13,7 @@ import { Migration20261125100000_attempt_ledger } from './Migration2026112510000
 import { Migration20261126000000_exclusive_runs } from './Migration20261126000000_exclusive_runs.js';
 import { Migration20261127000000_list_order_indexes } from './Migration20261127000000_list_order_indexes.js';
 import { Migration20261128000000_refresh_token_expiry } from './Migration20261128000000_refresh_token_expiry.js';
+import { Migration20261129000000_nfc_names } from './Migration20261129000000_nfc_names.js';
 
 /**
  * Migrations are listed explicitly rather than discovered from disk, so they run the same under
@@ -39,4 +40,5 @@ export const migrationsList: MigrationObject[] = [
     name: 'Migration20261128000000_refresh_token_expiry',
     class: Migration20261128000000_refresh_token_expiry,
   },
+  { name: 'Migration20261129000000_nfc_names', class: Migration20261129000000_nfc_names },
 ];
