@@ -406,6 +406,7 @@ describe('hostile input', () => {
       const token = await mint({ groupRef: groupRef as unknown as string });
       const response = await stack.api('GET', `${base}/installations`, { apiKey: undefined, bearer: token });
       expect([groupRef, response.status]).toEqual([groupRef, 401]);
+      expect(response.body.detail).toMatch(/"groupRef" claim must be a group reference/);
     }
     const scoped = await mint({ groupRef: 'g' });
     expect(

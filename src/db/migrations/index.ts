@@ -14,6 +14,7 @@ import { Migration20261126000000_exclusive_runs } from './Migration2026112600000
 import { Migration20261127000000_list_order_indexes } from './Migration20261127000000_list_order_indexes.js';
 import { Migration20261128000000_refresh_token_expiry } from './Migration20261128000000_refresh_token_expiry.js';
 import { Migration20261129000000_nfc_names } from './Migration20261129000000_nfc_names.js';
+import { Migration20261129100000_jwt_key_claims } from './Migration20261129100000_jwt_key_claims.js';
 
 /**
  * Migrations are listed explicitly rather than discovered from disk, so they run the same under
@@ -41,4 +42,5 @@ export const migrationsList: MigrationObject[] = [
     class: Migration20261128000000_refresh_token_expiry,
   },
   { name: 'Migration20261129000000_nfc_names', class: Migration20261129000000_nfc_names },
+  { name: 'Migration20261129100000_jwt_key_claims', class: Migration20261129100000_jwt_key_claims },
 ];
