@@ -36,6 +36,11 @@ describe('the NFC names migration', () => {
       await topic('a\u0328\u0301', '2 days'),
       await topic('a\u0301\u0328', '1 day'),
     ];
+    const project = { id: randomUUID(), name: decomposed(`Zoë-${randomUUID().slice(0, 8)}`) };
+    await sql(
+      `insert into projects (id, org_id, name, app_name) select ?, org_id, ?, 'app' from projects where id = ?`,
+      [project.id, project.name, projectId],
+    );
     const groupId = randomUUID();
     await sql(`insert into groups (id, project_id, group_ref, group_name) values (?, ?, ?, 'g')`, [
       groupId,
@@ -72,6 +77,8 @@ describe('the NFC names migration', () => {
     expect(names[olderDecomposed]).toBe(decomposed('café'));
     expect(names[olderTwin]).toBe('\u0105\u0301');
     expect(names[newerTwin]).toBe('a\u0301\u0328');
+    const [renamed] = await sql<{ name: string }>(`select name from projects where id = ?`, [project.id]);
+    expect(renamed.name).toBe(composed(project.name));
     const [group] = await sql<{ group_ref: string }>(`select group_ref from groups where id = ?`, [groupId]);
     expect(group.group_ref).toBe(composed('Société'));
     const [integration] = await sql<{ name: string; content_name: string }>(

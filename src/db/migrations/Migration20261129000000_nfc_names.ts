@@ -6,6 +6,7 @@ const uniqueNames = [
   { table: 'integrations', column: 'name', scope: ['project_id'], where: 'true' },
   { table: 'groups', column: 'group_ref', scope: ['project_id'], where: 'true' },
   { table: 'consumers', column: 'consumer_ref', scope: ['project_id'], where: 'true' },
+  { table: 'projects', column: 'name', scope: [], where: 'true' },
   { table: 'builders', column: 'email', scope: [], where: 'true' },
   { table: 'invites', column: 'invited_email', scope: ['org_id'], where: "status = 'pending'" },
 ];
