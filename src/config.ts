@@ -88,6 +88,12 @@ export interface Config {
   scheduleSpreadSeconds: number;
   /** How long an org invite stays pending before it expires. */
   inviteTtlSeconds: number;
+  /**
+   * The longest a project JWT may be valid, from its `iat` (or now, without one) to its `exp`: for a
+   * token minted for one group (a `groupRef` claim, handed to a browser) and for one that acts for
+   * the whole project (FERRY_GROUP_JWT_MAX_LIFETIME_SECONDS, FERRY_PROJECT_JWT_MAX_LIFETIME_SECONDS).
+   */
+  projectJwtMaxLifetimeSeconds: { groupScoped: number; projectWide: number };
   repair: {
     /** How often each worker reconciles workflows with PostgreSQL and sweeps stuck operations. */
     intervalMs: number;
@@ -390,6 +396,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     minScheduleIntervalSeconds: intVar(env, 'FERRY_MIN_SCHEDULE_INTERVAL_SECONDS', 300),
     scheduleSpreadSeconds: intVar(env, 'FERRY_SCHEDULE_SPREAD_SECONDS', 300),
     inviteTtlSeconds: intVar(env, 'FERRY_INVITE_TTL_SECONDS', 7 * 24 * 3600),
+    projectJwtMaxLifetimeSeconds: {
+      groupScoped: Math.max(1, intVar(env, 'FERRY_GROUP_JWT_MAX_LIFETIME_SECONDS', 24 * 3600)),
+      projectWide: Math.max(1, intVar(env, 'FERRY_PROJECT_JWT_MAX_LIFETIME_SECONDS', 3600)),
+    },
     repair: {
       intervalMs: Math.max(1, intVar(env, 'FERRY_REPAIR_INTERVAL_SECONDS', 15)) * 1000,
       stuckAfterMs: Math.max(1, intVar(env, 'FERRY_STUCK_OPERATION_SECONDS', 120)) * 1000,

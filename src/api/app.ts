@@ -3,7 +3,6 @@ import { Readable } from 'node:stream';
 import { join } from 'node:path';
 import Koa from 'koa';
 import Router from '@koa/router';
-import { bodyParser } from '@koa/bodyparser';
 import cors from '@koa/cors';
 import { config } from '../config.js';
 import { em as newEntityManager } from '../db/orm.js';
@@ -24,6 +23,7 @@ import {
 } from './middleware.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { mountDocs } from './docs.js';
+import { jsonBodyReader, rawBodyReader } from './request-body.js';
 import type { ListenerPorts } from './listener-origins.js';
 import { ProblemError } from '../core/problem.js';
 import { toKoaPath, type AnyRoute, type HandlerContext, type HandlerResult, type Host } from './route.js';
@@ -151,23 +151,6 @@ function noteCheckedAnswer(operationId: string, status: number): void {
   appendFileSync(join(config().dataDir, 'answers.log'), `${key}\n`);
 }
 
-async function readRawBody(ctx: Koa.Context, next: Koa.Next): Promise<void> {
-  const limit = config().bodyLimitBytes;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit)
-      throw new ProblemError({
-        status: 413,
-        detail: 'The request body is larger than the configured limit.',
-      });
-    chunks.push(chunk);
-  }
-  ctx.state.rawBody = Buffer.concat(chunks);
-  await next();
-}
-
 /**
  * Builds the Koa application for one host (api, read, write or search) from the route declarations.
  * `ports` are the listeners' bound ports, for the API reference's try-it (filled in once they listen).
@@ -226,15 +209,11 @@ export function createApp(host: Host, routes: AnyRoute[] = allRoutes(), ports: L
     await next();
   });
   app.use(requireJsonBody);
-  const parseJson = bodyParser({
-    enableTypes: ['json'],
-    jsonLimit: config().bodyLimitBytes,
-    encoding: 'utf-8',
-    extendTypes: { json: ['application/json', 'application/*+json'] },
-  });
+  const readJsonBody = jsonBodyReader(config().bodyLimitBytes);
   // A raw-body route (provider webhooks) gets the exact bytes it was sent, whatever their type:
   // signatures are computed over them.
-  app.use((ctx, next) => (ctx.state.rawBodyRoute ? readRawBody(ctx, next) : parseJson(ctx, next)));
+  const readRawBody = rawBodyReader(config().bodyLimitBytes);
+  app.use((ctx, next) => (ctx.state.rawBodyRoute ? readRawBody(ctx, next) : readJsonBody(ctx, next)));
   app.use(boundedInput);
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -13,6 +13,7 @@ import { userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 import { options } from './options.js';
+import { startBanner } from './start-banner.js';
 import { loadConfig, projectRoot, resetConfig } from '../config.js';
 
 /** FERRY_DATA_DIR, as the configuration reads it: keys, the dev project and the embedded PostgreSQL. */
@@ -298,27 +299,16 @@ async function bringUp(stops: (() => Promise<void>)[], started: number, temporal
 
   const project = await developmentProject();
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  const banner = [
-    '',
-    `  Ferry is running (ready in ${seconds} s)`,
-    '',
-    `  api        ${servers.urls.api}      reference: ${servers.urls.api}/docs`,
-    `  console    ${servers.urls.api.replace(/\/v1$/, '')}/console/   (sign in with the API key below)`,
-    `  read       ${servers.urls.read}`,
-    `  write      ${servers.urls.write}`,
-    `  search     ${servers.urls.search}`,
-    `  proxy      ${servers.urls.proxy}`,
-    `  metrics    ${metrics ? metrics.url : 'off (FERRY_METRICS_PORT=0)'}`,
-    `  Temporal   ${config().temporal.address}${temporalUi ? `   UI: ${temporalUi}` : ''}`,
-    `  sandbox    ${sandbox.url}   (API key: sandbox-demo-key)`,
-    `  database   ${databaseUrl.replace(/:[^:@/]+@/, ':***@')}`,
-    '',
-    `  project    ${project.name} (${project.id})`,
-    `  API key    ${project.apiKey}`,
-    '',
-    `  try: curl -H 'X-Api-Key: ${project.apiKey}' ${servers.urls.api}/projects/${project.name}/integrations`,
-    '  Ctrl-C stops everything.',
-    '',
-  ].join('\n');
+  const banner = startBanner({
+    seconds,
+    urls: servers.urls,
+    metricsUrl: metrics?.url,
+    temporalAddress: config().temporal.address,
+    temporalUi,
+    sandboxUrl: sandbox.url,
+    databaseUrl,
+    project,
+    allowPrivateDestinations: config().allowPrivateDestinations,
+  });
   process.stdout.write(`${banner}\n`);
 }

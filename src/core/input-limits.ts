@@ -13,6 +13,22 @@ export const MAX_JSON_DEPTH = 32;
 export const MAX_ECHOED_CHARS = 200;
 
 const NUL = '\u0000';
+/**
+ * A UTF-16 surrogate without its other half (JSON can spell one, `"\ud800"`): no Unicode character,
+ * so UTF-8 cannot hold it, and PostgreSQL would keep U+FFFD instead of what the answer showed.
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** What keeps a string (a value or a key) out of storage: a NUL character or a lone surrogate. */
+function unstorable(text: string): string | undefined {
+  if (text.includes(NUL)) return 'a NUL character (U+0000), which is not allowed';
+  const surrogate = LONE_SURROGATE.exec(text)?.[0];
+  if (surrogate) {
+    const code = surrogate.charCodeAt(0).toString(16).toUpperCase();
+    return `a lone surrogate (\\u${code}), which is not a Unicode character; send the pair or the character itself`;
+  }
+  return undefined;
+}
 
 function pointerPart(key: string | number): string {
   return String(key).replaceAll('~', '~0').replaceAll('/', '~1');
@@ -20,7 +36,8 @@ function pointerPart(key: string | number): string {
 
 /**
  * The first thing wrong with a parsed JSON value: nested deeper than MAX_JSON_DEPTH, or a NUL
- * character in a string or a key. Walks with its own stack, so any depth is safe to inspect.
+ * character or a lone surrogate in a string or a key. Walks with its own stack, so any depth is
+ * safe to inspect.
  */
 export function jsonInputProblem(value: unknown, location: ProblemIssue['in']): ProblemIssue | undefined {
   const stack: { value: unknown; depth: number; pointer: string }[] = [{ value, depth: 0, pointer: '' }];
@@ -29,13 +46,8 @@ export function jsonInputProblem(value: unknown, location: ProblemIssue['in']): 
     // Named as schema issues are (`metadata.headers.X-A`, `items[2]`), the whole input by its location.
     const name = pointerToName(current.pointer) || location;
     if (typeof current.value === 'string') {
-      if (current.value.includes(NUL)) {
-        return {
-          in: location,
-          name,
-          detail: `${name} contains a NUL character (U+0000), which is not allowed`,
-        };
-      }
+      const why = unstorable(current.value);
+      if (why) return { in: location, name, detail: `${name} contains ${why}` };
       continue;
     }
     if (current.value === null || typeof current.value !== 'object') continue;
@@ -47,13 +59,10 @@ export function jsonInputProblem(value: unknown, location: ProblemIssue['in']): 
       : Object.entries(current.value);
     for (const [key, item] of entries) {
       const pointer = `${current.pointer}/${pointerPart(key)}`;
-      if (typeof key === 'string' && key.includes(NUL)) {
+      const why = typeof key === 'string' ? unstorable(key) : undefined;
+      if (why) {
         const keyName = pointerToName(pointer);
-        return {
-          in: location,
-          name: keyName,
-          detail: `the key ${keyName} contains a NUL character (U+0000)`,
-        };
+        return { in: location, name: keyName, detail: `the key ${keyName} contains ${why}` };
       }
       stack.push({ value: item, depth: current.depth + 1, pointer });
     }

@@ -1,6 +1,6 @@
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
-import Value from 'typebox/value';
+import Value, { DecodeUnsafe, HasCodec } from 'typebox/value';
 import Format from 'typebox/format';
 import { ProblemError, type ProblemIssue } from './problem.js';
 
@@ -122,11 +122,26 @@ export function schemaIssues(
   return [...issues.values()];
 }
 
-/** Validates and returns the typed value, or throws a 400 problem listing every issue. */
+const codecs = new WeakMap<TSchema, boolean>();
+
+/**
+ * A value that checked against its schema, with the schema's codecs applied in place (names
+ * normalised to NFC: `NfcName`); a schema without codecs leaves it untouched.
+ */
+export function decoded<T>(schema: TSchema, value: unknown): T {
+  let hasCodec = codecs.get(schema);
+  if (hasCodec === undefined) {
+    hasCodec = HasCodec(schema);
+    codecs.set(schema, hasCodec);
+  }
+  return (hasCodec ? DecodeUnsafe({}, schema, value) : value) as T;
+}
+
+/** Validates and returns the typed (and decoded) value, or throws a 400 problem listing every issue. */
 export function parseWith<T>(schema: TSchema, value: unknown, location: Location): T {
   const issues = schemaIssues(schema, value, location);
   if (issues.length) throw ProblemError.invalid(issues);
-  return value as T;
+  return decoded<T>(schema, value);
 }
 
 /** Query and path values arrive as strings; convert them to the schema's types before checking. */

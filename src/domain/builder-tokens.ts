@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { SignJWT, errors, jwtVerify } from 'jose';
 import { config } from '../config.js';
+import { canonicalEmail } from '../core/names.js';
 import { ProblemError } from '../core/problem.js';
 import type { Principal } from '../core/principal.js';
 import { BuilderEntity, type Builder } from '../db/entities/org.js';
@@ -11,7 +12,7 @@ const AUDIENCE = 'ferry:builder';
 
 /** Finds the builder with this email, creating them on first sign-in. */
 export async function findOrCreateBuilder(em: EntityManager, email: string): Promise<Builder> {
-  const normalized = email.trim().toLowerCase();
+  const normalized = canonicalEmail(email);
   const existing = await em.findOne(BuilderEntity, { email: normalized });
   if (existing) return existing;
   const builder = em.create(BuilderEntity, {

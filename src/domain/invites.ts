@@ -4,6 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { config } from '../config.js';
 import { ProblemError } from '../core/problem.js';
 import { isUuid } from '../core/ids.js';
+import { canonicalEmail } from '../core/names.js';
 import { InviteEntity, type Invite } from '../db/entities/invite.js';
 import { BuilderEntity, OrgMembershipEntity } from '../db/entities/org.js';
 import type { InviteView } from '../schemas/orgs.js';
@@ -14,10 +15,6 @@ import { addMember, type BuilderPrincipal } from './orgs.js';
  * read and write first marks the pending invites past their expiry as expired, so no caller ever
  * sees a stale `pending`.
  */
-
-export function normalizeEmail(email: string): string {
-  return email.trim().toLowerCase();
-}
 
 export function inviteView(invite: Invite): InviteView {
   return {
@@ -67,7 +64,7 @@ export async function createInvite(
   email: string,
   invitedBy: string,
 ): Promise<Invite> {
-  const invitedEmail = normalizeEmail(email);
+  const invitedEmail = canonicalEmail(email);
   await settleExpiredInvites(em, { orgId });
   const builder = await em.findOne(BuilderEntity, { email: invitedEmail });
   if (builder && (await em.count(OrgMembershipEntity, { orgId, builderId: builder.id }))) {
@@ -122,8 +119,8 @@ export async function acceptInvite(
   builder: BuilderPrincipal,
   input: { invitedEmail: string; inviteId?: string },
 ): Promise<Invite> {
-  const invitedEmail = normalizeEmail(input.invitedEmail);
-  if (invitedEmail !== normalizeEmail(builder.email)) {
+  const invitedEmail = canonicalEmail(input.invitedEmail);
+  if (invitedEmail !== canonicalEmail(builder.email)) {
     throw new ProblemError({
       status: 403,
       detail: `You are signed in as ${builder.email}, but the invite is for ${invitedEmail}; sign in with the invited address.`,

@@ -16,6 +16,8 @@ export function jwtKeyView(key: JwtKey): JwtKeyView {
     algorithm: key.algorithm,
     publicKeyPem: key.publicKeyPem,
     active: key.active,
+    ...(key.audience && { audience: key.audience }),
+    ...(key.issuer && { issuer: key.issuer }),
     createTime: key.createTime.toISOString(),
     updateTime: key.updateTime.toISOString(),
   };
@@ -60,7 +62,14 @@ export function parseRsaPublicKey(pem: string): KeyObject {
 export function createJwtKey(
   em: EntityManager,
   projectId: string,
-  input: { label: string; algorithm: 'RSA'; publicKeyPem: string; active?: boolean },
+  input: {
+    label: string;
+    algorithm: 'RSA';
+    publicKeyPem: string;
+    active?: boolean;
+    audience?: string;
+    issuer?: string;
+  },
 ): JwtKey {
   parseRsaPublicKey(input.publicKeyPem);
   return em.create(JwtKeyEntity, {
@@ -70,6 +79,8 @@ export function createJwtKey(
     algorithm: input.algorithm,
     publicKeyPem: input.publicKeyPem.trim() + '\n',
     active: input.active ?? true,
+    audience: input.audience ?? null,
+    issuer: input.issuer ?? null,
     createTime: new Date(),
     updateTime: new Date(),
   });

@@ -1,6 +1,6 @@
 import { isMap, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { ProblemError, type ProblemIssue } from '../core/problem.js';
-import { schemaIssues } from '../core/validation.js';
+import { decoded, schemaIssues } from '../core/validation.js';
 import { ManifestSchema, type Manifest } from '../schemas/integration-content.js';
 import { distinctSchedulesIssue, integrationContentIssues } from './integration-content.js';
 
@@ -55,6 +55,8 @@ export function parseManifest(sourceYaml: string, field = 'sourceYaml'): Manifes
     );
   }
   const issues = schemaIssues(ManifestSchema, value, 'body');
+  // Names in NFC from here on, so two spellings of one name are one integration (declared twice).
+  if (!issues.length) value = decoded<Manifest>(ManifestSchema, value);
   const tooMany = issues.length ? undefined : distinctSchedulesIssue((value as Manifest).integrations, field);
   if (tooMany) issues.push(tooMany);
   if (!issues.length) {

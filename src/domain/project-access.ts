@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isUuid } from '../core/ids.js';
+import { canonicalName } from '../core/names.js';
 import { refuseFrontendKey, type Principal } from '../core/principal.js';
 import { ProblemError } from '../core/problem.js';
 import { GroupEntity } from '../db/entities/connection.js';
@@ -7,8 +8,9 @@ import { OrgMembershipEntity } from '../db/entities/org.js';
 import { ProjectEntity, type Project } from '../db/entities/project.js';
 import { memoized, rawRows, rowMapper, selectColumns } from '../db/raw.js';
 
-/** `{projectIdOrName}`: a project by id or by name. */
-export async function findProject(em: EntityManager, idOrName: string): Promise<Project | null> {
+/** `{projectIdOrName}`: a project by id or by name (in NFC, as project names are kept). */
+export async function findProject(em: EntityManager, given: string): Promise<Project | null> {
+  const idOrName = canonicalName(given);
   return em.findOne(
     ProjectEntity,
     isUuid(idOrName) ? { $or: [{ id: idOrName }, { name: idOrName }] } : { name: idOrName },
@@ -52,7 +54,8 @@ export function forgetProjects(): void {
  * `findProject` as a plain row, not managed by `em` (cheaper: see `db/raw.ts`), for requests that
  * change nothing; the caller must not change it.
  */
-export async function findProjectRow(em: EntityManager, idOrName: string): Promise<Project | null> {
+export async function findProjectRow(em: EntityManager, given: string): Promise<Project | null> {
+  const idOrName = canonicalName(given);
   const now = Date.now();
   const cached = foundProjects.get(idOrName);
   if (cached && cached.until > now) return cached.project;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { canonicalName } from '../core/names.js';
 import { ProblemError } from '../core/problem.js';
 import { findProject } from './project-access.js';
 import { hashToken, randomToken } from '../crypto/secrets.js';
@@ -59,14 +60,16 @@ export async function createProject(
   em: EntityManager,
   input: { name: string; appName?: string; orgId: string },
 ): Promise<Project> {
-  await assertProjectNameFree(em, input.name);
+  // The API allows only ASCII names; `ferry projects create` allows any, kept in NFC as names are.
+  const name = canonicalName(input.name);
+  await assertProjectNameFree(em, name);
   if (!(await em.findOne(OrgEntity, { id: input.orgId })))
     throw ProblemError.notFound(`Org "${input.orgId}" was not found.`);
   const project = em.create(ProjectEntity, {
     id: randomUUID(),
     orgId: input.orgId,
-    name: input.name,
-    appName: input.appName ?? input.name,
+    name,
+    appName: input.appName ?? name,
     createTime: new Date(),
     updateTime: new Date(),
   });

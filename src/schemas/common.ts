@@ -1,4 +1,5 @@
-import Type, { type TSchema } from 'typebox';
+import Type, { type TSchema, type TStringOptions } from 'typebox';
+import { canonicalName } from '../core/names.js';
 
 /** Marks a field the server sets: shown in responses (`readOnly` in OpenAPI), refused in an update mask. */
 export const readOnly = <T extends TSchema>(schema: T): T => ({ ...schema, readOnly: true });
@@ -6,6 +7,20 @@ export const readOnly = <T extends TSchema>(schema: T): T => ({ ...schema, readO
 /** A secret the caller sends (a password, a client secret, a key): never returned, nor echoed in a 400's issues. */
 export const Secret = (options: Parameters<typeof Type.String>[0] = {}) =>
   Type.String({ ...options, writeOnly: true });
+
+/**
+ * A name compared for uniqueness, or that looks one up: accepted in any Unicode form and decoded to
+ * NFC (`parseWith`), so every name is stored, compared and answered in one form (core/names.ts).
+ */
+export const NfcName = (options: TStringOptions = {}) =>
+  Type.Codec(
+    Type.String({
+      ...options,
+      description: [options.description, 'Compared and kept in Unicode NFC.'].filter(Boolean).join(' '),
+    }),
+  )
+    .Decode((name: string) => canonicalName(name))
+    .Encode((name: string) => name);
 
 export const Uuid = Type.String({ format: 'uuid', description: 'A UUID.' });
 export const DateTime = Type.String({ format: 'date-time', description: 'An ISO 8601 timestamp.' });

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, ProjectPathParams, Secret, UpdateMask, Uuid } from './common.js';
+import { DateTime, NfcName, ProjectPathParams, Secret, UpdateMask, Uuid } from './common.js';
 import { ProviderAppSchema } from './provider-apps.js';
 
 export const GroupSchema = Type.Object({
@@ -20,8 +20,8 @@ export const ConsumerSchema = Type.Object({
 });
 export type ConsumerView = Static<typeof ConsumerSchema>;
 
-export const GroupRef = Type.String({ minLength: 1, maxLength: 255 });
-export const ConsumerRef = Type.String({ minLength: 1, maxLength: 255 });
+export const GroupRef = NfcName({ minLength: 1, maxLength: 255 });
+export const ConsumerRef = NfcName({ minLength: 1, maxLength: 255 });
 const DisplayName = Type.String({ minLength: 1, maxLength: 255 });
 
 /** Workspace values end up in provider host names (`{{.workspace}}.my.salesforce.com`): no `/`, `@`, `:`. */

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, ProjectIdOrName, Uuid } from './common.js';
+import { DateTime, NfcName, ProjectIdOrName, Uuid } from './common.js';
 import { IntegrationContentSchema, ReadObjectSchema, WriteObjectSchema } from './integration-content.js';
 import { FieldMetadataSchema } from './object-metadata.js';
 
@@ -50,7 +50,7 @@ export type HydratedRevisionView = Static<typeof HydratedRevisionSchema>;
 
 export const HydrateParams = Type.Object({
   projectIdOrName: ProjectIdOrName,
-  integrationIdOrName: Type.String({ minLength: 1, description: 'The integration ID or name.' }),
+  integrationIdOrName: NfcName({ minLength: 1, description: 'The integration ID or name.' }),
   revisionId: Type.String({ minLength: 1 }),
 });
 

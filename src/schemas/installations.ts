@@ -1,6 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { BackfillSchema, SubscribeObjectSchema, type SubscribeObject } from './integration-content.js';
-import { DateTime, ProjectIdOrName, UpdateMask, Uuid, readOnly } from './common.js';
+import { DateTime, NfcName, ProjectIdOrName, UpdateMask, Uuid, readOnly } from './common.js';
 import { ConnectionSchema, GroupSchema } from './connections.js';
 
 const strict = { additionalProperties: false } as const;
@@ -207,7 +207,7 @@ export type InstallationView = Static<typeof InstallationSchema>;
 
 export const CreateInstallationBody = Type.Object(
   {
-    groupRef: Type.String({ minLength: 1, description: 'The customer group that installs.' }),
+    groupRef: NfcName({ minLength: 1, description: 'The customer group that installs.' }),
     connectionId: Type.Optional(
       Type.String({
         minLength: 1,
@@ -235,17 +235,17 @@ export const CreateInstallationQuery = Type.Object({
 });
 
 export const GroupRefQuery = Type.Object({
-  groupRef: Type.Optional(Type.String({ minLength: 1 })),
+  groupRef: Type.Optional(NfcName({ minLength: 1 })),
 });
 
 export const IntegrationInstallationsParams = Type.Object({
   projectIdOrName: ProjectIdOrName,
-  integrationId: Type.String({ minLength: 1, description: 'The integration ID or name.' }),
+  integrationId: NfcName({ minLength: 1, description: 'The integration ID or name.' }),
 });
 
 export const InstallationParams = Type.Object({
   projectIdOrName: ProjectIdOrName,
-  integrationId: Type.String({ minLength: 1, description: 'The integration ID or name.' }),
+  integrationId: NfcName({ minLength: 1, description: 'The integration ID or name.' }),
   installationId: Type.String({ minLength: 1 }),
 });
 
@@ -285,7 +285,7 @@ export const UpdateInstallationBody = Type.Object(
 
 export const ConfigContentParams = Type.Object({
   projectIdOrName: ProjectIdOrName,
-  integrationId: Type.String({ minLength: 1, description: 'The integration ID or name.' }),
+  integrationId: NfcName({ minLength: 1, description: 'The integration ID or name.' }),
   objectName: ObjectName,
 });
 
@@ -301,7 +301,7 @@ export const JsonPatchOperationSchema = Type.Object(
 
 export const ConfigContentPatchBody = Type.Object(
   {
-    groupRef: Type.Optional(Type.String({ minLength: 1 })),
+    groupRef: Type.Optional(NfcName({ minLength: 1 })),
     installationId: Type.Optional(Type.String({ minLength: 1 })),
     action: Type.Enum(['read', 'subscribe', 'write']),
     changes: Type.Array(JsonPatchOperationSchema, {

@@ -1,9 +1,10 @@
 import Type, { type Static } from 'typebox';
+import { NfcName } from './common.js';
 
 const strict = { additionalProperties: false } as const;
 
 /** Names appear in paths, so they may not contain `/` or `:` nor start with a space. */
-export const IntegrationName = Type.String({ minLength: 1, maxLength: 200, pattern: '^[^/\\s:][^/:]*$' });
+export const IntegrationName = NfcName({ minLength: 1, maxLength: 200, pattern: '^[^/\\s:][^/:]*$' });
 const Always = Type.Enum(['always'], { description: 'The only allowed value is `always`.' });
 
 /** A provider field read as it is, optionally renamed for the builder. */

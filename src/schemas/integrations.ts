@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, ProjectIdOrName, Uuid } from './common.js';
+import { DateTime, NfcName, ProjectIdOrName, Uuid } from './common.js';
 import { IntegrationContentSchema, IntegrationName, ManifestSchema } from './integration-content.js';
 
 export const RevisionSchema = Type.Object({
@@ -79,5 +79,5 @@ export const BatchResultSchema = Type.Object({
 
 export const IntegrationParams = Type.Object({
   projectIdOrName: ProjectIdOrName,
-  integrationIdOrName: Type.String({ minLength: 1, description: 'The integration ID or name.' }),
+  integrationIdOrName: NfcName({ minLength: 1, description: 'The integration ID or name.' }),
 });

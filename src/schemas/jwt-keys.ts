@@ -3,6 +3,19 @@ import { DateTime, ProjectIdOrName, UpdateMask, Uuid } from './common.js';
 
 const Label = Type.String({ minLength: 1, maxLength: 200, description: 'A human-readable name.' });
 
+/** The `aud` and `iss` a key may require of its tokens: compared exactly, as JWT claims are (RFC 7519). */
+const Audience = Type.String({
+  minLength: 1,
+  maxLength: 1000,
+  description:
+    'Tokens signed with this key must name this audience in their `aud` claim (a string, or an array holding it). Unset: `aud` is not checked.',
+});
+const Issuer = Type.String({
+  minLength: 1,
+  maxLength: 1000,
+  description: 'Tokens signed with this key must carry this `iss` claim. Unset: `iss` is not checked.',
+});
+
 export const JwtKeySchema = Type.Object({
   id: Uuid,
   projectId: Uuid,
@@ -10,6 +23,8 @@ export const JwtKeySchema = Type.Object({
   algorithm: Type.Literal('RSA'),
   publicKeyPem: Type.String({ description: 'The RSA public key, PEM-encoded.' }),
   active: Type.Boolean({ description: 'Whether tokens signed with this key are accepted.' }),
+  audience: Type.Optional(Audience),
+  issuer: Type.Optional(Issuer),
   createTime: DateTime,
   updateTime: DateTime,
 });
@@ -25,6 +40,8 @@ export const CreateJwtKeyBody = Type.Object(
       description: 'An RSA public key of at least 2048 bits (`-----BEGIN PUBLIC KEY-----`).',
     }),
     active: Type.Optional(Type.Boolean({ default: true })),
+    audience: Type.Optional(Audience),
+    issuer: Type.Optional(Issuer),
   },
   { additionalProperties: false },
 );
@@ -33,7 +50,16 @@ export const UpdateJwtKeyBody = Type.Object(
   {
     updateMask: UpdateMask,
     jwtKey: Type.Object(
-      { label: Type.Optional(Label), active: Type.Optional(Type.Boolean()) },
+      {
+        label: Type.Optional(Label),
+        active: Type.Optional(Type.Boolean()),
+        audience: Type.Optional(
+          Type.Union([Audience, Type.Null()], { description: 'null stops checking `aud`.' }),
+        ),
+        issuer: Type.Optional(
+          Type.Union([Issuer, Type.Null()], { description: 'null stops checking `iss`.' }),
+        ),
+      },
       { additionalProperties: false },
     ),
   },

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { ProjectIdOrName } from './common.js';
+import { NfcName, ProjectIdOrName } from './common.js';
 
 /**
  * Ferry's value types, shared by metadata (`valueType`) and custom-field definitions.
@@ -80,7 +80,7 @@ export const ObjectMetadataSchema = Type.Object(
 export type ObjectMetadata = Static<typeof ObjectMetadataSchema>;
 
 export const ObjectMetadataQuery = Type.Object({
-  groupRef: Type.String({ minLength: 1, description: 'The group whose connection to the provider is used.' }),
+  groupRef: NfcName({ minLength: 1, description: 'The group whose connection to the provider is used.' }),
   excludeReadOnly: Type.Optional(
     Type.Boolean({ default: false, description: 'true omits fields whose read-only flag is set.' }),
   ),
@@ -97,7 +97,7 @@ export const ProviderObjectParams = Type.Object({
 
 export const IntegrationObjectParams = Type.Object({
   projectIdOrName: ProjectIdOrName,
-  integrationIdOrName: Type.String({ minLength: 1, description: 'The integration ID or name.' }),
+  integrationIdOrName: NfcName({ minLength: 1, description: 'The integration ID or name.' }),
   objectName: Type.String({
     minLength: 1,
     description: 'The provider’s object name, or its mapped name (`mapToName`).',
@@ -111,7 +111,7 @@ export const ProviderParams = Type.Object({
 
 export const IntegrationParams = Type.Object({
   projectIdOrName: ProjectIdOrName,
-  integrationIdOrName: Type.String({ minLength: 1, description: 'The integration ID or name.' }),
+  integrationIdOrName: NfcName({ minLength: 1, description: 'The integration ID or name.' }),
 });
 
 const strict = { additionalProperties: false } as const;
@@ -168,7 +168,7 @@ export type CustomFieldDefinition = Static<typeof CustomFieldDefinitionSchema>;
 export const UpsertObjectMetadataBody = Type.Object(
   {
     groupRef: Type.Optional(
-      Type.String({
+      NfcName({
         minLength: 1,
         description: 'The group whose connection is used (or the `groupRef` query parameter).',
       }),
@@ -185,9 +185,7 @@ export const UpsertObjectMetadataBody = Type.Object(
 );
 
 export const UpsertObjectMetadataQuery = Type.Object({
-  groupRef: Type.Optional(
-    Type.String({ minLength: 1, description: 'Alternative to `groupRef` in the body.' }),
-  ),
+  groupRef: Type.Optional(NfcName({ minLength: 1, description: 'Alternative to `groupRef` in the body.' })),
 });
 
 export const FieldUpsertResultSchema = Type.Object({

@@ -1,17 +1,17 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, ProjectIdOrName, Uuid } from './common.js';
+import { DateTime, NfcName, ProjectIdOrName, Uuid } from './common.js';
 
 const strict = { additionalProperties: false } as const;
 
 export const ReadObjectParams = Type.Object({
   projectIdOrName: ProjectIdOrName,
-  integrationId: Type.String({ minLength: 1, description: 'The integration’s ID or name.' }),
+  integrationId: NfcName({ minLength: 1, description: 'The integration’s ID or name.' }),
   objectName: Type.String({ minLength: 1, maxLength: 200 }),
 });
 
 export const TriggerReadBody = Type.Object(
   {
-    groupRef: Type.String({ minLength: 1, description: 'The group whose installation reads.' }),
+    groupRef: NfcName({ minLength: 1, description: 'The group whose installation reads.' }),
     mode: Type.Literal('async', {
       description: 'Reads always run in the background; `async` is the only mode.',
     }),
@@ -37,7 +37,7 @@ export const TriggerReadResponse = Type.Object({
 
 export const DeliverResultsBody = Type.Object(
   {
-    groupRef: Type.String({ minLength: 1 }),
+    groupRef: NfcName({ minLength: 1 }),
     pages: Type.Integer({
       minimum: 1,
       maximum: 1000,
@@ -50,7 +50,7 @@ export const DeliverResultsBody = Type.Object(
 
 export const BackfillProgressParams = Type.Object({
   projectIdOrName: ProjectIdOrName,
-  integrationId: Type.String({ minLength: 1, description: 'The integration’s ID or name.' }),
+  integrationId: NfcName({ minLength: 1, description: 'The integration’s ID or name.' }),
   installationId: Type.String({ minLength: 1 }),
   objectName: Type.String({ minLength: 1, maxLength: 200 }),
 });

@@ -1,16 +1,16 @@
 import Type, { type Static } from 'typebox';
-import { ProjectIdOrName } from './common.js';
+import { NfcName, ProjectIdOrName } from './common.js';
 
 const strict = { additionalProperties: false } as const;
 
 export const SearchParams = Type.Object({
   projectIdOrName: ProjectIdOrName,
-  integrationId: Type.String({ minLength: 1, description: 'The integration’s ID or name.' }),
+  integrationId: NfcName({ minLength: 1, description: 'The integration’s ID or name.' }),
 });
 
 export const SearchQuery = Type.Object({
   groupRef: Type.Optional(
-    Type.String({ minLength: 1, description: 'The group whose installation is searched.' }),
+    NfcName({ minLength: 1, description: 'The group whose installation is searched.' }),
   ),
   installationId: Type.Optional(
     Type.String({ minLength: 1, description: 'The installation searched (instead of `groupRef`).' }),

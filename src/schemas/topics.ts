@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, ProjectIdOrName, UpdateMask, Uuid } from './common.js';
+import { DateTime, NfcName, ProjectIdOrName, UpdateMask, Uuid } from './common.js';
 
-const TopicName = Type.String({
+const TopicName = NfcName({
   minLength: 1,
   maxLength: 200,
   pattern: '^\\S(.*\\S)?$',

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { ProjectIdOrName, Uuid } from './common.js';
+import { NfcName, ProjectIdOrName, Uuid } from './common.js';
 
 /** Record change kinds, as Ferry names them (write types and subscription events). */
 export const RecordChangeTypeSchema = Type.Enum(['create', 'update', 'delete']);
@@ -9,7 +9,7 @@ const strict = { additionalProperties: false } as const;
 
 export const WriteParams = Type.Object({
   projectIdOrName: ProjectIdOrName,
-  integrationId: Type.String({ minLength: 1, description: 'The integration’s ID or name.' }),
+  integrationId: NfcName({ minLength: 1, description: 'The integration’s ID or name.' }),
   objectName: Type.String({
     minLength: 1,
     maxLength: 200,
@@ -33,7 +33,7 @@ export const WriteBatchItem = Type.Object(
 
 export const WriteBody = Type.Object(
   {
-    groupRef: Type.String({ minLength: 1, description: 'The group whose installation writes.' }),
+    groupRef: NfcName({ minLength: 1, description: 'The group whose installation writes.' }),
     type: RecordChangeTypeSchema,
     mode: Type.Optional(
       Type.Enum(['synchronous', 'asynchronous'], {

@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { MAX_JSON_DEPTH } from '../../src/core/input-limits.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
@@ -68,6 +70,71 @@ describe('hostile input', () => {
     expect((await stack.api('GET', `${base}/destinations`)).body.results ?? []).toEqual([]);
   });
 
+  it('refuses a body that is not UTF-8 on every listener, saying so, where it once kept U+FFFD', async () => {
+    const notUtf8 = (name: string, bad: number) =>
+      Buffer.concat([Buffer.from(`{"name":"${name}`), Buffer.from([bad]), Buffer.from('"}')]);
+    for (const bad of [0xff, 0xfe, 0xc3]) {
+      const response = await stack.api('POST', `${base}/topics`, {
+        rawBody: notUtf8('café', bad),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect([bad, response.status]).toEqual([bad, 400]);
+      expect(response.headers.get('content-type')).toMatch(/application\/problem\+json/);
+      expect(response.body.detail).toMatch(/not valid UTF-8/);
+    }
+    expect((await stack.api('GET', `${base}/topics`)).body).toEqual([]);
+    const integration = `${base}/integrations/${randomUUID()}`;
+    for (const [host, path] of [
+      ['read', `${integration}/objects/contacts`],
+      ['write', `${integration}/objects/contacts`],
+      ['search', `${integration}?groupRef=g`],
+    ] as const) {
+      const response = await stack[host]('POST', path, {
+        rawBody: notUtf8('x', 0xff),
+        headers: { 'content-type': 'application/json' },
+      });
+      expect([host, response.status, response.body.detail]).toEqual([
+        host,
+        400,
+        expect.stringMatching(/not valid UTF-8/),
+      ]);
+    }
+  });
+
+  it('refuses a lone surrogate in a body string or key, naming where it is, and keeps a pair', async () => {
+    const send = (json: string) =>
+      stack.api('POST', `${base}/topics`, { rawBody: json, headers: { 'content-type': 'application/json' } });
+    for (const escaped of ['\\ud800', '\\udfff', 'a\\ud83d', '\\ude00b']) {
+      const response = await send(`{"name":"${escaped}"}`);
+      expect([escaped, response.status]).toEqual([escaped, 400]);
+      expect(response.body.issues[0]).toMatchObject({
+        in: 'body',
+        name: 'name',
+        detail: expect.stringMatching(/name contains a lone surrogate \(\\uD[89A-F][0-9A-F]{2}\)/),
+      });
+    }
+    const inKey = await stack.api('POST', `${base}/destinations`, {
+      rawBody:
+        '{"name":"s","type":"webhook","metadata":{"url":"https://example.com","headers":{"X-\\ud800":"v"}}}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(inKey.status).toBe(400);
+    expect(inKey.body.issues[0]).toMatchObject({
+      in: 'body',
+      detail: expect.stringMatching(/lone surrogate/),
+    });
+    expect((await stack.api('GET', `${base}/topics`)).body).toEqual([]);
+    // A surrogate pair is one character (😀), and U+FFFD sent as itself is a character like any other.
+    const pair = await send('{"name":"smile \\ud83d\\ude00"}');
+    expect(pair.status).toBe(201);
+    expect(pair.body.name).toBe('smile 😀');
+    expect((await stack.api('GET', `${base}/topics/${pair.body.id}`)).body.name).toBe('smile 😀');
+    const replacement = await send('{"name":"\u{FFFD}"}');
+    expect(replacement.status).toBe(201);
+    await stack.api('DELETE', `${base}/topics/${pair.body.id}`);
+    await stack.api('DELETE', `${base}/topics/${replacement.body.id}`);
+  });
+
   it('refuses a NUL character in a path id or a query value', async () => {
     const inPath = await stack.api('GET', `${base}/integrations/abc%00def`);
     expect(inPath.status).toBe(400);
@@ -124,6 +191,94 @@ describe('hostile input', () => {
     });
     expect(notBrotli.status).toBe(400);
     expect(notBrotli.type).toMatch(/application\/problem\+json/);
+  });
+
+  it('reads a compressed JSON body, and holds its decompressed size to the limit', async () => {
+    const json = (name: string) => Buffer.from(JSON.stringify({ name }));
+    for (const [encoding, compress] of [
+      ['gzip', gzipSync],
+      ['deflate', deflateSync],
+      ['br', brotliCompressSync],
+    ] as const) {
+      const response = await stack.api('POST', `${base}/topics`, {
+        rawBody: compress(json(`zipped ${encoding}`)),
+        headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+      });
+      expect([encoding, response.status, response.body.name]).toEqual([encoding, 201, `zipped ${encoding}`]);
+      await stack.api('DELETE', `${base}/topics/${response.body.id}`);
+    }
+    const notUtf8 = await stack.api('POST', `${base}/topics`, {
+      rawBody: gzipSync(Buffer.from([0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d])),
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    });
+    expect(notUtf8.status).toBe(400);
+    expect(notUtf8.body.detail).toMatch(/not valid UTF-8/);
+    // 11 MB of spaces, a few KB compressed: the limit (10 MB) counts what the body decompresses to.
+    const bomb = await stack.api('POST', `${base}/topics`, {
+      rawBody: gzipSync(
+        Buffer.concat([Buffer.from('{"name":"x"'), Buffer.alloc(11 * 1024 * 1024, 0x20), Buffer.from('}')]),
+      ),
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    });
+    expect(bomb.status).toBe(413);
+    expect((await stack.api('GET', `${base}/topics`)).body).toEqual([]);
+  });
+
+  it('answers a body sent in chunks past the limit with 413, not a closed connection', async () => {
+    const response = await new Promise<{ status: number; type: string }>((resolve, reject) => {
+      const req = httpRequest(
+        `${stack.urls.api}${base}/topics`,
+        {
+          method: 'POST',
+          headers: { 'x-api-key': stack.project.apiKey, 'content-type': 'application/json' },
+        },
+        (res) => {
+          res.resume();
+          resolve({ status: res.statusCode!, type: String(res.headers['content-type']) });
+        },
+      );
+      req.on('error', reject);
+      req.write(`{"name":"${'x'.repeat(1024 * 1024)}`);
+      // Chunks keep coming until the answer arrives, as a client streaming a large upload does.
+      const more = setInterval(() => req.write('x'.repeat(1024 * 1024)), 5);
+      req.on('response', () => {
+        clearInterval(more);
+        req.destroy();
+      });
+    });
+    expect(response).toEqual({ status: 413, type: expect.stringMatching(/application\/problem\+json/) });
+  });
+
+  it('keeps serving after clients leave halfway through a body, plain or compressed', async () => {
+    const { port } = new URL(stack.urls.api);
+    for (const encoding of ['identity', 'gzip']) {
+      const partial =
+        encoding === 'gzip' ? gzipSync(Buffer.from('{"name":"gone"}')).subarray(0, 8) : '{"name":';
+      await new Promise<void>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1', () => {
+          socket.write(
+            `POST /v1${base}/topics HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${stack.project.apiKey}\r\n` +
+              `Content-Type: application/json\r\nContent-Encoding: ${encoding}\r\nContent-Length: 1000\r\n\r\n`,
+          );
+          socket.write(partial);
+          setTimeout(() => socket.destroy(), 100);
+        });
+        socket.on('close', () => resolve());
+        socket.on('error', reject);
+      });
+    }
+    expect((await stack.api('GET', `${base}/topics`)).status).toBe(200);
+  });
+
+  it('refuses a "__proto__" key in a body, however it is escaped', async () => {
+    for (const key of ['__proto__', '\\u005f_proto__']) {
+      const response = await stack.api('POST', `${base}/destinations`, {
+        rawBody: `{"name":"p","type":"webhook","metadata":{"url":"https://example.com","${key}":{"x":1}}}`,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect([key, response.status]).toEqual([key, 400]);
+      expect(response.body.detail).toMatch(/__proto__/);
+    }
   });
 
   it('answers CONNECT with a 405 problem, not a closed socket', async () => {
@@ -251,6 +406,7 @@ describe('hostile input', () => {
       const token = await mint({ groupRef: groupRef as unknown as string });
       const response = await stack.api('GET', `${base}/installations`, { apiKey: undefined, bearer: token });
       expect([groupRef, response.status]).toEqual([groupRef, 401]);
+      expect(response.body.detail).toMatch(/"groupRef" claim must be a group reference/);
     }
     const scoped = await mint({ groupRef: 'g' });
     expect(

@@ -103,6 +103,35 @@ describe('integrations', () => {
     expect(responses.map((response) => response.status).sort()).toEqual([201, 409, 409]);
   });
 
+  it('takes a name typed composed or decomposed as one name, kept in NFC, in paths and manifests too', async () => {
+    const composed = 'caf\u00e9-sync';
+    const decomposed = 'cafe\u0301-sync';
+    const created = await stack.api('POST', base, { body: createBody(decomposed) });
+    expect(created.status).toBe(201);
+    expect(created.body.name).toBe(composed);
+    expect(created.body.latestRevision.content.name).toBe(composed);
+    expect((await stack.api('POST', base, { body: createBody(composed) })).status).toBe(409);
+    for (const name of [composed, decomposed]) {
+      const found = await stack.api('GET', `${base}/${encodeURIComponent(name)}`);
+      expect([name, found.status, found.body.id]).toEqual([name, 200, created.body.id]);
+    }
+    const batch = `/projects/${stack.project.name}/integrations:batch`;
+    const manifest = (names: string[]) =>
+      `specVersion: 1.0.0\nintegrations:\n${names.map((name) => `  - name: "${name}"\n    provider: sandbox\n`).join('')}`;
+    const twice = await stack.api('PUT', batch, { body: { sourceYaml: manifest([composed, decomposed]) } });
+    expect(twice.status).toBe(400);
+    expect(twice.body.issues[0]).toMatchObject({
+      name: 'sourceYaml:integrations[1].name',
+      detail: expect.stringMatching(/declared twice/),
+    });
+    const applied = await stack.api('PUT', batch, { body: { sourceYaml: manifest([decomposed]) } });
+    expect(applied.status).toBe(200);
+    expect(applied.body.integrations.map((integration: { id: string }) => integration.id)).toEqual([
+      created.body.id,
+    ]);
+    expect((await stack.api('DELETE', `${base}/${encodeURIComponent(decomposed)}`)).status).toBe(204);
+  });
+
   it('refuses integration names that cannot be addressed in a path, in manifests too', async () => {
     await expectIssue(createBody('a/b'), 'name', /must match pattern/);
     const response = await stack.api('PUT', `/projects/${stack.project.name}/integrations:batch`, {

@@ -66,6 +66,20 @@ describe('org invites', () => {
     expect(listed.body.map((invite: any) => invite.id)).toEqual([second.body.id, created.body.id]);
   });
 
+  it('knows a builder by one address however it is cased or its accents composed', async () => {
+    const local = `jos-${randomUUID().slice(0, 8)}`;
+    const [composed, decomposed] = [
+      `${local}\u00e9@example.com`,
+      `${local.toUpperCase()}E\u0301@EXAMPLE.COM`,
+    ];
+    const [first, second] = await transaction(async (em) => [
+      await findOrCreateBuilder(em, decomposed),
+      await findOrCreateBuilder(em, composed),
+    ]);
+    expect(second.id).toBe(first.id);
+    expect(first.email).toBe(composed);
+  });
+
   it('refuses an address that is not one with 400', async () => {
     const { token, invites } = await orgOwner();
     // Past RFC 5321's limits too: 64 characters before the @, 254 in all.

@@ -1,6 +1,7 @@
 import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SignJWT } from 'jose';
+import { resetConfig } from '../../src/config.js';
 import { createTestProject, request, startTestStack, type TestStack } from '../support/stack.js';
 import { projectJwtMinter } from '../support/project-jwt.js';
 
@@ -35,17 +36,26 @@ function expectPemIssue(response: { status: number; body: any }, detail: RegExp)
   ]);
 }
 
+const now = () => Math.floor(Date.now() / 1000);
+
 /** A token as a builder's backend would mint it. */
 async function mint(
   keyId: string,
-  options: { privateKey?: KeyObject; expiresAt?: number | null; subject?: string; alg?: string } = {},
+  options: {
+    privateKey?: KeyObject;
+    expiresAt?: number | null;
+    /** `iat`; null leaves it out. */
+    issuedAt?: number | null;
+    subject?: string;
+    alg?: string;
+    claims?: Record<string, unknown>;
+  } = {},
 ) {
-  const jwt = new SignJWT({ scope: 'ui' })
+  const jwt = new SignJWT({ scope: 'ui', ...options.claims })
     .setProtectedHeader({ alg: options.alg ?? 'RS256', kid: keyId })
-    .setIssuedAt()
     .setSubject(options.subject ?? 'consumer-42');
-  if (options.expiresAt !== null)
-    jwt.setExpirationTime(options.expiresAt ?? Math.floor(Date.now() / 1000) + 300);
+  if (options.issuedAt !== null) jwt.setIssuedAt(options.issuedAt ?? now());
+  if (options.expiresAt !== null) jwt.setExpirationTime(options.expiresAt ?? now() + 300);
   return jwt.sign(options.privateKey ?? signing.privateKey);
 }
 
@@ -223,6 +233,125 @@ describe('project bearer tokens signed with a JWT key', () => {
     expect((await withBearer(await mint(key.id))).status).toBe(200);
     await stack.api('DELETE', `${base}/${key.id}`);
     await refusal(await mint(key.id), /names no JWT key/);
+  });
+
+  it('are refused when valid for longer than allowed: 24 hours for one group, 1 hour for the whole project', async () => {
+    const key = await createKey();
+    const hours = (count: number) => count * 3600;
+    const status = async (options: Parameters<typeof mint>[1]) => {
+      const response = await withBearer(await mint(key.id, options));
+      return { status: response.status, detail: response.body?.detail };
+    };
+    const group = { groupRef: 'acme' };
+    expect((await status({ claims: group, expiresAt: now() + hours(23) })).status).toBe(200);
+    expect(await status({ claims: group, expiresAt: now() + hours(25) })).toEqual({
+      status: 401,
+      detail: expect.stringMatching(
+        /valid for 90000 seconds, from its "iat".*for one group .* at most 86400 seconds \(FERRY_GROUP_JWT_MAX_LIFETIME_SECONDS\)/,
+      ),
+    });
+    expect((await status({ expiresAt: now() + hours(1) - 60 })).status).toBe(200);
+    expect(await status({ expiresAt: now() + hours(2) })).toEqual({
+      status: 401,
+      detail: expect.stringMatching(
+        /for the whole project .* at most 3600 seconds \(FERRY_PROJECT_JWT_MAX_LIFETIME_SECONDS\)/,
+      ),
+    });
+    // Ten years, as the outside probe sent: refused for a group and for the project alike.
+    for (const claims of [group, {}]) {
+      expect((await status({ claims, expiresAt: now() + hours(24 * 3650) })).status).toBe(401);
+    }
+    // Without "iat" the lifetime runs from now; an "iat" in the future does not shorten it.
+    expect(await status({ issuedAt: null, expiresAt: now() + hours(2) })).toEqual({
+      status: 401,
+      detail: expect.stringMatching(/from now \(it has no "iat"\)/),
+    });
+    const later = now() + hours(24 * 365);
+    expect((await status({ issuedAt: later, expiresAt: later + 600 })).status).toBe(401);
+    // An "iat" in the past counts: a token issued 23 hours ago for 2 more hours lived 25.
+    expect(
+      (await status({ claims: group, issuedAt: now() - hours(23), expiresAt: now() + hours(2) })).status,
+    ).toBe(401);
+  });
+
+  it('live as long as FERRY_PROJECT_JWT_MAX_LIFETIME_SECONDS and FERRY_GROUP_JWT_MAX_LIFETIME_SECONDS allow', async () => {
+    const key = await createKey();
+    const twoHours = await mint(key.id, { expiresAt: now() + 7200 });
+    const groupTwoHours = await mint(key.id, { claims: { groupRef: 'acme' }, expiresAt: now() + 7200 });
+    process.env.FERRY_PROJECT_JWT_MAX_LIFETIME_SECONDS = '10800';
+    process.env.FERRY_GROUP_JWT_MAX_LIFETIME_SECONDS = '600';
+    resetConfig();
+    try {
+      expect((await withBearer(twoHours)).status).toBe(200);
+      const refused = await withBearer(groupTwoHours);
+      expect(refused.status).toBe(401);
+      expect(refused.body.detail).toMatch(/at most 600 seconds/);
+    } finally {
+      delete process.env.FERRY_PROJECT_JWT_MAX_LIFETIME_SECONDS;
+      delete process.env.FERRY_GROUP_JWT_MAX_LIFETIME_SECONDS;
+      resetConfig();
+    }
+    expect((await withBearer(groupTwoHours)).status).toBe(200);
+  });
+
+  it('must carry the audience and issuer their key requires, each refusal saying which', async () => {
+    const created = await stack.api('POST', base, {
+      body: {
+        label: 'checked',
+        algorithm: 'RSA',
+        publicKeyPem: pem(signing.publicKey),
+        audience: 'https://app.example.com',
+        issuer: 'acme-backend',
+      },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ audience: 'https://app.example.com', issuer: 'acme-backend' });
+    const key = created.body;
+    const detail = async (claims: Record<string, unknown>) => {
+      const response = await withBearer(await mint(key.id, { claims }));
+      return response.status === 200 ? 200 : response.body.detail;
+    };
+    const right = { aud: 'https://app.example.com', iss: 'acme-backend' };
+    expect(await detail(right)).toBe(200);
+    expect(await detail({ ...right, aud: ['other', 'https://app.example.com'] })).toBe(200);
+    expect(await detail({ iss: right.iss })).toMatch(
+      /"aud" claim is missing: .* only tokens for "https:\/\/app\.example\.com"/,
+    );
+    expect(await detail({ ...right, aud: 'https://evil.example.com' })).toMatch(
+      /"aud" claim does not name this key’s audience/,
+    );
+    expect(await detail({ aud: right.aud })).toMatch(/"iss" claim is missing: .* issued by "acme-backend"/);
+    expect(await detail({ ...right, iss: 'someone-else' })).toMatch(/"iss" claim is not this key’s issuer/);
+
+    const patched = await stack.api('PATCH', `${base}/${key.id}`, {
+      body: { updateMask: ['audience', 'issuer'], jwtKey: { audience: null, issuer: 'acme-2' } },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.audience).toBeUndefined();
+    expect(patched.body.issuer).toBe('acme-2');
+    expect((await stack.api('GET', `${base}/${key.id}`)).body).toEqual(patched.body);
+    expect(await detail({ iss: 'acme-2' })).toBe(200);
+    expect(await detail(right)).toMatch(/"iss" claim is not this key’s issuer/);
+    // A key that requires neither takes tokens whatever their audience and issuer.
+    const plain = await createKey();
+    expect((await withBearer(await mint(plain.id, { claims: { aud: 'x', iss: 'y' } }))).status).toBe(200);
+    expect(plain.audience).toBeUndefined();
+  });
+
+  it('refuses an empty audience or issuer on a key', async () => {
+    for (const field of ['audience', 'issuer']) {
+      const response = await stack.api('POST', base, {
+        body: { label: 'x', algorithm: 'RSA', publicKeyPem: pem(signing.publicKey), [field]: '' },
+      });
+      expect([field, response.status, response.body.issues?.[0]]).toEqual([
+        field,
+        400,
+        expect.objectContaining({
+          name: field,
+          detail: expect.not.stringMatching(/not an allowed property/),
+        }),
+      ]);
+    }
   });
 
   it('do not open the org endpoints, which need a builder', async () => {

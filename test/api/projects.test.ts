@@ -6,7 +6,7 @@ import { authenticateApiKey } from '../../src/api/auth.js';
 import { findOrCreateBuilder, issueBuilderToken } from '../../src/domain/builder-tokens.js';
 import { OrgMembershipEntity } from '../../src/db/entities/org.js';
 import { ApiKeyEntity } from '../../src/db/entities/project.js';
-import { createOrg } from '../../src/domain/projects.js';
+import { createApiKey, createOrg, createProject } from '../../src/domain/projects.js';
 import { randomUUID } from 'node:crypto';
 
 let stack: TestStack;
@@ -296,6 +296,28 @@ describe('API keys', () => {
 });
 
 describe('projects', () => {
+  it('keeps a project name given outside the API (ferry projects create) in NFC, and finds it by either form', async () => {
+    const suffix = randomUUID().slice(0, 6);
+    const [composed, decomposed] = [`caf\u00e9-${suffix}`, `cafe\u0301-${suffix}`];
+    const { project, key } = await transaction(async (em) => {
+      const created = await createProject(em, {
+        name: decomposed,
+        orgId: (await createOrg(em, 'NFC org')).id,
+      });
+      return { project: created, key: createApiKey(em, created.id, { label: 'nfc' }).key };
+    });
+    expect(project.name).toBe(composed);
+    for (const name of [composed, decomposed]) {
+      const found = await request('GET', `${stack.urls.api}/projects/${encodeURIComponent(name)}`, {
+        apiKey: key,
+      });
+      expect([name, found.status, found.body.id]).toEqual([name, 200, project.id]);
+    }
+    await expect(
+      transaction(async (em) => createProject(em, { name: composed, orgId: project.orgId })),
+    ).rejects.toMatchObject({ status: 409 });
+  });
+
   it('lets a builder create projects in their org and nowhere else', async () => {
     const { token, orgId } = await transaction(async (em) => {
       const builder = await findOrCreateBuilder(em, `b-${randomUUID().slice(0, 6)}@example.com`);

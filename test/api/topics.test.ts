@@ -40,6 +40,24 @@ function expectIssue(response: { status: number; body: any }, location: string, 
 }
 
 describe('topics', () => {
+  it('takes a name typed composed or decomposed as one name, kept in NFC', async () => {
+    const composed = 'caf\u00e9 orders'; // é as one character
+    const decomposed = 'cafe\u0301 orders'; // e + combining acute: looks the same
+    const created = await stack.api('POST', `${base}/topics`, { body: { name: decomposed } });
+    expect(created.status).toBe(201);
+    expect(created.body.name).toBe(composed);
+    expect((await stack.api('GET', `${base}/topics/${created.body.id}`)).body.name).toBe(composed);
+    const again = await stack.api('POST', `${base}/topics`, { body: { name: composed } });
+    expect(again.status).toBe(409);
+    const other = await newTopic();
+    const renamed = await stack.api('PATCH', `${base}/topics/${other.id}`, {
+      body: { updateMask: ['name'], topic: { name: decomposed } },
+    });
+    expect(renamed.status).toBe(409);
+    const listed = (await stack.api('GET', `${base}/topics`)).body as { name: string }[];
+    expect(listed.filter((topic) => topic.name.normalize('NFC') === composed)).toHaveLength(1);
+  });
+
   it('creates, lists, gets, renames and deletes a topic', async () => {
     const topic = await newTopic('orders');
     expect(topic).toMatchObject({ name: 'orders', projectId: stack.project.id });

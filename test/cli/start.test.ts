@@ -125,6 +125,8 @@ async function startFerry(dataDir: string, user?: { uid: number; gid: number }):
 /** The banner's API key answers on its api URL, from the embedded database. */
 async function expectWorking(banner: string): Promise<void> {
   expect(banner).toMatch(/database\s+postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/ferry/);
+  // npm start turns private-network destinations on for development, and says so.
+  expect(banner).toMatch(/private-network destinations are ALLOWED \(FERRY_ALLOW_PRIVATE_DESTINATIONS=true/);
   const api = /api\s+(http:\/\/\S+\/v1)/.exec(banner)![1];
   const key = /^\s*API key\s+(\S+)/m.exec(banner)![1];
   const response = await fetch(`${api}/projects/development/integrations`, { headers: { 'x-api-key': key } });

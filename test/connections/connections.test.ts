@@ -182,6 +182,40 @@ describe('POST connections:generate', () => {
     );
   });
 
+  it('takes group and consumer refs typed composed or decomposed as one each, kept in NFC, tokens too', async () => {
+    const [composed, decomposed] = ['Soci\u00e9t\u00e9', 'Socie\u0301te\u0301'];
+    const first = await generate({
+      provider: 'sandboxApiKey',
+      groupRef: decomposed,
+      consumerRef: `${decomposed}-user`,
+      apiKey: 'nfc-key-1',
+    });
+    expect(first.status).toBe(201);
+    expect(first.body.group.groupRef).toBe(composed);
+    expect(first.body.consumer.consumerRef).toBe(`${composed}-user`);
+    const second = await generate({
+      provider: 'sandboxApiKey',
+      groupRef: composed,
+      consumerRef: `${composed}-user`,
+      apiKey: 'nfc-key-2',
+    });
+    expect(second.body.id).toBe(first.body.id);
+    for (const ref of [composed, decomposed]) {
+      const listed = await oauth.stack.api('GET', `${base}?groupRef=${encodeURIComponent(ref)}`);
+      expect(listed.body.map((connection: { id: string }) => connection.id)).toEqual([first.body.id]);
+      const byConsumer = await oauth.stack.api(
+        'GET',
+        `${base}?consumerRef=${encodeURIComponent(`${ref}-user`)}`,
+      );
+      expect(byConsumer.body.map((connection: { id: string }) => connection.id)).toEqual([first.body.id]);
+    }
+    // A browser token minted for the decomposed spelling acts for that one group.
+    const token = await (await projectJwtMinter(oauth.stack))({ groupRef: decomposed });
+    const asGroup = await request('GET', `${oauth.stack.urls.api}${base}`, { bearer: token });
+    expect(asGroup.body.map((connection: { id: string }) => connection.id)).toEqual([first.body.id]);
+    expect((await oauth.stack.api('DELETE', `${base}/${first.body.id}`)).status).toBe(204);
+  });
+
   it('names missing required fields', async () => {
     const response = await generate({ apiKey: 'k' });
     expect(response.status).toBe(400);

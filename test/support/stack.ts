@@ -25,7 +25,8 @@ export async function request<T = any>(
   url: string,
   options: {
     body?: unknown;
-    rawBody?: string;
+    /** Sent as it is: text, or bytes (a body that is not UTF-8). */
+    rawBody?: string | Uint8Array;
     headers?: Record<string, string>;
     apiKey?: string;
     bearer?: string;
@@ -34,7 +35,7 @@ export async function request<T = any>(
   const headers: Record<string, string> = { ...options.headers };
   if (options.apiKey) headers['x-api-key'] = options.apiKey;
   if (options.bearer) headers.authorization = `Bearer ${options.bearer}`;
-  let body: string | undefined = options.rawBody;
+  let body: string | Uint8Array | undefined = options.rawBody;
   if (options.body !== undefined) {
     body = JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';

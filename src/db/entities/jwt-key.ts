@@ -12,6 +12,10 @@ export interface JwtKey {
   algorithm: 'RSA';
   publicKeyPem: string;
   active: boolean;
+  /** When set, tokens must name it in their `aud` claim. */
+  audience?: string | null;
+  /** When set, tokens must carry it as their `iss` claim. */
+  issuer?: string | null;
   createTime: Date;
   updateTime: Date;
 }
@@ -26,6 +30,8 @@ export const JwtKeyEntity = new EntitySchema<JwtKey>({
     algorithm: { type: 'string' },
     publicKeyPem: { type: 'text' },
     active: { type: 'boolean' },
+    audience: { type: 'text', nullable: true },
+    issuer: { type: 'text', nullable: true },
     ...timestamps,
   },
 });

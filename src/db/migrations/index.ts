@@ -12,8 +12,10 @@ import { Migration20261124000000_repair_marks } from './Migration20261124000000_
 import { Migration20261125100000_attempt_ledger } from './Migration20261125100000_attempt_ledger.js';
 import { Migration20261126000000_exclusive_runs } from './Migration20261126000000_exclusive_runs.js';
 import { Migration20261127000000_list_order_indexes } from './Migration20261127000000_list_order_indexes.js';
-import { Migration20261129000000_change_tracking } from './Migration20261129000000_change_tracking.js';
 import { Migration20261128000000_refresh_token_expiry } from './Migration20261128000000_refresh_token_expiry.js';
+import { Migration20261129000000_nfc_names } from './Migration20261129000000_nfc_names.js';
+import { Migration20261129100000_jwt_key_claims } from './Migration20261129100000_jwt_key_claims.js';
+import { Migration20261129200000_change_tracking } from './Migration20261129200000_change_tracking.js';
 
 /**
  * Migrations are listed explicitly rather than discovered from disk, so they run the same under
@@ -40,5 +42,7 @@ export const migrationsList: MigrationObject[] = [
     name: 'Migration20261128000000_refresh_token_expiry',
     class: Migration20261128000000_refresh_token_expiry,
   },
-  { name: 'Migration20261129000000_change_tracking', class: Migration20261129000000_change_tracking },
+  { name: 'Migration20261129000000_nfc_names', class: Migration20261129000000_nfc_names },
+  { name: 'Migration20261129100000_jwt_key_claims', class: Migration20261129100000_jwt_key_claims },
+  { name: 'Migration20261129200000_change_tracking', class: Migration20261129200000_change_tracking },
 ];

@@ -137,7 +137,7 @@ export interface EventForSubscription {
  * unreachable nothing is kept, and the provider retries. Answers how many were new.
  */
 export async function keepEvents(entries: EventForSubscription[]): Promise<number> {
-  // PostgreSQL keeps no NUL characters: such an event is refused whole, before anything is kept.
+  // PostgreSQL keeps no NUL characters nor lone surrogates: such an event is refused whole, before anything is kept.
   const unstorable = entries.map(({ event }) => jsonInputProblem(event, 'body')).find(Boolean);
   if (unstorable) throw ProblemError.invalid([unstorable], 'The event cannot be kept.');
   let started: { id: string; entry: EventForSubscription }[] = [];

@@ -7,7 +7,7 @@ import { Migration } from '@mikro-orm/migrations';
  * delivered (id, modification time and a fingerprint of their content), so that what the next read's overlap shows again is not
  * delivered twice. Only records within an overlap of the newest change are kept.
  */
-export class Migration20261129000000_change_tracking extends Migration {
+export class Migration20261129200000_change_tracking extends Migration {
   override async up(): Promise<void> {
     this.addSql(`
       alter table read_watermarks add column if not exists deleted_watermark timestamptz null;
