@@ -10,6 +10,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: 'people',
+      revealsDeletions: false,
       // Copper's search has no field selection: every field comes back.
       fields: { selected: 'name' },
       search: {
@@ -40,6 +41,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'companies',
+      revealsDeletions: false,
       search: { field: 'name', set: setStored('companies', 'name') },
       write: {
         create: { name: 'Acme Corp' },
@@ -51,6 +53,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'opportunities',
+      revealsDeletions: false,
       search: { field: 'name', set: setStored('opportunities', 'name') },
       write: {
         create: { name: 'Renewal', primary_contact_id: copperFixturePersonId, monetary_value: 1200 },

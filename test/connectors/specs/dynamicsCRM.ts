@@ -10,6 +10,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: 'contacts',
+      revealsDeletions: true,
       fields: { selected: 'lastname', other: 'createdon' },
       search: { field: 'emailaddress1', set: setStored('contacts', 'emailaddress1') },
       write: {
@@ -36,11 +37,13 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'accounts',
+      revealsDeletions: true,
       fields: { selected: 'name' },
       search: { field: 'name', set: setStored('accounts', 'name') },
     },
     {
       name: 'opportunities',
+      revealsDeletions: true,
       search: { field: 'name', set: setStored('opportunities', 'name') },
       write: {
         create: { name: 'Renewal' },

@@ -9,6 +9,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: 'contacts',
+      revealsDeletions: true,
       fields: { selected: 'email', other: 'firstname' },
       search: {
         field: 'email',
@@ -39,6 +40,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'companies',
+      revealsDeletions: true,
       fields: { selected: 'hs_object_id' },
       search: {
         field: 'name',
@@ -47,6 +49,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'deals',
+      revealsDeletions: true,
       search: {
         field: 'dealname',
         set: setStored('deals', 'dealname', 'properties'),

@@ -10,6 +10,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: 'Contact',
+      revealsDeletions: true,
       fields: { selected: 'LastName', other: 'CreatedDate' },
       search: { field: 'Email', set: setStored('Contact', 'Email') },
       write: {
@@ -27,6 +28,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'Account',
+      revealsDeletions: true,
       fields: { selected: 'Name', other: 'Industry' },
       search: { field: 'Name', set: setStored('Account', 'Name') },
       metadata: {
@@ -53,6 +55,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'Lead',
+      revealsDeletions: true,
       search: { field: 'Email', set: setStored('Lead', 'Email') },
       write: {
         create: { LastName: 'Hopper', Company: 'Navy' },
@@ -68,6 +71,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'Opportunity',
+      revealsDeletions: true,
       search: { field: 'Name', set: setStored('Opportunity', 'Name') },
       write: {
         create: { Name: 'Renewal', StageName: 'Prospecting', CloseDate: '2026-12-31' },

@@ -10,6 +10,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: 'Leads',
+      revealsDeletions: true,
       fields: { selected: 'Last_Name', other: 'Company' },
       search: { field: 'Email', set: setStored('Leads', 'Email') },
       write: {
@@ -34,6 +35,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'Contacts',
+      revealsDeletions: true,
       fields: { selected: 'Last_Name', other: 'Owner' },
       search: { field: 'Email', set: setStored('Contacts', 'Email') },
       write: {
@@ -45,6 +47,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'Deals',
+      revealsDeletions: true,
       search: { field: 'Deal_Name', set: setStored('Deals', 'Deal_Name') },
       write: {
         create: { Deal_Name: 'Renewal', Stage: 'Qualification' },
