@@ -1,14 +1,37 @@
-import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request, type Dispatcher } from 'undici';
 import { config } from '../config.js';
 import { parseRetryAfter } from '../delivery/deliver.js';
 import { guardedDispatcher } from '../delivery/url-guard.js';
 import type { AuthMaterial, ConnectionTarget } from './auth-material.js';
-import { authMethodPresenting } from './catalog/auth-methods.js';
+import { applyAuth } from './http-credentials.js';
+import { redactUrl, scrub } from './http-redaction.js';
+import {
+  AttemptTimeout,
+  flattenHeaders,
+  isConnectionRefused,
+  isNetworkFailure,
+  isUnsendable,
+  parseBody,
+  providerErrorMessage,
+} from './http-answers.js';
+import type {
+  HttpMethod,
+  ProviderHttpOptions,
+  ProviderHttpRequest,
+  ProviderHttpResponse,
+  ProviderHttpStream,
+  RequestLogEntry,
+  RetryPolicy,
+} from './http-types.js';
 import { renderProviderTemplate, SANDBOX_URL_VARIABLE, type Provider } from './catalog/index.js';
 import { ConnectionSetupError, ProviderError } from './errors.js';
 import { failSpan, inClientSpan } from '../tracing.js';
+
+export { formatBasicUsername } from './http-credentials.js';
+export { redactUrl } from './http-redaction.js';
+export { providerErrorMessage } from './http-answers.js';
+export type * from './http-types.js';
 
 /**
  * The one way connectors talk HTTP to providers. Per request it:
@@ -27,89 +50,6 @@ import { failSpan, inClientSpan } from '../tracing.js';
  * refused, because a 5xx or a timeout may have come after the provider applied the change.
  */
 
-export interface RequestLogEntry {
-  method: string;
-  /** The URL with credentials removed (query secrets and user info replaced by `[redacted]`). */
-  url: string;
-  /** The provider's HTTP status; absent when no answer came (network failure, timeout). */
-  status?: number;
-  durationMs: number;
-  /** 1 for the first try of a request, 2 for the first retry... */
-  attempt: number;
-  /** What went wrong, secret-free: a network error, or the provider's status text. */
-  error?: string;
-  /** Set when another attempt follows after this many milliseconds. */
-  retryInMs?: number;
-}
-
-export interface RetryPolicy {
-  /** Attempts per request including the first (the 401 refresh retry comes on top). Default 4. */
-  maxAttempts?: number;
-  /** First backoff delay; doubled per retry, with jitter. Default 500 ms. */
-  baseDelayMs?: number;
-  /** Ceiling of one backoff delay. Default 10 s. */
-  maxDelayMs?: number;
-  /** A longer `Retry-After` is not waited for: the request fails, retryable, with `retryAfterSeconds`. Default 30 s. */
-  maxRetryAfterMs?: number;
-}
-
-export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
-
-export interface ProviderHttpRequest {
-  method: HttpMethod;
-  /** A path appended to the base URL (`/crm/v3/objects/contacts`), or an absolute URL. */
-  path: string;
-  query?: Record<string, string | number | boolean | string[] | undefined>;
-  /** Sent as `application/json`. */
-  json?: unknown;
-  body?: string | Uint8Array;
-  headers?: Record<string, string>;
-  /** Overrides the method's idempotency, e.g. true for a search sent as POST. */
-  idempotent?: boolean;
-  /**
-   * A 401 after the forced refresh tells the connection its credentials are refused (the default);
-   * false for requests whose 401 may mean something else, such as a proxied path.
-   */
-  reportRejection?: boolean;
-  /** The answer's status as the provider sent it, even when its body reports a failure (the proxy). */
-  rawStatus?: boolean;
-}
-
-export interface ProviderHttpResponse<T = unknown> {
-  status: number;
-  headers: Record<string, string>;
-  /** Parsed JSON when the body is JSON, the text otherwise, undefined when empty. */
-  body: T;
-  rawBody: Buffer;
-}
-
-/** An answer whose body is still arriving (the proxy passes large bodies through without holding them). */
-export interface ProviderHttpStream {
-  status: number;
-  headers: Record<string, string>;
-  body: Readable;
-}
-
-export interface ProviderHttpOptions {
-  onRequest?: (entry: RequestLogEntry) => void;
-  /** Replaces the catalog base URL. */
-  baseUrl?: string;
-  retry?: RetryPolicy;
-  /** Per attempt, headers and body included. Default 30 s. */
-  timeoutMs?: number;
-  dispatcher?: Dispatcher;
-  /** Where this provider writes its error message, when the common dialects do not find it. */
-  errorMessage?: (body: unknown) => string | undefined;
-  /** How long to wait after a 429 that has no Retry-After, from the provider's rate-limit headers. */
-  rateLimitWait?: (headers: Record<string, string>) => number | undefined;
-  /** The status a 2xx answer really has when its body reports a failure (GraphQL `errors`). */
-  bodyStatus?: (body: unknown) => number | undefined;
-  /** What an error body details beyond its message (Zendesk's per-field `details`). */
-  errorDetails?: (body: unknown) => unknown;
-  /** Waits, before each attempt, until the provider's documented limits allow it (see `pacing.ts`). */
-  pace?: (request: { method: string; url: URL }) => Promise<void>;
-}
-
 const defaultRetry: Required<RetryPolicy> = {
   maxAttempts: 4,
   baseDelayMs: 500,
@@ -118,29 +58,6 @@ const defaultRetry: Required<RetryPolicy> = {
 };
 
 const idempotentMethods = new Set<HttpMethod>(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
-
-/** Query parameter names that carry credentials at one provider or another. */
-const secretQueryNames = new Set([
-  'access_token',
-  'api_key',
-  'apikey',
-  'api-key',
-  'auth',
-  'authorization',
-  'client_secret',
-  'code',
-  'hapikey',
-  'id_token',
-  'key',
-  'password',
-  'refresh_token',
-  'secret',
-  'sig',
-  'signature',
-  'token',
-]);
-
-const REDACTED = '[redacted]';
 
 /**
  * Provider traffic goes through the same address guard as webhook deliveries: a URL filled from
@@ -161,90 +78,6 @@ export function backoffDelay(retry: number, policy: Required<RetryPolicy>, rando
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1));
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }
-
-function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const flat: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined) flat[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
-  }
-  return flat;
-}
-
-function parseBody(raw: Buffer, contentType: string | undefined): unknown {
-  if (raw.length === 0) return undefined;
-  const text = raw.toString('utf8');
-  if (contentType?.includes('json') || /^\s*[[{]/.test(text)) {
-    try {
-      return JSON.parse(text);
-    } catch {
-      return text;
-    }
-  }
-  return text;
-}
-
-/** The provider's own words from an error body, in the dialects providers commonly use. */
-export function providerErrorMessage(body: unknown): string | undefined {
-  let message: unknown;
-  if (typeof body === 'string') message = body;
-  else if (body && typeof body === 'object') {
-    const record = body as Record<string, unknown>;
-    const nested =
-      record.error && typeof record.error === 'object' ? (record.error as Record<string, unknown>) : {};
-    const first = Array.isArray(record.errors)
-      ? (record.errors[0] as Record<string, unknown> | undefined)
-      : {};
-    message =
-      record.message ??
-      record.error_description ??
-      nested.message ??
-      first?.message ??
-      record.detail ??
-      (typeof record.error === 'string' ? record.error : undefined) ??
-      record.title;
-  }
-  if (typeof message !== 'string' || !message.trim()) return undefined;
-  const trimmed = message.trim();
-  return trimmed.length > 500 ? `${trimmed.slice(0, 497)}...` : trimmed;
-}
-
-/** Failures of the network or the peer (refused, reset, unknown host, timed out), not of Ferry's own code. */
-function isNetworkFailure(error: unknown): boolean {
-  if (error instanceof AttemptTimeout) return true;
-  const codes = [
-    (error as { code?: unknown })?.code,
-    (error as { cause?: { code?: unknown } })?.cause?.code,
-  ].filter((code): code is string => typeof code === 'string');
-  return codes.some(
-    (code) =>
-      /^E[A-Z]+$/.test(code) ||
-      ['UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_DESTROYED', 'UND_ERR_INFO'].includes(code) ||
-      /^UND_ERR_.*TIMEOUT$/.test(code) ||
-      code.startsWith('HPE_'),
-  );
-}
-
-/**
- * A request the HTTP client refuses to build for a header value it cannot carry (a line break, text
- * beyond Latin-1), which here can only come from the connection's credentials or metadata. Its other
- * refusals (a path, a method, a body, the headers Ferry sets itself) are Ferry's bugs, not the user's.
- */
-function isUnsendable(error: unknown): boolean {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  return (
-    code === 'UND_ERR_INVALID_ARG' &&
-    typeof message === 'string' &&
-    /^invalid (?!host |content-length |upgrade |request )\S+ header$/.test(message)
-  );
-}
-
-function isConnectionRefused(error: unknown): boolean {
-  const code = (error as { code?: string; cause?: { code?: string } })?.code;
-  const causeCode = (error as { cause?: { code?: string } })?.cause?.code;
-  return code === 'ECONNREFUSED' || causeCode === 'ECONNREFUSED';
-}
-
-class AttemptTimeout extends Error {}
 
 /** One attempt's log entry, its duration measured from now. */
 function logEntryOf(method: string, url: string, attempt: number) {
@@ -605,120 +438,6 @@ export class ProviderHttpClient {
 
 function lowerKeys(headers: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
-}
-
-function basic(username: string, password: string): string {
-  return `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
-}
-
-/**
- * The Basic username a method sends: the given one in the method's `usernameFormat` (Zendesk's
- * `%s/token`), unless it is already in that form.
- */
-export function formatBasicUsername(username: string, format: string | undefined): string {
-  if (!format) return username;
-  const [prefix, suffix] = format.split('%s');
-  const formatted = username.startsWith(prefix) && username.endsWith(suffix);
-  return formatted && username.length >= prefix.length + suffix.length
-    ? username
-    : format.replace('%s', username);
-}
-
-/**
- * Attaches credentials as the catalog describes the method that presents them (the main method, or
- * the alternative that takes this kind of credential); returns the secret strings it used.
- */
-function applyAuth(
-  provider: Provider,
-  material: AuthMaterial,
-  templateVars: Record<string, string>,
-  url: URL,
-  headers: Record<string, string>,
-): string[] {
-  const method = authMethodPresenting(provider, material.type);
-  const secrets: string[] = [];
-  switch (material.type) {
-    case 'oauth2':
-      // A provider that takes the token in a header of its own (Shopify's X-Shopify-Access-Token) gets no Bearer.
-      if (!method.customOpts?.headers?.some((header) => header.valueTemplate.includes('{{.accessToken}}')))
-        headers.authorization = `Bearer ${material.accessToken}`;
-      secrets.push(material.accessToken);
-      break;
-    case 'basic': {
-      const username = formatBasicUsername(material.username, method.basicOpts?.usernameFormat);
-      headers.authorization = basic(username, material.password);
-      secrets.push(material.password, headers.authorization.slice('Basic '.length));
-      break;
-    }
-    case 'apiKey': {
-      secrets.push(material.apiKey);
-      const keyOpts = method.apiKeyOpts;
-      const asBasic = method.basicOpts?.apiKeyAsBasic ? method.basicOpts.apiKeyAsBasicOpts : undefined;
-      if (keyOpts?.attachmentType === 'header' && keyOpts.header) {
-        headers[keyOpts.header.name.toLowerCase()] = `${keyOpts.header.valuePrefix ?? ''}${material.apiKey}`;
-      } else if (keyOpts?.attachmentType === 'query' && keyOpts.query) {
-        url.searchParams.set(keyOpts.query.name, material.apiKey);
-      } else if (method.basicOpts?.apiKeyAsBasic) {
-        const value = (asBasic?.keyFormat ?? '%s').replace('%s', material.apiKey);
-        headers.authorization = asBasic?.fieldUsed === 'password' ? basic('', value) : basic(value, '');
-        secrets.push(headers.authorization.slice('Basic '.length));
-      } else {
-        throw new ConnectionSetupError(
-          `Provider "${provider.name}" does not say where an API key goes; the connection cannot be used.`,
-          provider.name,
-        );
-      }
-      break;
-    }
-    case 'custom':
-      secrets.push(...Object.values(material.values));
-      break;
-    case 'none':
-      break;
-  }
-  const vars =
-    material.type === 'apiKey'
-      ? { ...templateVars, apiKey: material.apiKey }
-      : material.type === 'oauth2'
-        ? { ...templateVars, accessToken: material.accessToken }
-        : material.type === 'custom'
-          ? { ...templateVars, ...material.values }
-          : templateVars;
-  // Only the presenting method's own headers: Shopify's OAuth token header is not an API token's.
-  for (const header of method.customOpts?.headers ?? []) {
-    const value = renderProviderTemplate(header.valueTemplate, vars);
-    headers[header.name.toLowerCase()] = value;
-    secrets.push(value);
-  }
-  for (const param of method.customOpts?.queryParams ?? []) {
-    const value = renderProviderTemplate(param.valueTemplate, vars);
-    url.searchParams.set(param.name, value);
-    secrets.push(value);
-  }
-  return secrets.filter((secret) => secret.length >= 4);
-}
-
-function scrub(text: string, secrets: string[]): string {
-  let result = text;
-  for (const secret of secrets) {
-    result = result.split(secret).join(REDACTED);
-    const encoded = encodeURIComponent(secret);
-    if (encoded !== secret) result = result.split(encoded).join(REDACTED);
-  }
-  return result;
-}
-
-/** The URL as logs may show it: no user info, no credential-like query values, no known secret anywhere. */
-export function redactUrl(url: URL, secrets: string[] = []): string {
-  const copy = new URL(url.toString());
-  if (copy.username || copy.password) {
-    copy.username = '';
-    copy.password = '';
-  }
-  for (const name of [...new Set(copy.searchParams.keys())]) {
-    if (secretQueryNames.has(name.toLowerCase())) copy.searchParams.set(name, REDACTED);
-  }
-  return scrub(copy.toString(), secrets).replaceAll(encodeURIComponent(REDACTED), REDACTED);
 }
 
 function pathOf(url: string): string {
