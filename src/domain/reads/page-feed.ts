@@ -142,11 +142,19 @@ function cursorRefused(error: unknown): boolean {
   );
 }
 
+/**
+ * The versions this run of a read delivered, by record id: pages fetched ahead of their checkpoint
+ * are recognised against them as well as against `read_seen`, so a feed listed newest first (a
+ * record on several pages, Stripe's events) delivers each record's newest version only.
+ */
+type ReadMemory = Map<string, SeenVersion>;
+
 async function readProviderPage(
   plan: ReadPlan,
   connectorFor: (logs: LogEntry[]) => Promise<Connector>,
   pageIndex: number,
   pageToken: string | undefined,
+  memory?: ReadMemory,
 ): Promise<ProviderPage> {
   const logs: LogEntry[] = [];
   try {
@@ -160,7 +168,7 @@ async function readProviderPage(
       });
       return connector.readPage(pageRequest(plan, pageToken, false));
     });
-    const records = plan.dedupe ? await unseen(plan, page.records) : page.records;
+    const records = plan.dedupe ? await unseen(plan, page.records, memory) : page.records;
     return {
       pageIndex,
       ...(page.nextPageToken && { nextPageToken: page.nextPageToken }),
@@ -176,15 +184,32 @@ async function readProviderPage(
   }
 }
 
-/** The page's records less the versions delivered before (a scheduled read's overlap). */
-async function unseen(plan: ReadPlan, records: readonly ProviderRecord[]): Promise<ProviderRecord[]> {
+/**
+ * The page's records less the versions delivered before: by earlier reads (a scheduled read's
+ * overlap), by earlier runs of this read, and by this run's earlier pages (`memory`).
+ */
+async function unseen(
+  plan: ReadPlan,
+  records: readonly ProviderRecord[],
+  memory: ReadMemory | undefined,
+): Promise<ProviderRecord[]> {
   if (!records.length) return [];
   const seen = await seenVersions(
     await newEntityManager(),
     plan,
     records.map((record) => record.id),
   );
-  return seen.size ? undelivered(records, seen) : [...records];
+  for (const record of records) {
+    const version = memory?.get(record.id);
+    const stored = seen.get(record.id);
+    if (version && (!stored || version.at >= stored.at)) seen.set(record.id, version);
+  }
+  const fresh = seen.size ? undelivered(records, seen) : [...records];
+  for (const { id, ...version } of versionsToRemember(fresh, newestTime(fresh), Infinity)) {
+    const known = memory?.get(id);
+    if (!known || version.at >= known.at) memory?.set(id, version);
+  }
+  return fresh;
 }
 
 async function shapePage(plan: ReadPlan, page: ProviderPage): Promise<ShapedPage> {
@@ -198,7 +223,11 @@ async function shapePage(plan: ReadPlan, page: ProviderPage): Promise<ShapedPage
     records: parts.reduce((sum, part) => sum + part.numRecords, 0),
     ...(page.newest !== undefined && { newest: new Date(page.newest) }),
     ...(page.deletions && { deletions: true }),
-    remember: plan.advancesWatermark ? versionsToRemember(page.records, page.newest, overlap) : [],
+    // A scheduled read remembers all it delivers until it finishes (a later run of it, or a later page
+    // of a feed listed newest first, recognises them); finishing forgets all but the overlap.
+    remember: plan.advancesWatermark
+      ? versionsToRemember(page.records, page.newest, plan.dedupe ? Infinity : overlap)
+      : [],
     ...(page.resumeCursor !== undefined && { resumeCursor: page.resumeCursor }),
     logs: page.logs,
   };
@@ -252,12 +281,14 @@ export function pageFeed(
     if (start.fetched?.done) return;
     let token = start.fetched ? start.fetched.nextPageToken : start.pageToken;
     const connector = pageConnector(plan.connectionId);
+    const memory: ReadMemory | undefined = plan.dedupe ? new Map() : undefined;
+    for (const { id, ...version } of start.fetched?.remember ?? []) memory?.set(id, version);
     for (let offset = start.fetched ? 1 : 0; offset < maxPages && !stopped; offset++) {
       while (ready.length >= depth && !stopped)
         await new Promise<void>((resolve) => (wakeProducer = resolve));
       // The first page is always fetched, so every call moves the read on.
       if (stopped || (offset > 0 && Date.now() >= deadline)) break;
-      const page = await readProviderPage(plan, connector, start.pageIndex + offset, token);
+      const page = await readProviderPage(plan, connector, start.pageIndex + offset, token, memory);
       const shaped = shapePage(plan, page);
       // Its failure is the consumer's to see when it reaches the page, not an unhandled rejection.
       shaped.catch(() => {});

@@ -347,7 +347,11 @@ export function conformance(spec: ConformanceSpec): void {
       const before = fake.requests.length;
       const started = Date.now();
       await connector().readPage({ objectName: first, pageSize: smallPage(first) });
-      expect(fake.requests.length - before).toBe(3);
+      // The same request three times (refused, failed, answered); a connector that reads more per
+      // record (custom values apart) asks those after.
+      const [refused, failed, answered] = fake.requests.slice(before, before + 3);
+      expect(answered).toBeDefined();
+      expect([failed.path, answered.path]).toEqual([refused.path, refused.path]);
       expect(Date.now() - started).toBeGreaterThanOrEqual(900);
     });
 

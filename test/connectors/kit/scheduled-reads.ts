@@ -52,18 +52,31 @@ export class ScheduledReads {
           this.position.deletedWatermark = Math.max(this.position.deletedWatermark ?? newest, newest);
         else this.position.watermark = Math.max(this.position.watermark ?? newest, newest);
       }
-      const overlap = page.deletions ? tracking.deletionsOverlapMs : tracking.overlapMs;
-      for (const { id, ...version } of versionsToRemember(page.records, newest, overlap)) {
+      // Everything delivered is remembered while the read runs; finishing keeps the overlap only.
+      for (const { id, ...version } of versionsToRemember(fresh, newestTime(fresh), Infinity)) {
         const known = this.seen.get(id);
         if (!known || version.at >= known.at) this.seen.set(id, version);
       }
       if (page.done) {
         if (page.resumeCursor !== undefined) this.position.resumeCursor = page.resumeCursor;
+        this.forgetOutsideOverlap(tracking);
         this.delivered.push(...deliveredNow);
         return deliveredNow;
       }
       pageToken = page.nextPageToken;
     }
     throw new Error(`a scheduled read of ${this.objectName} never ended`);
+  }
+
+  /** As `forgetOldVersions` does when a read finishes. */
+  private forgetOutsideOverlap(tracking: ReturnType<Connector['changeTracking']>): void {
+    const changesFrom = (this.position.watermark ?? -Infinity) - tracking.overlapMs;
+    const deletionsFrom =
+      this.position.deletedWatermark !== undefined
+        ? this.position.deletedWatermark - tracking.deletionsOverlapMs
+        : changesFrom;
+    for (const [id, version] of this.seen) {
+      if (version.at < Math.min(changesFrom, deletionsFrom)) this.seen.delete(id);
+    }
   }
 }
