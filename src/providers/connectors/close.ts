@@ -1,14 +1,15 @@
 import type { ConnectorHooks } from '../declarative/connector.js';
+import type { ProviderRecord, ReadPageResult } from '../connector.js';
 import type { ObjectDeclaration } from '../../schemas/connector-declaration.js';
-import type { FieldMetadata } from '../../schemas/object-metadata.js';
 
 /**
  * Close's quirks (the rest is `catalog/connectors/close.json`):
  * - `_fields` returns exactly the fields named, so a read of chosen fields also asks for `id` and
  *   `date_updated`, without which a record has no id or modification time.
- * - Its custom field endpoints name a field by id (`cf_…`), while records carry and take the value
- *   as `custom.cf_…`: custom fields are described under the name records use.
  * - Its Advanced Filtering API answers ids alone unless told which fields to return (search).
+ * - Deletions come from its event log (`action=deleted`), whose items are events: an event's own
+ *   `id` is the event's, the deleted record's is `object_id` (and the record's data, in `data` and
+ *   `previous_data`, is shown to non-admins for an hour only), so a deletion takes `object_id`.
  */
 
 /** What every record must carry whatever fields are chosen. */
@@ -21,11 +22,22 @@ function incrementalFields(object: ObjectDeclaration, objectName: string): strin
   return Array.isArray(fields) && fields.every((name) => typeof name === 'string') ? fields : undefined;
 }
 
+/** A deleted-event of the event log as the deletion of the record it names. */
+function deletedRecord(record: ProviderRecord): ProviderRecord {
+  const objectId = record.raw.object_id;
+  return typeof objectId === 'string' && objectId ? { ...record, id: objectId } : record;
+}
+
 export const closeHooks: ConnectorHooks = {
   async readPage(connector, input, declared) {
-    if (!input.fields?.length || input.pageToken) return declared();
-    const fields = [...new Set([...alwaysRead, ...input.fields])];
-    return connector.readDeclaredPage({ ...input, fields });
+    const page: ReadPageResult =
+      input.fields?.length && !input.pageToken
+        ? await connector.readDeclaredPage({
+            ...input,
+            fields: [...new Set([...alwaysRead, ...input.fields])],
+          })
+        : await declared();
+    return page.deletions ? { ...page, records: page.records.map(deletedRecord) } : page;
   },
 
   /**
@@ -38,15 +50,5 @@ export const closeHooks: ConnectorHooks = {
       ? [...new Set([...alwaysRead, ...input.fields])]
       : incrementalFields(connector.object(input.objectName), input.objectName);
     return connector.searchDeclared({ ...input, ...(fields && { fields }) });
-  },
-
-  async listObjectMetadata(_connector, _objectName, declared) {
-    const metadata = await declared();
-    const fields: Record<string, FieldMetadata> = {};
-    for (const [name, field] of Object.entries(metadata.fields)) {
-      const recordName = field.isCustom && !name.startsWith('custom.') ? `custom.${name}` : name;
-      fields[recordName] = { ...field, fieldName: recordName };
-    }
-    return { ...metadata, fields };
   },
 };

@@ -4,6 +4,7 @@ import { ConnectorDeclarationError, effectiveObject } from '../catalog/connector
 import type { ChangeTracking, Connector, ConnectorOptions } from '../connector.js';
 import { DeclaredConnector, type ConnectorHooks } from '../declarative/connector.js';
 import { changeTracking } from '../declarative/read.js';
+import { activeCampaignHooks } from './activeCampaign.js';
 import { asanaHooks } from './asana.js';
 import { closeHooks } from './close.js';
 import { hubspotHooks } from './hubspot.js';
@@ -31,6 +32,7 @@ const hookModules: Record<string, ConnectorHooks> = {
   notion: notionHooks,
   monday: mondayHooks,
   pipedrive: pipedriveHooks,
+  activeCampaign: activeCampaignHooks,
 };
 
 /** What each capability a declaration gives to its hooks needs them to implement. */

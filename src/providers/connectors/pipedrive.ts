@@ -1,6 +1,7 @@
 import type { ConnectorHooks } from '../declarative/connector.js';
 import type { ProviderRecord } from '../connector.js';
 import { valueAt } from '../declarative/json-pointer.js';
+import type { FieldMetadata } from '../../schemas/object-metadata.js';
 
 /**
  * Pipedrive's quirks (the rest is `catalog/connectors/pipedrive.json`):
@@ -11,6 +12,10 @@ import { valueAt } from '../declarative/json-pointer.js';
  * - `exact_match` ignores case, so records whose field does not equal the value exactly are left
  *   out here; a page may then hold fewer records than asked, never a wrong one.
  * - One term per search: a second filter is refused (the declaration's members both write `term`).
+ * - Its field lists name a person's email addresses and phone numbers `email` and `phone` (v1's
+ *   names), where v2 records and writes call them `emails` and `phones`, lists of
+ *   `{value, primary, label}`: the metadata gives them the names records use, as lists. A field
+ *   list that already says `emails` passes through unchanged.
  */
 
 /** The most ids one list call takes; the declaration's search pages are no larger. */
@@ -27,7 +32,28 @@ function textsOf(raw: Record<string, unknown>, field: string): string[] {
     .map(String);
 }
 
+/** Field-list names of a person's members that v2 records name otherwise. */
+const recordNames: Record<string, Record<string, string>> = {
+  persons: { email: 'emails', phone: 'phones' },
+};
+
+/** A field renamed to what records call it, a list of `{value, primary, label}` rather than text. */
+function renamed(field: FieldMetadata, fieldName: string): FieldMetadata {
+  return { ...field, fieldName, valueType: 'other' };
+}
+
 export const pipedriveHooks: ConnectorHooks = {
+  async listObjectMetadata(_connector, objectName, declared) {
+    const metadata = await declared();
+    const names = Object.hasOwn(recordNames, objectName) ? recordNames[objectName] : {};
+    const fields: Record<string, FieldMetadata> = {};
+    for (const [name, field] of Object.entries(metadata.fields)) {
+      const recordName = Object.hasOwn(names, name) ? names[name] : undefined;
+      if (recordName) fields[recordName] = renamed(field, recordName);
+      else fields[name] = field;
+    }
+    return { ...metadata, fields };
+  },
   async search(connector, input, declared) {
     const page = await declared();
     if (!page.records.length) return page;
