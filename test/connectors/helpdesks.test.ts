@@ -9,6 +9,7 @@ import { startFakeFreshdesk } from './fakes/freshdesk.js';
 import { startFakeGorgias } from './fakes/gorgias.js';
 import { startFakeIntercom } from './fakes/intercom.js';
 import { readAllPages } from './kit/read-all.js';
+import { TICKET_PAGE_LIMIT } from '../../src/providers/connectors/freshdesk.js';
 
 /**
  * What Freshdesk, Gorgias and Intercom do that the conformance suite does not check: the requests
@@ -71,14 +72,49 @@ describe('Freshdesk', () => {
       order_type: 'asc',
     });
 
+    // Whether "updated since" lists what changed at that very second is not said: Ferry asks
+    // from the second before, and keeps what is in the window.
     const since = new Date('2026-02-03T04:05:06.789Z');
     const middle = fakes.freshdesk.requests.length;
     await readAll('freshdesk', { objectName: 'tickets', pageSize: 100, since });
     await readAll('freshdesk', { objectName: 'contacts', pageSize: 100, since });
-    expect(sent('freshdesk', middle, '/api/v2/tickets')[0].query.updated_since).toBe('2026-02-03T04:05:06Z');
+    expect(sent('freshdesk', middle, '/api/v2/tickets')[0].query.updated_since).toBe('2026-02-03T04:05:05Z');
     expect(sent('freshdesk', middle, '/api/v2/contacts')[0].query._updated_since).toBe(
-      '2026-02-03T04:05:06Z',
+      '2026-02-03T04:05:05Z',
     );
+  });
+
+  it('asks again from the newest ticket it listed after 300 pages, the most Freshdesk answers to one query', async () => {
+    const start = Date.UTC(2024, 5, 1);
+    const ids = fakes.freshdesk.seed(
+      'tickets',
+      Array.from({ length: TICKET_PAGE_LIMIT + 2 }, (_, i) => start + i * 1000),
+    );
+    const before = fakes.freshdesk.requests.length;
+    const read = await readAll('freshdesk', {
+      objectName: 'tickets',
+      pageSize: 1,
+      since: new Date(start),
+      until: new Date(start + ids.length * 1000),
+    });
+    expect([...new Set(read.map((record) => record.id))]).toEqual(ids);
+    const queries = sent('freshdesk', before, '/api/v2/tickets');
+    expect(queries[TICKET_PAGE_LIMIT - 1].query.page).toBe(String(TICKET_PAGE_LIMIT));
+    // The 301st request starts a new query, from the 300th ticket's second (less one).
+    expect(queries[TICKET_PAGE_LIMIT].query).toMatchObject({
+      updated_since: new Date(start + (TICKET_PAGE_LIMIT - 2) * 1000).toISOString().replace('.000', ''),
+    });
+    expect(queries[TICKET_PAGE_LIMIT].query.page).toBeUndefined();
+  });
+
+  it("describes a ticket's status, priority and source with the account's own values, custom statuses too", async () => {
+    const metadata = await connector('freshdesk').listObjectMetadata('tickets');
+    expect(metadata.fields.status.values).toContainEqual({ value: '2', displayValue: 'Open' });
+    expect(metadata.fields.status.values!.map((value) => Number(value.value)).some((code) => code >= 6)).toBe(
+      true,
+    );
+    expect(metadata.fields.priority.values).toContainEqual({ value: '4', displayValue: 'Urgent' });
+    expect(metadata.fields.source.values).toContainEqual({ value: '1', displayValue: 'Email' });
   });
 
   it("refuses a ticket without a requester and a taken contact email with Freshdesk's message, without retrying", async () => {

@@ -6,6 +6,7 @@ import { DeclaredConnector, type ConnectorHooks } from '../declarative/connector
 import { changeTracking } from '../declarative/read.js';
 import { asanaHooks } from './asana.js';
 import { closeHooks } from './close.js';
+import { freshdeskHooks } from './freshdesk.js';
 import { hubspotHooks } from './hubspot.js';
 import { salesforceHooks } from './salesforce.js';
 import { linearHooks } from './linear.js';
@@ -26,6 +27,7 @@ const hookModules: Record<string, ConnectorHooks> = {
   asana: asanaHooks,
   salesforce: salesforceHooks,
   zendeskSupport: zendeskSupportHooks,
+  freshdesk: freshdeskHooks,
   zoho: zohoHooks,
   linear: linearHooks,
   notion: notionHooks,
