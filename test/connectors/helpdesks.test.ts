@@ -10,6 +10,8 @@ import { startFakeGorgias } from './fakes/gorgias.js';
 import { startFakeIntercom } from './fakes/intercom.js';
 import { readAllPages } from './kit/read-all.js';
 import { TICKET_PAGE_LIMIT } from '../../src/providers/connectors/freshdesk.js';
+import { gorgiasHooks } from '../../src/providers/connectors/gorgias.js';
+import type { HookContext } from '../../src/providers/declarative/context.js';
 
 /**
  * What Freshdesk, Gorgias and Intercom do that the conformance suite does not check: the requests
@@ -191,6 +193,57 @@ describe('Gorgias', () => {
     expect(error).toMatchObject({ status: 400, retryable: false });
     expect((error as Error).message).toContain('Invalid data');
     expect(await connector('gorgias').readRecord('tickets', '999999')).toBeUndefined();
+  });
+
+  it('reads custom values keyed by field id under custom_fields.<id>, and writes them as a list', async () => {
+    const [id] = fakes.gorgias.seed('customers', [Date.UTC(2026, 2, 1)]);
+    const stored = fakes.gorgias.stored('customers', id)!;
+    stored.custom_fields = { '21': { id: 21, value: 'Retail' } };
+    const page = await connector('gorgias').readPage({ objectName: 'customers', pageSize: 100 });
+    const record = page.records.find((found) => found.id === id);
+    expect(record?.values?.['custom_fields.21']).toBe('Retail');
+    const before = fakes.gorgias.requests.length;
+    await failure(
+      connector('gorgias').write({
+        objectName: 'customers',
+        type: 'update',
+        recordId: id,
+        record: { 'custom_fields.21': 'Wholesale' },
+      }),
+    );
+    expect(fakes.gorgias.requests[before].body).toMatchObject({
+      custom_fields: [{ id: 21, value: 'Wholesale' }],
+    });
+  });
+
+  it("delivers a customer-deleted event as the deletion of the event's object, and only trashed tickets as deleted", async () => {
+    const events = {
+      records: [
+        {
+          id: '7001',
+          updatedAt: '2026-03-01T00:00:00.000Z',
+          raw: { id: 7001, object_id: 42, type: 'customer-deleted' },
+          deleted: true,
+        },
+      ],
+      done: true,
+      deletions: true,
+    };
+    const customers = await gorgiasHooks.readPage!(
+      {} as HookContext,
+      { objectName: 'customers' },
+      async () => events,
+    );
+    expect(customers.records.map((record) => [record.id, record.deleted])).toEqual([['42', true]]);
+    const tickets = await gorgiasHooks.readPage!({} as HookContext, { objectName: 'tickets' }, async () => ({
+      records: [
+        { id: '1', raw: { id: 1, trashed_datetime: '2026-03-01T00:00:00+00:00' }, deleted: true },
+        { id: '2', raw: { id: 2, trashed_datetime: null }, deleted: true },
+      ],
+      done: true,
+      deletions: true,
+    }));
+    expect(tickets.records.map((record) => record.id)).toEqual(['1']);
   });
 });
 

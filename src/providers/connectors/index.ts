@@ -7,6 +7,7 @@ import { changeTracking } from '../declarative/read.js';
 import { asanaHooks } from './asana.js';
 import { closeHooks } from './close.js';
 import { freshdeskHooks } from './freshdesk.js';
+import { gorgiasHooks } from './gorgias.js';
 import { hubspotHooks } from './hubspot.js';
 import { salesforceHooks } from './salesforce.js';
 import { linearHooks } from './linear.js';
@@ -28,6 +29,7 @@ const hookModules: Record<string, ConnectorHooks> = {
   salesforce: salesforceHooks,
   zendeskSupport: zendeskSupportHooks,
   freshdesk: freshdeskHooks,
+  gorgias: gorgiasHooks,
   zoho: zohoHooks,
   linear: linearHooks,
   notion: notionHooks,
