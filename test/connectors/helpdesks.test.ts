@@ -6,6 +6,7 @@ import { connectorFor } from '../../src/providers/connectors/index.js';
 import { ProviderError } from '../../src/providers/errors.js';
 import type { ConformanceFake } from './kit/conformance.js';
 import { startFakeFreshdesk } from './fakes/freshdesk.js';
+import { startFakeFront } from './fakes/front.js';
 import { startFakeGorgias } from './fakes/gorgias.js';
 import { startFakeIntercom } from './fakes/intercom.js';
 import { readAllPages } from './kit/read-all.js';
@@ -14,7 +15,7 @@ import { gorgiasHooks } from '../../src/providers/connectors/gorgias.js';
 import type { HookContext } from '../../src/providers/declarative/context.js';
 
 /**
- * What Freshdesk, Gorgias and Intercom do that the conformance suite does not check: the requests
+ * What Freshdesk, Gorgias, Intercom and Front do that the conformance suite does not check: the requests
  * each read sends (Freshdesk's `updated_since` on full reads, Gorgias's newest-first listing that
  * stops early, Intercom's day-widened search), and the providers' refusals reaching Ferry as
  * client errors with the provider's own message, not retried.
@@ -26,6 +27,7 @@ beforeAll(async () => {
   fakes.freshdesk = await startFakeFreshdesk();
   fakes.gorgias = await startFakeGorgias();
   fakes.intercom = await startFakeIntercom();
+  fakes.front = await startFakeFront();
   process.env.FERRY_PROVIDER_OVERRIDES = JSON.stringify(
     Object.fromEntries(Object.entries(fakes).map(([provider, fake]) => [provider, { baseURL: fake.url }])),
   );
@@ -319,5 +321,27 @@ describe('Intercom', () => {
     );
     expect(error).toMatchObject({ status: 404, retryable: false });
     expect((error as Error).message).toContain('User Not Found');
+  });
+});
+
+describe('Front', () => {
+  it("keeps a contact's other custom fields when an update names some, since Front replaces the whole set", async () => {
+    const metadata = await connector('front').listObjectMetadata('contacts');
+    const custom = Object.values(metadata.fields).filter((field) => field.isCustom);
+    const text = custom.find((field) => field.valueType === 'string')!;
+    const other = custom.find((field) => field !== text && field.valueType === 'boolean')!;
+    const [named, kept] = [text, other].map((field) => field.fieldName.slice('custom_fields.'.length));
+    const [id] = fakes.front.seed('contacts', [Date.UTC(2026, 3, 1)]);
+    fakes.front.stored('contacts', id)!.custom_fields = { [named]: 'before', [kept]: true };
+    await connector('front').write({
+      objectName: 'contacts',
+      type: 'update',
+      recordId: id,
+      record: { [`custom_fields.${named}`]: 'after' },
+    });
+    expect(fakes.front.stored('contacts', id)!.custom_fields).toEqual({
+      [named]: 'after',
+      [kept]: true,
+    });
   });
 });

@@ -7,6 +7,7 @@ import { changeTracking } from '../declarative/read.js';
 import { asanaHooks } from './asana.js';
 import { closeHooks } from './close.js';
 import { freshdeskHooks } from './freshdesk.js';
+import { frontHooks } from './front.js';
 import { gorgiasHooks } from './gorgias.js';
 import { hubspotHooks } from './hubspot.js';
 import { salesforceHooks } from './salesforce.js';
@@ -30,6 +31,7 @@ const hookModules: Record<string, ConnectorHooks> = {
   zendeskSupport: zendeskSupportHooks,
   freshdesk: freshdeskHooks,
   gorgias: gorgiasHooks,
+  front: frontHooks,
   zoho: zohoHooks,
   linear: linearHooks,
   notion: notionHooks,
