@@ -6,12 +6,16 @@ import { connectorFor } from '../../src/providers/connectors/index.js';
 import { ProviderError } from '../../src/providers/errors.js';
 import type { ConformanceFake } from './kit/conformance.js';
 import { startFakeFreshdesk } from './fakes/freshdesk.js';
+import { startFakeFront } from './fakes/front.js';
 import { startFakeGorgias } from './fakes/gorgias.js';
 import { startFakeIntercom } from './fakes/intercom.js';
 import { readAllPages } from './kit/read-all.js';
+import { TICKET_PAGE_LIMIT } from '../../src/providers/connectors/freshdesk.js';
+import { gorgiasHooks } from '../../src/providers/connectors/gorgias.js';
+import type { HookContext } from '../../src/providers/declarative/context.js';
 
 /**
- * What Freshdesk, Gorgias and Intercom do that the conformance suite does not check: the requests
+ * What Freshdesk, Gorgias, Intercom and Front do that the conformance suite does not check: the requests
  * each read sends (Freshdesk's `updated_since` on full reads, Gorgias's newest-first listing that
  * stops early, Intercom's day-widened search), and the providers' refusals reaching Ferry as
  * client errors with the provider's own message, not retried.
@@ -23,6 +27,7 @@ beforeAll(async () => {
   fakes.freshdesk = await startFakeFreshdesk();
   fakes.gorgias = await startFakeGorgias();
   fakes.intercom = await startFakeIntercom();
+  fakes.front = await startFakeFront();
   process.env.FERRY_PROVIDER_OVERRIDES = JSON.stringify(
     Object.fromEntries(Object.entries(fakes).map(([provider, fake]) => [provider, { baseURL: fake.url }])),
   );
@@ -71,14 +76,49 @@ describe('Freshdesk', () => {
       order_type: 'asc',
     });
 
+    // Whether "updated since" lists what changed at that very second is not said: Ferry asks
+    // from the second before, and keeps what is in the window.
     const since = new Date('2026-02-03T04:05:06.789Z');
     const middle = fakes.freshdesk.requests.length;
     await readAll('freshdesk', { objectName: 'tickets', pageSize: 100, since });
     await readAll('freshdesk', { objectName: 'contacts', pageSize: 100, since });
-    expect(sent('freshdesk', middle, '/api/v2/tickets')[0].query.updated_since).toBe('2026-02-03T04:05:06Z');
+    expect(sent('freshdesk', middle, '/api/v2/tickets')[0].query.updated_since).toBe('2026-02-03T04:05:05Z');
     expect(sent('freshdesk', middle, '/api/v2/contacts')[0].query._updated_since).toBe(
-      '2026-02-03T04:05:06Z',
+      '2026-02-03T04:05:05Z',
     );
+  });
+
+  it('asks again from the newest ticket it listed after 300 pages, the most Freshdesk answers to one query', async () => {
+    const start = Date.UTC(2024, 5, 1);
+    const ids = fakes.freshdesk.seed(
+      'tickets',
+      Array.from({ length: TICKET_PAGE_LIMIT + 2 }, (_, i) => start + i * 1000),
+    );
+    const before = fakes.freshdesk.requests.length;
+    const read = await readAll('freshdesk', {
+      objectName: 'tickets',
+      pageSize: 1,
+      since: new Date(start),
+      until: new Date(start + ids.length * 1000),
+    });
+    expect([...new Set(read.map((record) => record.id))]).toEqual(ids);
+    const queries = sent('freshdesk', before, '/api/v2/tickets');
+    expect(queries[TICKET_PAGE_LIMIT - 1].query.page).toBe(String(TICKET_PAGE_LIMIT));
+    // The 301st request starts a new query, from the 300th ticket's second (less one).
+    expect(queries[TICKET_PAGE_LIMIT].query).toMatchObject({
+      updated_since: new Date(start + (TICKET_PAGE_LIMIT - 2) * 1000).toISOString().replace('.000', ''),
+    });
+    expect(queries[TICKET_PAGE_LIMIT].query.page).toBeUndefined();
+  });
+
+  it("describes a ticket's status, priority and source with the account's own values, custom statuses too", async () => {
+    const metadata = await connector('freshdesk').listObjectMetadata('tickets');
+    expect(metadata.fields.status.values).toContainEqual({ value: '2', displayValue: 'Open' });
+    expect(metadata.fields.status.values!.map((value) => Number(value.value)).some((code) => code >= 6)).toBe(
+      true,
+    );
+    expect(metadata.fields.priority.values).toContainEqual({ value: '4', displayValue: 'Urgent' });
+    expect(metadata.fields.source.values).toContainEqual({ value: '1', displayValue: 'Email' });
   });
 
   it("refuses a ticket without a requester and a taken contact email with Freshdesk's message, without retrying", async () => {
@@ -156,6 +196,57 @@ describe('Gorgias', () => {
     expect((error as Error).message).toContain('Invalid data');
     expect(await connector('gorgias').readRecord('tickets', '999999')).toBeUndefined();
   });
+
+  it('reads custom values keyed by field id under custom_fields.<id>, and writes them as a list', async () => {
+    const [id] = fakes.gorgias.seed('customers', [Date.UTC(2026, 2, 1)]);
+    const stored = fakes.gorgias.stored('customers', id)!;
+    stored.custom_fields = { '21': { id: 21, value: 'Retail' } };
+    const page = await connector('gorgias').readPage({ objectName: 'customers', pageSize: 100 });
+    const record = page.records.find((found) => found.id === id);
+    expect(record?.values?.['custom_fields.21']).toBe('Retail');
+    const before = fakes.gorgias.requests.length;
+    await failure(
+      connector('gorgias').write({
+        objectName: 'customers',
+        type: 'update',
+        recordId: id,
+        record: { 'custom_fields.21': 'Wholesale' },
+      }),
+    );
+    expect(fakes.gorgias.requests[before].body).toMatchObject({
+      custom_fields: [{ id: 21, value: 'Wholesale' }],
+    });
+  });
+
+  it("delivers a customer-deleted event as the deletion of the event's object, and only trashed tickets as deleted", async () => {
+    const events = {
+      records: [
+        {
+          id: '7001',
+          updatedAt: '2026-03-01T00:00:00.000Z',
+          raw: { id: 7001, object_id: 42, type: 'customer-deleted' },
+          deleted: true,
+        },
+      ],
+      done: true,
+      deletions: true,
+    };
+    const customers = await gorgiasHooks.readPage!(
+      {} as HookContext,
+      { objectName: 'customers' },
+      async () => events,
+    );
+    expect(customers.records.map((record) => [record.id, record.deleted])).toEqual([['42', true]]);
+    const tickets = await gorgiasHooks.readPage!({} as HookContext, { objectName: 'tickets' }, async () => ({
+      records: [
+        { id: '1', raw: { id: 1, trashed_datetime: '2026-03-01T00:00:00+00:00' }, deleted: true },
+        { id: '2', raw: { id: 2, trashed_datetime: null }, deleted: true },
+      ],
+      done: true,
+      deletions: true,
+    }));
+    expect(tickets.records.map((record) => record.id)).toEqual(['1']);
+  });
 });
 
 describe('the Intercom fake', () => {
@@ -230,5 +321,27 @@ describe('Intercom', () => {
     );
     expect(error).toMatchObject({ status: 404, retryable: false });
     expect((error as Error).message).toContain('User Not Found');
+  });
+});
+
+describe('Front', () => {
+  it("keeps a contact's other custom fields when an update names some, since Front replaces the whole set", async () => {
+    const metadata = await connector('front').listObjectMetadata('contacts');
+    const custom = Object.values(metadata.fields).filter((field) => field.isCustom);
+    const text = custom.find((field) => field.valueType === 'string')!;
+    const other = custom.find((field) => field !== text && field.valueType === 'boolean')!;
+    const [named, kept] = [text, other].map((field) => field.fieldName.slice('custom_fields.'.length));
+    const [id] = fakes.front.seed('contacts', [Date.UTC(2026, 3, 1)]);
+    fakes.front.stored('contacts', id)!.custom_fields = { [named]: 'before', [kept]: true };
+    await connector('front').write({
+      objectName: 'contacts',
+      type: 'update',
+      recordId: id,
+      record: { [`custom_fields.${named}`]: 'after' },
+    });
+    expect(fakes.front.stored('contacts', id)!.custom_fields).toEqual({
+      [named]: 'after',
+      [kept]: true,
+    });
   });
 });

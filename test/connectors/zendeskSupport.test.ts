@@ -120,6 +120,21 @@ describe('Zendesk Support', () => {
     });
     expect(read.map((record) => record.id)).toEqual(ids);
   });
+
+  it('reads a window starting less than a minute ago as empty, without the start_time Zendesk refuses', async () => {
+    for (const objectName of ['tickets', 'users']) {
+      const before = fake.requests.length;
+      const page = await connector.readPage({ objectName, since: new Date(Date.now() - 30_000) });
+      expect(page).toEqual({ records: [], done: true });
+      expect(fake.requests.length).toBe(before);
+    }
+    // A minute and more ago is asked for as it is.
+    const before = fake.requests.length;
+    await connector.readPage({ objectName: 'users', since: new Date(Date.now() - 120_000) });
+    expect(fake.requests.slice(before).map((request) => request.path)).toEqual([
+      '/api/v2/incremental/users/cursor.json',
+    ]);
+  });
 });
 
 /** The fake itself, against Zendesk's reference: what Ferry's reads above rely on. */

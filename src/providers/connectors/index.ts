@@ -7,6 +7,9 @@ import { changeTracking } from '../declarative/read.js';
 import { activeCampaignHooks } from './activeCampaign.js';
 import { asanaHooks } from './asana.js';
 import { closeHooks } from './close.js';
+import { freshdeskHooks } from './freshdesk.js';
+import { frontHooks } from './front.js';
+import { gorgiasHooks } from './gorgias.js';
 import { hubspotHooks } from './hubspot.js';
 import { salesforceHooks } from './salesforce.js';
 import { linearHooks } from './linear.js';
@@ -27,6 +30,9 @@ const hookModules: Record<string, ConnectorHooks> = {
   asana: asanaHooks,
   salesforce: salesforceHooks,
   zendeskSupport: zendeskSupportHooks,
+  freshdesk: freshdeskHooks,
+  gorgias: gorgiasHooks,
+  front: frontHooks,
   zoho: zohoHooks,
   linear: linearHooks,
   notion: notionHooks,
