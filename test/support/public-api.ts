@@ -126,6 +126,25 @@ export class PublicApi {
   }
 
   /**
+   * `checkAnswer` for a response of the test helpers' `request`, by the request's host, method and
+   * concrete path; a path the public document does not have is itself a problem.
+   */
+  checkResponse(
+    host: PublicHost,
+    method: string,
+    concretePath: string,
+    response: { status: number; headers: Headers; body: unknown },
+  ): string[] {
+    const operation = this.operationFor(host, method, concretePath);
+    if (!operation) return [`the public ${host} document has no ${method} ${concretePath}`];
+    return this.checkAnswer(operation, {
+      status: response.status,
+      contentType: response.headers.get('content-type'),
+      body: response.body,
+    });
+  }
+
+  /**
    * What the public document finds wrong with a request body, so a test speaks as a public client
    * does (a body it describes) and not only as Ferry allows.
    */
