@@ -14,6 +14,7 @@ import { eventRoutes } from './events.js';
 import { jwtKeyRoutes } from './jwt-keys.js';
 import { orgRoutes } from './orgs.js';
 import { inviteRoutes } from './invites.js';
+import { builderRoutes } from './builders.js';
 import { providerAppRoutes } from './provider-apps.js';
 import { oauthRoutes } from './oauth.js';
 import { connectionRoutes } from './connections.js';
@@ -42,6 +43,7 @@ export function allRoutes(): AnyRoute[] {
     ...jwtKeyRoutes,
     ...orgRoutes,
     ...inviteRoutes,
+    ...builderRoutes,
     ...providerAppRoutes,
     // Before connectionRoutes: `connections/{id}:oauth-update` must win over `connections/{id}`.
     ...oauthRoutes,
