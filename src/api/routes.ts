@@ -18,6 +18,7 @@ import { builderRoutes } from './builders.js';
 import { providerAppRoutes } from './provider-apps.js';
 import { oauthRoutes } from './oauth.js';
 import { connectionRoutes } from './connections.js';
+import { customAuthRoutes } from './custom-auth.js';
 import { objectMetadataRoutes } from './object-metadata.js';
 import { hydrateRoutes } from './hydrate.js';
 import { writeRoutes } from './write.js';
@@ -48,6 +49,7 @@ export function allRoutes(): AnyRoute[] {
     // Before connectionRoutes: `connections/{id}:oauth-update` must win over `connections/{id}`.
     ...oauthRoutes,
     ...connectionRoutes,
+    ...customAuthRoutes,
     ...objectMetadataRoutes,
     ...hydrateRoutes,
     ...writeRoutes,
