@@ -15,6 +15,7 @@ import { jwtKeyRoutes } from './jwt-keys.js';
 import { orgRoutes } from './orgs.js';
 import { inviteRoutes } from './invites.js';
 import { builderRoutes } from './builders.js';
+import { hostedOnlyRoutes } from './hosted-only.js';
 import { providerAppRoutes } from './provider-apps.js';
 import { oauthRoutes } from './oauth.js';
 import { connectionRoutes } from './connections.js';
@@ -56,5 +57,6 @@ export function allRoutes(): AnyRoute[] {
     ...searchRoutes,
     ...providerWebhookRoutes,
     ...consoleViewRoutes,
+    ...hostedOnlyRoutes,
   ];
 }
