@@ -45,7 +45,7 @@ describe('operations of the hosted service alone', () => {
     expect(withKey.status).toBe(501);
   });
 
-  it.each(operations)('%s %s needs credentials like every other operation', async (method, path) => {
+  it.each(operations)('%s %s needs credentials like every other operation', async (method, path, _why) => {
     expect((await request(method, `${stack.urls.api}${path}`)).status).toBe(401);
   });
 });
