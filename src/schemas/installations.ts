@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { BackfillSchema, SubscribeObjectSchema, type SubscribeObject } from './integration-content.js';
+import { BackfillSchema, SubscribeObjectSchema } from './integration-content.js';
 import { DateTime, ProjectIdOrName, UpdateMask, Uuid, readOnly } from './common.js';
 import { ConnectionSchema, GroupSchema } from './connections.js';
 
@@ -129,12 +129,39 @@ export const WriteConfigSchema = Type.Object(
 );
 export type WriteConfig = Static<typeof WriteConfigSchema>;
 
+const { inheritFieldsAndMapping: legacyInheritFlag, ...subscribeObjectFields } =
+  SubscribeObjectSchema.properties;
+
+const InheritFieldsAndMappings = Type.Boolean({
+  description: 'Deliver the read object’s selected fields and mappings instead of every field.',
+});
+
 /**
  * A subscribed object as the customer configured it: the manifest's SubscribeObject shape (spec:
- * SubscribeObject), so `requiredWatchFields` is an array of arrays of field names in both.
+ * SubscribeObject), so `requiredWatchFields` is an array of arrays of field names in both, except
+ * for the flag that reuses the read object's fields and mappings: `inheritFieldsAndMappings`, as
+ * the public installation config names it, or the manifest's name, `inheritFieldsAndMapping`.
+ * Configs are stored with the public name (see `withPublicSubscribeFlag`).
  */
-export const SubscribeConfigSchema = SubscribeObjectSchema;
-export type SubscribeConfig = SubscribeObject;
+export const SubscribeConfigSchema = Type.Object(
+  {
+    ...subscribeObjectFields,
+    inheritFieldsAndMappings: Type.Optional(InheritFieldsAndMappings),
+    inheritFieldsAndMapping: Type.Optional({
+      ...legacyInheritFlag,
+      description: 'Another name for `inheritFieldsAndMappings` (the manifest’s).',
+    }),
+  },
+  strict,
+);
+export type SubscribeConfig = Static<typeof SubscribeConfigSchema>;
+
+/** A subscribed object as answers show it: the public name of the flag, always there. */
+export const SubscribeConfigViewSchema = Type.Object(
+  { ...subscribeObjectFields, inheritFieldsAndMappings: InheritFieldsAndMappings },
+  strict,
+);
+export type SubscribeConfigView = Static<typeof SubscribeConfigViewSchema>;
 
 /** `config.content`: maps keyed by object name, so one object's config is addressable by path. */
 export const InstallationConfigContentSchema = Type.Object(
@@ -184,6 +211,9 @@ export const InstallationConfigSchema = Type.Object({
     {
       ...InstallationConfigContentSchema.properties,
       provider: readOnly(InstallationConfigContentSchema.properties.provider),
+      subscribe: Type.Optional(
+        Type.Object({ objects: Type.Record(Type.String(), SubscribeConfigViewSchema) }, strict),
+      ),
     },
     { additionalProperties: false },
   ),

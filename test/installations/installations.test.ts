@@ -8,6 +8,7 @@ import { InstallationConfigEntity, InstallationEntity } from '../../src/db/entit
 import { encryptJson } from '../../src/crypto/secrets.js';
 import { createTestProject, request, startTestStack, type TestStack } from '../support/stack.js';
 import { projectJwtMinter } from '../support/project-jwt.js';
+import { PublicApi } from '../support/public-api.js';
 import {
   YEARLY,
   configContent,
@@ -885,6 +886,66 @@ describe('as the public React components (@amp-labs/react) send them', () => {
       ['config.content.read.objects.leads.schedule', 'config.content.read.objects.leads.destination'],
     );
     expect(await installationCount(groupRef)).toBe(0);
+  });
+});
+
+describe('the subscribe flag as the public installation config names it', () => {
+  const subscribed = (flags: Record<string, boolean>) => ({
+    provider: 'sandboxApiKey',
+    subscribe: { objects: { contacts: { objectName: 'contacts', destination: 'hooks', ...flags } } },
+  });
+  const publicApi = new PublicApi();
+
+  it('takes inheritFieldsAndMappings, or the manifest’s inheritFieldsAndMapping, and answers the public name, always', async () => {
+    const cases: [Record<string, boolean>, boolean][] = [
+      [{ inheritFieldsAndMappings: true }, true],
+      [{ inheritFieldsAndMapping: true }, true],
+      [{ inheritFieldsAndMappings: false, inheritFieldsAndMapping: false }, false],
+      [{}, false],
+    ];
+    for (const [flags, inherits] of cases) {
+      const { groupRef } = await connectGroup(stack);
+      const created = await stack.api('POST', fixture.base, {
+        body: { groupRef, config: { content: subscribed(flags) } },
+      });
+      expect(created.status).toBe(201);
+      expect(created.body.config.content.subscribe.objects.contacts).toEqual({
+        objectName: 'contacts',
+        destination: 'hooks',
+        inheritFieldsAndMappings: inherits,
+      });
+      expect(publicApi.checkResponse('api', 'POST', fixture.base, created)).toEqual([]);
+      const got = await stack.api('GET', `${fixture.base}/${created.body.id}`);
+      expect(got.body.config.content.subscribe.objects.contacts.inheritFieldsAndMappings).toBe(inherits);
+    }
+  });
+
+  it('refuses the two names saying different things, by name', async () => {
+    const { groupRef } = await connectGroup(stack);
+    await expectInvalid(
+      {
+        groupRef,
+        config: { content: subscribed({ inheritFieldsAndMappings: true, inheritFieldsAndMapping: false }) },
+      },
+      ['config.content.subscribe.objects.contacts.inheritFieldsAndMapping'],
+    );
+  });
+
+  it('answers a config stored before, under the manifest’s name, with the public one', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await stack.api('POST', fixture.base, {
+      body: { groupRef, config: { content: subscribed({ inheritFieldsAndMappings: true }) } },
+    });
+    await transaction(async (em) => {
+      const config = await em.findOneOrFail(InstallationConfigEntity, { id: created.body.config.id });
+      config.content = subscribed({ inheritFieldsAndMapping: true });
+    });
+    const got = await stack.api('GET', `${fixture.base}/${created.body.id}`);
+    expect(got.body.config.content.subscribe.objects.contacts).toEqual({
+      objectName: 'contacts',
+      destination: 'hooks',
+      inheritFieldsAndMappings: true,
+    });
   });
 });
 

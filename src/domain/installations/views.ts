@@ -13,6 +13,16 @@ import type {
 } from '../../schemas/installations.js';
 import { connectionViews } from '../connections/views.js';
 import { groupView } from '../groups.js';
+import { subscribeConfigView } from './config-validation.js';
+
+/** Stored content as answers show it: subscribed objects as the public config has them. */
+function contentView(content: InstallationConfigContent): InstallationConfigView['content'] {
+  if (!content.subscribe) return content as InstallationConfigView['content'];
+  const objects = Object.fromEntries(
+    Object.entries(content.subscribe.objects).map(([key, object]) => [key, subscribeConfigView(object)]),
+  );
+  return { ...content, subscribe: { ...content.subscribe, objects } };
+}
 
 export function configView(config: InstallationConfig): InstallationConfigView {
   return {
@@ -20,7 +30,7 @@ export function configView(config: InstallationConfig): InstallationConfigView {
     revisionId: config.revisionId,
     createTime: config.createTime.toISOString(),
     createdBy: config.createdBy,
-    content: config.content as InstallationConfigContent,
+    content: contentView(config.content as InstallationConfigContent),
   };
 }
 
