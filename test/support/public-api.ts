@@ -39,14 +39,26 @@ const fixtures = join(process.cwd(), 'test', 'fixtures', 'public-api');
  * "Compatibility with the public API"): each widens one schema, with why. Everything else is read
  * as published.
  */
-export const documentedGaps: { document: DocumentName; at: string[]; addToEnum: string[]; why: string }[] = [
+export const documentedGaps: {
+  document: DocumentName;
+  at: string[];
+  widen: { addToEnum: string[] } | 'oneOf as anyOf';
+  why: string;
+}[] = [
   {
     document: 'api',
     at: ['components', 'schemas', 'Connection', 'properties', 'authScheme'],
-    addToEnum: ['custom', 'jwt'],
+    widen: { addToEnum: ['custom', 'jwt'] },
     why: 'The public Connection.authScheme enum has no value for custom-input or JWT-bearer credentials, though the public API itself takes customAuth; Ferry names them rather than misname them.',
   },
+  ...['IntegrationField', 'HydratedIntegrationField'].map((name) => ({
+    document: 'api' as const,
+    at: ['components', 'schemas', name],
+    widen: 'oneOf as anyOf' as const,
+    why: 'A provider field with a mapping ({fieldName, mapToName}) fits both branches of this oneOf, so exactly-one refuses every mapped field, the public service’s own included; generated clients take the first branch that fits.',
+  })),
 ];
+
 const documentId = (name: DocumentName) => `https://public-api.test/${name}.json`;
 
 /** JSON Pointer segment → URI fragment segment. */
@@ -72,7 +84,10 @@ export class PublicApi {
     this.#ajv.addFormat('pem', /^-----BEGIN [A-Z ]+-----[\s\S]+-----END [A-Z ]+-----\s*$/);
     for (const gap of documentedGaps) {
       const schema = gap.at.reduce((node, key) => node[key], this.documents[gap.document]);
-      schema.enum = [...schema.enum, ...gap.addToEnum];
+      if (gap.widen === 'oneOf as anyOf') {
+        schema.anyOf = schema.oneOf;
+        delete schema.oneOf;
+      } else schema.enum = [...schema.enum, ...gap.widen.addToEnum];
     }
     for (const name of documentNames) this.#ajv.addSchema(this.documents[name], documentId(name));
   }
