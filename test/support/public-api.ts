@@ -210,7 +210,7 @@ export class PublicApi {
   }
 
   /** A notification as a webhook destination receives it, against the payload of its type. */
-  checkNotification(body: { notificationType?: unknown }): string[] {
+  checkNotification(body: { notificationType?: unknown; data?: unknown }): string[] {
     const name = this.notificationPayloads().get(String(body.notificationType));
     if (!name) return [`no public payload schema for notification type ${String(body.notificationType)}`];
     return this.#errors(
