@@ -33,6 +33,11 @@ const DynamicMappingsInputEntry = Type.Object(
   strict,
 );
 
+const SelectedFieldMappings = Type.Record(FieldName, FieldName, {
+  maxProperties: MAX_SELECTED_FIELDS,
+  description: 'mapToName to the provider field it maps.',
+});
+
 /**
  * A read object as the customer configured it (COMPAT "Installation config content"). A request may
  * leave out `schedule` and `destination`: they are filled from the manifest's read object.
@@ -47,12 +52,7 @@ export const ReadConfigSchema = Type.Object(
       maxProperties: MAX_SELECTED_FIELDS,
       description: `Field name to whether it is read (at most ${MAX_SELECTED_FIELDS}).`,
     }),
-    selectedFieldMappings: Type.Optional(
-      Type.Record(FieldName, FieldName, {
-        maxProperties: MAX_SELECTED_FIELDS,
-        description: 'mapToName to the provider field it maps.',
-      }),
-    ),
+    selectedFieldMappings: Type.Optional(SelectedFieldMappings),
     selectedFieldsAuto: Type.Optional(Type.Enum(['all'])),
     backfill: Type.Optional(BackfillSchema),
     // Sent by the public React components (`@amp-labs/react`); stored and returned, not applied.
@@ -76,6 +76,15 @@ export const ReadConfigSchema = Type.Object(
   strict,
 );
 export type ReadConfig = Static<typeof ReadConfigSchema>;
+
+/** A read object as answers show it: `selectedFieldMappings` always there, as the public config requires. */
+export const ReadConfigViewSchema = Type.Object(
+  {
+    ...ReadConfigSchema.properties,
+    selectedFieldMappings: SelectedFieldMappings,
+  },
+  strict,
+);
 
 export const WriteConfigSchema = Type.Object(
   {
@@ -211,6 +220,7 @@ export const InstallationConfigSchema = Type.Object({
     {
       ...InstallationConfigContentSchema.properties,
       provider: readOnly(InstallationConfigContentSchema.properties.provider),
+      read: Type.Optional(Type.Object({ objects: Type.Record(Type.String(), ReadConfigViewSchema) }, strict)),
       subscribe: Type.Optional(
         Type.Object({ objects: Type.Record(Type.String(), SubscribeConfigViewSchema) }, strict),
       ),

@@ -24,6 +24,9 @@ import {
 let stack: TestStack;
 let fixture: InstallationFixture;
 
+/** A read object as answers show it: with `selectedFieldMappings`, empty when none were given. */
+const answered = (object: Record<string, unknown>) => ({ selectedFieldMappings: {}, ...object });
+
 /** A second read object's config, as the fixture's manifest declares it. */
 const companiesConfig = {
   objectName: 'companies',
@@ -122,6 +125,24 @@ describe('creating installations', () => {
       body: { groupRef, config: { content: configContent() } },
     });
     expect(again).toMatchObject({ status: 409, body: { title: 'Conflict' } });
+  });
+
+  it('answers each read object with selectedFieldMappings and the installation as the public document declares', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await stack.api('POST', fixture.base, {
+      body: { groupRef, config: { content: configContent() } },
+    });
+    expect(created.status).toBe(201);
+    expect(configContent().read.objects.contacts).not.toHaveProperty('selectedFieldMappings');
+    expect(created.body.config.content.read.objects.contacts.selectedFieldMappings).toEqual({});
+    const publicApi = new PublicApi();
+    expect(publicApi.checkResponse('api', 'POST', fixture.base, created)).toEqual([]);
+    const path = `${fixture.base}/${created.body.id}`;
+    expect(publicApi.checkResponse('api', 'GET', path, await stack.api('GET', path))).toEqual([]);
+    const listed = await stack.api('GET', `${fixture.base}?groupRef=${groupRef}`);
+    expect(publicApi.checkResponse('api', 'GET', fixture.base, listed)).toEqual([]);
+    const project = `/projects/${stack.project.name}/installations`;
+    expect(publicApi.checkResponse('api', 'GET', project, await stack.api('GET', project))).toEqual([]);
   });
 
   it('uses the named connection and revision, and the config author the caller names', async () => {
@@ -319,10 +340,9 @@ describe('updating installations with a field mask', () => {
     });
     expect(schedule.status).toBe(200);
     expect(schedule.body.config.id).not.toBe(created.config.id);
-    expect(schedule.body.config.content.read.objects.contacts).toEqual({
-      ...configContent().read.objects.contacts,
-      schedule: '0 * * * *',
-    });
+    expect(schedule.body.config.content.read.objects.contacts).toEqual(
+      answered({ ...configContent().read.objects.contacts, schedule: '0 * * * *' }),
+    );
     expect(Date.parse(schedule.body.updateTime)).toBeGreaterThan(Date.parse(created.updateTime));
 
     const [updated] = (await events(stack.project.id, 'installation.updated')).filter(
@@ -345,7 +365,7 @@ describe('updating installations with a field mask', () => {
       },
     });
     expect(added.status).toBe(200);
-    expect(added.body.config.content.read.objects).toEqual({ companies });
+    expect(added.body.config.content.read.objects).toEqual({ companies: answered(companies) });
 
     const unchanged = await stack.api('PATCH', path, {
       body: {
@@ -466,8 +486,8 @@ describe('updating with the public API’s connectionId and config.createdBy mas
     });
     expect(everySchedule.status).toBe(200);
     expect(everySchedule.body.config.content.read.objects).toEqual({
-      contacts: { ...contacts, ...hourly },
-      companies: { ...companies, ...hourly },
+      contacts: answered({ ...contacts, ...hourly }),
+      companies: answered({ ...companies, ...hourly }),
     });
 
     const replaced = await stack.api('PATCH', path, {
@@ -477,7 +497,7 @@ describe('updating with the public API’s connectionId and config.createdBy mas
       },
     });
     expect(replaced.status).toBe(200);
-    expect(replaced.body.config.content.read.objects).toEqual({ contacts });
+    expect(replaced.body.config.content.read.objects).toEqual({ contacts: answered(contacts) });
 
     // A * passes over what the server owns: an Installation echoed back whole, with its config's id
     // and createTime, updates under config.* (config.id named alone is still refused as read-only).
@@ -508,7 +528,7 @@ describe('updating with the public API’s connectionId and config.createdBy mas
     expect(wholeContent.status).toBe(200);
     expect(wholeContent.body.config.content).toEqual({
       provider: 'sandboxApiKey',
-      read: { objects: { contacts } },
+      read: { objects: { contacts: answered(contacts) } },
       proxy: { enabled: false },
     });
 
@@ -644,6 +664,7 @@ describe('patching one object’s config content', () => {
       schedule: YEARLY,
       destination: 'hooks',
       selectedFields: { name: true },
+      selectedFieldMappings: {},
     });
   });
 

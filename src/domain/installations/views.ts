@@ -15,13 +15,26 @@ import { connectionViews } from '../connections/views.js';
 import { groupView } from '../groups.js';
 import { subscribeConfigView } from './config-validation.js';
 
-/** Stored content as answers show it: subscribed objects as the public config has them. */
+/**
+ * Stored content as answers show it, as the public config has it: every read object with its
+ * `selectedFieldMappings` (empty when none), subscribed objects with `inheritFieldsAndMappings`.
+ */
 function contentView(content: InstallationConfigContent): InstallationConfigView['content'] {
-  if (!content.subscribe) return content as InstallationConfigView['content'];
-  const objects = Object.fromEntries(
-    Object.entries(content.subscribe.objects).map(([key, object]) => [key, subscribeConfigView(object)]),
-  );
-  return { ...content, subscribe: { ...content.subscribe, objects } };
+  const { read, subscribe, ...rest } = content;
+  const mapValues = <T, U>(objects: Record<string, T>, view: (object: T) => U) =>
+    Object.fromEntries(Object.entries(objects).map(([key, object]) => [key, view(object)]));
+  return {
+    ...rest,
+    ...(read && {
+      read: {
+        objects: mapValues(read.objects, (object) => ({
+          ...object,
+          selectedFieldMappings: object.selectedFieldMappings ?? {},
+        })),
+      },
+    }),
+    ...(subscribe && { subscribe: { objects: mapValues(subscribe.objects, subscribeConfigView) } }),
+  };
 }
 
 export function configView(config: InstallationConfig): InstallationConfigView {
