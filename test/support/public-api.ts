@@ -109,15 +109,22 @@ export class PublicApi {
     );
   }
 
-  /** The public operation a concrete request reaches (`/projects/p1/integrations`, query left off). */
+  /**
+   * The public operation a concrete request reaches (`/projects/p1/integrations`, query left off):
+   * of the templates that match, the one with the most literal text (`…/{objectName}:deliverResults`
+   * over `…/{objectName}`).
+   */
   operationFor(host: PublicHost, method: string, concretePath: string): OperationRef | undefined {
     const path = concretePath.split('?')[0];
-    return this.operations().find(
-      (operation) =>
-        operation.host === host &&
-        operation.method === method.toUpperCase() &&
-        templatePattern(operation.path).test(path),
-    );
+    const literal = (template: string) => template.replace(/\{\w+\}/g, '').length;
+    return this.operations()
+      .filter(
+        (operation) =>
+          operation.host === host &&
+          operation.method === method.toUpperCase() &&
+          templatePattern(operation.path).test(path),
+      )
+      .sort((a, b) => literal(b.path) - literal(a.path))[0];
   }
 
   /**
