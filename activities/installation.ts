@@ -11,7 +11,11 @@ import { em as newEntityManager, transaction } from '../src/db/orm.js';
 import { connectionTarget } from '../src/domain/credentials.js';
 import { recordEvent } from '../src/domain/events.js';
 import { failTriggeredReads } from '../src/domain/reads/finish.js';
-import { installationEventFields } from '../src/domain/installations/event-data.js';
+import {
+  currentConfig,
+  installationEventData,
+  installationEventFields,
+} from '../src/domain/installations/event-data.js';
 import { type Connector } from '../src/providers/connector.js';
 import { connectorFor } from '../src/providers/connectors/index.js';
 import { type RecordChangeType } from '../src/schemas/write.js';
@@ -74,7 +78,10 @@ export async function abandonTriggeredReads(input: {
   await failTriggeredReads(input.operationIds, input.reason);
 }
 
-/** `read.schedule.paused`: an object stopped itself after repeated authentication failures. */
+/**
+ * `read.schedule.paused`: an object stopped itself after repeated authentication failures. As the
+ * public payload has it: the installation's `config`, and why as `error` (also as `reason`).
+ */
 export async function recordSchedulePaused(input: {
   installationId: string;
   objectName: string;
@@ -84,8 +91,9 @@ export async function recordSchedulePaused(input: {
     const installation = await em.findOne(InstallationEntity, { id: input.installationId });
     if (!installation) return;
     recordEvent(em, installation.projectId, 'read.schedule.paused', {
-      ...(await installationEventFields(em, installation)),
+      ...(await installationEventData(em, installation, await currentConfig(em, installation))),
       objectName: input.objectName,
+      error: input.note,
       reason: input.note,
     });
   });

@@ -204,7 +204,7 @@ export interface Page<T> {
 export interface OperationLog {
   timestamp: string;
   severity: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
-  message: { msg: string; error?: string; details: Record<string, unknown> };
+  message: { msg: string; error?: string; details: Record<string, string> };
 }
 
 export interface Destination {

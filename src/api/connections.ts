@@ -23,7 +23,7 @@ import { refreshConnectionCredentials } from '../domain/credentials.js';
 import { assertActsForGroup, assertActsForGroupId, scopedGroupRef } from '../domain/project-access.js';
 
 /** Two requests creating one group's first connection at once: the loser is told to retry. */
-async function conflictOnRace<T>(work: () => Promise<T>): Promise<T> {
+export async function conflictOnRace<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {

@@ -81,12 +81,7 @@ export const integrationRoutes = [
     );
     return {
       status: 200,
-      body: {
-        integrations: result.integrations.map(({ integration, revision }) =>
-          integrationView(integration, revision),
-        ),
-        deleted: result.deleted,
-      },
+      body: result.integrations.map(({ integration, revision }) => integrationView(integration, revision)),
     };
   }),
   defineRoute({

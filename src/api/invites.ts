@@ -2,12 +2,14 @@ import Type from 'typebox';
 import { defineRoute } from './route.js';
 import {
   AcceptInviteBody,
+  BuilderInfoSchema,
   CreateInviteBody,
   InviteParams,
   InviteSchema,
   OrgParams,
 } from '../schemas/orgs.js';
 import { findMemberOrg, requireBuilder } from '../domain/orgs.js';
+import { builderInfo } from '../domain/builders.js';
 import {
   acceptInvite,
   createInvite,
@@ -88,14 +90,19 @@ export const inviteRoutes = [
     operationId: 'acceptInvite',
     summary: 'Accept an invite sent to the signed-in builder’s address',
     description:
-      'Joins the org of the invite. The bearer token’s email must be `invitedEmail`. Without `inviteId`, the newest invite to the address is accepted.',
+      'Joins the org of the invite. The bearer token’s email must be `invitedEmail`. Without `inviteId`, the newest invite to the address is accepted. Answers who the builder now is, as `GET /my-info` does, with the invite’s org as `orgRole`.',
     tags: ['Orgs'],
     auth: ['bearer'],
     body: AcceptInviteBody,
-    responses: { 200: { description: 'The accepted invite', schema: InviteSchema } },
+    responses: {
+      200: { description: 'The builder, their projects and the org joined', schema: BuilderInfoSchema },
+    },
   }).handle(async ({ em, principal, body }) => {
     const builder = requireBuilder(principal);
-    const invite = await em.transactional((tx) => acceptInvite(tx, builder, body));
-    return { status: 200, body: inviteView(invite) };
+    const info = await em.transactional(async (tx) => {
+      const invite = await acceptInvite(tx, builder, body);
+      return builderInfo(tx, builder.builderId, invite.orgId);
+    });
+    return { status: 200, body: info };
   }),
 ];

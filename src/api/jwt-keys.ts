@@ -27,7 +27,8 @@ export const jwtKeyRoutes = [
     body: CreateJwtKeyBody,
     responses: { 201: { description: 'Created', schema: CreatedJwtKeySchema } },
   }).handle(async ({ em, project, body }) => {
-    const key = createJwtKey(em, project.id, body);
+    // RS256 and RSA name the same keys; a key is always shown as RSA.
+    const key = createJwtKey(em, project.id, { ...body, algorithm: 'RSA' });
     await em.flush();
     return { status: 201, body: { ...jwtKeyView(key), kid: key.id } };
   }),

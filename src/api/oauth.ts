@@ -1,5 +1,6 @@
-import { ProblemError } from '../core/problem.js';
 import { randomBytes } from 'node:crypto';
+import type { Context } from 'koa';
+import { ProblemError } from '../core/problem.js';
 import { defineRoute, type HandlerResult } from './route.js';
 import { assertActsForGroupId, resolveProject, scopedGroupRef } from '../domain/project-access.js';
 import { findConnection } from '../domain/connections/lookups.js';
@@ -112,6 +113,22 @@ function redirectWithResult(result: CallbackResult, redirectUrl: string): Callba
   };
 }
 
+/**
+ * An authorization URL as the public API answers it: `text/plain`, the bare URL; as a JSON string to
+ * a client whose `Accept` prefers `application/json` (Ferry's answer before, which its console reads).
+ */
+const authorizationUrlAnswer = {
+  description: 'The authorization URL: plain text, or a JSON string when `Accept` prefers JSON',
+  schema: AuthorizationUrlSchema,
+  contentType: 'text/plain',
+  alsoAs: ['application/json'],
+};
+
+function authorizationUrl(koa: Context, url: string) {
+  const json = koa.accepts('text/plain', 'application/json') === 'application/json';
+  return { status: 200 as const, body: url, ...(json && { contentType: 'application/json' }) };
+}
+
 export const oauthRoutes = [
   defineRoute({
     method: 'POST',
@@ -125,10 +142,8 @@ export const oauthRoutes = [
     // claim), so the project's secret key never reaches the page.
     auth: ['apiKey', 'projectJwt'],
     body: OAuthConnectBody,
-    responses: {
-      200: { description: 'The authorization URL, as a JSON string', schema: AuthorizationUrlSchema },
-    },
-  }).handle(async ({ em, principal, body }) => {
+    responses: { 200: authorizationUrlAnswer },
+  }).handle(async ({ em, principal, body, koa }) => {
     if (principal.kind === 'projectJwt' && principal.groupRef !== body.groupRef) {
       throw new ProblemError({
         status: 403,
@@ -138,7 +153,7 @@ export const oauthRoutes = [
       });
     }
     const project = await resolveProject(principal, body.projectIdOrName, em);
-    return { status: 200, body: await startOAuthConnect(em, project, body) };
+    return authorizationUrl(koa, await startOAuthConnect(em, project, body));
   }),
   defineRoute({
     method: 'PATCH',
@@ -150,15 +165,13 @@ export const oauthRoutes = [
     tags: ['OAuth'],
     auth: ['apiKey', 'bearer', 'projectJwt'],
     params: ConnectionParams,
-    responses: {
-      200: { description: 'The authorization URL, as a JSON string', schema: AuthorizationUrlSchema },
-    },
-  }).handle(async ({ em, project, params, principal }) => {
+    responses: { 200: authorizationUrlAnswer },
+  }).handle(async ({ em, project, params, principal, koa }) => {
     if (scopedGroupRef(principal) !== undefined) {
       const connection = await findConnection(em, project.id, params.connectionId);
       await assertActsForGroupId(em, principal, connection.groupId);
     }
-    return { status: 200, body: await startOAuthUpdate(em, project, params.connectionId) };
+    return authorizationUrl(koa, await startOAuthUpdate(em, project, params.connectionId));
   }),
   defineRoute({
     method: 'GET',

@@ -170,13 +170,14 @@ export function buildOpenApiDocument(
               description: response.description,
               ...(status === '201' && linksOf(route, routes) && { links: linksOf(route, routes) }),
               ...(response.schema && {
-                content: {
-                  // Errors are sent as problem details, whatever the route declares.
-                  [response.contentType ??
-                  (Number(status) >= 400 ? 'application/problem+json' : 'application/json')]: {
-                    schema: response.schema,
-                  },
-                },
+                content: Object.fromEntries(
+                  [
+                    // Errors are sent as problem details, whatever the route declares.
+                    response.contentType ??
+                      (Number(status) >= 400 ? 'application/problem+json' : 'application/json'),
+                    ...(response.alsoAs ?? []),
+                  ].map((type) => [type, { schema: response.schema }]),
+                ),
               }),
             },
           ]),

@@ -28,8 +28,13 @@ function issueBody(issue: ProblemIssue): Required<ProblemIssue> {
   };
 }
 
-/** The problem-details body of an error response; `instance` and `requestId` are the request id. */
-export function problemBody(error: ProblemError, instance: string): Record<string, unknown> {
+/**
+ * The problem-details body of an error response. `requestId` is the request id; `instance` names
+ * the same request as a URI (`urn:ferry:request:<id>`), the type RFC 9457 and the public document
+ * give it, so a client that checks formats accepts it.
+ */
+export function problemBody(error: ProblemError, requestId: string): Record<string, unknown> {
+  const instance = `urn:ferry:request:${requestId}`;
   return {
     type: error.type,
     href: error.type === 'about:blank' ? statusGuide(error.status) : error.type,
@@ -45,7 +50,7 @@ export function problemBody(error: ProblemError, instance: string): Record<strin
       retryAfter: new Date(Date.now() + error.retryAfter * 1000).toISOString(),
     }),
     ...(error.context && { context: error.context }),
-    requestId: instance,
+    requestId,
     time: new Date().toISOString(),
   };
 }

@@ -72,7 +72,11 @@ export const readRoutes = [
     );
     return {
       status: 200,
-      body: backfillProgressView(await latestBackfill(em, installation, params.objectName)),
+      body: {
+        installationId: installation.id,
+        objectName: params.objectName,
+        ...backfillProgressView(await latestBackfill(em, installation, params.objectName)),
+      },
     };
   }),
 ];

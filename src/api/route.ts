@@ -17,6 +17,11 @@ export interface RouteResponse {
   description: string;
   schema?: TSchema;
   contentType?: string;
+  /**
+   * Other media types the same body is sent as when the request's `Accept` prefers one of them
+   * (the handler answers with that `contentType`); listed beside `contentType` in the document.
+   */
+  alsoAs?: string[];
 }
 
 export type RouteResponses = Record<number, RouteResponse>;

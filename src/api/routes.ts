@@ -14,9 +14,12 @@ import { eventRoutes } from './events.js';
 import { jwtKeyRoutes } from './jwt-keys.js';
 import { orgRoutes } from './orgs.js';
 import { inviteRoutes } from './invites.js';
+import { builderRoutes } from './builders.js';
+import { hostedOnlyRoutes } from './hosted-only.js';
 import { providerAppRoutes } from './provider-apps.js';
 import { oauthRoutes } from './oauth.js';
 import { connectionRoutes } from './connections.js';
+import { customAuthRoutes } from './custom-auth.js';
 import { objectMetadataRoutes } from './object-metadata.js';
 import { hydrateRoutes } from './hydrate.js';
 import { writeRoutes } from './write.js';
@@ -42,15 +45,18 @@ export function allRoutes(): AnyRoute[] {
     ...jwtKeyRoutes,
     ...orgRoutes,
     ...inviteRoutes,
+    ...builderRoutes,
     ...providerAppRoutes,
     // Before connectionRoutes: `connections/{id}:oauth-update` must win over `connections/{id}`.
     ...oauthRoutes,
     ...connectionRoutes,
+    ...customAuthRoutes,
     ...objectMetadataRoutes,
     ...hydrateRoutes,
     ...writeRoutes,
     ...searchRoutes,
     ...providerWebhookRoutes,
     ...consoleViewRoutes,
+    ...hostedOnlyRoutes,
   ];
 }

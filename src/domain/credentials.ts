@@ -11,7 +11,7 @@ import {
   TokenEndpointError,
   type TokenResponse,
 } from '../providers/oauth-client.js';
-import { recordConnectionEvent } from './connections/events.js';
+import { recordConnectionError, recordConnectionEvent } from './connections/events.js';
 import { renderProviderUrl, templateVars } from './connections/provider-metadata.js';
 import { requestJwtBearerToken } from './connections/jwt-bearer.js';
 import { renewPasswordToken } from './connections/password-grant.js';
@@ -215,7 +215,7 @@ export async function refreshConnectionCredentials(
     const markBad = async (reason: string): Promise<RefreshOutcome> => {
       connection.status = 'bad_credentials';
       connection.lastError = reason;
-      await recordConnectionEvent(tx, connection, 'connection.error', { error: reason });
+      await recordConnectionError(tx, connection, reason);
       return { kind: 'bad', connection, reason };
     };
     const credentials = openCredentials(connection);
@@ -366,6 +366,6 @@ export async function markCredentialsRefused(connectionId: string, reason: strin
     if (!connection || connection.status === 'bad_credentials') return;
     connection.status = 'bad_credentials';
     connection.lastError = reason;
-    await recordConnectionEvent(tx, connection, 'connection.error', { error: reason });
+    await recordConnectionError(tx, connection, reason);
   });
 }

@@ -87,7 +87,13 @@ function safeUrl(url: string): string {
 
 /** The fields every destination event carries (COMPAT.md: `destinationId, destinationName, url`). */
 export function destinationEventData(destination: Destination): Record<string, unknown> {
-  return { destinationId: destination.id, destinationName: destination.name, url: safeUrl(destination.url) };
+  return {
+    // The public DestinationWebhookDisabledData requires it.
+    projectId: destination.projectId,
+    destinationId: destination.id,
+    destinationName: destination.name,
+    url: safeUrl(destination.url),
+  };
 }
 
 /**

@@ -6,6 +6,8 @@ import type { EventType } from '../schemas/notifications.js';
 /**
  * Writes a notification event into the outbox with the caller's entity manager, so it commits in
  * the same transaction as the change it reports. Routing and delivery happen after the commit.
+ * A field whose value is not known (null) is left out: the public payload types have no nullable
+ * field (`fromTimestamp` of a read with no start is a string or absent, never null).
  */
 export function recordEvent(
   em: EntityManager,
@@ -17,7 +19,9 @@ export function recordEvent(
     id: randomUUID(),
     projectId,
     type,
-    data,
+    data: Object.fromEntries(
+      Object.entries(data).filter(([, value]) => value !== null && value !== undefined),
+    ),
     createTime: new Date(),
   });
   em.persist(event);

@@ -17,7 +17,7 @@ import type {
   HydratedRevisionView,
   HydratedWriteObject,
 } from '../schemas/hydrate.js';
-import type { IntegrationContent, ReadObject } from '../schemas/integration-content.js';
+import type { Field, IntegrationContent, ReadObject } from '../schemas/integration-content.js';
 import type { Static } from 'typebox';
 import { findConnection } from './connections/lookups.js';
 import { connectionTarget } from './credentials.js';
@@ -105,16 +105,42 @@ function allFields(object: ReadObject, metadata: ObjectMetadata): Static<typeof 
   });
 }
 
+/**
+ * The manifest's declared fields, each provider field with the provider's display name of it (its
+ * field name where the provider could not say), as the public hydrated shape requires.
+ */
+function declaredFields(object: ReadObject, metadata: ObjectMetadata | undefined) {
+  const withDisplayName = (fields: Field[] | undefined) =>
+    fields?.map((field) =>
+      'fieldName' in field
+        ? { ...field, displayName: metadata?.fields[field.fieldName]?.displayName ?? field.fieldName }
+        : field,
+    );
+  return {
+    ...(object.requiredFields && { requiredFields: withDisplayName(object.requiredFields) }),
+    ...(object.optionalFields && { optionalFields: withDisplayName(object.optionalFields) }),
+  };
+}
+
 function hydrateReadObject(object: ReadObject, described: Described): HydratedReadObject {
+  const { requiredFields: _required, optionalFields: _optional, ...rest } = object;
   const displayName =
     object.mapToDisplayName ??
     ('metadata' in described ? described.metadata.displayName : undefined) ??
     object.objectName;
   if ('error' in described) {
-    return { ...object, displayName, error: described.error, allFieldsMetadata: {}, allFields: [] };
+    return {
+      ...rest,
+      ...declaredFields(object, undefined),
+      displayName,
+      error: described.error,
+      allFieldsMetadata: {},
+      allFields: [],
+    };
   }
   return {
-    ...object,
+    ...rest,
+    ...declaredFields(object, described.metadata),
     displayName,
     allFieldsMetadata: described.metadata.fields,
     allFields: allFields(object, described.metadata),

@@ -56,6 +56,18 @@ export async function writeLogs(
   await em.flush();
 }
 
+/**
+ * Detail values as the public log shape has them, strings: a string as it is, anything else as its
+ * JSON (`"503"`, `"{\"method\":\"GET\",…}"`). They are stored as written.
+ */
+function detailStrings(details: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(details)
+      .filter(([, value]) => value !== undefined)
+      .map(([name, value]) => [name, typeof value === 'string' ? value : JSON.stringify(value)]),
+  );
+}
+
 export function logView(log: OperationLog): OperationLogView {
   return {
     timestamp: log.timestamp.toISOString(),
@@ -64,7 +76,7 @@ export function logView(log: OperationLog): OperationLogView {
       msg: log.msg,
       ...(log.error != null && { error: log.error }),
       operation_id: log.operationId,
-      details: log.details ?? {},
+      details: detailStrings(log.details ?? {}),
     },
   };
 }

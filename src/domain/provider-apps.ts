@@ -60,7 +60,8 @@ export function providerAppView(app: ProviderApp): ProviderAppView {
     provider: app.provider,
     ...(app.externalRef && { externalRef: app.externalRef }),
     clientId: app.clientId,
-    scopes: app.scopes,
+    // Stored as the groups they were given in; answered flat, as the public ProviderApp has them.
+    scopes: [...new Set(app.scopes.flat())],
     metadata: app.metadata,
     createTime: app.createTime.toISOString(),
     updateTime: app.updateTime.toISOString(),

@@ -57,7 +57,10 @@ export const ProblemSchema = Type.Object(
     title: Type.String(),
     status: Type.Integer(),
     detail: Type.Optional(Type.String()),
-    instance: Type.String({ description: 'The request id of the failed request.' }),
+    instance: Type.String({
+      format: 'uri',
+      description: 'The failed request, as a URI: `urn:ferry:request:` and its request id.',
+    }),
     issues: Type.Optional(Type.Array(ProblemIssueSchema)),
     remedy: Type.Optional(Type.String()),
     retryable: Type.Optional(Type.Boolean()),

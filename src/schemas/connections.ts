@@ -314,3 +314,34 @@ export const UpdateConnectionBody = Type.Object(
   { additionalProperties: false },
 );
 export type UpdateConnectionInput = Static<typeof UpdateConnectionBody>;
+
+/**
+ * `POST /custom-auth/connect`, as the public React components send it for a `custom` provider: the
+ * first step names the group and gives `customAuth`; `sessionId` and `callbackParams` resume a
+ * multi-step flow, which no provider of Ferry's catalog has.
+ */
+export const CustomAuthConnectBody = Type.Object(
+  {
+    projectIdOrName: Type.String({ minLength: 1, description: 'The project ID or name.' }),
+    provider: Type.Optional(
+      Type.String({ minLength: 1, description: 'A provider whose authType is `custom`.' }),
+    ),
+    groupRef: Type.Optional(GroupRef),
+    groupName: Type.Optional(DisplayName),
+    consumerRef: Type.Optional(ConsumerRef),
+    consumerName: Type.Optional(DisplayName),
+    providerMetadata: Type.Optional(ProviderMetadataInput),
+    providerAppId: Type.Optional(
+      Type.String({ description: 'Accepted for compatibility; custom auth uses no app.' }),
+    ),
+    customAuth: GenerateConnectionBody.properties.customAuth,
+    sessionId: Type.Optional(Type.String({ description: 'A multi-step flow to resume; Ferry has none.' })),
+    callbackParams: Type.Optional(Type.Record(Type.String(), Type.String())),
+  },
+  { additionalProperties: false },
+);
+export type CustomAuthConnectInput = Static<typeof CustomAuthConnectBody>;
+
+export const CustomAuthConnectResponse = Type.Object({
+  connection: ConnectionSchema,
+});

@@ -1,6 +1,17 @@
 import Type, { type Static } from 'typebox';
+<<<<<<< HEAD
 import { DateTime, NfcName, ProjectIdOrName, Uuid } from './common.js';
 import { IntegrationContentSchema, ReadObjectSchema, WriteObjectSchema } from './integration-content.js';
+=======
+import { DateTime, ProjectIdOrName, Uuid } from './common.js';
+import {
+  ExistingField,
+  IntegrationContentSchema,
+  MappingField,
+  ReadObjectSchema,
+  WriteObjectSchema,
+} from './integration-content.js';
+>>>>>>> compat
 import { FieldMetadataSchema } from './object-metadata.js';
 
 /** An `allFields` entry: a provider field, with the integration's mapping of it when there is one. */
@@ -11,8 +22,24 @@ export const HydratedFieldSchema = Type.Object({
   mapToDisplayName: Type.Optional(Type.String()),
 });
 
+/** A `requiredFields`/`optionalFields` entry: a provider field also names its display name. */
+export const HydratedDeclaredFieldSchema = Type.Union([
+  Type.Object(
+    {
+      ...ExistingField.properties,
+      displayName: Type.String({
+        description: 'The provider’s name of the field (its field name if unknown).',
+      }),
+    },
+    { additionalProperties: false },
+  ),
+  MappingField,
+]);
+
 export const HydratedReadObjectSchema = Type.Object({
   ...ReadObjectSchema.properties,
+  requiredFields: Type.Optional(Type.Array(HydratedDeclaredFieldSchema)),
+  optionalFields: Type.Optional(Type.Array(HydratedDeclaredFieldSchema)),
   displayName: Type.String({
     description: 'The mapped display name, else the provider’s name of the object.',
   }),

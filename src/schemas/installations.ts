@@ -1,6 +1,11 @@
 import Type, { type Static } from 'typebox';
+<<<<<<< HEAD
 import { BackfillSchema, SubscribeObjectSchema, type SubscribeObject } from './integration-content.js';
 import { DateTime, NfcName, ProjectIdOrName, UpdateMask, Uuid, readOnly } from './common.js';
+=======
+import { BackfillSchema, SubscribeObjectSchema } from './integration-content.js';
+import { DateTime, ProjectIdOrName, UpdateMask, Uuid, readOnly } from './common.js';
+>>>>>>> compat
 import { ConnectionSchema, GroupSchema } from './connections.js';
 
 const strict = { additionalProperties: false } as const;
@@ -33,6 +38,11 @@ const DynamicMappingsInputEntry = Type.Object(
   strict,
 );
 
+const SelectedFieldMappings = Type.Record(FieldName, FieldName, {
+  maxProperties: MAX_SELECTED_FIELDS,
+  description: 'mapToName to the provider field it maps.',
+});
+
 /**
  * A read object as the customer configured it (COMPAT "Installation config content"). A request may
  * leave out `schedule` and `destination`: they are filled from the manifest's read object.
@@ -47,12 +57,7 @@ export const ReadConfigSchema = Type.Object(
       maxProperties: MAX_SELECTED_FIELDS,
       description: `Field name to whether it is read (at most ${MAX_SELECTED_FIELDS}).`,
     }),
-    selectedFieldMappings: Type.Optional(
-      Type.Record(FieldName, FieldName, {
-        maxProperties: MAX_SELECTED_FIELDS,
-        description: 'mapToName to the provider field it maps.',
-      }),
-    ),
+    selectedFieldMappings: Type.Optional(SelectedFieldMappings),
     selectedFieldsAuto: Type.Optional(Type.Enum(['all'])),
     backfill: Type.Optional(BackfillSchema),
     // Sent by the public React components (`@amp-labs/react`); stored and returned, not applied.
@@ -76,6 +81,15 @@ export const ReadConfigSchema = Type.Object(
   strict,
 );
 export type ReadConfig = Static<typeof ReadConfigSchema>;
+
+/** A read object as answers show it: `selectedFieldMappings` always there, as the public config requires. */
+export const ReadConfigViewSchema = Type.Object(
+  {
+    ...ReadConfigSchema.properties,
+    selectedFieldMappings: SelectedFieldMappings,
+  },
+  strict,
+);
 
 export const WriteConfigSchema = Type.Object(
   {
@@ -129,12 +143,39 @@ export const WriteConfigSchema = Type.Object(
 );
 export type WriteConfig = Static<typeof WriteConfigSchema>;
 
+const { inheritFieldsAndMapping: legacyInheritFlag, ...subscribeObjectFields } =
+  SubscribeObjectSchema.properties;
+
+const InheritFieldsAndMappings = Type.Boolean({
+  description: 'Deliver the read object’s selected fields and mappings instead of every field.',
+});
+
 /**
  * A subscribed object as the customer configured it: the manifest's SubscribeObject shape (spec:
- * SubscribeObject), so `requiredWatchFields` is an array of arrays of field names in both.
+ * SubscribeObject), so `requiredWatchFields` is an array of arrays of field names in both, except
+ * for the flag that reuses the read object's fields and mappings: `inheritFieldsAndMappings`, as
+ * the public installation config names it, or the manifest's name, `inheritFieldsAndMapping`.
+ * Configs are stored with the public name (see `withPublicSubscribeFlag`).
  */
-export const SubscribeConfigSchema = SubscribeObjectSchema;
-export type SubscribeConfig = SubscribeObject;
+export const SubscribeConfigSchema = Type.Object(
+  {
+    ...subscribeObjectFields,
+    inheritFieldsAndMappings: Type.Optional(InheritFieldsAndMappings),
+    inheritFieldsAndMapping: Type.Optional({
+      ...legacyInheritFlag,
+      description: 'Another name for `inheritFieldsAndMappings` (the manifest’s).',
+    }),
+  },
+  strict,
+);
+export type SubscribeConfig = Static<typeof SubscribeConfigSchema>;
+
+/** A subscribed object as answers show it: the public name of the flag, always there. */
+export const SubscribeConfigViewSchema = Type.Object(
+  { ...subscribeObjectFields, inheritFieldsAndMappings: InheritFieldsAndMappings },
+  strict,
+);
+export type SubscribeConfigView = Static<typeof SubscribeConfigViewSchema>;
 
 /** `config.content`: maps keyed by object name, so one object's config is addressable by path. */
 export const InstallationConfigContentSchema = Type.Object(
@@ -184,6 +225,10 @@ export const InstallationConfigSchema = Type.Object({
     {
       ...InstallationConfigContentSchema.properties,
       provider: readOnly(InstallationConfigContentSchema.properties.provider),
+      read: Type.Optional(Type.Object({ objects: Type.Record(Type.String(), ReadConfigViewSchema) }, strict)),
+      subscribe: Type.Optional(
+        Type.Object({ objects: Type.Record(Type.String(), SubscribeConfigViewSchema) }, strict),
+      ),
     },
     { additionalProperties: false },
   ),

@@ -70,12 +70,8 @@ export const BatchQuery = Type.Object({
   ),
 });
 
-export const BatchResultSchema = Type.Object({
-  integrations: Type.Array(IntegrationSchema),
-  deleted: Type.Array(Type.String(), {
-    description: 'Names of integrations removed by a destructive batch.',
-  }),
-});
+/** The public answer of a batch: the manifest's integrations, a bare array (deleted ones are not listed). */
+export const BatchResultSchema = Type.Array(IntegrationSchema);
 
 export const IntegrationParams = Type.Object({
   projectIdOrName: ProjectIdOrName,

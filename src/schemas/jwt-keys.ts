@@ -33,7 +33,10 @@ export type JwtKeyView = Static<typeof JwtKeySchema>;
 export const CreateJwtKeyBody = Type.Object(
   {
     label: Label,
-    algorithm: Type.Literal('RSA'),
+    algorithm: Type.Enum(['RSA', 'RS256'], {
+      description:
+        'The key’s algorithm: `RS256`, as the public API’s request names it, or `RSA`, as keys are shown; the same RSA keys, tokens signed RS256.',
+    }),
     publicKeyPem: Type.String({
       minLength: 1,
       maxLength: 20_000,

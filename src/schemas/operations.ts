@@ -36,8 +36,9 @@ export const OperationLogSchema = Type.Object({
     msg: Type.String(),
     error: Type.Optional(Type.String()),
     operation_id: Uuid,
-    details: Type.Record(Type.String(), Type.Unknown(), {
-      description: 'Context, e.g. `request: {method, url}` of a provider request (never with credentials).',
+    details: Type.Record(Type.String(), Type.String(), {
+      description:
+        'Context, each value a string (JSON for structured values), e.g. `request`: `{"method":"GET","url":…}` of a provider request (never with credentials).',
     }),
   }),
 });

@@ -3,7 +3,10 @@ import { DateTime, ProjectPathParams, Secret, UpdateMask, Uuid } from './common.
 
 const Scope = Type.String({ minLength: 1, maxLength: 512 });
 
-/** The spec stores scopes as an array of arrays; a flat list is accepted and kept as one group. */
+/**
+ * The spec's "array of arrays" comes from the example attached to each item in the public document;
+ * its ProviderApp has a flat list. Both are accepted; answers are flat.
+ */
 export const ProviderAppScopesInput = Type.Union(
   [Type.Array(Scope, { maxItems: 500 }), Type.Array(Type.Array(Scope, { maxItems: 500 }), { maxItems: 50 })],
   { description: 'Scopes requested at authorization: a list, or lists of scopes (all are requested).' },
@@ -41,7 +44,7 @@ export const ProviderAppSchema = Type.Object({
   provider: Type.String(),
   externalRef: Type.Optional(Type.String({ description: 'The builder’s own identifier of the app.' })),
   clientId: Type.String(),
-  scopes: Type.Array(Type.Array(Type.String())),
+  scopes: Type.Array(Type.String(), { description: 'Every scope requested at authorization.' }),
   metadata: ProviderAppMetadataSchema,
   createTime: DateTime,
   updateTime: DateTime,

@@ -56,6 +56,8 @@ export const BackfillProgressParams = Type.Object({
 });
 
 export const BackfillProgressSchema = Type.Object({
+  installationId: Uuid,
+  objectName: Type.String({ description: 'The object as the path names it.' }),
   operationId: Uuid,
   recordsProcessed: Type.Integer(),
   recordsEstimatedTotal: Type.Optional(

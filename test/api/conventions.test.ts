@@ -18,14 +18,19 @@ describe('API conventions', () => {
     }
   });
 
-  it('keeps a caller-supplied request id and uses it as the problem instance', async () => {
+  it('keeps a caller-supplied request id and names it, as a URI, in the problem instance', async () => {
     const response = await request('GET', `${stack.urls.api}/projects/nope`, {
       headers: { 'x-request-id': 'req-abc-12345' },
     });
     expect(response.status).toBe(401);
     expect(response.headers.get('x-request-id')).toBe('req-abc-12345');
     expect(response.headers.get('content-type')).toContain('application/problem+json');
-    expect(response.body).toMatchObject({ status: 401, title: 'Unauthorized', instance: 'req-abc-12345' });
+    expect(response.body).toMatchObject({
+      status: 401,
+      title: 'Unauthorized',
+      instance: 'urn:ferry:request:req-abc-12345',
+      requestId: 'req-abc-12345',
+    });
   });
 
   it('answers 401 for a missing or wrong API key', async () => {

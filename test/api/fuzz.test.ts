@@ -39,6 +39,8 @@ describe('fuzzing every host from its OpenAPI document', () => {
             'run',
             `${stack.urls[host]}/openapi.json`,
             ...(auth === 'with the project key' ? ['-H', `X-Api-Key: ${stack.project.apiKey}`] : []),
+            // The hosted service's operations answer only 501, which not_a_server_error counts as a failure.
+            ...(host === 'api' ? ['--exclude-tag', 'Hosted service only'] : []),
             ...fuzzOptions('coverage,fuzzing,stateful'),
           ],
           dir,

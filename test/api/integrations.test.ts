@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createDestinations, startTestStack, type TestStack } from '../support/stack.js';
+import { PublicApi } from '../support/public-api.js';
 
 let stack: TestStack;
 let base: string;
@@ -319,18 +320,27 @@ ${names
     const project = `/projects/${stack.project.name}/integrations:batch`;
     const first = await stack.api('PUT', project, { body: { sourceYaml: manifest(['batch-a', 'batch-b']) } });
     expect(first.status).toBe(200);
-    expect(first.body.integrations.map((i: { name: string }) => i.name)).toEqual(['batch-a', 'batch-b']);
+    expect(first.body.map((i: { name: string }) => i.name)).toEqual(['batch-a', 'batch-b']);
     const same = await stack.api('PUT', project, { body: { sourceYaml: manifest(['batch-a', 'batch-b']) } });
-    expect(same.body.integrations[0].latestRevision.id).toBe(first.body.integrations[0].latestRevision.id);
+    expect(same.body[0].latestRevision.id).toBe(first.body[0].latestRevision.id);
     const changed = await stack.api('PUT', `${project}?destructive=true`, {
       body: { sourceYaml: manifest(['batch-a'], '0 * * * *') },
     });
     expect(changed.status).toBe(200);
-    expect(changed.body.integrations[0].latestRevision.id).not.toBe(
-      first.body.integrations[0].latestRevision.id,
-    );
-    expect(changed.body.deleted).toContain('batch-b');
+    expect(changed.body.map((i: { name: string }) => i.name)).toEqual(['batch-a']);
+    expect(changed.body[0].latestRevision.id).not.toBe(first.body[0].latestRevision.id);
     expect((await stack.api('GET', `/projects/${stack.project.name}/integrations/batch-b`)).status).toBe(404);
+  });
+
+  it('answers a bare array of integrations, as the public document declares', async () => {
+    const response = await stack.api('PUT', `/projects/${stack.project.name}/integrations:batch`, {
+      body: { sourceYaml: manifest(['batch-public']) },
+    });
+    expect(response.status).toBe(200);
+    expect(Array.isArray(response.body)).toBe(true);
+    expect(new PublicApi().checkResponse('api', 'PUT', '/projects/p/integrations:batch', response)).toEqual(
+      [],
+    );
   });
 
   it('refuses a manifest naming more distinct schedules than one request may check', async () => {

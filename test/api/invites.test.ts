@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { request, startTestStack, type TestStack } from '../support/stack.js';
 import { transaction } from '../../src/db/orm.js';
 import { findOrCreateBuilder, issueBuilderToken } from '../../src/domain/builder-tokens.js';
+import { PublicApi } from '../support/public-api.js';
 
 const TTL_SECONDS = 3600;
 let stack: TestStack;
@@ -147,7 +148,10 @@ describe('org invites', () => {
 
     const accepted = await api('POST', '/invites:accept', invitee, { invitedEmail: address.toUpperCase() });
     expect(accepted.status).toBe(200);
-    expect(accepted.body).toMatchObject({ id: invite.body.id, status: 'accepted', parentId: orgId });
+    expect(accepted.body).toMatchObject({
+      builder: { primaryEmail: address.toLowerCase() },
+      orgRole: { role: 'member', org: { id: orgId } },
+    });
     expect((await api('GET', `/orgs/${orgId}`, invitee)).status).toBe(200);
     expect((await api('GET', `${invites}/${invite.body.id}`, invitee)).body.status).toBe('accepted');
 
@@ -156,6 +160,24 @@ describe('org invites', () => {
     expect(twice.body.detail).toMatch(/already been accepted/);
     const revokeAccepted = await api('DELETE', `${invites}/${invite.body.id}`, token);
     expect(revokeAccepted.status).toBe(409);
+  });
+
+  it('answers an accept with who the builder now is, as the public BuilderInfo: {builder, projectRoles}', async () => {
+    const { token, orgId, invites } = await orgOwner();
+    const project = await api('POST', '/projects', token, { name: `inv-${randomUUID().slice(0, 8)}`, orgId });
+    const address = email('joiner');
+    await api('POST', invites, token, { email: address });
+    const accepted = await api('POST', '/invites:accept', await signIn(address), { invitedEmail: address });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.projectRoles).toEqual({
+      [project.body.id]: {
+        role: 'member',
+        principalType: 'builder',
+        principalId: accepted.body.builder.id,
+        project: project.body,
+      },
+    });
+    expect(new PublicApi().checkResponse('api', 'POST', '/invites:accept', accepted)).toEqual([]);
   });
 
   it('refuses an accept by someone signed in with another address', async () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SignJWT } from 'jose';
 import { resetConfig } from '../../src/config.js';
 import { createTestProject, request, startTestStack, type TestStack } from '../support/stack.js';
+import { PublicApi } from '../support/public-api.js';
 import { projectJwtMinter } from '../support/project-jwt.js';
 
 let stack: TestStack;
@@ -94,6 +95,19 @@ describe('JWT keys', () => {
     expect((await stack.api('DELETE', `${base}/${key.id}`)).status).toBe(204);
     expect((await stack.api('GET', `${base}/${key.id}`)).status).toBe(404);
     expect((await stack.api('DELETE', `${base}/${key.id}`)).status).toBe(404);
+  });
+
+  it('takes algorithm RS256, the public request’s only value, as RSA, and answers it as the public document declares', async () => {
+    const created = await stack.api('POST', base, {
+      body: { label: 'public client', algorithm: 'RS256', publicKeyPem: pem(signing.publicKey) },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ kid: created.body.id, algorithm: 'RSA' });
+    const publicApi = new PublicApi();
+    expect(publicApi.checkResponse('api', 'POST', base, created)).toEqual([]);
+    const got = await stack.api('GET', `${base}/${created.body.id}`);
+    expect(publicApi.checkResponse('api', 'GET', `${base}/${created.body.id}`, got)).toEqual([]);
+    expect((await withBearer(await mint(created.body.id))).status).toBe(200);
   });
 
   it('accepts only RSA public keys of at least 2048 bits', async () => {

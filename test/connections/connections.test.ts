@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { PublicApi } from '../support/public-api.js';
 import { createTestProject, request, type TestProject } from '../support/stack.js';
 import {
   connectByHttp,
@@ -487,12 +488,15 @@ describe('GET connections', () => {
     const after = await oauth.stack.api('GET', `${base}/${id}`);
     expect(after.body.status).toBe('bad_credentials');
     const errors = await eventsOf(oauth.stack.project.id, 'connection.error');
-    expect(errors).toContainEqual(
-      expect.objectContaining({
-        connectionId: id,
-        status: 'bad_credentials',
-        error: expect.stringMatching(/invalid_grant/),
-      }),
+    const error = errors.find((data) => data.connectionId === id);
+    // Why, as the public payload has it: `errors`, and the same list under the deprecated `error`.
+    expect(error).toMatchObject({
+      status: 'bad_credentials',
+      errors: [expect.stringMatching(/invalid_grant/)],
+      error: [expect.stringMatching(/invalid_grant/)],
+    });
+    expect(new PublicApi().checkNotification({ notificationType: 'connection.error', data: error })).toEqual(
+      [],
     );
   });
 

@@ -215,7 +215,7 @@ describe('connectionTarget', () => {
     const [error] = (await eventsOf(oauth.stack.project.id, 'connection.error')).filter(
       (event) => event.connectionId === id,
     );
-    expect(error.error).toMatch(/refresh token expired at/);
+    expect(error.errors).toEqual([expect.stringMatching(/refresh token expired at/)]);
   });
 
   it('a token endpoint that is down: retryable failure when forced, the still-valid token otherwise', async () => {

@@ -8,6 +8,7 @@ import {
   type TestStack,
 } from '../support/stack.js';
 import { sql } from '../oauth/helpers.js';
+import { PublicApi } from '../support/public-api.js';
 
 let stack: TestStack;
 let other: TestProject;
@@ -33,7 +34,7 @@ describe('provider apps', () => {
       provider: 'sandbox',
       externalRef: 'ext-1',
       clientId: 'client-1',
-      scopes: [['contacts.read', 'deals.read']],
+      scopes: ['contacts.read', 'deals.read'],
       metadata: {},
       createTime: expect.any(String),
       updateTime: expect.any(String),
@@ -44,6 +45,17 @@ describe('provider apps', () => {
     const got = await stack.api('GET', `${base}/${created.body.id}`);
     expect(got.body).toEqual(created.body);
     expect(JSON.stringify([created.body, listed.body, got.body])).not.toContain('very-secret-value-1');
+  });
+
+  it('answers scopes as the public ProviderApp has them: one flat list, whichever form they were sent in', async () => {
+    const publicApi = new PublicApi();
+    for (const scopes of [['contacts.read', 'contacts.write'], [['contacts.read', 'contacts.write']]]) {
+      const created = await create({ ...valid, scopes });
+      expect(created.body.scopes).toEqual(['contacts.read', 'contacts.write']);
+      expect(publicApi.checkResponse('api', 'POST', base, created)).toEqual([]);
+      const listed = await stack.api('GET', base);
+      expect(publicApi.checkResponse('api', 'GET', base, listed)).toEqual([]);
+    }
   });
 
   it('stores the client secret encrypted', async () => {
@@ -111,7 +123,7 @@ describe('provider apps', () => {
         providerApp: {
           clientId: 'client-2',
           clientSecret: 'rotated-secret',
-          scopes: [['webhooks']],
+          scopes: [['webhooks'], ['contacts.read', 'webhooks']],
           externalRef: 'ignored',
         },
       },
@@ -119,7 +131,7 @@ describe('provider apps', () => {
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({
       clientId: 'client-2',
-      scopes: [['webhooks']],
+      scopes: ['webhooks', 'contacts.read'],
       externalRef: 'before',
     });
     expect(JSON.stringify(patched.body)).not.toContain('rotated-secret');

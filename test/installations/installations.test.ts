@@ -8,6 +8,7 @@ import { InstallationConfigEntity, InstallationEntity } from '../../src/db/entit
 import { encryptJson } from '../../src/crypto/secrets.js';
 import { createTestProject, request, startTestStack, type TestStack } from '../support/stack.js';
 import { projectJwtMinter } from '../support/project-jwt.js';
+import { PublicApi } from '../support/public-api.js';
 import {
   YEARLY,
   configContent,
@@ -22,6 +23,9 @@ import {
 
 let stack: TestStack;
 let fixture: InstallationFixture;
+
+/** A read object as answers show it: with `selectedFieldMappings`, empty when none were given. */
+const answered = (object: Record<string, unknown>) => ({ selectedFieldMappings: {}, ...object });
 
 /** A second read object's config, as the fixture's manifest declares it. */
 const companiesConfig = {
@@ -121,6 +125,24 @@ describe('creating installations', () => {
       body: { groupRef, config: { content: configContent() } },
     });
     expect(again).toMatchObject({ status: 409, body: { title: 'Conflict' } });
+  });
+
+  it('answers each read object with selectedFieldMappings and the installation as the public document declares', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await stack.api('POST', fixture.base, {
+      body: { groupRef, config: { content: configContent() } },
+    });
+    expect(created.status).toBe(201);
+    expect(configContent().read.objects.contacts).not.toHaveProperty('selectedFieldMappings');
+    expect(created.body.config.content.read.objects.contacts.selectedFieldMappings).toEqual({});
+    const publicApi = new PublicApi();
+    expect(publicApi.checkResponse('api', 'POST', fixture.base, created)).toEqual([]);
+    const path = `${fixture.base}/${created.body.id}`;
+    expect(publicApi.checkResponse('api', 'GET', path, await stack.api('GET', path))).toEqual([]);
+    const listed = await stack.api('GET', `${fixture.base}?groupRef=${groupRef}`);
+    expect(publicApi.checkResponse('api', 'GET', fixture.base, listed)).toEqual([]);
+    const project = `/projects/${stack.project.name}/installations`;
+    expect(publicApi.checkResponse('api', 'GET', project, await stack.api('GET', project))).toEqual([]);
   });
 
   it('uses the named connection and revision, and the config author the caller names', async () => {
@@ -318,10 +340,9 @@ describe('updating installations with a field mask', () => {
     });
     expect(schedule.status).toBe(200);
     expect(schedule.body.config.id).not.toBe(created.config.id);
-    expect(schedule.body.config.content.read.objects.contacts).toEqual({
-      ...configContent().read.objects.contacts,
-      schedule: '0 * * * *',
-    });
+    expect(schedule.body.config.content.read.objects.contacts).toEqual(
+      answered({ ...configContent().read.objects.contacts, schedule: '0 * * * *' }),
+    );
     expect(Date.parse(schedule.body.updateTime)).toBeGreaterThan(Date.parse(created.updateTime));
 
     const [updated] = (await events(stack.project.id, 'installation.updated')).filter(
@@ -344,7 +365,7 @@ describe('updating installations with a field mask', () => {
       },
     });
     expect(added.status).toBe(200);
-    expect(added.body.config.content.read.objects).toEqual({ companies });
+    expect(added.body.config.content.read.objects).toEqual({ companies: answered(companies) });
 
     const unchanged = await stack.api('PATCH', path, {
       body: {
@@ -465,8 +486,8 @@ describe('updating with the public API’s connectionId and config.createdBy mas
     });
     expect(everySchedule.status).toBe(200);
     expect(everySchedule.body.config.content.read.objects).toEqual({
-      contacts: { ...contacts, ...hourly },
-      companies: { ...companies, ...hourly },
+      contacts: answered({ ...contacts, ...hourly }),
+      companies: answered({ ...companies, ...hourly }),
     });
 
     const replaced = await stack.api('PATCH', path, {
@@ -476,7 +497,7 @@ describe('updating with the public API’s connectionId and config.createdBy mas
       },
     });
     expect(replaced.status).toBe(200);
-    expect(replaced.body.config.content.read.objects).toEqual({ contacts });
+    expect(replaced.body.config.content.read.objects).toEqual({ contacts: answered(contacts) });
 
     // A * passes over what the server owns: an Installation echoed back whole, with its config's id
     // and createTime, updates under config.* (config.id named alone is still refused as read-only).
@@ -507,7 +528,7 @@ describe('updating with the public API’s connectionId and config.createdBy mas
     expect(wholeContent.status).toBe(200);
     expect(wholeContent.body.config.content).toEqual({
       provider: 'sandboxApiKey',
-      read: { objects: { contacts } },
+      read: { objects: { contacts: answered(contacts) } },
       proxy: { enabled: false },
     });
 
@@ -643,6 +664,7 @@ describe('patching one object’s config content', () => {
       schedule: YEARLY,
       destination: 'hooks',
       selectedFields: { name: true },
+      selectedFieldMappings: {},
     });
   });
 
@@ -885,6 +907,66 @@ describe('as the public React components (@amp-labs/react) send them', () => {
       ['config.content.read.objects.leads.schedule', 'config.content.read.objects.leads.destination'],
     );
     expect(await installationCount(groupRef)).toBe(0);
+  });
+});
+
+describe('the subscribe flag as the public installation config names it', () => {
+  const subscribed = (flags: Record<string, boolean>) => ({
+    provider: 'sandboxApiKey',
+    subscribe: { objects: { contacts: { objectName: 'contacts', destination: 'hooks', ...flags } } },
+  });
+  const publicApi = new PublicApi();
+
+  it('takes inheritFieldsAndMappings, or the manifest’s inheritFieldsAndMapping, and answers the public name, always', async () => {
+    const cases: [Record<string, boolean>, boolean][] = [
+      [{ inheritFieldsAndMappings: true }, true],
+      [{ inheritFieldsAndMapping: true }, true],
+      [{ inheritFieldsAndMappings: false, inheritFieldsAndMapping: false }, false],
+      [{}, false],
+    ];
+    for (const [flags, inherits] of cases) {
+      const { groupRef } = await connectGroup(stack);
+      const created = await stack.api('POST', fixture.base, {
+        body: { groupRef, config: { content: subscribed(flags) } },
+      });
+      expect(created.status).toBe(201);
+      expect(created.body.config.content.subscribe.objects.contacts).toEqual({
+        objectName: 'contacts',
+        destination: 'hooks',
+        inheritFieldsAndMappings: inherits,
+      });
+      expect(publicApi.checkResponse('api', 'POST', fixture.base, created)).toEqual([]);
+      const got = await stack.api('GET', `${fixture.base}/${created.body.id}`);
+      expect(got.body.config.content.subscribe.objects.contacts.inheritFieldsAndMappings).toBe(inherits);
+    }
+  });
+
+  it('refuses the two names saying different things, by name', async () => {
+    const { groupRef } = await connectGroup(stack);
+    await expectInvalid(
+      {
+        groupRef,
+        config: { content: subscribed({ inheritFieldsAndMappings: true, inheritFieldsAndMapping: false }) },
+      },
+      ['config.content.subscribe.objects.contacts.inheritFieldsAndMapping'],
+    );
+  });
+
+  it('answers a config stored before, under the manifest’s name, with the public one', async () => {
+    const { groupRef } = await connectGroup(stack);
+    const created = await stack.api('POST', fixture.base, {
+      body: { groupRef, config: { content: subscribed({ inheritFieldsAndMappings: true }) } },
+    });
+    await transaction(async (em) => {
+      const config = await em.findOneOrFail(InstallationConfigEntity, { id: created.body.config.id });
+      config.content = subscribed({ inheritFieldsAndMapping: true });
+    });
+    const got = await stack.api('GET', `${fixture.base}/${created.body.id}`);
+    expect(got.body.config.content.subscribe.objects.contacts).toEqual({
+      objectName: 'contacts',
+      destination: 'hooks',
+      inheritFieldsAndMappings: true,
+    });
   });
 });
 

@@ -12,6 +12,7 @@ import { notificationDeliveryMessageId } from '../../src/notifications/message.j
 import { notificationWorkflowId } from '../../src/temporal/contracts/workflow-ids.js';
 import { runAttributes } from '../support/run-attributes.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { PublicApi } from '../support/public-api.js';
 
 let stack: TestStack;
 let receiver: Receiver;
@@ -268,7 +269,13 @@ describe('notification delivery', () => {
     });
     expect((await p.api('GET', `/destinations/${hook.id}`)).body.disabled).toBe(true);
     const disabled = await p.api('GET', '/events?eventType=destination.webhook.disabled');
-    expect(disabled.body.results[0].data).toMatchObject({ destinationId: hook.id });
+    expect(disabled.body.results[0].data).toMatchObject({ projectId: p.id, destinationId: hook.id });
+    expect(
+      new PublicApi().checkNotification({
+        notificationType: 'destination.webhook.disabled',
+        data: disabled.body.results[0].data,
+      }),
+    ).toEqual([]);
 
     const later = await emit(p.id, 'connection.created', { projectId: p.id, connectionId: randomUUID() });
     await routedEvent(p, later);

@@ -39,7 +39,7 @@ function builderPage(apiUrl: string, apiKey: string, projectName: string): strin
         consumerRef: 'browser-user',
       }),
     });
-    popup.location.href = await response.json();
+    popup.location.href = await response.text();
   });
 </script>
 </body></html>`;

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { SignJWT } from 'jose';
 import { createTestProject, request } from '../support/stack.js';
 import { hashToken } from '../../src/crypto/secrets.js';
+import { PublicApi } from '../support/public-api.js';
 import {
   connectByHttp,
   consent,
@@ -39,7 +40,6 @@ describe('POST /oauth-connect', () => {
   it('returns the sandbox authorization URL with client, callback, default scopes, state and PKCE S256', async () => {
     const response = await oauthConnect(oauth.stack, { groupRef: 'url-shape' });
     expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toMatch(/application\/json/);
     expect(typeof response.body).toBe('string');
     const url = new URL(response.body);
     expect(`${url.origin}${url.pathname}`).toBe(`${oauth.sandbox.url}/oauth/authorize`);
@@ -425,6 +425,41 @@ describe('GET /oauth-callback', () => {
     const deniedLocation = new URL(denied.headers.get('location')!);
     expect(deniedLocation.searchParams.get('status')).toBe('failure');
     expect(deniedLocation.searchParams.get('error')).toMatch(/denied/);
+  });
+});
+
+describe('the authorization URL’s media type', () => {
+  const publicApi = new PublicApi();
+  const connectBody = {
+    projectIdOrName: '',
+    provider: 'sandbox',
+    groupRef: 'media-type',
+    consumerRef: 'alice',
+  };
+
+  it('is text/plain, the bare URL, as the public document declares, unless JSON is asked for', async () => {
+    const body = { ...connectBody, projectIdOrName: oauth.stack.project.name };
+    const plain = await oauth.stack.api('POST', '/oauth-connect', { body });
+    expect(plain.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(plain.body).toMatch(/^http:\/\/.+\/oauth\/authorize\?/);
+    expect(publicApi.checkResponse('api', 'POST', '/oauth-connect', plain)).toEqual([]);
+    const json = await oauth.stack.api('POST', '/oauth-connect', {
+      body,
+      headers: { accept: 'application/json' },
+    });
+    expect(json.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(new URL(json.body).pathname).toBe('/oauth/authorize');
+  });
+
+  it('is the same for :oauth-update', async () => {
+    const { connectionId } = pageResult((await connectByHttp(oauth, { groupRef: 'media-update' })).page.body);
+    const path = `${oauth.base}/connections/${connectionId}:oauth-update`;
+    const plain = await oauth.stack.api('PATCH', path);
+    expect(plain.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(new URL(plain.body).pathname).toBe('/oauth/authorize');
+    expect(publicApi.checkResponse('api', 'PATCH', path, plain)).toEqual([]);
+    const json = await oauth.stack.api('PATCH', path, { headers: { accept: 'application/json' } });
+    expect(json.headers.get('content-type')).toMatch(/^application\/json/);
   });
 });
 

@@ -4,6 +4,7 @@ import { transaction } from '../../src/db/orm.js';
 import { appendLogs } from '../../src/domain/operation-logs.js';
 import { createOperation } from '../../src/domain/operations.js';
 import { createTestProject, request, startTestStack, type TestStack } from '../support/stack.js';
+import { PublicApi } from '../support/public-api.js';
 import { createReadFixture, type ReadFixture } from '../reads/fixtures.js';
 
 let stack: TestStack;
@@ -165,10 +166,20 @@ describe('GET /projects/{p}/operations/{id} and /logs', () => {
       severity: 'INFO',
       message: { msg: 'started', operation_id: id, details: {} },
     });
-    expect(logs.body[1].message.details.request).toEqual({
+    // Detail values are strings, as the public log shape has them: JSON for structured ones.
+    expect(typeof logs.body[1].message.details.request).toBe('string');
+    expect(JSON.parse(logs.body[1].message.details.request)).toEqual({
       method: 'GET',
       url: 'https://provider.example/contacts',
     });
+    expect(
+      new PublicApi().checkResponse(
+        'api',
+        'GET',
+        `/projects/${stack.project.id}/operations/${id}/logs`,
+        logs,
+      ),
+    ).toEqual([]);
     expect(logs.body[3].message.error).toBe('boom');
   });
 

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Sandbox } from '../../src/sandbox/index.js';
+import { PublicApi } from '../support/public-api.js';
 import { createTestProject, type TestStack } from '../support/stack.js';
 import { createIntegration, generateConnection, startStackWithSandbox } from './api-helpers.js';
 
@@ -88,6 +89,32 @@ describe('GET /projects/{p}/integrations/{i}/revisions/{revisionId}:hydrate', ()
       { objectName: 'deals', displayName: 'Deals' },
       { objectName: 'gadgets', displayName: 'gadgets' },
     ]);
+  });
+
+  it('names the display name of each declared provider field, as the public hydrated shape requires', async () => {
+    const response = await stack.api('GET', hydratePath(apiKeyConnection.id));
+    const [contacts, widgets] = response.body.content.read.objects;
+    expect(contacts.requiredFields).toEqual([
+      { fieldName: 'email', displayName: 'Email', mapToName: 'mail', mapToDisplayName: 'Mail' },
+    ]);
+    // A mapping field names no provider field: it stays as declared.
+    expect(contacts.optionalFields).toEqual([{ mapToName: 'priority', prompt: 'Which field?' }]);
+    expect(widgets.requiredFields).toBeUndefined();
+    expect(new PublicApi().checkResponse('api', 'GET', hydratePath(apiKeyConnection.id), response)).toEqual(
+      [],
+    );
+  });
+
+  it('names a field the provider could not describe by its field name', async () => {
+    await createIntegration(stack, 'unknown-object', 'sandboxApiKey', {
+      read: [{ objectName: 'widgets', requiredFields: [{ fieldName: 'size' }] }],
+    });
+    const revision = (await stack.api('GET', `${p}/integrations/unknown-object`)).body.latestRevision.id;
+    const response = await stack.api('GET', hydratePath(apiKeyConnection.id, revision, 'unknown-object'));
+    expect(response.status).toBe(200);
+    const [widgets] = response.body.content.read.objects;
+    expect(widgets.error).toMatch(/widgets/);
+    expect(widgets.requiredFields).toEqual([{ fieldName: 'size', displayName: 'size' }]);
   });
 
   it('works with an OAuth connection whose token expired, refreshing it', async () => {

@@ -7,6 +7,7 @@ import { InstallationConfigEntity, InstallationEntity } from '../../src/db/entit
 import { createIntegration } from '../../src/domain/integrations.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { temporalClient } from '../../src/temporal/client.js';
+import { PublicApi } from '../support/public-api.js';
 import { runAttributes } from '../support/run-attributes.js';
 import type { TestStack } from '../support/stack.js';
 import { generateConnection, startStackWithSandbox } from './api-helpers.js';
@@ -249,7 +250,7 @@ describe('asynchronous writes', () => {
     });
   });
 
-  it('reports records the provider refused in the event’s errors', async () => {
+  it('reports records the provider refused in the event’s errors, as strings like the public payload', async () => {
     const response = await stack.write('POST', writePath('contacts'), {
       body: { groupRef, type: 'create', mode: 'asynchronous', record: { email: 'bad' } },
     });
@@ -260,8 +261,11 @@ describe('asynchronous writes', () => {
     expect(event?.data).toMatchObject({
       success: false,
       successfulRecordIds: [],
-      errors: [{ index: 0, error: expect.stringMatching(/invalid/) }],
+      errors: [expect.stringMatching(/^record 0: .*invalid/)],
     });
+    expect(
+      new PublicApi().checkNotification({ notificationType: 'write.async.done', data: event?.data }),
+    ).toEqual([]);
   });
 });
 

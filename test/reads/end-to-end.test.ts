@@ -5,6 +5,7 @@ import { NotificationEventEntity } from '../../src/db/entities/event.js';
 import { OperationEntity } from '../../src/db/entities/operation.js';
 import { generateSigningSecret } from '../../src/delivery/signing.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { PublicApi } from '../support/public-api.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { createReadFixture } from './fixtures.js';
@@ -208,6 +209,16 @@ describe('an installation created through the API', () => {
       `/projects/${stack.project.id}/integrations/${integrationId}/installations/${installationId}/objects/contacts/backfill-progress`,
     );
     expect(progress.body.operationId).toBe(response.body.operationId);
+    // It has no start: read.triggered.done leaves fromTimestamp out (the public type is a string).
+    const events = await (
+      await newEntityManager()
+    ).find(NotificationEventEntity, { projectId: stack.project.id, type: 'read.triggered.done' });
+    const event = events.find((candidate) => candidate.data.operationId === response.body.operationId);
+    expect(event?.data).toMatchObject({ objectName: 'contacts', installationId });
+    expect(event?.data).not.toHaveProperty('fromTimestamp');
+    expect(new PublicApi().checkNotification({ notificationType: event?.type, data: event?.data })).toEqual(
+      [],
+    );
   });
 });
 

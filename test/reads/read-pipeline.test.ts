@@ -3,6 +3,7 @@ import { em as newEntityManager } from '../../src/db/orm.js';
 import { ReadWatermarkEntity } from '../../src/db/entities/installation.js';
 import { NotificationEventEntity } from '../../src/db/entities/event.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { PublicApi } from '../support/public-api.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { createReadFixture, runRead, type ReadFixture } from './fixtures.js';
 
@@ -111,10 +112,11 @@ describe('a backfill read', () => {
     const requests = logs.body.filter((log: any) => log.severity === 'DEBUG');
     // A count and one page: the provider's page is as large as it allows, its messages of 200 records.
     expect(requests.length).toBeGreaterThanOrEqual(2);
-    expect(requests[1].message.details.request.url).toContain('limit=1000');
-    expect(requests[0].message).toMatchObject({
-      operation_id: operationId,
-      details: { request: { method: 'GET', url: expect.stringContaining('/api/v1/contacts') } },
+    expect(JSON.parse(requests[1].message.details.request).url).toContain('limit=1000');
+    expect(requests[0].message).toMatchObject({ operation_id: operationId });
+    expect(JSON.parse(requests[0].message.details.request)).toMatchObject({
+      method: 'GET',
+      url: expect.stringContaining('/api/v1/contacts'),
     });
     expect(JSON.stringify(logs.body)).not.toContain('sandbox-demo-key');
 
@@ -161,17 +163,18 @@ describe('a backfill read', () => {
     });
   });
 
-  it('reports the backfill’s progress', async () => {
-    const progress = await stack.api(
-      'GET',
-      `/projects/${stack.project.id}/integrations/${fixture.integrationId}/installations/${fixture.installationId}/objects/contacts/backfill-progress`,
-    );
+  it('reports the backfill’s progress, naming the installation and object as the public document requires', async () => {
+    const path = `/projects/${stack.project.id}/integrations/${fixture.integrationId}/installations/${fixture.installationId}/objects/contacts/backfill-progress`;
+    const progress = await stack.api('GET', path);
     expect(progress.status).toBe(200);
     expect(progress.body).toMatchObject({
+      installationId: fixture.installationId,
+      objectName: 'contacts',
       operationId,
       recordsProcessed: CONTACTS,
       recordsEstimatedTotal: CONTACTS,
     });
+    expect(new PublicApi().checkResponse('api', 'GET', path, progress)).toEqual([]);
   });
 
   it('is followed by scheduled reads that deliver nothing already delivered', async () => {

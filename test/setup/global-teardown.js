@@ -19,7 +19,9 @@ async function assertEveryRouteAnswered(globalConfig) {
       .map((line) => line.split(' ')[0]),
   );
   const { allRoutes } = await tsImport('../../src/api/routes.ts', import.meta.url);
+  // A route that declares no success (the hosted service's operations, answered 501) has none to check.
   const unchecked = allRoutes()
+    .filter((route) => Object.keys(route.responses).some((status) => /^[23]/.test(status)))
     .map((route) => route.operationId)
     .filter((operationId) => !answered.has(operationId));
   if (unchecked.length) {

@@ -152,12 +152,12 @@ function Deploy(props: { project: string; initial: string; onDeployed: () => voi
           setProblem(undefined);
           setDeployed(undefined);
           try {
-            const result = await call<{ integrations: Integration[] }>(
+            const deployed = await call<Integration[]>(
               'PUT',
               `${projectPath(props.project)}/integrations:batch`,
               { body: { sourceYaml: source } },
             );
-            setDeployed(`Deployed ${result.integrations.map((item) => item.name).join(', ') || 'nothing'}.`);
+            setDeployed(`Deployed ${deployed.map((item) => item.name).join(', ') || 'nothing'}.`);
             props.onDeployed();
           } catch (error) {
             setProblem(toProblem(error));

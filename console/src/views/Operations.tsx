@@ -196,6 +196,21 @@ export function OperationView({ project, operationId }: { project: string; opera
 
 const LOG_PAGE = 50;
 
+/** A log entry's details, one per line; values that hold JSON (the API sends every value as a string) are shown as it. */
+function detailsText(details: Record<string, string>): string {
+  const shown = (value: string) => {
+    try {
+      const parsed: unknown = JSON.parse(value);
+      return typeof parsed === 'object' && parsed !== null ? JSON.stringify(parsed, null, 2) : value;
+    } catch {
+      return value;
+    }
+  };
+  return Object.entries(details)
+    .map(([name, value]) => `${name}: ${shown(value)}`)
+    .join('\n');
+}
+
 /** The API answers an operation's log whole (at most 10,000 entries); the console shows it a page at a time. */
 function Logs({ path, live }: { path: string; live: boolean }) {
   const [shown, setShown] = useState(LOG_PAGE);
@@ -224,7 +239,7 @@ function Logs({ path, live }: { path: string; live: boolean }) {
             {Object.keys(log.message.details ?? {}).length > 0 && (
               <details>
                 <summary>details</summary>
-                <pre>{JSON.stringify(log.message.details, null, 2)}</pre>
+                <pre>{detailsText(log.message.details ?? {})}</pre>
               </details>
             )}
           </li>

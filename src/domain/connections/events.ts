@@ -22,7 +22,7 @@ async function partiesOf(
 
 /**
  * Writes a `connection.*` notification in the caller's transaction. The payload names the
- * connection the way installation events do; `connection.error` adds `error`.
+ * connection the way installation events do; `connection.error` adds why (`recordConnectionError`).
  */
 export async function recordConnectionEvent(
   em: EntityManager,
@@ -44,4 +44,16 @@ export async function recordConnectionEvent(
     status: connection.status,
     ...extra,
   });
+}
+
+/**
+ * `connection.error`, saying why as the public payload does: `errors`, a list of strings, and the
+ * same list under its deprecated name `error`.
+ */
+export async function recordConnectionError(
+  em: EntityManager,
+  connection: Connection,
+  reason: string,
+): Promise<void> {
+  await recordConnectionEvent(em, connection, 'connection.error', { errors: [reason], error: [reason] });
 }

@@ -8,6 +8,8 @@ import {
   InstallationConfigContentSchema,
   type InstallationConfigContent,
   type ReadConfig,
+  type SubscribeConfig,
+  type SubscribeConfigView,
 } from '../../schemas/installations.js';
 import { checkSchedule } from '../../core/cron.js';
 
@@ -69,6 +71,36 @@ export function withManifestDefaults(content: unknown, manifest: IntegrationCont
   return { ...content, read: { ...content.read, objects } };
 }
 
+/** Whether a subscribed object reuses its read object's fields and mappings, by either name of the flag. */
+export function inheritsFieldsAndMappings(object: SubscribeConfig): boolean {
+  return object.inheritFieldsAndMappings ?? object.inheritFieldsAndMapping ?? false;
+}
+
+/** A subscribed object with the flag under its public name only, always there (false unless given). */
+export function subscribeConfigView(object: SubscribeConfig): SubscribeConfigView {
+  const { inheritFieldsAndMapping: _manifestName, ...rest } = object;
+  return { ...rest, inheritFieldsAndMappings: inheritsFieldsAndMappings(object) };
+}
+
+/**
+ * Subscribed objects with the reuse flag under its public name (`inheritFieldsAndMappings`), given
+ * by either name; both names with different values are left for `configRuleIssues` to refuse.
+ */
+function withPublicSubscribeFlag(content: unknown): unknown {
+  if (!isRecord(content) || !isRecord(content.subscribe) || !isRecord(content.subscribe.objects))
+    return content;
+  const objects = Object.fromEntries(
+    Object.entries(content.subscribe.objects).map(([key, object]) => {
+      if (!isRecord(object)) return [key, object];
+      const { inheritFieldsAndMappings: publicName, inheritFieldsAndMapping: manifestName } = object;
+      if (publicName !== undefined && manifestName !== undefined && publicName !== manifestName)
+        return [key, object];
+      return [key, subscribeConfigView(object as SubscribeConfig)];
+    }),
+  );
+  return { ...content, subscribe: { ...content.subscribe, objects } };
+}
+
 /**
  * Checks a config against its integration revision and the project: its shape, the provider, that
  * every object exists in the manifest for its action, that schedules are valid cron no more frequent
@@ -81,7 +113,7 @@ export async function assertValidConfigContent(
   content: unknown,
   prefix = CONFIG_CONTENT_PATH,
 ): Promise<InstallationConfigContent> {
-  content = withManifestDefaults(content, context.manifest);
+  content = withPublicSubscribeFlag(withManifestDefaults(content, context.manifest));
   const shapeIssues = schemaIssues(InstallationConfigContentSchema, content, 'body', prefix);
   if (shapeIssues.length) throw ProblemError.invalid(shapeIssues, 'The installation config is not valid.');
   const valid = content as InstallationConfigContent;
@@ -126,6 +158,15 @@ export function configRuleIssues(
   );
   for (const [key, object] of Object.entries(content.read?.objects ?? {})) {
     readObjectIssues(key, object, manifestReads.get(key), issue);
+  }
+  for (const [key, object] of Object.entries(content.subscribe?.objects ?? {})) {
+    if (object.inheritFieldsAndMapping !== undefined && object.inheritFieldsAndMappings !== undefined) {
+      issue(
+        `subscribe.objects.${key}.inheritFieldsAndMapping`,
+        object.inheritFieldsAndMapping,
+        'is another name for inheritFieldsAndMappings, which says otherwise: give one',
+      );
+    }
   }
   if (content.proxy?.enabled && !context.manifest.proxy?.enabled) {
     issue('proxy.enabled', true, 'cannot be true: the integration does not enable the proxy');

@@ -13,6 +13,29 @@ import type {
 } from '../../schemas/installations.js';
 import { connectionViews } from '../connections/views.js';
 import { groupView } from '../groups.js';
+import { subscribeConfigView } from './config-validation.js';
+
+/**
+ * Stored content as answers show it, as the public config has it: every read object with its
+ * `selectedFieldMappings` (empty when none), subscribed objects with `inheritFieldsAndMappings`.
+ */
+function contentView(content: InstallationConfigContent): InstallationConfigView['content'] {
+  const { read, subscribe, ...rest } = content;
+  const mapValues = <T, U>(objects: Record<string, T>, view: (object: T) => U) =>
+    Object.fromEntries(Object.entries(objects).map(([key, object]) => [key, view(object)]));
+  return {
+    ...rest,
+    ...(read && {
+      read: {
+        objects: mapValues(read.objects, (object) => ({
+          ...object,
+          selectedFieldMappings: object.selectedFieldMappings ?? {},
+        })),
+      },
+    }),
+    ...(subscribe && { subscribe: { objects: mapValues(subscribe.objects, subscribeConfigView) } }),
+  };
+}
 
 export function configView(config: InstallationConfig): InstallationConfigView {
   return {
@@ -20,7 +43,7 @@ export function configView(config: InstallationConfig): InstallationConfigView {
     revisionId: config.revisionId,
     createTime: config.createTime.toISOString(),
     createdBy: config.createdBy,
-    content: config.content as InstallationConfigContent,
+    content: contentView(config.content as InstallationConfigContent),
   };
 }
 

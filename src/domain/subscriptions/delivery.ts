@@ -17,6 +17,7 @@ import { connectorFor } from '../../providers/connectors/index.js';
 import type { InstallationConfigContent } from '../../schemas/installations.js';
 import { connectionTarget } from '../credentials.js';
 import { attemptDelivery, type DeliveryAttemptResult } from '../destination-delivery.js';
+import { inheritsFieldsAndMappings } from '../installations/config-validation.js';
 import { currentConfig } from '../installations/event-data.js';
 import { appendLogs, type LogEntry } from '../operation-logs.js';
 import { createOperation, followLatestOperation } from '../operations.js';
@@ -111,7 +112,7 @@ export async function prepareSubscriptionEvent(
   const { selection, mappedName } = await selectionOf(
     installation,
     subscription.objectName,
-    subscribed.inheritFieldsAndMapping,
+    inheritsFieldsAndMappings(subscribed),
   );
   const parties = await installationParties(em, installation);
   const mapped = fieldMapper(selection)(record ?? {}, values);

@@ -107,7 +107,10 @@ export async function finishWrite(input: {
         operationId: operation.id,
         success,
         successfulRecordIds,
-        errors,
+        // The public payload lists errors as strings; the operation's metadata keeps them whole.
+        errors: errors.map(
+          ({ index, recordId, error }) => `record ${index}${recordId ? ` (${recordId})` : ''}: ${error}`,
+        ),
       });
     }
     await em.flush();
