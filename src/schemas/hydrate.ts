@@ -1,9 +1,5 @@
 import Type, { type Static } from 'typebox';
-<<<<<<< HEAD
 import { DateTime, NfcName, ProjectIdOrName, Uuid } from './common.js';
-import { IntegrationContentSchema, ReadObjectSchema, WriteObjectSchema } from './integration-content.js';
-=======
-import { DateTime, ProjectIdOrName, Uuid } from './common.js';
 import {
   ExistingField,
   IntegrationContentSchema,
@@ -11,7 +7,6 @@ import {
   ReadObjectSchema,
   WriteObjectSchema,
 } from './integration-content.js';
->>>>>>> compat
 import { FieldMetadataSchema } from './object-metadata.js';
 
 /** An `allFields` entry: a provider field, with the integration's mapping of it when there is one. */

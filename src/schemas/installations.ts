@@ -1,11 +1,6 @@
 import Type, { type Static } from 'typebox';
-<<<<<<< HEAD
-import { BackfillSchema, SubscribeObjectSchema, type SubscribeObject } from './integration-content.js';
-import { DateTime, NfcName, ProjectIdOrName, UpdateMask, Uuid, readOnly } from './common.js';
-=======
 import { BackfillSchema, SubscribeObjectSchema } from './integration-content.js';
-import { DateTime, ProjectIdOrName, UpdateMask, Uuid, readOnly } from './common.js';
->>>>>>> compat
+import { DateTime, NfcName, ProjectIdOrName, UpdateMask, Uuid, readOnly } from './common.js';
 import { ConnectionSchema, GroupSchema } from './connections.js';
 
 const strict = { additionalProperties: false } as const;
