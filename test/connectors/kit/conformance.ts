@@ -224,11 +224,21 @@ export function conformance(spec: ConformanceSpec): void {
         const since = new Date(start + 3 * minute);
         const until = new Date(start + 8 * minute);
         const read = await readAll({ objectName: name, pageSize: smallPage(name), since, until });
-        expect(read.map((record) => record.id).sort()).toEqual([...ids.slice(3, 8), old].sort());
+        // A listing that resumes from the provider's cursor is never cut at `until`: the cursor moves
+        // past what it lists, so what it lists must be delivered.
+        const resumable = connector().changeTracking(name).resumable;
+        const expected = [...ids.slice(3, 8), old];
+        const readIds = read.map((record) => record.id);
+        if (resumable) {
+          expect(readIds.filter((id) => expected.includes(id)).sort()).toEqual(expected.sort());
+          expect(readIds).not.toContain(ids[2]);
+        } else {
+          expect(readIds.sort()).toEqual(expected.sort());
+        }
         for (const record of read) {
           const time = Date.parse(record.updatedAt!);
           expect(time).toBeGreaterThanOrEqual(since.getTime());
-          expect(time).toBeLessThan(until.getTime());
+          if (!resumable) expect(time).toBeLessThan(until.getTime());
         }
         fake.setClock(() => Date.now());
       });

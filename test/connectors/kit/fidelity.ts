@@ -222,9 +222,14 @@ export function fidelityChecks(context: FidelityContext): void {
       const values = Object.fromEntries(
         writable.map((field, index) => [field.fieldName, textFor(field.fieldName, `rt${index}x${tag}`)]),
       );
-      const created = await context
-        .connector()
-        .write({ objectName: name, type: 'create', record: write.create });
+      // Unique values (an address) are made unique again: the spec's own create may have taken them.
+      const create = Object.fromEntries(
+        Object.entries(write.create).map(([key, value]) => [
+          key,
+          typeof value === 'string' && /e-?mail/i.test(key) ? `${tag}-${value}` : value,
+        ]),
+      );
+      const created = await context.connector().write({ objectName: name, type: 'create', record: create });
       await context
         .connector()
         .write({ objectName: name, type: 'update', recordId: created.recordId, record: values });

@@ -23,8 +23,13 @@ export const spec: ConformanceSpec = {
       metadata: {
         email: { valueType: 'string', isRequired: true, isCustom: false },
         udate: { valueType: 'datetime', readOnly: true },
-        '1': { displayName: 'Industry', valueType: 'singleSelect', isCustom: true, isRequired: false },
-        '2': { valueType: 'date', isCustom: true, isRequired: true },
+        'fieldValues.1': {
+          displayName: 'Industry',
+          valueType: 'singleSelect',
+          isCustom: true,
+          isRequired: false,
+        },
+        'fieldValues.2': { valueType: 'date', isCustom: true, isRequired: true },
       },
     },
     {
@@ -39,7 +44,7 @@ export const spec: ConformanceSpec = {
       },
       metadata: {
         status: { valueType: 'singleSelect' },
-        '1': {
+        'fields.1': {
           displayName: 'Plan',
           valueType: 'singleSelect',
           isCustom: true,
@@ -48,7 +53,7 @@ export const spec: ConformanceSpec = {
             { value: 'Enterprise', displayValue: 'Enterprise' },
           ],
         },
-        '2': { valueType: 'float', isRequired: true },
+        'fields.2': { valueType: 'float', isRequired: true },
       },
     },
   ],

@@ -38,6 +38,8 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'contact',
+      // A reference to a lead, not text: the provider refuses a lead that does not exist.
+      roundTrip: { notWritable: ['lead_id'] },
       revealsDeletions: true,
       fields: { selected: 'name', other: 'title' },
       search: { field: 'title', set: setStored('contact', 'title') },
@@ -54,6 +56,8 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'opportunity',
+      // A reference to a lead, not text: the provider refuses a lead that does not exist.
+      roundTrip: { notWritable: ['lead_id'] },
       revealsDeletions: true,
       fields: { selected: 'note', other: 'confidence' },
       write: {

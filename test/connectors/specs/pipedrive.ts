@@ -25,7 +25,7 @@ export const spec: ConformanceSpec = {
       metadata: {
         name: { valueType: 'string', readOnly: false, isCustom: false, isRequired: true },
         update_time: { valueType: 'date', readOnly: true },
-        '5c1a0e6b9d2f4c8a1b3e7d9f0a2c4e6b8d0f1a3c': {
+        'custom_fields.5c1a0e6b9d2f4c8a1b3e7d9f0a2c4e6b8d0f1a3c': {
           valueType: 'singleSelect',
           isCustom: true,
           values: [

@@ -67,7 +67,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'subscriptions',
-      revealsDeletions: true,
+      // Cancelling ends a subscription, which stays retrievable: a change, not a deletion.
       search: { field: 'status', set: setStored('subscriptions', 'status') },
       write: {
         create: { customer: stripeFixture.customer, items: [{ price: stripeFixture.price }] },

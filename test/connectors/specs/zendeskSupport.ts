@@ -14,6 +14,8 @@ export const spec: ConformanceSpec = {
     {
       name: 'tickets',
       revealsDeletions: true,
+      // Write-only: the first comment of a create, a new one on update.
+      roundTrip: { notInRecords: ['comment'] },
       write: {
         create: { subject: 'Printer on fire', comment: { body: 'It is on fire.' }, priority: 'urgent' },
         update: { status: 'solved' },
