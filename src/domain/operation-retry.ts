@@ -19,7 +19,7 @@ import { runIdentityOf, tellInstallation } from './installations/workflow.js';
 import { appendLogs } from './operation-logs.js';
 import { createOperation } from './operations.js';
 import { createReadOperation } from './reads/read-operation.js';
-import type { ReadPlan } from './reads/plan.js';
+import { readPlanOf } from './reads/plan.js';
 
 /**
  * Retrying a failed operation as a new one linked to it (`retryOf` in its metadata): a read resumes
@@ -106,14 +106,14 @@ export async function prepareReadRetry(operationId: string, newOperationId: stri
     });
     const now = new Date();
     if (checkpoint && !checkpoint.done) {
-      const plan = checkpoint.plan as unknown as ReadPlan;
+      const plan = readPlanOf(checkpoint.plan);
       tx.create(ReadCheckpointEntity, {
         ...checkpoint,
         operationId: newOperationId,
         plan: {
           ...plan,
           context: { ...plan.context, operationId: newOperationId, operationTime: now.toISOString() },
-        } as unknown as Record<string, unknown>,
+        },
         recordsProcessed: 0,
         createTime: now,
         updateTime: now,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { providerFields, readSelection, readWindow } from '../../src/domain/reads/plan.js';
+import { providerFields, readPlanOf, readSelection, readWindow } from '../../src/domain/reads/plan.js';
+import { ReadSetupError } from '../../src/domain/reads/failures.js';
 import { readSummary } from '../../src/domain/reads/finish.js';
 
 const now = new Date('2026-06-15T12:00:00.000Z');
@@ -182,5 +183,12 @@ describe('readSummary', () => {
     expect(readSummary('contacts', 0, 0, 'failure', 'no destination')).toBe(
       'Reading contacts failed: no destination',
     );
+  });
+});
+
+describe('a stored plan', () => {
+  it('is read back through its schema: one that does not fit fails the read, saying what is wrong', () => {
+    expect(() => readPlanOf({ projectId: 'p', until: 'not a time' })).toThrow(ReadSetupError);
+    expect(() => readPlanOf({ projectId: 'p' })).toThrow(/plan\.\w+/);
   });
 });

@@ -10,7 +10,7 @@ import { appendLogs } from '../operation-logs.js';
 import { followLatestOperation } from '../operations.js';
 import { createReadOperation } from './read-operation.js';
 import { installationEventBase, installationParties } from './installation-context.js';
-import type { ReadPlan } from './plan.js';
+import { readPlanOf, type ReadPlan } from './plan.js';
 import { forgetOldVersions } from './seen-versions.js';
 
 /**
@@ -107,7 +107,7 @@ export async function finishRead(input: FinishReadInput): Promise<FinishedRead> 
   let ended = false;
   const finished = await em.transactional(async (tx) => {
     const checkpoint = await tx.findOne(ReadCheckpointEntity, { operationId: input.operationId });
-    const plan = checkpoint?.plan as unknown as ReadPlan | undefined;
+    const plan = checkpoint ? readPlanOf(checkpoint.plan) : undefined;
     const records = checkpoint?.recordsProcessed ?? 0;
     const pages = checkpoint?.pageIndex ?? 0;
     let operation = await tx.findOne(OperationEntity, { id: input.operationId });

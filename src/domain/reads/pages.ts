@@ -8,7 +8,7 @@ import { CheckpointWriter } from './checkpoint-writer.js';
 import { DeliveryWindow, MessageRefused } from './delivery-window.js';
 import { classifyReadError, ReadSetupError } from './failures.js';
 import { pageFeed, PageFetchError, type ShapedPage } from './page-feed.js';
-import type { ReadPlan } from './plan.js';
+import { readPlanOf, type ReadPlan } from './plan.js';
 import { drainStoredPages } from './stored-pages.js';
 
 /**
@@ -106,7 +106,7 @@ async function closedDestination(
 }
 
 async function recordFetchFailure(checkpoint: ReadCheckpoint, error: PageFetchError): Promise<void> {
-  const plan = checkpoint.plan as unknown as ReadPlan;
+  const plan = readPlanOf(checkpoint.plan);
   const failure = classifyReadError(error.reason);
   await writeLogs(await newEntityManager(), checkpoint.projectId, checkpoint.operationId, [
     ...error.logs,
@@ -140,7 +140,7 @@ async function drainRequestedPages(plan: ReadPlan, operationId: string): Promise
 export async function readPages(operationId: string, options: ReadPagesOptions = {}): Promise<PageOutcome> {
   const checkpoint = await loadCheckpoint(await newEntityManager(), operationId);
   if (checkpoint.done) return position(checkpoint, 0);
-  const plan = checkpoint.plan as unknown as ReadPlan;
+  const plan = readPlanOf(checkpoint.plan);
   const destination =
     plan.deliveryMode === 'auto' ? await openDestination(plan.projectId, plan.destinationId) : undefined;
   if (destination && !isOpen(destination)) return closedDestination(checkpoint, plan, destination);

@@ -1,58 +1,115 @@
+import Type, { type Static } from 'typebox';
 import type { FieldSelection } from '../../delivery/record-mapping.js';
 import { fieldSelectionFor } from '../../delivery/record-mapping.js';
-import type { ReadMessageContext } from '../../delivery/messages.js';
-import type { ReadType } from '../../schemas/reads.js';
+import { schemaIssues } from '../../core/validation.js';
+import { ReadTypeSchema, type ReadType } from '../../schemas/reads.js';
+import { ReadSetupError } from './failures.js';
 import type { ReadObject } from '../../schemas/integration-content.js';
 import type { ReadConfig } from '../../schemas/installations.js';
 import type { ChangeTracking } from '../../providers/connector.js';
 import { scheduledWindow, type ChangePosition } from './change-window.js';
 
+const strict = { additionalProperties: false } as const;
+const Time = Type.String({ format: 'date-time' });
+
+const FieldSelectionSchema = Type.Object(
+  {
+    requiredFields: Type.Optional(Type.Array(Type.String())),
+    selectedFields: Type.Optional(Type.Record(Type.String(), Type.Boolean())),
+    selectedFieldMappings: Type.Optional(Type.Record(Type.String(), Type.String())),
+    allFields: Type.Optional(Type.Boolean()),
+    fieldMappings: Type.Optional(Type.Record(Type.String(), Type.String())),
+  },
+  strict,
+);
+
+const ReadMessageContextSchema = Type.Object(
+  {
+    action: Type.Literal('read'),
+    projectId: Type.String(),
+    provider: Type.String(),
+    workspace: Type.Optional(Type.String()),
+    groupRef: Type.String(),
+    groupName: Type.String(),
+    consumerRef: Type.String(),
+    consumerName: Type.String(),
+    installationId: Type.String(),
+    installationUpdateTime: Time,
+    objectName: Type.String(),
+    rawObjectName: Type.String(),
+    operationId: Type.String(),
+    operationTime: Time,
+    readType: ReadTypeSchema,
+  },
+  strict,
+);
+
 /**
  * Everything a read decides when it starts, frozen in its checkpoint: every page of the read is
  * fetched with the same window and fields and shaped into the same messages, whichever worker runs
- * it and however often it resumes. Plain JSON.
+ * it and however often it resumes. Stored as JSON and read back through this schema (`readPlanOf`).
  */
-export interface ReadPlan {
-  projectId: string;
-  integrationId: string;
-  installationId: string;
-  connectionId: string;
-  provider: string;
-  /** The provider's object name. */
-  objectName: string;
-  readType: ReadType;
-  /** The window read: [since, until). No `since` means the whole history. ISO 8601. */
-  since?: string;
-  until: string;
-  /**
-   * The read starts where the last one left the object (a scheduled read, or one whose window
-   * covers the watermark): what it delivers moves the object's position on.
-   */
-  advancesWatermark: boolean;
-  /** Start from the provider's own cursor (see `ChangePosition.resumeCursor`). */
-  resumeFrom?: string;
-  /** Deliver deletions too, from this instant (ISO 8601); absent: live records only. */
-  deletedSince?: string;
-  /** Leave out versions delivered before (a scheduled read's overlap shows them again). */
-  dedupe?: boolean;
-  /** Versions within this much of the newest are remembered for the next read (ms). */
-  overlapMs?: number;
-  deletionsOverlapMs?: number;
-  /** Provider fields to fetch; all when absent. */
-  fields?: string[];
-  selection: FieldSelection;
-  /** Records per delivered message. */
-  pageSize: number;
-  /** Records per provider page; absent: the most the provider allows. */
-  providerPageSize?: number;
-  deliveryMode: 'auto' | 'onRequest';
-  destinationId: string;
-  destinationName: string;
-  context: ReadMessageContext;
-  /** The installation fields every read event carries. */
-  eventBase: Record<string, unknown>;
-  /** A triggered read's window as asked for, for its events. */
-  requested?: { sinceTimestamp?: string; untilTimestamp?: string };
+export const ReadPlanSchema = Type.Object(
+  {
+    projectId: Type.String(),
+    integrationId: Type.String(),
+    installationId: Type.String(),
+    connectionId: Type.String(),
+    provider: Type.String(),
+    /** The provider's object name. */
+    objectName: Type.String(),
+    readType: ReadTypeSchema,
+    /** The window read: [since, until). No `since` means the whole history. */
+    since: Type.Optional(Time),
+    until: Time,
+    /**
+     * The read starts where the last one left the object (a scheduled read, or one whose window
+     * covers the watermark): what it delivers moves the object's position on when it succeeds.
+     */
+    advancesWatermark: Type.Boolean(),
+    /** Start from the provider's own cursor (see `ChangePosition.resumeCursor`). */
+    resumeFrom: Type.Optional(Type.String()),
+    /** Deliver deletions too, from this instant; absent: live records only. */
+    deletedSince: Type.Optional(Time),
+    /** Leave out versions delivered before (a scheduled read's overlap shows them again). */
+    dedupe: Type.Optional(Type.Boolean()),
+    /** Versions within this much of the newest are remembered for the next read (ms). */
+    overlapMs: Type.Optional(Type.Number({ minimum: 0 })),
+    deletionsOverlapMs: Type.Optional(Type.Number({ minimum: 0 })),
+    /** Provider fields to fetch; all when absent. */
+    fields: Type.Optional(Type.Array(Type.String())),
+    selection: FieldSelectionSchema,
+    /** Records per delivered message. */
+    pageSize: Type.Integer({ minimum: 1 }),
+    /** Records per provider page; absent: the most the provider allows. */
+    providerPageSize: Type.Optional(Type.Integer({ minimum: 1 })),
+    deliveryMode: Type.Enum(['auto', 'onRequest']),
+    destinationId: Type.String(),
+    destinationName: Type.String(),
+    context: ReadMessageContextSchema,
+    /** The installation fields every read event carries. */
+    eventBase: Type.Record(Type.String(), Type.Unknown()),
+    /** A triggered read's window as asked for, for its events. */
+    requested: Type.Optional(
+      Type.Object({ sinceTimestamp: Type.Optional(Time), untilTimestamp: Type.Optional(Time) }, strict),
+    ),
+  },
+  strict,
+);
+export type ReadPlan = Static<typeof ReadPlanSchema>;
+
+/** A checkpoint's stored plan, checked against the schema: never taken on trust. */
+export function readPlanOf(stored: unknown): ReadPlan {
+  const issues = schemaIssues(ReadPlanSchema, stored, 'body', 'plan');
+  if (issues.length) {
+    throw new ReadSetupError(
+      `The read's stored plan is not one this version of Ferry can resume: ${issues
+        .slice(0, 3)
+        .map((issue) => issue.detail)
+        .join('; ')}`,
+    );
+  }
+  return stored as ReadPlan;
 }
 
 /** Records per message when the manifest does not say (`delivery.pageSize`, 50 to 500). */

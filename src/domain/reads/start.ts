@@ -19,6 +19,7 @@ import {
   DEFAULT_DELIVERY_PAGE_SIZE,
   providerFields,
   readSelection,
+  readPlanOf,
   readWindow,
   type ReadPlan,
 } from './plan.js';
@@ -136,7 +137,15 @@ export async function planRead(em: EntityManager, input: ReadObjectInput): Promi
     overlapMs: tracking?.overlapMs ?? 0,
     deletionsOverlapMs: tracking?.deletionsOverlapMs ?? 0,
     ...(fields && { fields }),
-    selection,
+    selection: {
+      ...(selection.allFields !== undefined && { allFields: selection.allFields }),
+      ...(selection.requiredFields && { requiredFields: [...selection.requiredFields] }),
+      ...(selection.selectedFields && { selectedFields: { ...selection.selectedFields } }),
+      ...(selection.selectedFieldMappings && {
+        selectedFieldMappings: { ...selection.selectedFieldMappings },
+      }),
+      ...(selection.fieldMappings && { fieldMappings: { ...selection.fieldMappings } }),
+    },
     pageSize: setup.declared.delivery?.pageSize ?? DEFAULT_DELIVERY_PAGE_SIZE,
     ...(config().readProviderPageSize !== undefined && { providerPageSize: config().readProviderPageSize }),
     deliveryMode: setup.declared.delivery?.mode === 'onRequest' ? 'onRequest' : 'auto',
@@ -257,7 +266,7 @@ export async function startRead(input: ReadObjectInput, planned?: PlannedRead): 
   if (!planned) {
     const existing = await em.findOne(ReadCheckpointEntity, { operationId: input.operationId });
     if (existing) {
-      const plan = existing.plan as unknown as ReadPlan;
+      const plan = readPlanOf(existing.plan);
       const operation = await em.findOne(OperationEntity, { id: input.operationId });
       const progress = operation?.metadata.progress as OperationProgress | undefined;
       return started(plan, true, progress?.recordsEstimatedTotal);
@@ -285,7 +294,7 @@ export async function startRead(input: ReadObjectInput, planned?: PlannedRead): 
         projectId: plan.projectId,
         installationId: plan.installationId,
         objectName: plan.objectName,
-        plan: plan as unknown as Record<string, unknown>,
+        plan,
         pageIndex: 0,
         partsDelivered: 0,
         recordsProcessed: 0,
