@@ -1,4 +1,5 @@
 import type { Context } from 'koa';
+import { TtlCache } from '../core/ttl-cache.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKeyEntity } from '../db/entities/project.js';
 import { isFrontendOnly, refuseFrontendKey, type Principal } from '../core/principal.js';
@@ -25,7 +26,7 @@ export function registerBearerVerifier(verifier: BearerVerifier): void {
  */
 const API_KEY_CACHE_MS = 5_000;
 const API_KEY_CACHE_SIZE = 10_000;
-const verifiedKeys = new Map<string, { principal: Principal; until: number }>();
+const verifiedKeys = new TtlCache<string, Principal>(API_KEY_CACHE_MS, API_KEY_CACHE_SIZE);
 /**
  * Lookups under way, by hash: requests with the same key that arrive while it is being looked up
  * wait for that lookup, so a busy key's expiry costs one query, not one per request in flight.
@@ -45,7 +46,7 @@ export function forgetApiKeys(): void {
 export async function authenticateApiKey(key: string, em: EntityManager): Promise<Principal> {
   const keyHash = hashToken(key);
   const cached = verifiedKeys.get(keyHash);
-  if (cached && cached.until > Date.now()) return cached.principal;
+  if (cached) return cached;
   let lookup = lookups.get(keyHash);
   if (!lookup) {
     lookup = lookUpApiKey(keyHash, em).finally(() => {
@@ -75,8 +76,7 @@ async function lookUpApiKey(keyHash: string, em: EntityManager): Promise<Princip
     ...(isFrontendOnly(apiKey.scopes) && { frontendOnly: true as const }),
   };
   if (began !== generation) return principal;
-  if (verifiedKeys.size >= API_KEY_CACHE_SIZE) verifiedKeys.clear();
-  verifiedKeys.set(keyHash, { principal, until: now + API_KEY_CACHE_MS });
+  verifiedKeys.set(keyHash, principal, now);
   return principal;
 }
 

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { TtlCache } from '../core/ttl-cache.js';
 import { isUuid } from '../core/ids.js';
 import { canonicalName } from '../core/names.js';
 import { refuseFrontendKey, type Principal } from '../core/principal.js';
@@ -43,7 +44,7 @@ export async function canAccessProject(
  */
 const PROJECT_CACHE_MS = 5_000;
 const PROJECT_CACHE_SIZE = 10_000;
-const foundProjects = new Map<string, { project: Project; until: number }>();
+const foundProjects = new TtlCache<string, Project>(PROJECT_CACHE_MS, PROJECT_CACHE_SIZE);
 
 /** Forgets every cached project (for a process that changes projects outside the API). */
 export function forgetProjects(): void {
@@ -57,8 +58,8 @@ export function forgetProjects(): void {
 export async function findProjectRow(em: EntityManager, given: string): Promise<Project | null> {
   const idOrName = canonicalName(given);
   const now = Date.now();
-  const cached = foundProjects.get(idOrName);
-  if (cached && cached.until > now) return cached.project;
+  const cached = foundProjects.get(idOrName, now);
+  if (cached) return cached;
   const { columns, project: toProject } = memoized(em, 'project', () => ({
     columns: selectColumns(em, ProjectEntity, 'p'),
     project: rowMapper(em, ProjectEntity, 'p'),
@@ -74,8 +75,7 @@ export async function findProjectRow(em: EntityManager, given: string): Promise<
     return null;
   }
   const project = Object.freeze(toProject(row));
-  if (foundProjects.size >= PROJECT_CACHE_SIZE) foundProjects.clear();
-  foundProjects.set(idOrName, { project, until: now + PROJECT_CACHE_MS });
+  foundProjects.set(idOrName, project, now);
   return project;
 }
 

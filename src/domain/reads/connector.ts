@@ -1,3 +1,4 @@
+import { TtlCache } from '../../core/ttl-cache.js';
 import { type Connector, type ConnectionTarget, type RequestLogEntry } from '../../providers/connector.js';
 import { connectorFor } from '../../providers/connectors/index.js';
 import { connectionTarget } from '../credentials.js';
@@ -11,15 +12,13 @@ import type { LogEntry } from '../operation-logs.js';
 /** Targets are reused briefly: a read asks for one per page, and `auth()` refreshes tokens itself. */
 const TARGET_TTL_MS = 60_000;
 const MAX_TARGETS = 200;
-const targets = new Map<string, { target: Promise<ConnectionTarget>; expiresAt: number }>();
+const targets = new TtlCache<string, Promise<ConnectionTarget>>(TARGET_TTL_MS, MAX_TARGETS);
 
 function cachedTarget(connectionId: string): Promise<ConnectionTarget> {
-  const now = Date.now();
   const cached = targets.get(connectionId);
-  if (cached && cached.expiresAt > now) return cached.target;
-  if (targets.size >= MAX_TARGETS) targets.clear();
+  if (cached) return cached;
   const target = connectionTarget(connectionId);
-  targets.set(connectionId, { target, expiresAt: now + TARGET_TTL_MS });
+  targets.set(connectionId, target);
   target.catch(() => targets.delete(connectionId));
   return target;
 }

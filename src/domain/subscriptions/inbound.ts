@@ -1,3 +1,4 @@
+import { TtlCache } from '../../core/ttl-cache.js';
 import { createHash, randomUUID } from 'node:crypto';
 import { isUuid } from '../../core/ids.js';
 import { jsonInputProblem } from '../../core/input-limits.js';
@@ -39,36 +40,32 @@ interface KnownSubscription {
   row: Subscription;
   secret: string;
   identity: WorkflowIdentity;
-  loadedAt: number;
 }
 
 /** Subscriptions by id, kept a short while: a busy webhook (or a flood) does not read the database per request. */
-const known = new Map<string, KnownSubscription>();
 const KNOWN_FOR_MS = 30_000;
 const KNOWN_MAX = 5_000;
+const known = new TtlCache<string, KnownSubscription>(KNOWN_FOR_MS, KNOWN_MAX);
 
 async function subscriptionOf(
   subscriptionId: string,
   provider: string,
 ): Promise<KnownSubscription | undefined> {
   const now = Date.now();
-  const cached = known.get(subscriptionId);
-  if (cached && now - cached.loadedAt < KNOWN_FOR_MS)
-    return cached.row.provider === provider ? cached : undefined;
+  const cached = known.get(subscriptionId, now);
+  if (cached) return cached.row.provider === provider ? cached : undefined;
   if (!isUuid(subscriptionId)) return undefined;
   const em = await newEntityManager();
   const row = await em.findOne(SubscriptionEntity, { id: subscriptionId });
   if (!row?.secretEncrypted) return undefined;
   const installation = await em.findOne(InstallationEntity, { id: row.installationId });
   if (!installation) return undefined;
-  if (known.size >= KNOWN_MAX) known.delete(known.keys().next().value!);
   const entry = {
     row,
     secret: decryptSecret(row.secretEncrypted),
     identity: await runIdentityOf(em, installation),
-    loadedAt: now,
   };
-  known.set(subscriptionId, entry);
+  known.set(subscriptionId, entry, now);
   return row.provider === provider ? entry : undefined;
 }
 

@@ -1,3 +1,4 @@
+import { TtlCache } from '../../core/ttl-cache.js';
 import type { HookContext } from '../declarative/context.js';
 
 /**
@@ -9,7 +10,7 @@ import type { HookContext } from '../declarative/context.js';
 
 const ttlMs = 5 * 60_000;
 const maxEntries = 1_000;
-const remembered = new Map<string, { names: string[]; expires: number }>();
+const remembered = new TtlCache<string, string[]>(ttlMs, maxEntries);
 
 function keyOf(connector: HookContext, objectName: string): string {
   return JSON.stringify([
@@ -26,19 +27,16 @@ export async function describedFieldNames(
   now = Date.now(),
 ): Promise<string[]> {
   const key = keyOf(connector, objectName);
-  const hit = remembered.get(key);
-  if (hit && hit.expires > now) return hit.names;
+  const hit = remembered.get(key, now);
+  if (hit) return hit;
   const names = Object.keys((await connector.declaredMetadata(objectName)).fields);
-  remembered.delete(key);
-  if (remembered.size >= maxEntries) remembered.delete(remembered.keys().next().value!);
-  remembered.set(key, { names, expires: now + ttlMs });
+  remembered.set(key, names, now);
   return names;
 }
 
 /** Whether the names came from memory rather than a describe just made. */
 export function rememberedFieldNames(connector: HookContext, objectName: string, now = Date.now()): boolean {
-  const hit = remembered.get(keyOf(connector, objectName));
-  return hit !== undefined && hit.expires > now;
+  return remembered.get(keyOf(connector, objectName), now) !== undefined;
 }
 
 export function forgetFieldNames(connector: HookContext, objectName: string): void {
