@@ -117,7 +117,9 @@ export const ListingSchema = Type.Object(
     /**
      * The pagination's position at the end of the listing (its last cursor or next URL, Zendesk's
      * `after_url`) continues it later with what changed since: kept per object, it starts the next
-     * scheduled read instead of `{{since}}`.
+     * scheduled read instead of `{{since}}`. On a listing of deletions (Asana's event streams, whose
+     * sync tokens are their only position), the provider's hooks walk it and keep that position in
+     * the read's resume cursor: the declarative read keeps only the position of the listing of changes.
      */
     resume: Type.Optional(Type.Boolean()),
   },

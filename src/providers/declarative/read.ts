@@ -83,7 +83,10 @@ export function changeTracking(object: ObjectDeclaration): ChangeTracking {
     overlapMs: overlapOf(listing),
     deletions: deletions?.style ?? 'none',
     deletionsOverlapMs: deletions?.style === 'listing' ? overlapOf(deletions.listing) : SKEW_ALLOWANCE_MS,
-    resumable: listing?.resume === true,
+    // A listing of deletions that resumes (Asana's event streams and their sync tokens) is walked by
+    // the provider's hooks, which keep its position in the read's resume cursor.
+    resumable:
+      listing?.resume === true || (deletions?.style === 'listing' && deletions.listing.resume === true),
   };
 }
 
