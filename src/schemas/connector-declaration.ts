@@ -82,7 +82,8 @@ export const ListingSchema = Type.Object(
     updated: Type.Optional(Type.Object({ field: JsonPointerSchema, format: TimeFormatSchema }, strict)),
     /**
      * Items that are deletions, tested on the item (an event's `/type`): marked deleted, and listed
-     * only when the read asks for deletions (`includeDeleted`).
+     * only when the read asks for deletions (`includeDeleted`). On a listing of deletions, the only
+     * items it keeps, where it lists live records too (Linear's `includeArchived: true`).
      */
     deleted: Type.Optional(PredicateSchema),
     pagination: PaginationSchema,

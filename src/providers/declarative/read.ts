@@ -243,7 +243,8 @@ export async function readDeclaredPage(
     until: walk.until,
     pageSize,
     ...(walk.fields?.length && { fields: walk.fields }),
-    ...((walk.includeDeleted || deletions) && { includeDeleted: 'true' }),
+    // `true`: text in a query or path, a boolean where it stands alone in a JSON body (GraphQL's variables).
+    ...((walk.includeDeleted || deletions) && { includeDeleted: true }),
     ...(parent !== undefined && { parent }),
     ...pageValues(walk.state),
   };
@@ -258,8 +259,10 @@ export async function readDeclaredPage(
   const listed = valueAt(response.body, listing.records);
   const items = Array.isArray(listed) ? listed : [];
   const marked = items.map((item) => connector.record(object, item, listing));
+  // A listing of deletions that lists live records too (Linear's `includeArchived`) marks its deletions.
+  const listedDeletions = listing.deleted === undefined ? marked : marked.filter((record) => record.deleted);
   const records = listedRecords(
-    deletions ? marked.map((record) => ({ ...record, deleted: true })) : marked,
+    deletions ? listedDeletions.map((record) => ({ ...record, deleted: true })) : marked,
     listing,
     walk.includeDeleted || deletions,
   );
