@@ -132,7 +132,7 @@ describe('monday.com', () => {
         pageSize: 500,
         pageToken,
       });
-      read.push(...page.records.map((record) => record.raw));
+      read.push(...page.records.map((record) => record.values ?? record.raw));
       pageToken = page.nextPageToken;
     } while (pageToken);
     expect(read.find((raw) => raw.id === created.recordId)).toMatchObject({
