@@ -52,8 +52,8 @@ export const WindowSchema = Type.Object(
  */
 export const ChangesSchema = Type.Object(
   {
-    /** The unit of the modification times the listing filters on and returns. */
-    precision: Type.Enum(['millisecond', 'second']),
+    /** The unit of the modification times the listing filters on and returns (Notion's: the minute). */
+    precision: Type.Enum(['millisecond', 'second', 'minute']),
     /** Whether a record stamped exactly at the window's start is listed. */
     since: Type.Enum(['inclusive', 'exclusive']),
     /** Whether a record stamped exactly at the window's end is listed; `unbounded` when the listing takes no end. */

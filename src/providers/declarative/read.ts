@@ -42,9 +42,10 @@ interface ResumeToken extends Record<string, unknown> {
 }
 
 const SECOND = 1000;
+const units: Record<Changes['precision'], number> = { millisecond: 1, second: SECOND, minute: 60 * SECOND };
 
 function unitOf(changes: Changes | undefined): number {
-  return changes?.precision === 'second' ? SECOND : 1;
+  return changes ? units[changes.precision] : 1;
 }
 
 /**
