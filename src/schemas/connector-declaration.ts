@@ -52,8 +52,8 @@ export const WindowSchema = Type.Object(
  */
 export const ChangesSchema = Type.Object(
   {
-    /** The unit of the modification times the listing filters on and returns. */
-    precision: Type.Enum(['millisecond', 'second']),
+    /** The unit of the modification times the listing filters on and returns (Notion's: the minute). */
+    precision: Type.Enum(['millisecond', 'second', 'minute']),
     /** Whether a record stamped exactly at the window's start is listed. */
     since: Type.Enum(['inclusive', 'exclusive']),
     /** Whether a record stamped exactly at the window's end is listed; `unbounded` when the listing takes no end. */
@@ -82,7 +82,8 @@ export const ListingSchema = Type.Object(
     updated: Type.Optional(Type.Object({ field: JsonPointerSchema, format: TimeFormatSchema }, strict)),
     /**
      * Items that are deletions, tested on the item (an event's `/type`): marked deleted, and listed
-     * only when the read asks for deletions (`includeDeleted`).
+     * only when the read asks for deletions (`includeDeleted`). On a listing of deletions, the only
+     * items it keeps, where it lists live records too (Linear's `includeArchived: true`).
      */
     deleted: Type.Optional(PredicateSchema),
     pagination: PaginationSchema,
@@ -117,7 +118,9 @@ export const ListingSchema = Type.Object(
     /**
      * The pagination's position at the end of the listing (its last cursor or next URL, Zendesk's
      * `after_url`) continues it later with what changed since: kept per object, it starts the next
-     * scheduled read instead of `{{since}}`.
+     * scheduled read instead of `{{since}}`. On a listing of deletions (Asana's event streams, whose
+     * sync tokens are their only position), the provider's hooks walk it and keep that position in
+     * the read's resume cursor: the declarative read keeps only the position of the listing of changes.
      */
     resume: Type.Optional(Type.Boolean()),
   },

@@ -8,7 +8,8 @@ import { ASANA_WORKSPACE, startFakeAsana, type FakeAsana } from './fakes/asana.j
 /**
  * What Asana does that the conformance suite does not cover: tasks are listed only project by
  * project, so a read walks every project of the workspace (across pages of projects) and returns a
- * task that lives in several projects once; custom field values are read and written by gid; the
+ * task that lives in several projects once; custom field values are read and written by gid;
+ * deletions come from every project's event stream where the workspace's is refused; the
  * provider's error messages reach Ferry's errors.
  */
 
@@ -42,6 +43,32 @@ async function readAll(input: { objectName: string; pageSize: number; fields?: s
     records.push(...page.records);
     if (page.done) return records;
     pageToken = page.nextPageToken;
+  }
+  throw new Error('the read never ended');
+}
+
+/**
+ * A read asking for deletions, as scheduled reads ask: its records and resume cursor. `refuse`
+ * answers the first request for an event stream with that status (the workspace's stream, which
+ * only Enterprise+ service accounts may read).
+ */
+async function readWithDeletions(objectName: string, since: Date, resumeFrom?: string, refuse?: number) {
+  const records: ProviderRecord[] = [];
+  let pageToken: string | undefined;
+  for (let pages = 0; pages < 2000; pages++) {
+    const page = await connector.readPage({
+      objectName,
+      since,
+      includeDeleted: true,
+      ...(pageToken ? { pageToken } : resumeFrom && { resumeFrom }),
+    });
+    records.push(...page.records);
+    if (page.done) return { records, resumeCursor: page.resumeCursor };
+    pageToken = page.nextPageToken;
+    if (refuse && pageToken && JSON.parse(Buffer.from(pageToken, 'base64url').toString()).k === 'events') {
+      fake.failNext(1, refuse);
+      refuse = undefined;
+    }
   }
   throw new Error('the read never ended');
 }
@@ -80,7 +107,8 @@ describe('Asana', () => {
     const read = await readAll({ objectName: 'tasks', pageSize: 100, since });
     expect(read.map((record) => record.id)).toContain(created.recordId);
     const tasksAsked = fake.requests.filter((request) => request.query.project === last);
-    expect(tasksAsked.at(-1)?.query.modified_since).toBe(since.toISOString());
+    // Read as an exclusive bound (the reference does not say): asked from a millisecond earlier.
+    expect(tasksAsked.at(-1)?.query.modified_since).toBe(new Date(since.getTime() - 1).toISOString());
   });
 
   it('reads and writes custom field values by the field’s gid', async () => {
@@ -98,11 +126,12 @@ describe('Asana', () => {
     const read = (await readAll({ objectName: 'tasks', pageSize: 100 })).find(
       (record) => record.id === created.recordId,
     )!;
-    expect(read.raw).toMatchObject({ '1200000000000101': '1200000000000112', '1200000000000102': 3.5 });
+    expect(read.values).toMatchObject({ '1200000000000101': '1200000000000112', '1200000000000102': 3.5 });
+    expect(read.raw['1200000000000101']).toBeUndefined();
     const chosen = (await readAll({ objectName: 'tasks', pageSize: 100, fields: ['1200000000000102'] })).find(
       (record) => record.id === created.recordId,
     )!;
-    expect(chosen.raw['1200000000000102']).toBe(3.5);
+    expect(chosen.values?.['1200000000000102']).toBe(3.5);
     expect(chosen.raw.notes).toBeUndefined();
   });
 
@@ -117,6 +146,43 @@ describe('Asana', () => {
       await failure(connector.readPage({ objectName: 'projects', pageSize: 5, fields: ['name,notes'] })),
     ).toBeInstanceOf(ConnectorInputError);
     expect(fake.requests.length).toBe(before);
+  });
+
+  it('tells deletions from every project’s event stream when the workspace’s is refused, and from where the last read left it', async () => {
+    let clock = Date.now();
+    fake.setClock(() => clock);
+    try {
+      const [task] = fake.seed('tasks', [clock - 60_000]);
+      const [project] = fake.seed('projects', [clock - 60_000]);
+      const since = new Date(clock - 3_600_000);
+      const first = await readWithDeletions('tasks', since, undefined, 403);
+      const firstProjects = await readWithDeletions('projects', since, undefined, 403);
+      const streams = fake.requests.filter((request) => request.path === '/api/1.0/events');
+      expect(streams.map((request) => request.query.resource)).toEqual(
+        expect.arrayContaining([...fake.fixtureProjects, project]),
+      );
+      expect(first.records.filter((record) => record.deleted)).toEqual([]);
+
+      const before = fake.requests.length;
+      fake.remove('tasks', task, clock);
+      fake.remove('projects', project, clock);
+      // Events reach their streams within about a minute.
+      clock += 120_000;
+      const second = await readWithDeletions('tasks', since, first.resumeCursor);
+      const secondProjects = await readWithDeletions('projects', since, firstProjects.resumeCursor);
+      const asked = fake.requests.slice(before).map((request) => request.path);
+      // The last read walked the projects' streams: this one does too, from their tokens.
+      expect(asked).not.toContain(`/api/1.0/workspaces/${ASANA_WORKSPACE}/events`);
+      expect(second.records.filter((record) => record.deleted).map((record) => record.id)).toEqual([task]);
+      // The project is gone from the listing and its stream answers 404: told deleted, once.
+      expect(secondProjects.records.filter((record) => record.deleted)).toMatchObject([
+        { id: project, deleted: true },
+      ]);
+      const third = await readWithDeletions('projects', since, secondProjects.resumeCursor);
+      expect(third.records.filter((record) => record.deleted)).toEqual([]);
+    } finally {
+      fake.setClock(() => Date.now());
+    }
   });
 
   it('reads one task by gid, and none for a gid it does not have', async () => {

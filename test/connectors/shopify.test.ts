@@ -55,7 +55,8 @@ describe('Shopify', () => {
   it('retries a query throttled inside a 200 answer, as a 429', async () => {
     fake.throttleNext(1);
     const before = fake.requests.length;
-    const page = await connector.readPage({ objectName: 'customers', pageSize: 5 });
+    // Chosen fields without metafields: the read needs no metafield definitions first.
+    const page = await connector.readPage({ objectName: 'customers', pageSize: 5, fields: ['firstName'] });
     expect(page.records.length).toBeGreaterThan(0);
     expect(fake.requests.length - before).toBe(2);
   });
@@ -120,19 +121,32 @@ describe('Shopify', () => {
       { namespace: 'custom', key: 'loyalty_tier', value: 'Silver' },
       { namespace: 'custom', key: 'birthday', value: '1906-12-09' },
     ]);
-    // 250 customers with 50 metafields each would cost 13,253 points, above Shopify's 1,000-point
-    // ceiling for one query: a page of 10 costs 533.
     const all = await connector.readPage({ objectName: 'customers', pageSize: 10 });
     const read = all.records.find((record) => record.id === created.recordId)!;
-    expect(read.raw).toMatchObject({ firstName: 'Grace', 'custom.loyalty_tier': 'Silver' });
+    expect(read.values).toMatchObject({ firstName: 'Grace', 'custom.loyalty_tier': 'Silver' });
     const chosen = await connector.readPage({
       objectName: 'customers',
       pageSize: 10,
       fields: ['custom.birthday'],
     });
     const picked = chosen.records.find((record) => record.id === created.recordId)!;
-    expect(picked.raw['custom.birthday']).toBe('1906-12-09');
     expect(picked.raw.firstName).toBeUndefined();
+    // Only the chosen metafield is asked for, by key.
+    const sent = fake.requests.at(-1)!.body as { query: string; variables: { first: number } };
+    expect(sent.query).toContain('metafields(first: 1, keys: ["custom.birthday"])');
+    expect(sent.variables.first).toBe(10);
+    expect(picked.values).toHaveProperty(['custom.birthday']);
+  });
+
+  it('asks for the largest page whose query costs at most 1,000 points', async () => {
+    const firsts = async (fields?: string[]) => {
+      await connector.readPage({ objectName: 'customers', ...(fields && { fields }) });
+      return (fake.requests.at(-1)!.body as { variables: { first: number } }).variables.first;
+    };
+    // No metafields: 3 + 250 × 1. Both defined metafields: a record costs 1 + 2 + 2, 3 + 199 × 5 = 998.
+    expect(await firsts(['firstName'])).toBe(250);
+    expect(await firsts()).toBe(199);
+    expect(await firsts(['custom.birthday'])).toBe(249);
   });
 
   it('relays a throttled answer through the proxy as Shopify sent it, a 200', async () => {
@@ -191,8 +205,9 @@ describe('Shopify', () => {
       pageSize: 10,
     });
     expect(page.records.map((record) => record.id)).toEqual([id]);
-    expect(page.records[0].raw).toMatchObject({ 'custom.loyalty_tier': 'Gold' });
-    const sent = fake.requests[before].body as { variables: { query: string } };
+    expect(page.records[0].values).toMatchObject({ 'custom.loyalty_tier': 'Gold' });
+    // The metafield definitions first, then the search.
+    const sent = fake.requests[before + 1].body as { variables: { query: string } };
     expect(sent.variables.query).toBe(`first_name:'Zélie \\"Z\\" O\\'Neil'`);
 
     const refused = await failure(
@@ -203,6 +218,6 @@ describe('Shopify', () => {
       }),
     );
     expect(refused).toBeInstanceOf(ConnectorInputError);
-    expect(fake.requests.length).toBe(before + 1);
+    expect(fake.requests.length).toBe(before + 2);
   });
 });

@@ -15,7 +15,8 @@ import { NOTION_DATABASE_ID, NOTION_VERSION, startFakeNotion } from './fakes/not
  * What monday.com, Linear and Notion do that the conformance suite does not cover: monday's
  * exhausted complexity budget inside a 200 answer, its later pages through `next_items_page`, its
  * cells; Linear's field names kept out of the query text unchecked, its relations; Notion's version
- * header, its minute-rounded edit times, archived pages, and its validation errors.
+ * header, its minute-rounded edit times, its property values written from plain values, trashed
+ * pages asked for apart, archived pages, and its validation errors.
  */
 
 const fakes: Record<string, ConformanceFake> = {};
@@ -132,7 +133,7 @@ describe('monday.com', () => {
         pageSize: 500,
         pageToken,
       });
-      read.push(...page.records.map((record) => record.raw));
+      read.push(...page.records.map((record) => record.values ?? record.raw));
       pageToken = page.nextPageToken;
     } while (pageToken);
     expect(read.find((raw) => raw.id === created.recordId)).toMatchObject({
@@ -228,6 +229,55 @@ describe('Notion', () => {
     const sent = fakes.notion.requests.at(-1)!.body as { filter: { and: unknown[] } };
     expect(sent.filter.and).toEqual([
       { timestamp: 'last_edited_time', last_edited_time: { on_or_after: '2025-04-01T12:00:00.000Z' } },
+    ]);
+  });
+
+  it('writes plain values in the shape each property’s type takes, and property values as they are', async () => {
+    const [id] = fakes.notion.seed(NOTION_DATABASE_ID, [Date.UTC(2025, 4, 2)]);
+    await connector('notion').write({
+      objectName: NOTION_DATABASE_ID,
+      type: 'update',
+      recordId: id,
+      record: {
+        Name: 'Renamed',
+        Status: 'Done',
+        Tags: ['a', 'b'],
+        Estimate: 3,
+        Done: true,
+        Notes: { rich_text: [{ text: { content: 'as given' } }] },
+      },
+    });
+    const sent = fakes.notion.requests.at(-1)!;
+    expect([sent.method, sent.path]).toEqual(['PATCH', `/v1/pages/${id}`]);
+    expect((sent.body as { properties: unknown }).properties).toEqual({
+      Name: { title: [{ text: { content: 'Renamed' } }] },
+      Status: { status: { name: 'Done' } },
+      Tags: { multi_select: [{ name: 'a' }, { name: 'b' }] },
+      Estimate: { number: 3 },
+      Done: { checkbox: true },
+      Notes: { rich_text: [{ text: { content: 'as given' } }] },
+    });
+  });
+
+  it('asks for trashed pages apart, with in_trash, and takes only pages flagged in the trash as deletions', async () => {
+    const since = new Date(Date.UTC(2025, 5, 1, 12, 0, 20));
+    const [live] = fakes.notion.seed(NOTION_DATABASE_ID, [Date.UTC(2025, 5, 1, 12, 30)]);
+    const records = [];
+    let pageToken: string | undefined;
+    do {
+      const page = await connector('notion').readPage({
+        objectName: NOTION_DATABASE_ID,
+        since,
+        includeDeleted: true,
+        ...(pageToken && { pageToken }),
+      });
+      records.push(...page.records);
+      pageToken = page.nextPageToken;
+    } while (pageToken);
+    const queries = fakes.notion.requests.slice(-2).map((request) => request.body as Record<string, unknown>);
+    expect(queries.map((query) => query.in_trash)).toEqual([undefined, true]);
+    expect(records.filter((record) => record.id === live).map((record) => record.deleted)).toEqual([
+      undefined,
     ]);
   });
 

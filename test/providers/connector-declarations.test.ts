@@ -191,6 +191,25 @@ describe('what a read needs to lose no change', () => {
     );
     expect(problems).toContain('acme: pacing.0.path:');
   });
+
+  it('refuses a listing of deletions that resumes from its own cursor without hooks to keep it', () => {
+    const value = declaration();
+    value.objects.people.read.deletions = {
+      style: 'listing',
+      listing: {
+        request: { method: 'GET', path: '/events', query: { sync: '{{cursor}}' } },
+        records: '/data',
+        pagination: { style: 'cursor', next: '/sync' },
+        pageSize: { max: 100 },
+        resume: true,
+      },
+    };
+    expect(problemsOf(value)).toContain(
+      'objects.people.read.deletions.listing.resume: needs hooks that walk the listing and keep its position',
+    );
+    value.hooks = { module: 'acme' };
+    expect(checkDeclaration('acme.json', value, known).hooks).toEqual({ module: 'acme' });
+  });
 });
 
 describe('searches whose request names the field in a key (members)', () => {

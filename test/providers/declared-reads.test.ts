@@ -218,7 +218,7 @@ describe('deletions listed apart', () => {
           }
         : { body: { data: [person(1, '2026-01-01T12:10:00Z')], more: false } };
     const people = connector(withDeletions());
-    expect(people.changeTracking('people').deletions).toBe('listing');
+    expect(people.changeTracking('people')).toMatchObject({ deletions: 'listing', resumable: false });
     const pages = await readAll(people, {
       objectName: 'people',
       since: new Date('2026-01-01T12:00:00Z'),
@@ -234,6 +234,40 @@ describe('deletions listed apart', () => {
     const calls = seen.length;
     await readAll(people, { objectName: 'people', since: new Date('2026-01-01T12:00:00Z') });
     expect(seen.slice(calls).map((request) => request.url.pathname)).toEqual(['/people']);
+  });
+
+  it('keeps only what its deleted predicate marks, where the listing of deletions lists live records too', async () => {
+    const value = withDeletions();
+    value.objects.people.read.deletions.listing.deleted = { matches: { at: '/archived', pattern: '.' } };
+    answer = (request) =>
+      request.url.pathname === '/people/archived'
+        ? {
+            body: {
+              data: [
+                person(7, '2025-01-01T00:00:00Z', { archived: null }),
+                person(8, '2025-01-01T00:00:00Z', { archived: '2026-01-01T12:30:00Z' }),
+              ],
+              more: false,
+            },
+          }
+        : { body: { data: [], more: false } };
+    const pages = await readAll(connector(value), {
+      objectName: 'people',
+      since: new Date('2026-01-01T12:00:00Z'),
+      until: new Date('2026-01-01T13:00:00Z'),
+      includeDeleted: true,
+    });
+    expect(pages.flatMap((page) => page.records)).toMatchObject([{ id: '8', deleted: true }]);
+  });
+
+  it('keeps a resume cursor for an object whose listing of deletions resumes (walked by hooks)', () => {
+    const value = withDeletions();
+    value.hooks = { module: 'sandbox' };
+    value.objects.people.read.deletions.listing.resume = true;
+    expect(connector(value).changeTracking('people')).toMatchObject({
+      deletions: 'listing',
+      resumable: true,
+    });
   });
 });
 

@@ -453,6 +453,12 @@ export function checkDeclaration(
     const checker = new Checker(declaration.provider, effectiveObject(declaration, name)!);
     checker.check(`objects.${name}`);
     problems.push(...checker.problems);
+    const deletions = declaration.objects[name].read?.deletions ?? declaration.defaults?.read?.deletions;
+    // Only hooks keep the position of a listing of deletions (see `Listing.resume`).
+    if (deletions?.style === 'listing' && deletions.listing.resume && !declaration.hooks)
+      problems.push(
+        `${declaration.provider}: objects.${name}.read.deletions.listing.resume: needs hooks that walk the listing and keep its position`,
+      );
   }
   if (declaration.webhooks) problems.push(...webhookProblems(declaration, declaration.webhooks));
   declaration.pacing?.forEach((rule, index) => {

@@ -3,6 +3,14 @@ import type { ConnectorHooks } from '../declarative/connector.js';
 import type { HookContext } from '../declarative/context.js';
 import { ConnectorInputError } from '../errors.js';
 import { decodePageToken, encodePageToken } from '../page-token.js';
+import {
+  heldPositions,
+  projectsPerPage,
+  readEvents,
+  startEvents,
+  type EventWalk,
+  type StreamPositions,
+} from './asana-events.js';
 
 /**
  * Asana's quirks (the rest is `catalog/connectors/asana.json`):
@@ -11,8 +19,10 @@ import { decodePageToken, encodePageToken } from '../page-token.js';
  * - `GET /tasks` lists tasks only within a project (or tag, or one assignee), and it alone filters by
  *   `modified_since`: tasks are read project by project over the workspace's projects. A task in
  *   several projects is returned from its first project only (its `projects` are always asked for);
- * - custom fields are the workspace's, named by gid: a task's `custom_fields` values are also set
- *   on the record under their gid, and a write's gid-named values go in its `custom_fields`.
+ * - custom fields are the workspace's, named by gid: a task's `custom_fields` values are also given
+ *   under their gid (the record's `values`), and a write's gid-named values go in its `custom_fields`;
+ * - deletions are told only by event streams (`asana-events.ts`): a read that asks for them reads
+ *   the streams after the changes, and ends with their positions as its resume cursor.
  */
 
 const alwaysRead = ['gid', 'modified_at'];
@@ -29,8 +39,6 @@ const customFieldValues = [
 ];
 const fieldName = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*$/;
 const customFieldGid = /^\d+$/;
-/** Projects listed per request while walking them for tasks. */
-const projectsPerPage = 100;
 
 /** Where a walk over the workspace's projects stands between pages of tasks. */
 interface TaskWalk extends Record<string, unknown> {
@@ -46,6 +54,19 @@ interface TaskWalk extends Record<string, unknown> {
   until?: number;
   n?: number;
   f: string[];
+  /** Deletions are asked for: the event streams are walked after the changes. */
+  d?: boolean;
+  /** The event streams' positions the last read left (its resume cursor). */
+  h?: StreamPositions;
+}
+
+/** Where a read of projects stands: the declared listing's own page token. */
+interface ProjectWalk extends Record<string, unknown> {
+  o: string;
+  k: 'projects';
+  t: string;
+  d?: boolean;
+  h?: StreamPositions;
 }
 
 function fieldsToRead(connector: HookContext, input: ReadPageInput): string[] {
@@ -86,14 +107,15 @@ function customValue(field: Record<string, unknown>): unknown {
   }
 }
 
+/** The record with its custom fields' values under their gids, the names the metadata lists. */
 function withCustomValues(record: ProviderRecord): ProviderRecord {
   const fields = record.raw.custom_fields;
   if (!Array.isArray(fields)) return record;
-  const values: Record<string, unknown> = {};
+  const values: Record<string, unknown> = { ...record.raw };
   for (const field of fields as Record<string, unknown>[]) {
     if (typeof field?.gid === 'string') values[field.gid] = customValue(field);
   }
-  return { ...record, raw: { ...record.raw, ...values } };
+  return { ...record, values };
 }
 
 /** Whether the task is read from this project: the first of its projects. */
@@ -103,24 +125,11 @@ function homedIn(record: ProviderRecord, project: string): boolean {
   return (projects[0] as { gid?: unknown })?.gid === project;
 }
 
-async function readTasks(connector: HookContext, input: ReadPageInput): Promise<ReadPageResult> {
-  const walk: TaskWalk = input.pageToken
-    ? decodePageToken<TaskWalk>(input.pageToken, connector.provider, input.objectName)
-    : {
-        o: input.objectName,
-        k: 'walk',
-        q: [],
-        n: input.pageSize,
-        f: fieldsToRead(connector, input),
-        ...(input.since && { since: input.since.getTime() }),
-        ...(input.until && { until: input.until.getTime() }),
-      };
-  if (walk.k !== 'walk') {
-    throw new ConnectorInputError(
-      'The page token was not issued by a read of Asana tasks.',
-      connector.provider,
-    );
-  }
+async function readTasks(
+  connector: HookContext,
+  input: ReadPageInput,
+  walk: TaskWalk,
+): Promise<ReadPageResult> {
   // The first page, or the current listing page used up: the next projects.
   if (!walk.q.length && (!input.pageToken || walk.p)) {
     const projects = await connector.readDeclaredPage({
@@ -133,7 +142,8 @@ async function readTasks(connector: HookContext, input: ReadPageInput): Promise<
     walk.p = projects.nextPageToken;
   }
   const project = walk.q[0];
-  if (project === undefined) return { records: [], done: !walk.p };
+  if (project === undefined)
+    return walk.p ? { records: [], done: false, nextPageToken: encodePageToken(walk) } : finished(walk, []);
   const page = await connector.readDeclaredPage(
     {
       objectName: 'tasks',
@@ -149,15 +159,68 @@ async function readTasks(connector: HookContext, input: ReadPageInput): Promise<
   const next: TaskWalk = page.done
     ? { ...walk, q: walk.q.slice(1), t: undefined }
     : { ...walk, t: page.nextPageToken };
-  if (!next.q.length && !next.p) return { records, done: true };
+  if (!next.q.length && !next.p) return finished(next, records);
   return { records, done: false, nextPageToken: encodePageToken(next) };
 }
 
+/** The changes have been read: the event streams follow when deletions are asked for. */
+function finished(walk: TaskWalk | ProjectWalk, records: ProviderRecord[]): ReadPageResult {
+  if (!walk.d) return { records, done: true };
+  return { ...startEvents(walk.o, walk.h ?? {}), records };
+}
+
+async function readProjects(
+  connector: HookContext,
+  input: ReadPageInput,
+  walk?: ProjectWalk,
+): Promise<ReadPageResult> {
+  const page = await connector.readDeclaredPage(
+    walk
+      ? { objectName: input.objectName, pageToken: walk.t }
+      : { ...input, fields: fieldsToRead(connector, input), includeDeleted: false, resumeFrom: undefined },
+  );
+  const state = walk ?? {
+    o: input.objectName,
+    k: 'projects' as const,
+    t: '',
+    ...(input.includeDeleted && { d: true, h: heldPositions(connector, input) }),
+  };
+  if (page.done) return finished(state, page.records);
+  return {
+    records: page.records,
+    done: false,
+    nextPageToken: encodePageToken({ ...state, t: page.nextPageToken! }),
+  };
+}
+
+type Walk = TaskWalk | ProjectWalk | EventWalk;
+
 export const asanaHooks: ConnectorHooks = {
   async readPage(connector, input, declared) {
-    if (input.objectName === 'tasks') return readTasks(connector, input);
-    if (input.pageToken) return declared();
-    return connector.readDeclaredPage({ ...input, fields: fieldsToRead(connector, input) });
+    if (input.objectName !== 'tasks' && input.objectName !== 'projects') return declared();
+    const walk = input.pageToken
+      ? decodePageToken<Walk>(input.pageToken, connector.provider, input.objectName)
+      : undefined;
+    if (walk?.k === 'events') return readEvents(connector, input, walk);
+    if (input.objectName === 'projects') {
+      if (walk && walk.k !== 'projects') throw foreignToken(connector);
+      return readProjects(connector, input, walk);
+    }
+    if (walk && walk.k !== 'walk') throw foreignToken(connector);
+    return readTasks(
+      connector,
+      input,
+      walk ?? {
+        o: input.objectName,
+        k: 'walk',
+        q: [],
+        n: input.pageSize,
+        f: fieldsToRead(connector, input),
+        ...(input.since && { since: input.since.getTime() }),
+        ...(input.until && { until: input.until.getTime() }),
+        ...(input.includeDeleted && { d: true, h: heldPositions(connector, input) }),
+      },
+    );
   },
 
   async write(connector, input, declared) {
@@ -172,3 +235,7 @@ export const asanaHooks: ConnectorHooks = {
     return connector.writeDeclared({ ...input, record });
   },
 };
+
+function foreignToken(connector: HookContext): ConnectorInputError {
+  return new ConnectorInputError('The page token was not issued by this read of Asana.', connector.provider);
+}

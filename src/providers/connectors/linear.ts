@@ -6,7 +6,8 @@ import { ConnectorInputError } from '../errors.js';
  * Linear's quirk (the rest is `catalog/connectors/linear.json`): its API is GraphQL, so a read names
  * every field it returns. Without chosen fields a read asks for the object's declared fields
  * (`vars.getFields`); chosen fields are checked as GraphQL names, a relation the declaration lists
- * (`team`, `state`, `assignee`…) is asked for as `{ id name }`, and `id` and `updatedAt` always come.
+ * (`team`, `state`, `assignee`…) is asked for as `{ id name }`, and what tells a change or a
+ * deletion always comes (`vars.alwaysRead`: `id`, `updatedAt`, `archivedAt`, a user's `active`).
  * Linear has no custom fields: the declaration's static fields are the whole description.
  */
 
@@ -17,7 +18,7 @@ function selection(connector: HookContext, objectName: string, wanted: string[] 
   const object = connector.object(objectName);
   if (!wanted?.length) return (object.vars?.getFields ?? 'id updatedAt').split(' ');
   const declared = object.fields ?? {};
-  const names = [...new Set(['id', 'updatedAt', ...wanted])];
+  const names = [...new Set([...(object.vars?.alwaysRead ?? 'id updatedAt').split(' '), ...wanted])];
   return names.map((name) => {
     if (!graphqlName.test(name)) {
       throw new ConnectorInputError(

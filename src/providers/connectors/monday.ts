@@ -15,7 +15,11 @@ import type { FieldMetadata } from '../../schemas/object-metadata.js';
  *   a create's `name` is the item's name, apart from the cells;
  * - a status or dropdown column's labels sit in its `settings_str`, JSON text (`{"labels": {"0":
  *   "Done"}}` for a status, `{"labels": [{"id": 1, "name": "…"}]}` for a dropdown): they are read
- *   from it as the field's allowed values.
+ *   from it as the field's allowed values;
+ * - deletions are told by the board's activity log (`activity_logs`: `delete_pulse`,
+ *   `archive_pulse`), whose entries name their item only inside `data`, JSON text (`pulse_id`), and
+ *   are stamped `created_at` in 17-digit Unix time (tenths of a microsecond): each is read as a
+ *   deletion of that item at that time.
  */
 
 /** A column's labels from its `settings_str`, in index order; none when it has none or is not JSON. */
@@ -37,15 +41,36 @@ function labelsOf(settings: unknown): string[] {
   return entries.filter((label): label is string => typeof label === 'string' && label !== '');
 }
 
+/** The record with each cell's text under its column id, the name the board's metadata gives it. */
 function withCells(record: ProviderRecord): ProviderRecord {
   const cells = record.raw.column_values;
   if (!Array.isArray(cells)) return record;
-  const raw = { ...record.raw };
+  const values = { ...record.raw };
   for (const cell of cells) {
     const { id, text } = (cell ?? {}) as { id?: unknown; text?: unknown };
-    if (typeof id === 'string' && !Object.hasOwn(raw, id)) raw[id] = text ?? null;
+    if (typeof id === 'string' && !Object.hasOwn(values, id)) values[id] = text ?? null;
   }
-  return { ...record, raw };
+  return { ...record, values };
+}
+
+/** 17-digit Unix time (tenths of a microsecond) as ISO 8601, or undefined when it is not one. */
+function activityTime(value: unknown): string | undefined {
+  const ticks = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
+  return Number.isFinite(ticks) ? new Date(Math.floor(ticks / 10_000)).toISOString() : undefined;
+}
+
+/** An activity log entry as the deletion of the item it names; undefined when it names none. */
+function deletionOf(record: ProviderRecord): ProviderRecord | undefined {
+  let data: unknown;
+  try {
+    data = JSON.parse(String(record.raw.data));
+  } catch {
+    return undefined;
+  }
+  const item = (data as { pulse_id?: unknown } | null)?.pulse_id;
+  if (typeof item !== 'string' && typeof item !== 'number') return undefined;
+  const at = activityTime(record.raw.created_at);
+  return { id: String(item), ...(at && { updatedAt: at }), raw: record.raw, deleted: true };
 }
 
 export const mondayHooks: ConnectorHooks = {
@@ -74,7 +99,9 @@ export const mondayHooks: ConnectorHooks = {
 
   async readPage(_connector, _input, declared) {
     const page = await declared();
-    return { ...page, records: page.records.map(withCells) };
+    if (!page.deletions) return { ...page, records: page.records.map(withCells) };
+    const deletions = page.records.map(deletionOf).filter((record) => record !== undefined);
+    return { ...page, records: deletions };
   },
 
   async write(connector, input, declared) {

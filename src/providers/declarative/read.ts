@@ -42,9 +42,10 @@ interface ResumeToken extends Record<string, unknown> {
 }
 
 const SECOND = 1000;
+const units: Record<Changes['precision'], number> = { millisecond: 1, second: SECOND, minute: 60 * SECOND };
 
 function unitOf(changes: Changes | undefined): number {
-  return changes?.precision === 'second' ? SECOND : 1;
+  return changes ? units[changes.precision] : 1;
 }
 
 /**
@@ -83,7 +84,10 @@ export function changeTracking(object: ObjectDeclaration): ChangeTracking {
     overlapMs: overlapOf(listing),
     deletions: deletions?.style ?? 'none',
     deletionsOverlapMs: deletions?.style === 'listing' ? overlapOf(deletions.listing) : SKEW_ALLOWANCE_MS,
-    resumable: listing?.resume === true,
+    // A listing of deletions that resumes (Asana's event streams and their sync tokens) is walked by
+    // the provider's hooks, which keep its position in the read's resume cursor.
+    resumable:
+      listing?.resume === true || (deletions?.style === 'listing' && deletions.listing.resume === true),
   };
 }
 
@@ -240,7 +244,8 @@ export async function readDeclaredPage(
     until: walk.until,
     pageSize,
     ...(walk.fields?.length && { fields: walk.fields }),
-    ...((walk.includeDeleted || deletions) && { includeDeleted: 'true' }),
+    // `true`: text in a query or path, a boolean where it stands alone in a JSON body (GraphQL's variables).
+    ...((walk.includeDeleted || deletions) && { includeDeleted: true }),
     ...(parent !== undefined && { parent }),
     ...pageValues(walk.state),
   };
@@ -255,8 +260,10 @@ export async function readDeclaredPage(
   const listed = valueAt(response.body, listing.records);
   const items = Array.isArray(listed) ? listed : [];
   const marked = items.map((item) => connector.record(object, item, listing));
+  // A listing of deletions that lists live records too (Linear's `includeArchived`) marks its deletions.
+  const listedDeletions = listing.deleted === undefined ? marked : marked.filter((record) => record.deleted);
   const records = listedRecords(
-    deletions ? marked.map((record) => ({ ...record, deleted: true })) : marked,
+    deletions ? listedDeletions.map((record) => ({ ...record, deleted: true })) : marked,
     listing,
     walk.includeDeleted || deletions,
   );
