@@ -110,6 +110,8 @@ export interface ChangeTracking {
   deletionsOverlapMs: number;
   /** The listing resumes from the provider's own cursor (`resumeCursor`). */
   resumable: boolean;
+  /** The unit of the provider's modification times (ms): 1000 for whole seconds. */
+  precisionMs: number;
 }
 
 export interface WriteInput {

@@ -143,6 +143,7 @@ describe('a window as the provider understands it', () => {
       deletions: 'none',
       deletionsOverlapMs: 5_000,
       resumable: false,
+      precisionMs: 1000,
     });
   });
 });

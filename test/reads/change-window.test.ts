@@ -8,7 +8,13 @@ import {
 } from '../../src/domain/reads/change-window.js';
 import type { ProviderRecord } from '../../src/providers/connector.js';
 
-const tracking = { overlapMs: 61_000, deletions: 'marked' as const, deletionsOverlapMs: 0, resumable: true };
+const tracking = {
+  overlapMs: 61_000,
+  deletions: 'marked' as const,
+  deletionsOverlapMs: 0,
+  resumable: true,
+  precisionMs: 1000,
+};
 const at = (iso: string, id = 'a', deleted = false): ProviderRecord => ({
   id,
   updatedAt: iso,

@@ -13,6 +13,7 @@ describe('readWindow', () => {
     deletions: 'listing' as const,
     deletionsOverlapMs: 1_000,
     resumable: false,
+    precisionMs: 1,
   };
 
   it('reads a scheduled window from the overlap before the newest change delivered until now', () => {

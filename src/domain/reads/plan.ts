@@ -147,6 +147,7 @@ const noTracking: ChangeTracking = {
   deletions: 'none',
   deletionsOverlapMs: 0,
   resumable: false,
+  precisionMs: 1,
 };
 
 /**

@@ -88,6 +88,7 @@ export function changeTracking(object: ObjectDeclaration): ChangeTracking {
     // the provider's hooks, which keep its position in the read's resume cursor.
     resumable:
       listing?.resume === true || (deletions?.style === 'listing' && deletions.listing.resume === true),
+    precisionMs: unitOf(listing?.changes),
   };
 }
 

@@ -297,8 +297,9 @@ export function fidelityChecks(context: FidelityContext): void {
           const latest = versions.at(-1);
           if (!latest) return true;
           if (state.deleted) return !latest.deleted;
-          // Compared at whole seconds: a provider may keep no finer time.
-          return Date.parse(latest.updatedAt!) < Math.floor(state.at / SECOND) * SECOND;
+          // Compared at the provider's precision: it keeps no finer time.
+          const unit = tracking.precisionMs;
+          return Date.parse(latest.updatedAt!) < Math.floor(state.at / unit) * unit;
         })
         .map(([id]) => id);
       expect(lost).toEqual([]);
