@@ -179,6 +179,8 @@ async function installAndBackfill(env: Record<string, string>): Promise<Run> {
     FERRY_TASK_QUEUE: `traces-${randomUUID()}`,
     FERRY_SANDBOX_URL: sandbox.url,
     OTEL_BSP_SCHEDULE_DELAY: '200',
+    // One provider call per delivered page, so the trace shows several of each.
+    FERRY_READ_PROVIDER_PAGE_SIZE: String(PAGE_SIZE),
     ...env,
   };
   const api = startApiProcess(common);
