@@ -206,7 +206,7 @@ describeWithBrowser('the public React components (@amp-labs/react) against Ferry
       consumerRef: 'ada',
     });
     await connectWithApiKey(page);
-    await page.getByText('firstName', { exact: true }).click();
+    await page.getByText('First name', { exact: true }).click();
     await page.getByRole('button', { name: 'Install' }).click();
     const installed = await waitForEvent(page, 'installed');
 
@@ -285,7 +285,7 @@ describeWithBrowser('the public React components (@amp-labs/react) against Ferry
     });
     // Already installed: the component opens on the configuration, with the saved choice.
     await page.getByText('Reading from Contacts is enabled.').waitFor();
-    await page.getByText('lastName', { exact: true }).click();
+    await page.getByText('Last name', { exact: true }).click();
     await page.getByRole('button', { name: 'Save' }).click();
     const updated = await waitForEvent(page, 'updated');
     const [installation] = await installationsOf(apiKeyIntegration, groupRef);
@@ -334,7 +334,7 @@ describeWithBrowser('the public React components (@amp-labs/react) against Ferry
       consumerRef: 'grace',
     });
     await connectWithApiKey(page);
-    await page.getByText('lastName', { exact: true }).click();
+    await page.getByText('Last name', { exact: true }).click();
     await page.getByRole('button', { name: 'Install' }).click();
     await waitForEvent(page, 'installed');
     const [installation] = await installationsOf(apiKeyIntegration, groupRef);

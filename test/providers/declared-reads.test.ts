@@ -401,7 +401,9 @@ describe("the provider's words and limits", () => {
     await Promise.all([1, 2, 3].map(() => people.readPage({ objectName: 'people' })));
     const times = seen.map((request) => request.at).sort((a, b) => a - b);
     expect(times).toHaveLength(3);
-    // The third waits until the first has left the 0.4 s window.
-    expect(times[2] - times[0]).toBeGreaterThanOrEqual(380);
+    // The third waits until the first has left the 0.4 s window. Times are arrivals at the
+    // server, so the first's connection setup may eat into the gap; a burst would be a few ms.
+    expect(times[2] - times[0]).toBeGreaterThanOrEqual(300);
+    expect(times[1] - times[0]).toBeLessThan(300);
   });
 });
