@@ -316,7 +316,10 @@ export const ValuesContainerSchema = Type.Object(
         {
           name: JsonPointerSchema,
           value: JsonPointerSchema,
-          /** Names are numbers in the provider's JSON (Zendesk's field ids). */
+          /**
+           * Names are numbers in the provider's JSON (Zendesk's field ids). Without a prefix, a
+           * write's values named by a number go into this list (Copper's `custom_fields`).
+           */
           numericNames: Type.Optional(Type.Boolean()),
         },
         strict,

@@ -318,6 +318,32 @@ describe('values kept in containers go by the names the metadata lists', () => {
       ],
     });
   });
+
+  it('writes values named by a number into a list of entries kept without a prefix', async () => {
+    seen.length = 0;
+    answer = () => ({ body: { id: 9 } });
+    const people = connector(
+      declaration({
+        values: [
+          { at: '/custom_fields', entries: { name: '/definition_id', value: '/value', numericNames: true } },
+        ],
+        write: { update: { request: { method: 'PUT', path: '/people/{{id}}', body: '{{record}}' } } },
+      }),
+    );
+    await people.write({
+      objectName: 'people',
+      type: 'update',
+      recordId: '9',
+      record: { title: 'CEO', '101': 1002, '102': true },
+    });
+    expect(seen[0].body).toEqual({
+      title: 'CEO',
+      custom_fields: [
+        { definition_id: 101, value: 1002 },
+        { definition_id: 102, value: true },
+      ],
+    });
+  });
 });
 
 describe('metadata of fields in use', () => {

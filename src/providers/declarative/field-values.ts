@@ -61,6 +61,24 @@ function setAt(target: Record<string, unknown>, pointer: string, value: unknown)
 }
 
 /**
+ * The write's keys a container takes, each with the name it goes by inside: `<prefix><name>`; a
+ * list of entries without a prefix whose names are numbers (Copper's `custom_fields` of
+ * `{custom_field_definition_id, value}`, whose metadata names are the bare ids) takes the keys that
+ * are numbers, which no top-level field is named. Other containers without a prefix take none: a
+ * write sends those as the write request says (HubSpot's `{"properties": "{{record}}"}`).
+ */
+function keysTaken(container: ValuesContainer, keys: string[]): [string, string][] {
+  const prefix = container.prefix;
+  if (prefix !== undefined) {
+    return keys
+      .filter((key) => key.startsWith(prefix) && key.length > prefix.length)
+      .map((key) => [key, key.slice(prefix.length)]);
+  }
+  if (!container.entries?.numericNames) return [];
+  return keys.filter((key) => /^\d+$/.test(key)).map((key) => [key, key]);
+}
+
+/**
  * A write's values with each `<prefix><name>` moved into its container: an object's member, or a
  * list entry `{name, value}`. Values the caller already gave in the container's own shape stay; a
  * named value replaces the entry or member of the same name.
@@ -69,19 +87,16 @@ export function foldValues(
   values: Record<string, unknown>,
   containers: readonly ValuesContainer[] | undefined,
 ): Record<string, unknown> {
-  const prefixed = (containers ?? []).filter((container) => container.prefix !== undefined);
-  if (!prefixed.length) return values;
+  if (!containers?.length) return values;
   const folded: Record<string, unknown> = { ...values };
-  for (const container of prefixed) {
-    const prefix = container.prefix!;
-    const named = Object.keys(folded).filter((key) => key.startsWith(prefix) && key.length > prefix.length);
+  for (const container of containers) {
+    const named = keysTaken(container, Object.keys(folded));
     if (!named.length) continue;
     const current = valueAt(folded, container.at);
     if (container.entries) {
       const { name, value, numericNames } = container.entries;
       const entries = Array.isArray(current) ? [...current] : [];
-      for (const key of named) {
-        const entryName = key.slice(prefix.length);
+      for (const [key, entryName] of named) {
         const typedName = numericNames && /^\d+$/.test(entryName) ? Number(entryName) : entryName;
         const entry: Record<string, unknown> = {};
         setAt(entry, name, typedName);
@@ -94,8 +109,8 @@ export function foldValues(
       setAt(folded, container.at, entries);
     } else {
       const members: Record<string, unknown> = isObject(current) ? { ...current } : {};
-      for (const key of named) {
-        members[key.slice(prefix.length)] = folded[key];
+      for (const [key, memberName] of named) {
+        members[memberName] = folded[key];
         delete folded[key];
       }
       setAt(folded, container.at, members);
