@@ -149,6 +149,7 @@ describe('attemptDelivery', () => {
     const disabled = await events(id, 'destination.webhook.disabled');
     expect(disabled).toHaveLength(1);
     expect(disabled[0].data).toEqual({
+      projectId: stack.project.id,
       destinationId: id,
       destinationName: name,
       url: receiver.url('/gone'),
