@@ -131,12 +131,23 @@ export type Listing = Static<typeof ListingSchema>;
 /**
  * How the provider reveals records deleted (or archived, trashed) since a time, so reads can
  * deliver them: the listing marks them itself (`marked`: its `deleted` predicate or the object's
- * `deleted` pointer, asked for with `{{includeDeleted}}`: Zendesk's ticket export, Salesforce's
- * `queryAll`), another listing lists them (`listing`: HubSpot's `archived=true`, read after the
- * changes, its `updated` being the deletion time), or not at all (`none`, with the reason).
+ * `deleted` pointer, asked for with `{{includeDeleted}}`: Zendesk's ticket export), another listing
+ * lists them (`listing`: HubSpot's `archived=true`, read after the changes, its `updated` being the
+ * deletion time), or not at all (`none`, with the reason).
  */
 export const DeletionsSchema = Type.Union([
-  Type.Object({ style: Type.Literal('marked') }, strict),
+  Type.Object(
+    {
+      style: Type.Literal('marked'),
+      /**
+       * The listing a read that asks for deletions walks instead of the object's own, where the
+       * provider lists deleted records beside live ones only through another resource (Salesforce's
+       * `queryAll` beside `query`): it marks them as above, and filters by time as its `changes` say.
+       */
+      list: Type.Optional(ListingSchema),
+    },
+    strict,
+  ),
   Type.Object({ style: Type.Literal('listing'), listing: ListingSchema }, strict),
   Type.Object({ style: Type.Literal('none'), reason: Type.String({ minLength: 1 }) }, strict),
 ]);

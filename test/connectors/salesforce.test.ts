@@ -89,6 +89,27 @@ describe('Salesforce', () => {
     ]);
   });
 
+  it('asks queryAll, selecting IsDeleted, when a read asks for deletions; query otherwise', async () => {
+    const before = fake.requests.length;
+    const window = { since: new Date(Date.UTC(2025, 5, 1)), until: new Date(Date.UTC(2025, 5, 2)) };
+    await readAll(connector(), { objectName: 'Contact', pageSize: 200, fields: ['LastName'], ...window });
+    await readAll(connector(), {
+      objectName: 'Contact',
+      pageSize: 200,
+      fields: ['LastName'],
+      ...window,
+      includeDeleted: true,
+    });
+    const listings = fake.requests
+      .slice(before)
+      .filter((request) => /\/query(All)?$/.test(request.path))
+      .map((request) => [request.path.split('/').pop(), String(request.query.q).split(' FROM ')[0]]);
+    expect(listings).toEqual([
+      ['query', 'SELECT Id,SystemModstamp,LastName'],
+      ['queryAll', 'SELECT Id,SystemModstamp,IsDeleted,LastName'],
+    ]);
+  });
+
   it('refuses object and field names that are not SOQL names before sending anything', async () => {
     const before = fake.requests.length;
     const badField = await connector()

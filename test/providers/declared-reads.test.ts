@@ -272,6 +272,56 @@ describe('deletions listed apart', () => {
   });
 });
 
+describe('deletions marked by a listing of their own resource', () => {
+  // Salesforce's `query` leaves deleted records out; `queryAll` lists them too, marked `IsDeleted`.
+  const withMarked = () =>
+    declaration(
+      { deleted: '/gone' },
+      {
+        deletions: {
+          style: 'marked',
+          list: {
+            ...listing,
+            request: { ...listing.request, path: '/people/all' },
+            changes: { precision: 'second', since: 'exclusive', until: 'exclusive', lagSeconds: 600 },
+          },
+        },
+      },
+    );
+
+  it('walks it when a read asks for deletions, delivering them marked, and the usual listing otherwise', async () => {
+    seen.length = 0;
+    answer = (request) => ({
+      body: {
+        data:
+          request.url.pathname === '/people/all'
+            ? [
+                person(1, '2026-01-01T12:10:00Z', { gone: false }),
+                person(2, '2026-01-01T12:20:00Z', { gone: true }),
+              ]
+            : [person(1, '2026-01-01T12:10:00Z')],
+        more: false,
+      },
+    });
+    const people = connector(withMarked());
+    // The position allows for the lag of either listing.
+    expect(people.changeTracking('people')).toMatchObject({ deletions: 'marked', overlapMs: 606_000 });
+    const window = { since: new Date('2026-01-01T12:00:00Z'), until: new Date('2026-01-01T13:00:00Z') };
+    const marked = await readAll(people, { objectName: 'people', ...window, includeDeleted: true });
+    expect(marked.flatMap((page) => page.records)).toMatchObject([{ id: '1' }, { id: '2', deleted: true }]);
+    expect(marked.some((page) => page.deletions)).toBe(false);
+    await readAll(people, { objectName: 'people', ...window });
+    expect(seen.map((request) => request.url.pathname)).toEqual(['/people/all', '/people']);
+    expect(seen[0].url.searchParams.get('since')).toBe('2026-01-01T11:59:59Z');
+  });
+
+  it('checks that listing like any other', () => {
+    const value = withMarked();
+    delete value.objects.people.read.deletions.list.changes;
+    expect(() => connector(value)).toThrow(/read\.deletions\.list\.changes: a listing filtered by time/);
+  });
+});
+
 describe('values kept in containers go by the names the metadata lists', () => {
   const containers = [
     { at: '/properties' },

@@ -219,7 +219,8 @@ class Checker {
       return;
     }
     if (deletions.style === 'marked') {
-      const listing = read.incremental ?? read.list;
+      if (deletions.list) this.listing(`${prefix}.read.deletions.list`, deletions.list);
+      const listing = deletions.list ?? read.incremental ?? read.list;
       if (this.declared.deleted === undefined && listing.deleted === undefined)
         this.problem(
           `${prefix}.read.deletions`,

@@ -9,7 +9,9 @@ import { describedFieldNames, forgetFieldNames, rememberedFieldNames } from './d
  * rows), so:
  * - a read without chosen fields selects every field the object's describe lists (remembered a few
  *   minutes; described again when the query refuses a remembered field);
- * - every read selects `Id` and `SystemModstamp`, without which a record has no id or time;
+ * - every read selects `Id` and `SystemModstamp`, without which a record has no id or time, and a
+ *   read asking for deletions (walked through `queryAll`) selects `IsDeleted` too, where the
+ *   object's describe lists it (objects without it keep no deleted records: `queryAll` is `query`);
  * - object and field names (filters' too) are written into the query text, so only SOQL names pass;
  * - a search is a SOQL `WHERE field = '…'` paged by `LIMIT`/`OFFSET`, since a query's batch size
  *   cannot go below 200 (OFFSET stops at 2,000);
@@ -18,6 +20,8 @@ import { describedFieldNames, forgetFieldNames, rememberedFieldNames } from './d
  */
 
 const alwaysRead = ['Id', 'SystemModstamp'];
+/** What marks a record `queryAll` lists from the Recycle Bin. */
+const deletedField = 'IsDeleted';
 /** An sObject's API name (`Account`, `Invoice__c`, `ns__Thing__c`). */
 const objectName = /^[A-Za-z][A-Za-z0-9_]*$/;
 /** A field's API name, or a relationship path to one (`Account.Name`). */
@@ -42,11 +46,16 @@ async function withSelection<T>(
   object: string,
   chosen: string[] | undefined,
   run: (fields: string[]) => Promise<T>,
+  includeDeleted = false,
 ): Promise<T> {
   checked(connector.provider, 'object', objectName, object);
   if (chosen?.length) {
     const names = chosen.map((name) => checked(connector.provider, 'field', fieldName, name));
-    return run([...new Set([...alwaysRead, ...names])]);
+    const deletedMark =
+      includeDeleted && (await describedFieldNames(connector, object)).includes(deletedField)
+        ? [deletedField]
+        : [];
+    return run([...new Set([...alwaysRead, ...deletedMark, ...names])]);
   }
   const remembered = rememberedFieldNames(connector, object);
   const runDescribed = async () =>
@@ -84,8 +93,12 @@ export const salesforceHooks: ConnectorHooks = {
   async readPage(connector, input, declared) {
     // A next page follows the query locator Salesforce gave, which already holds the query.
     if (input.pageToken) return declared();
-    return withSelection(connector, input.objectName, input.fields, (fields) =>
-      connector.readDeclaredPage({ ...input, fields }),
+    return withSelection(
+      connector,
+      input.objectName,
+      input.fields,
+      (fields) => connector.readDeclaredPage({ ...input, fields }),
+      input.includeDeleted === true,
     );
   },
 

@@ -7,12 +7,12 @@ import { endPosition, firstPageState, nextPageState, pageValues, type PageState 
 import type { TemplateValues } from './template.js';
 
 /**
- * Reads as a declaration says: which listing a read walks (the full list, the incremental one, then
- * the listing of deletions), the window as the provider understands it (its precision and bounds,
+ * Reads as a declaration says: which listing a read walks (the full list, the incremental one, the
+ * one that marks deletions when a read asks for them, then the listing of deletions), the window as the provider understands it (its precision and bounds,
  * `changes`), and where the next read resumes (the provider's own cursor, `resume`).
  */
 
-type Walked = 'list' | 'incremental' | 'deletions';
+type Walked = 'list' | 'incremental' | 'marked' | 'deletions';
 
 /** A read's position between pages: which listing, where it stands, and the query it continues. */
 interface ReadToken extends Record<string, unknown> {
@@ -37,7 +37,7 @@ interface ReadToken extends Record<string, unknown> {
 /** A resume cursor: the listing and its position at the end of the read that gave it. */
 interface ResumeToken extends Record<string, unknown> {
   o: string;
-  l: 'list' | 'incremental';
+  l: Exclude<Walked, 'deletions'>;
   s: PageState;
 }
 
@@ -65,6 +65,12 @@ function changesListing(object: ObjectDeclaration): Listing | undefined {
   return object.read ? (object.read.incremental ?? object.read.list) : undefined;
 }
 
+/** The listing that reads asking for deletions walk instead, where the provider has one (Salesforce's `queryAll`). */
+function markedListing(object: ObjectDeclaration): Listing | undefined {
+  const deletions = object.read?.deletions;
+  return deletions?.style === 'marked' ? deletions.list : undefined;
+}
+
 /**
  * Beyond what a provider documents, a change may commit a little after the time it was stamped
  * with, and clocks drift: every overlap allows this much.
@@ -80,15 +86,19 @@ function overlapOf(listing: Listing | undefined): number {
 export function changeTracking(object: ObjectDeclaration): ChangeTracking {
   const deletions = object.read?.deletions;
   const listing = changesListing(object);
+  // A read walks one or the other, as it asks for deletions or not: the position allows for both.
+  const marked = markedListing(object);
   return {
-    overlapMs: overlapOf(listing),
+    overlapMs: Math.max(overlapOf(listing), marked ? overlapOf(marked) : 0),
     deletions: deletions?.style ?? 'none',
     deletionsOverlapMs: deletions?.style === 'listing' ? overlapOf(deletions.listing) : SKEW_ALLOWANCE_MS,
     // A listing of deletions that resumes (Asana's event streams and their sync tokens) is walked by
     // the provider's hooks, which keep its position in the read's resume cursor.
     resumable:
-      listing?.resume === true || (deletions?.style === 'listing' && deletions.listing.resume === true),
-    precisionMs: unitOf(listing?.changes),
+      listing?.resume === true ||
+      marked?.resume === true ||
+      (deletions?.style === 'listing' && deletions.listing.resume === true),
+    precisionMs: Math.max(unitOf(listing?.changes), marked ? unitOf(marked.changes) : 1),
   };
 }
 
@@ -144,6 +154,11 @@ function listingOf(object: ObjectDeclaration, which: Walked): Listing {
     if (read.deletions?.style !== 'listing') throw new Error('no listing of deletions is declared');
     return read.deletions.listing;
   }
+  if (which === 'marked') {
+    const marked = markedListing(object);
+    if (!marked) throw new Error('no listing marking deletions is declared');
+    return marked;
+  }
   return which === 'incremental' ? read.incremental! : read.list;
 }
 
@@ -182,7 +197,12 @@ function walkOf(connector: DeclaredContext, input: ReadPageInput, object: Object
       resumed: true,
     };
   }
-  const which = input.since && object.read!.incremental ? 'incremental' : 'list';
+  const which: Walked =
+    input.includeDeleted && markedListing(object)
+      ? 'marked'
+      : input.since && object.read!.incremental
+        ? 'incremental'
+        : 'list';
   const listing = listingOf(object, which);
   return {
     ...common,
