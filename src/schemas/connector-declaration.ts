@@ -116,6 +116,14 @@ export const ListingSchema = Type.Object(
     /** How the window behaves; required when the listing filters by time (`{{since}}`, `{{until}}`). */
     changes: Type.Optional(ChangesSchema),
     /**
+     * Statuses other than 2xx the provider answers instead of an empty last page (Zoho CRM's 304
+     * Not Modified when nothing changed after `If-Modified-Since`): the listing ends there, and
+     * what follows it (the listing of deletions) is still read.
+     */
+    emptyStatuses: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 300, maximum: 499 }), { minItems: 1, uniqueItems: true }),
+    ),
+    /**
      * The pagination's position at the end of the listing (its last cursor or next URL, Zendesk's
      * `after_url`) continues it later with what changed since: kept per object, it starts the next
      * scheduled read instead of `{{since}}`. On a listing of deletions (Asana's event streams, whose

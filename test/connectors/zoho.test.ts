@@ -71,6 +71,29 @@ describe('Zoho CRM', () => {
     expect(fake.requests.length - before).toBe(1);
   });
 
+  it('still lists deletions after a 304 on the changes, from /{module}/deleted with If-Modified-Since', async () => {
+    const deletedAt = Date.now() - 10 * minute;
+    const [gone] = fake.seed('Leads', [deletedAt - minute]);
+    fake.remove('Leads', gone, deletedAt);
+    const before = fake.requests.length;
+    const read = await readAll({
+      objectName: 'Leads',
+      pageSize: 10,
+      fields: ['Last_Name'],
+      since: new Date(Date.UTC(2030, 0, 1)),
+      includeDeleted: true,
+      deletedSince: new Date(deletedAt - minute),
+    });
+    expect(read.filter((record) => record.id === gone)).toMatchObject([{ id: gone, deleted: true }]);
+    const [changes, deletions] = fake.requests.slice(before);
+    expect(changes.path).toMatch(/\/Leads$/);
+    expect(deletions.path).toMatch(/\/Leads\/deleted$/);
+    expect(deletions.query.type).toBe('all');
+    expect(deletions.headers['if-modified-since']).toBe(
+      new Date(Math.floor((deletedAt - minute) / 1000) * 1000 - 1000).toISOString().replace(/\.000Z$/, 'Z'),
+    );
+  });
+
   it('stops paging at the first record past until, rather than reading on to the newest', async () => {
     const start = Date.UTC(2025, 6, 1);
     const inWindow = fake.seed(

@@ -261,6 +261,33 @@ describe('deletions listed apart', () => {
     expect(pages.flatMap((page) => page.records)).toMatchObject([{ id: '8', deleted: true }]);
   });
 
+  it('takes a declared "nothing here" status as an empty page, and still reads the deletions after it', async () => {
+    const value = withDeletions();
+    value.objects.people.read.list = { ...listing, emptyStatuses: [304] };
+    answer = (request) =>
+      request.url.pathname === '/people/archived'
+        ? { body: { data: [person(8, '2025-01-01T00:00:00Z', { archived: '2026-01-01T12:30:00Z' })] } }
+        : { status: 304, body: {} };
+    const people = connector(value);
+    const pages = await readAll(people, {
+      objectName: 'people',
+      since: new Date('2026-01-01T12:00:00Z'),
+      until: new Date('2026-01-01T13:00:00Z'),
+      includeDeleted: true,
+    });
+    expect(pages.map((page) => [page.records.length, Boolean(page.deletions)])).toEqual([
+      [0, false],
+      [1, true],
+    ]);
+    // A status the listing does not declare is still a failure.
+    answer = () => ({ status: 304, body: {} });
+    const error = await connector(withDeletions())
+      .readPage({ objectName: 'people', since: new Date('2026-01-01T12:00:00Z') })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).status).toBe(304);
+  });
+
   it('keeps a resume cursor for an object whose listing of deletions resumes (walked by hooks)', () => {
     const value = withDeletions();
     value.hooks = { module: 'sandbox' };

@@ -1,4 +1,6 @@
 import type { ChangeTracking, ProviderRecord, ReadPageInput, ReadPageResult } from '../connector.js';
+import { ProviderError } from '../errors.js';
+import type { ProviderHttpRequest, ProviderHttpResponse } from '../http.js';
 import { decodePageToken, encodePageToken } from '../page-token.js';
 import type { Changes, Listing, ObjectDeclaration } from '../../schemas/connector-declaration.js';
 import type { DeclaredContext } from './context.js';
@@ -231,6 +233,23 @@ function tokenOf(objectName: string, walk: Walk, state: PageState): string {
   return encodePageToken(token);
 }
 
+/** Sends a listing's request; a status the listing declares for "nothing here" is an empty page. */
+async function sendListing(
+  connector: DeclaredContext,
+  objectName: string,
+  request: ProviderHttpRequest,
+  listing: Listing,
+): Promise<Pick<ProviderHttpResponse, 'body' | 'headers'>> {
+  try {
+    return await connector.send(objectName, request);
+  } catch (error) {
+    const status = error instanceof ProviderError ? error.status : undefined;
+    if (status !== undefined && listing.emptyStatuses?.includes(status))
+      return { body: undefined, headers: {} };
+    throw error;
+  }
+}
+
 /**
  * One page as the declaration says: the listing, its page, its records inside the window. `parent`
  * is the record a hook reads within (`{{parent}}`: Asana's project); the hook passes it again with
@@ -277,7 +296,7 @@ export async function readDeclaredPage(
         path: connector.nextPageUrl(walk.state.url, listing.pagination),
       }
     : connector.request(listing.request, values, true);
-  const response = await connector.send(input.objectName, request);
+  const response = await sendListing(connector, input.objectName, request, listing);
   const listed = valueAt(response.body, listing.records);
   const items = Array.isArray(listed) ? listed : [];
   const marked = items.map((item) => connector.record(object, item, listing));
