@@ -62,6 +62,12 @@ export const PaginationSchema = Type.Union([
        * and query are fetched from the provider's base URL, where the credentials belong.
        */
       rebase: Type.Optional(Type.Boolean()),
+      /**
+       * Where the last page gives the URL that continues the listing later with what changed since
+       * (OData's `@odata.deltaLink`): a listing that `resume`s keeps it, and keeps no position when
+       * the last page gives none.
+       */
+      resume: Type.Optional(JsonPointerSchema),
     },
     strict,
   ),

@@ -281,6 +281,16 @@ export const MetadataDeclarationSchema = Type.Object(
         Type.Object({ text: Type.String({ minLength: 1 }), when: PredicateSchema }, strict),
       ]),
     ),
+    /**
+     * Written after each described name, as `prefix` is before it: Dataverse reads a lookup column
+     * `parentcustomerid` as the property `_parentcustomerid_value`.
+     */
+    suffix: Type.Optional(
+      Type.Union([
+        Type.String({ minLength: 1 }),
+        Type.Object({ text: Type.String({ minLength: 1 }), when: PredicateSchema }, strict),
+      ]),
+    ),
     label: Type.Optional(JsonPointerSchema),
     type: JsonPointerSchema,
     /** A second type property (HubSpot's `fieldType`): `types` is asked for `<type>/<subtype>` first. */
@@ -354,8 +364,11 @@ export const ObjectDeclarationSchema = Type.Object(
     displayName: Type.Optional(Type.String({ minLength: 1 })),
     /** Values for `{{vars.<name>}}` in this object's templates. */
     vars: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_]*$' }), Type.String())),
-    /** The record's id. */
-    id: Type.Optional(JsonPointerSchema),
+    /**
+     * The record's id; several pointers are tried in order, the first holding a value wins (OData's
+     * removed entities, `{"@odata.context": "…/$deletedEntity", "id": …}`, carry the id as `/id`).
+     */
+    id: Type.Optional(Type.Union([JsonPointerSchema, Type.Array(JsonPointerSchema, { minItems: 1 })])),
     /** When the record was last modified, and how that time is written. */
     updated: Type.Optional(Type.Object({ field: JsonPointerSchema, format: TimeFormatSchema }, strict)),
     /** A flag set on deletions, which a read lists when asked with `{{includeDeleted}}`. */

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { resetConfig } from '../../src/config.js';
 import { connectorDeclaration, getProvider } from '../../src/providers/catalog/index.js';
 import { effectiveObject } from '../../src/providers/catalog/connector-declarations.js';
-import { valueAt } from '../../src/providers/declarative/json-pointer.js';
+import { firstValueAt } from '../../src/providers/declarative/json-pointer.js';
 import { generateSigningSecret } from '../../src/delivery/signing.js';
 import { eventually } from '../installations/support.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
@@ -222,6 +222,6 @@ function deliveredIds(provider: string, object: string): string[] {
     .accepted()
     .filter((request) => request.body?.provider === provider)
     .flatMap((request) =>
-      (request.body.result ?? []).map((entry: any) => String(valueAt(entry.raw, idPointer))),
+      (request.body.result ?? []).map((entry: any) => String(firstValueAt(entry.raw, idPointer))),
     );
 }

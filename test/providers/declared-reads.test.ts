@@ -183,6 +183,70 @@ describe("a listing that resumes from the provider's own cursor", () => {
   });
 });
 
+describe('a listing that ends with a link to what changes next (OData delta links)', () => {
+  const delta = () =>
+    declaration(
+      { id: ['/id', '/removed'] },
+      {
+        list: {
+          ...listing,
+          request: { method: 'GET', path: '/people/changes', query: { since: '{{since|isoSeconds}}' } },
+          records: '/data',
+          pagination: { style: 'nextUrl', next: '/nextLink', resume: '/deltaLink' },
+          deleted: { includes: { at: '/reason', value: 'deleted' } },
+          changes: { precision: 'second', since: 'inclusive', until: 'unbounded', lagSeconds: 0 },
+          resume: true,
+        },
+        deletions: { style: 'marked' },
+      },
+    );
+
+  it('keeps the delta link as the resume cursor, reads deletions by their own id pointer, and keeps no position without one', async () => {
+    answer = (request) => {
+      if (request.url.searchParams.get('token') === 'd1')
+        return {
+          body: {
+            data: [person(2, '2026-01-01T13:00:00Z'), { removed: 7, reason: 'deleted' }],
+            deltaLink: `${baseUrl}/people/changes?token=d2`,
+          },
+        };
+      if (request.url.searchParams.get('page') === '2')
+        return {
+          body: {
+            data: [person(1, '2026-01-01T12:00:00Z')],
+            deltaLink: `${baseUrl}/people/changes?token=d1`,
+          },
+        };
+      if (request.url.searchParams.get('untracked')) return { body: { data: [] } };
+      return { body: { data: [], nextLink: `${baseUrl}/people/changes?page=2` } };
+    };
+    const people = connector(delta());
+    const first = await readAll(people, { objectName: 'people', since: new Date('2026-01-01T00:00:00Z') });
+    const cursor = first.at(-1)!.resumeCursor!;
+    expect(cursor).toEqual(expect.any(String));
+    const next = await readAll(people, {
+      objectName: 'people',
+      since: new Date('2026-01-01T12:00:00Z'),
+      resumeFrom: cursor,
+      includeDeleted: true,
+    });
+    expect(seen.at(-1)!.url.searchParams.get('token')).toBe('d1');
+    expect(next.flatMap((page) => page.records.map(({ id, deleted }) => ({ id, deleted })))).toEqual([
+      { id: '2' },
+      { id: '7', deleted: true },
+    ]);
+    expect(next.at(-1)!.resumeCursor).not.toBe(cursor);
+
+    // A last page without a delta link (a table without change tracking) leaves no position behind.
+    answer = () => ({ body: { data: [person(3, '2026-01-01T14:00:00Z')] } });
+    const untracked = await readAll(people, {
+      objectName: 'people',
+      since: new Date('2026-01-01T00:00:00Z'),
+    });
+    expect(untracked.at(-1)!.resumeCursor).toBeUndefined();
+  });
+});
+
 describe('deletions listed apart', () => {
   const withDeletions = () =>
     declaration(
@@ -468,6 +532,33 @@ describe('metadata of fields in use', () => {
     expect(fields.Owner).toMatchObject({ readOnly: false, createOnly: true });
     expect(fields.Stamp).toMatchObject({ readOnly: true });
     expect(fields.Tier.values).toEqual([{ value: 'gold', displayValue: 'gold' }]);
+  });
+
+  it('writes a prefix and a suffix around the names they apply to (Dataverse lookups read as _<name>_value)', async () => {
+    answer = () => ({
+      body: {
+        fields: [
+          { name: 'name', type: 'text' },
+          { name: 'parentid', type: 'lookup' },
+        ],
+      },
+    });
+    const lookup = { includes: { at: '/type', value: 'lookup' } };
+    const people = connector(
+      declaration({
+        metadata: {
+          request: { method: 'GET', path: '/people/fields' },
+          fields: '/fields',
+          name: '/name',
+          prefix: { text: '_', when: lookup },
+          suffix: { text: '_value', when: lookup },
+          type: '/type',
+          types: { text: 'string', lookup: 'other' },
+        },
+      }),
+    );
+    const { fields } = await people.listObjectMetadata('people');
+    expect(Object.keys(fields)).toEqual(['name', '_parentid_value']);
   });
 });
 

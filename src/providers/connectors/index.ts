@@ -7,6 +7,7 @@ import { changeTracking } from '../declarative/read.js';
 import { activeCampaignHooks } from './activeCampaign.js';
 import { asanaHooks } from './asana.js';
 import { closeHooks } from './close.js';
+import { dynamicsCRMHooks } from './dynamicsCRM.js';
 import { freshdeskHooks } from './freshdesk.js';
 import { frontHooks } from './front.js';
 import { gorgiasHooks } from './gorgias.js';
@@ -39,6 +40,7 @@ const hookModules: Record<string, ConnectorHooks> = {
   monday: mondayHooks,
   pipedrive: pipedriveHooks,
   activeCampaign: activeCampaignHooks,
+  dynamicsCRM: dynamicsCRMHooks,
 };
 
 /** What each capability a declaration gives to its hooks needs them to implement. */

@@ -41,7 +41,7 @@ import { holds } from './field-metadata.js';
 import { recordValues } from './field-values.js';
 import type { HookContext } from './context.js';
 import type { ConnectorHooks } from './hooks.js';
-import { valueAt } from './json-pointer.js';
+import { firstValueAt, valueAt } from './json-pointer.js';
 import { declaredMetadata } from './metadata.js';
 import { pacer } from './pacing.js';
 import { proxied } from './proxy.js';
@@ -241,7 +241,7 @@ export class DeclaredConnector implements Connector, HookContext {
     listing?: Pick<Listing, 'record' | 'updated' | 'deleted'>,
   ): ProviderRecord {
     const raw = (listing?.record ? valueAt(item, listing.record) : item) as Record<string, unknown>;
-    const id = valueAt(raw, object.id ?? '/id');
+    const id = firstValueAt(raw, object.id ?? '/id');
     const updatedFrom = listing?.updated
       ? { source: item, ...listing.updated }
       : object.updated && { source: raw, ...object.updated };

@@ -64,7 +64,7 @@ export function describedField(
         .map((option) => ({ value: option.value, displayValue: option.displayValue ?? option.value }))
     : [];
   return {
-    fieldName: `${prefixOf(declaration, descriptor)}${name}`,
+    fieldName: `${affix(declaration.prefix, descriptor)}${name}${affix(declaration.suffix, descriptor)}`,
     displayName: (declaration.label && text(valueAt(descriptor, declaration.label))) || name,
     valueType: typeKey ? declaration.types[typeKey] : 'other',
     providerType,
@@ -80,11 +80,11 @@ export function isActiveField(declaration: MetadataDeclaration, descriptor: unkn
   return declaration.active === undefined || holds(declaration.active, descriptor);
 }
 
-function prefixOf(declaration: MetadataDeclaration, descriptor: unknown): string {
-  const prefix = declaration.prefix;
-  if (prefix === undefined) return '';
-  if (typeof prefix === 'string') return prefix;
-  return holds(prefix.when, descriptor) ? prefix.text : '';
+/** A `prefix` or `suffix` as it applies to this descriptor. */
+function affix(declared: MetadataDeclaration['prefix'], descriptor: unknown): string {
+  if (declared === undefined) return '';
+  if (typeof declared === 'string') return declared;
+  return holds(declared.when, descriptor) ? declared.text : '';
 }
 
 /** Read-only, or settable on create or update only, as `creatable`/`updatable` (or `readOnly`) say. */

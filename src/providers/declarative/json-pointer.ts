@@ -21,3 +21,12 @@ export function valueAt(document: unknown, pointer: string): unknown {
   }
   return value;
 }
+
+/** The value at the first of `pointers` that holds one (not undefined or null), or undefined. */
+export function firstValueAt(document: unknown, pointers: string | readonly string[]): unknown {
+  for (const pointer of typeof pointers === 'string' ? [pointers] : pointers) {
+    const value = valueAt(document, pointer);
+    if (value !== undefined && value !== null) return value;
+  }
+  return undefined;
+}

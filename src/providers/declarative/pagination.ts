@@ -113,16 +113,26 @@ export function nextPageState(
 
 /**
  * Where a listing that has ended would continue once more has changed: the cursor or next URL the
- * provider gives at the end of its stream (Zendesk's `after_url` with `end_of_stream`), else the
- * page just read, whose records are then seen again (and recognised) next time.
+ * provider gives at the end of its stream (Zendesk's `after_url` with `end_of_stream`, OData's
+ * `@odata.deltaLink` where the pagination names it `resume`), else the page just read, whose records
+ * are then seen again (and recognised) next time. Undefined where the pagination names where the
+ * position is and the last page gives none (a Dataverse table without change tracking).
  */
-export function endPosition(pagination: Pagination, state: PageState, page: ListedPage): PageState {
+export function endPosition(
+  pagination: Pagination,
+  state: PageState,
+  page: ListedPage,
+): PageState | undefined {
   switch (pagination.style) {
     case 'cursor': {
       const next = valueAt(page.body, pagination.next);
       return present(next) ? { cursor: String(next) } : state;
     }
     case 'nextUrl': {
+      if (pagination.resume !== undefined) {
+        const resume = valueAt(page.body, pagination.resume);
+        return typeof resume === 'string' && resume ? { url: resume } : undefined;
+      }
       const next = valueAt(page.body, pagination.next);
       return typeof next === 'string' && next ? { url: next } : state;
     }

@@ -4,7 +4,7 @@ import type { ProviderHttpRequest, ProviderHttpResponse } from '../http.js';
 import { decodePageToken, encodePageToken } from '../page-token.js';
 import type { Changes, Listing, ObjectDeclaration } from '../../schemas/connector-declaration.js';
 import type { DeclaredContext } from './context.js';
-import { valueAt } from './json-pointer.js';
+import { firstValueAt, valueAt } from './json-pointer.js';
 import { endPosition, firstPageState, nextPageState, pageValues, type PageState } from './pagination.js';
 import type { TemplateValues } from './template.js';
 
@@ -311,7 +311,7 @@ export async function readDeclaredPage(
     body: response.body,
     headers: response.headers,
     items,
-    ids: items.map((item) => String(valueAt(item, object.id ?? '/id'))),
+    ids: items.map((item) => String(firstValueAt(item, object.id ?? '/id'))),
     pageSize,
   };
   const next = nextPageState(listing.pagination, walk.state, page);
@@ -334,14 +334,14 @@ export async function readDeclaredPage(
     return { ...result, nextPageToken: tokenOf(input.objectName, walk, next), done: false };
   }
   // The listing ends here: where it would resume, and the listing of deletions, if asked, follows.
-  const resumeCursor =
-    !deletions && listing.resume
-      ? encodePageToken({
-          o: input.objectName,
-          l: walk.which as ResumeToken['l'],
-          s: endPosition(listing.pagination, walk.state, page),
-        } satisfies ResumeToken)
-      : walk.resumeCursor;
+  const end = !deletions && listing.resume ? endPosition(listing.pagination, walk.state, page) : undefined;
+  const resumeCursor = end
+    ? encodePageToken({
+        o: input.objectName,
+        l: walk.which as ResumeToken['l'],
+        s: end,
+      } satisfies ResumeToken)
+    : walk.resumeCursor;
   if (!deletions && walk.includeDeleted && object.read.deletions?.style === 'listing') {
     const after: Walk = {
       ...walk,

@@ -3,7 +3,7 @@ import { ConnectorInputError } from '../errors.js';
 import { decodePageToken, encodePageToken } from '../page-token.js';
 import type { SearchDeclaration } from '../../schemas/connector-declaration.js';
 import type { DeclaredContext } from './context.js';
-import { valueAt } from './json-pointer.js';
+import { firstValueAt, valueAt } from './json-pointer.js';
 import { firstPageState, nextPageState, pageValues, type PageState } from './pagination.js';
 import { renderJson, type TemplateValues } from './template.js';
 
@@ -66,7 +66,7 @@ export async function searchDeclared(
     body: response.body,
     headers: response.headers,
     items,
-    ids: items.map((item) => String(valueAt(item, object.id ?? '/id'))),
+    ids: items.map((item) => String(firstValueAt(item, object.id ?? '/id'))),
     pageSize,
   });
   const records = items.map((item) => connector.record(object, item, { record: search.record }));
