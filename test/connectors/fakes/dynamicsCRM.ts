@@ -527,11 +527,18 @@ export async function startFakeDynamics(): Promise<FakeDynamics> {
     } as unknown as FakeRecord;
     stamp(record, ms, change);
     if (set === 'contacts') record.fullname = [record.firstname, record.lastname].filter(Boolean).join(' ');
-    const row: Row = { record, visibleFromMs: ms, change };
+    // A write through the API is committed when it answers: visible at once, whatever the clock.
+    const row: Row = { record, visibleFromMs: Number.NEGATIVE_INFINITY, change };
     rows.get(set)!.push(row);
     return row;
   };
-  const update = (set: string, row: Row, values: Record<string, unknown>, ms: number, visibleFromMs = ms) => {
+  const update = (
+    set: string,
+    row: Row,
+    values: Record<string, unknown>,
+    ms: number,
+    visibleFromMs = Number.NEGATIVE_INFINITY,
+  ) => {
     const shown = visible(row);
     row.previous = shown && { ...shown };
     Object.assign(row.record, values);
@@ -983,7 +990,7 @@ export async function startFakeDynamics(): Promise<FakeDynamics> {
       }),
     stored: (set, id) => rowOf(set, id)?.record,
     touch(set, id, modifiedMs, options) {
-      update(set, liveRow(set, id), {}, modifiedMs, options?.visibleFromMs ?? modifiedMs);
+      update(set, liveRow(set, id), {}, modifiedMs, options?.visibleFromMs);
     },
     remove(set, id) {
       // Dataverse keeps no deletion time: change tracking lists the deletion after the changes before it.

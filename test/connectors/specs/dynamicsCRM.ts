@@ -31,8 +31,10 @@ export const spec: ConformanceSpec = {
           ],
         },
         fullname: { valueType: 'string', readOnly: true },
-        // A lookup is read as _<name>_value: the metadata names the field records carry.
-        _parentcustomerid_value: { isCustom: false, readOnly: false },
+        // A lookup is read as _<name>_value: the metadata names the field records carry. That
+        // property is computed and read-only; a write goes through the navigation property
+        // (@odata.bind), which Ferry does not write (learn.microsoft.com web-api-properties).
+        _parentcustomerid_value: { isCustom: false, readOnly: true },
       },
     },
     {
