@@ -5,6 +5,7 @@ import { resetConfig } from '../../src/config.js';
 import { checkDeclaration } from '../../src/providers/catalog/connector-declarations.js';
 import type { ProviderRecord, ReadPageInput } from '../../src/providers/connector.js';
 import { DeclaredConnector } from '../../src/providers/declarative/connector.js';
+import { deletionsPageToken } from '../../src/providers/declarative/read.js';
 import { describeError, ProviderError } from '../../src/providers/errors.js';
 
 /**
@@ -350,6 +351,39 @@ describe('deletions listed apart', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderError);
     expect((error as ProviderError).status).toBe(304);
+  });
+
+  it('hands a hook that walked the changes itself over to the listing of deletions', async () => {
+    answer = (request) =>
+      request.url.pathname === '/people/archived'
+        ? {
+            body: {
+              data: [
+                person(7, '2025-01-01T00:00:00Z', { archived: '2026-01-01T11:00:00Z' }),
+                person(8, '2025-01-01T00:00:00Z', { archived: '2026-01-01T12:30:00Z' }),
+              ],
+              next: 'c2',
+              more: true,
+            },
+          }
+        : { body: { data: [], more: false } };
+    const value = withDeletions();
+    const people = connector(value);
+    const token = deletionsPageToken(
+      'people',
+      checkDeclaration('sandboxApiKey.json', value, new Set(['sandboxApiKey'])).objects.people,
+      {
+        until: new Date('2026-01-01T13:00:00Z'),
+        pageSize: 2,
+        deletedSince: new Date('2026-01-01T12:00:00Z'),
+      },
+    );
+    const calls = seen.length;
+    const page = await people.readPage({ objectName: 'people', pageToken: token! });
+    expect(page).toMatchObject({ deletions: true, done: false });
+    expect(page.records).toMatchObject([{ id: '8', deleted: true }]);
+    expect(seen.slice(calls).map((request) => request.url.search)).toEqual(['?limit=2']);
+    expect(deletionsPageToken('people', declaration().objects.people, {})).toBeUndefined();
   });
 
   it('keeps a resume cursor for an object whose listing of deletions resumes (walked by hooks)', () => {

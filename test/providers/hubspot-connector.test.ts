@@ -164,14 +164,33 @@ describe('HubSpot reads', () => {
     );
   });
 
-  it('fails clearly, not forever, when more than 10,000 records share one millisecond', async () => {
+  it('reads more than 10,000 records sharing one millisecond, by id, without an offset', async () => {
     hubspot.seedRecords(
       'deals',
       Array.from({ length: 10_050 }, () => base),
     );
-    await expect(
-      readAll(connector(), { objectName: 'deals', pageSize: 200, since: new Date(base) }),
-    ).rejects.toMatchObject({ retryable: false, message: expect.stringContaining('10000') });
+    const { records } = await readAll(connector(), {
+      objectName: 'deals',
+      pageSize: 200,
+      since: new Date(base),
+    });
+    const ids = records.map((r) => r.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toHaveLength(10_050);
+    const searches = hubspot.requests.filter((r) => r.path.endsWith('/search'));
+    expect(searches.every((r) => (r.body as { after?: string }).after === undefined)).toBe(true);
+    // After the first page, the run of ties is read by id: that instant exactly, ids after the last.
+    expect(searches[2].body).toMatchObject({
+      filterGroups: [
+        {
+          filters: [
+            { propertyName: 'hs_lastmodifieddate', operator: 'EQ', value: String(base) },
+            { propertyName: 'hs_object_id', operator: 'GT' },
+          ],
+        },
+      ],
+      sorts: [{ propertyName: 'hs_object_id', direction: 'ASCENDING' }],
+    });
   });
 
   it('loses no record when an earlier record is modified in the middle of a read', async () => {

@@ -2,18 +2,26 @@ import type { ProviderRecord, ReadPageInput, ReadPageResult } from '../connector
 import type { ConnectorHooks } from '../declarative/connector.js';
 import type { HookContext } from '../declarative/context.js';
 import { describedField } from '../declarative/field-metadata.js';
+import { deletionsPageToken } from '../declarative/read.js';
 import { renderJson } from '../declarative/template.js';
 import { ConnectorInputError, ProviderError } from '../errors.js';
 import { decodePageToken, encodePageToken } from '../page-token.js';
+import { describedFieldNames } from './described-fields.js';
 import type { CustomFieldDefinition, CustomFieldUpsertResult } from '../../schemas/object-metadata.js';
 
 /**
  * HubSpot's quirks (the rest is `catalog/connectors/hubspot.json`):
  * - Windowed reads search, and a search answers at most 10,000 results per query (`after` beyond is
- *   refused), with offsets that shift when an earlier record is modified mid-read. So every page
- *   re-anchors: the next query asks again from the newest modification time seen (GTE), skipping
- *   the ids already returned at exactly that instant. Offsets are used only inside a run of records
- *   sharing one millisecond; more than 10,000 of those cannot be read and fail the read, saying so.
+ *   refused), with offsets that shift when an earlier record is modified mid-read. So no offset is
+ *   used: every page asks again from the newest modification time seen (GTE), leaving out the ids
+ *   already returned at exactly that instant. A page whose records all share that instant starts a
+ *   run of ties, read by id instead (modification time EQ that instant, `hs_object_id` GT the last
+ *   id, sorted by id: a search takes one sort), so any number of records may share a millisecond.
+ * - Reads name every described property when the caller chose none: HubSpot returns only a few
+ *   default properties otherwise, and every field the metadata lists must arrive under its name.
+ * - Full reads (no `since`) list (`GET /crm/v3/objects/{object}`), never search: the list has no cap.
+ * - A windowed read that asks for deletions goes on with the declared listing of deletions
+ *   (`archived=true`) once the search is done: archived records never appear in a search.
  * - Custom fields are properties: POST creates one, and a 409 (it exists) turns into a PATCH.
  * - "Unable to infer object type" (400) means HubSpot has no such object: a 404.
  */
@@ -21,18 +29,24 @@ import type { CustomFieldDefinition, CustomFieldUpsertResult } from '../../schem
 /** HubSpot refuses search offsets past 10,000. */
 export const hubSpotSearchResultCap = 10_000;
 
-/** Token of a windowed read: the anchor instant, ids already returned at it, offset among ties. */
+/** Token of a windowed read: where the next search starts, and what follows it. */
 interface SearchToken extends Record<string, unknown> {
   m: 'search';
   o: string;
-  /** Anchor (ms): the next query asks for modification times at or after it. */
+  /** Anchor (ms): modification times at or after it; in a run of ties, exactly it. */
   ts?: number;
-  /** Ids returned earlier whose modification time equals `ts`. */
+  /** Ids returned earlier whose modification time equals `ts` (those not yet passed by `id`). */
   seen: string[];
-  /** Offset among records sharing `ts`, when whole pages of them came back. */
-  after: number;
+  /** In a run of ties: the ids returned so far end at this one (`hs_object_id` GT it next). */
+  tie?: boolean;
+  id?: string;
   /** Exclusive upper bound (ms) of the read. */
   u?: number;
+  /** Records per page asked for, the properties read, and the deletions to read after (from `ds`). */
+  n?: number;
+  f: string[];
+  d?: boolean;
+  ds?: number;
 }
 
 interface SearchPage {
@@ -63,13 +77,14 @@ function modifiedAt(record: Record<string, unknown>, property: string): number {
   return typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : Date.parse(String(raw));
 }
 
-function tooManyTies(connector: HookContext, objectName: string, anchor: number | undefined): ProviderError {
-  const at = anchor === undefined ? 'one instant' : new Date(anchor).toISOString();
-  return new ProviderError(
-    connector.provider,
-    `More than ${hubSpotSearchResultCap} HubSpot ${objectName} share the modification time ${at}; HubSpot search cannot page past ${hubSpotSearchResultCap} results of one query. Read this window without "since" (a full read) instead.`,
-    { retryable: false },
-  );
+/** The properties a read asks for: those chosen, else every one the metadata describes. */
+async function propertiesToRead(connector: HookContext, input: ReadPageInput): Promise<string[]> {
+  return input.fields?.length ? input.fields : describedFieldNames(connector, input.objectName);
+}
+
+/** Whether HubSpot's id `a` sorts after `b` (numeric ids; any other id is kept, to be left out later). */
+function idAfter(a: string, b: string): boolean {
+  return /^\d+$/.test(a) && /^\d+$/.test(b) ? BigInt(a) > BigInt(b) : true;
 }
 
 /** One page of a windowed read, re-anchored as described above. */
@@ -78,66 +93,100 @@ async function searchPage(connector: HookContext, input: ReadPageInput): Promise
   const object = connector.object(objectName);
   const listing = object.read!.incremental!;
   const modified = object.vars!.modified;
-  const token = input.pageToken
+  const token: SearchToken = input.pageToken
     ? decodePageToken<SearchToken>(input.pageToken, connector.provider, objectName)
-    : undefined;
-  const limit = Math.max(1, Math.min(input.pageSize ?? listing.pageSize.max, listing.pageSize.max));
-  const anchor = token ? token.ts : input.since?.getTime();
-  const until = token ? token.u : input.until?.getTime();
-  const offset = token?.after ?? 0;
-  const seen = new Set(token?.seen ?? []);
-  if (offset + limit > hubSpotSearchResultCap) throw tooManyTies(connector, objectName, anchor);
-
+    : {
+        m: 'search',
+        o: objectName,
+        ...(input.since && { ts: input.since.getTime() }),
+        seen: [],
+        ...(input.until && { u: input.until.getTime() }),
+        ...(input.pageSize !== undefined && { n: input.pageSize }),
+        f: [...new Set([...(await propertiesToRead(connector, input)), modified])],
+        ...(input.includeDeleted && { d: true }),
+        ...((input.deletedSince ?? input.since) && { ds: (input.deletedSince ?? input.since)!.getTime() }),
+      };
+  const limit = Math.max(1, Math.min(token.n ?? listing.pageSize.max, listing.pageSize.max));
+  const anchor = token.ts;
   const values = {
     object: objectName,
     vars: object.vars,
     ...(anchor !== undefined && { since: new Date(anchor) }),
-    ...(until !== undefined && { until: new Date(until) }),
+    ...(token.u !== undefined && { until: new Date(token.u) }),
     pageSize: limit,
-    fields: [...new Set([...(input.fields ?? []), modified])],
-    ...(offset > 0 && { cursor: String(offset) }),
+    fields: token.f,
   };
-  const window = (['since', 'until'] as const)
-    .filter((bound) => values[bound] !== undefined)
-    .map((bound) => renderJson(listing.window![bound], values));
-  const { body } = await connector.send(
-    objectName,
-    connector.request(listing.request, { ...values, window }, true),
-  );
+  const window = token.tie
+    ? [
+        { propertyName: modified, operator: 'EQ', value: String(anchor) },
+        ...(token.id !== undefined
+          ? [{ propertyName: 'hs_object_id', operator: 'GT', value: token.id }]
+          : []),
+      ]
+    : (['since', 'until'] as const)
+        .filter((bound) => values[bound] !== undefined)
+        .map((bound) => renderJson(listing.window![bound], values));
+  const request = connector.request(listing.request, { ...values, window }, true);
+  if (token.tie) {
+    request.json = {
+      ...(request.json as Record<string, unknown>),
+      sorts: [{ propertyName: 'hs_object_id', direction: 'ASCENDING' }],
+    };
+  }
+  const { body } = await connector.send(objectName, request);
   const page = body as SearchPage;
+  const seen = new Set(token.seen);
   const records: ProviderRecord[] = page.results
     .filter((record) => !seen.has(String(record.id)))
     .map((record) => connector.record(object, record));
-  // At the 10,000 cap HubSpot stops offering a next page although `total` says more match.
-  const more = Boolean(page.paging?.next) || offset + page.results.length < (page.total ?? 0);
-  if (!more || page.results.length === 0) return { records, done: true };
+  const more =
+    page.results.length > 0 && (Boolean(page.paging?.next) || page.results.length < (page.total ?? 0));
 
-  const times = page.results.map((record) => modifiedAt(record, modified));
-  const last = times[times.length - 1];
-  let next: SearchToken;
-  if (Number.isFinite(last) && (anchor === undefined || last > anchor)) {
-    // Re-anchor at the newest instant of this page; its ids there must not come back.
-    const atLast = page.results
-      .filter((_, index) => times[index] === last)
-      .map((record) => String(record.id));
-    next = {
-      m: 'search',
-      o: objectName,
-      ts: last,
-      seen: atLast,
-      after: 0,
-      ...(until !== undefined && { u: until }),
-    };
-  } else {
-    // A whole page shared the anchor instant: page on among the ties with an offset.
-    next = {
-      ...(token ?? { m: 'search', o: objectName, seen: [], ...(until !== undefined && { u: until }) }),
-      ts: anchor,
-      after: offset + page.results.length,
-    };
-    if (next.after + limit > hubSpotSearchResultCap) throw tooManyTies(connector, objectName, anchor);
+  let next: SearchToken | undefined;
+  if (token.tie) {
+    if (more) {
+      // On among the ties, by id; ids returned before and not yet passed stay left out.
+      const last = String(page.results[page.results.length - 1].id);
+      const kept = token.seen.filter((id) => idAfter(id, last));
+      next = { ...token, id: last, seen: kept };
+    } else {
+      // The run of ties is read: on from the next millisecond.
+      const { tie: _tie, id: _id, ...rest } = token;
+      next = { ...rest, ts: anchor! + 1, seen: [] };
+      if (token.u !== undefined && next.ts! >= token.u) next = undefined;
+    }
+  } else if (more) {
+    const times = page.results.map((record) => modifiedAt(record, modified));
+    const last = times[times.length - 1];
+    if (!Number.isFinite(last)) {
+      throw new ProviderError(connector.provider, `HubSpot ${objectName} came back without ${modified}.`, {
+        retryable: false,
+      });
+    }
+    if (anchor === undefined || last > anchor) {
+      // Re-anchor at the newest instant of this page; its ids there must not come back.
+      const atLast = page.results
+        .filter((_, index) => times[index] === last)
+        .map((record) => String(record.id));
+      next = { ...token, ts: last, seen: atLast };
+    } else {
+      // A whole page shares the anchor instant: read the run of ties by id.
+      const atAnchor = [...seen, ...page.results.map((record) => String(record.id))];
+      next = { ...token, tie: true, seen: [...new Set(atAnchor)] };
+      delete next.id;
+    }
   }
-  return { records, nextPageToken: encodePageToken(next), done: false };
+  if (next) return { records, nextPageToken: encodePageToken(next), done: false };
+  // The changes are read: the deletions follow when the read asks for them.
+  const deletions = token.d
+    ? deletionsPageToken(objectName, object, {
+        ...(token.u !== undefined && { until: new Date(token.u) }),
+        ...(token.n !== undefined && { pageSize: token.n }),
+        fields: token.f,
+        ...(token.ds !== undefined && { deletedSince: new Date(token.ds) }),
+      })
+    : undefined;
+  return deletions ? { records, nextPageToken: deletions, done: false } : { records, done: true };
 }
 
 /** Whether a page token continues a windowed read (a full read's token is the declared connector's). */
@@ -234,8 +283,11 @@ function propertyInput(
 
 export const hubspotHooks: ConnectorHooks = {
   async readPage(connector, input, declared) {
-    const windowed = input.pageToken ? isSearchToken(input.pageToken) : Boolean(input.since || input.until);
-    return windowed ? searchPage(connector, input) : declared();
+    if (input.pageToken) return isSearchToken(input.pageToken) ? searchPage(connector, input) : declared();
+    if (input.since) return searchPage(connector, input);
+    // A full read lists (an `until` alone is kept by Ferry): every property unless some were chosen.
+    if (input.fields?.length) return declared();
+    return connector.readDeclaredPage({ ...input, fields: await propertiesToRead(connector, input) });
   },
 
   async upsertCustomFields(connector, objectName, fields) {

@@ -251,6 +251,32 @@ async function sendListing(
 }
 
 /**
+ * The token of the first page of the declared listing of deletions, for hooks that walk the changes
+ * themselves (HubSpot's re-anchored search) and leave the deletions to the declaration: undefined
+ * when the object declares no such listing.
+ */
+export function deletionsPageToken(
+  objectName: string,
+  object: ObjectDeclaration,
+  read: { until?: Date; pageSize?: number; fields?: string[]; deletedSince?: Date },
+): string | undefined {
+  const deletions = object.read?.deletions;
+  if (deletions?.style !== 'listing') return undefined;
+  const walk: Walk = {
+    which: 'deletions',
+    listing: deletions.listing,
+    state: firstPageState(deletions.listing.pagination),
+    ...(read.until && { until: read.until }),
+    ...(read.pageSize !== undefined && { pageSize: read.pageSize }),
+    ...(read.fields?.length && { fields: read.fields }),
+    includeDeleted: true,
+    ...(read.deletedSince && { deletedSince: read.deletedSince }),
+    resumed: false,
+  };
+  return tokenOf(objectName, walk, walk.state);
+}
+
+/**
  * One page as the declaration says: the listing, its page, its records inside the window. `parent`
  * is the record a hook reads within (`{{parent}}`: Asana's project); the hook passes it again with
  * every page token, which does not carry it.
