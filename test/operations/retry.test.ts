@@ -22,10 +22,13 @@ let stack: TestStack;
 beforeAll(async () => {
   sandbox = await startSandbox({ port: 0, contacts: CONTACTS, companies: 5, deals: 5 });
   process.env.FERRY_SANDBOX_URL = sandbox.url;
+  // Provider pages as small as the delivered ones, so a resume point falls between messages.
+  process.env.FERRY_READ_PROVIDER_PAGE_SIZE = '50';
   stack = await startTestStack({ worker: true });
 });
 
 afterAll(async () => {
+  delete process.env.FERRY_READ_PROVIDER_PAGE_SIZE;
   await stack?.close();
   await sandbox?.close();
 });
