@@ -182,14 +182,6 @@ export async function startFakeGorgias(): Promise<ConformanceFake> {
     visibleFromMs?: number;
   }
   const events: EventRow[] = [];
-  const eventTypes = [
-    'ticket-created',
-    'ticket-updated',
-    'ticket-deleted',
-    'customer-created',
-    'customer-updated',
-    'customer-deleted',
-  ];
   const objectTypes = [
     'Account',
     'Macro',
