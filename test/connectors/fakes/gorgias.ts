@@ -23,6 +23,12 @@ import { FakeHttpError, FakeProvider, RecordStore, type StoredRecord } from '../
  *   custom field values `[{id, value}]` checked against their definitions.
  * - `GET /api/custom-fields?object_type=` (cursor pages, `archived`); records carry the values in
  *   `custom_fields` keyed by field id, `{id, value}`.
+ * - Events: `GET /api/events` lists what happened, newest first by default (`order_by`
+ *   `created_datetime:asc|desc`), with `created_datetime[gt|gte|lt|lte]`, `object_type`, `object_id`,
+ *   `types` (repeated) and `user_ids` filters, `limit` (default 30, at most 100) and cursors; each
+ *   `{id, context, created_datetime, data, object_id, object_type, type, user_id}`. The fake records
+ *   `ticket-created/updated/deleted` and `customer-created/updated/deleted`, so a deleted customer
+ *   (gone from `/api/customers`) is revealed by its `customer-deleted` event.
  * - Errors `{error: {msg, data}}`; `X-Gorgias-Account-Api-Call-Limit` on every answer,
  *   `Retry-After` on a 429.
  */
@@ -169,6 +175,52 @@ export async function startFakeGorgias(): Promise<ConformanceFake> {
     customers: new RecordStore(),
   };
   let nextId = 1;
+  let nextEventId = 1;
+  interface EventRow {
+    event: Record<string, unknown> & { id: number };
+    atMs: number;
+    visibleFromMs?: number;
+  }
+  const events: EventRow[] = [];
+  const objectTypes = [
+    'Account',
+    'Macro',
+    'Tag',
+    'Customer',
+    'Team',
+    'View',
+    'Widget',
+    'User',
+    'TicketMessage',
+    'Ticket',
+    'Rule',
+    'Integration',
+    'SatisfactionSurvey',
+  ];
+  /** Records what happened to a ticket or customer, as Gorgias's events API lists it. */
+  function recordEvent(
+    object: GorgiasObject,
+    id: number,
+    change: 'created' | 'updated' | 'deleted',
+    ms: number,
+    visibleFromMs?: number,
+  ) {
+    const eventId = nextEventId++;
+    events.push({
+      event: {
+        id: eventId,
+        context: `00000000-0000-4000-8000-${String(eventId).padStart(12, '0')}`,
+        created_datetime: gorgiasTime(ms),
+        data: null,
+        object_id: id,
+        object_type: object === 'tickets' ? 'Ticket' : 'Customer',
+        type: `${object === 'tickets' ? 'ticket' : 'customer'}-${change}`,
+        user_id: null,
+      },
+      atMs: ms,
+      ...(visibleFromMs !== undefined && { visibleFromMs }),
+    });
+  }
 
   const fake: FakeProvider = new FakeProvider({
     credentialOf: gorgiasCredential,
@@ -380,6 +432,7 @@ export async function startFakeGorgias(): Promise<ConformanceFake> {
     }
     const row: Row = { record, modifiedMs: ms };
     stores[object].rows.set(String(id), row);
+    recordEvent(object, id, 'created', ms);
     return row;
   }
 
@@ -399,6 +452,48 @@ export async function startFakeGorgias(): Promise<ConformanceFake> {
       (field) => archived === undefined || (archived === 'true') === (field.deactivated_datetime !== null),
     );
     page(ctx, `custom-fields:${objectType}`, fields as GorgiasRecord[], false);
+  });
+
+  const eventOrders = ['created_datetime', 'created_datetime:asc', 'created_datetime:desc'];
+  router.get('/api/events', (ctx) => {
+    const query = ctx.query;
+    const order = (query.order_by as string | undefined) ?? 'created_datetime:desc';
+    if (!eventOrders.includes(order)) throw invalid('order_by', `Must be one of: ${eventOrders.join(', ')}.`);
+    // `created_datetime` alone (deprecated) sorts oldest first.
+    if (order === 'created_datetime') ctx.query = { ...query, order_by: 'created_datetime:asc' };
+    const bounds: [string, (at: number, bound: number) => boolean][] = [
+      ['gt', (at, bound) => at > bound],
+      ['gte', (at, bound) => at >= bound],
+      ['lt', (at, bound) => at < bound],
+      ['lte', (at, bound) => at <= bound],
+    ];
+    let rows = events.filter((row) => (row.visibleFromMs ?? row.atMs) <= now());
+    for (const [name, holds] of bounds) {
+      const raw = query[`created_datetime[${name}]`];
+      if (raw === undefined) continue;
+      const bound = typeof raw === 'string' ? Date.parse(raw) : NaN;
+      if (Number.isNaN(bound)) throw invalid(`created_datetime.${name}`, 'Not a valid datetime.');
+      rows = rows.filter((row) => holds(row.atMs, bound));
+    }
+    if (query.object_type !== undefined) {
+      if (typeof query.object_type !== 'string' || !objectTypes.includes(query.object_type))
+        throw invalid('object_type', `Must be one of: ${objectTypes.join(', ')}.`);
+      rows = rows.filter((row) => row.event.object_type === query.object_type);
+    }
+    if (query.object_id !== undefined) {
+      const objectId = Number(query.object_id);
+      if (!Number.isInteger(objectId)) throw invalid('object_id', 'Not a valid integer.');
+      rows = rows.filter((row) => row.event.object_id === objectId);
+    }
+    const listed = (value: unknown) =>
+      value === undefined ? undefined : ([] as string[]).concat(value as string);
+    const types = listed(query.types) ?? listed(query['types[]']);
+    if (types) rows = rows.filter((row) => types.includes(row.event.type as string));
+    const users = listed(query.user_ids) ?? listed(query['user_ids[]']);
+    if (users) rows = rows.filter((row) => users.includes(String(row.event.user_id)));
+    page(ctx, 'events', rows.map((row) => row.event) as GorgiasRecord[], true);
+    const limit = query.limit === undefined ? 30 : Number(query.limit);
+    fake.logListing(ctx, { object: 'events', pageSize: limit, maxPageSize: LIMIT_MAX });
   });
 
   router.get('/api/:object', (ctx) => {
@@ -452,14 +547,16 @@ export async function startFakeGorgias(): Promise<ConformanceFake> {
       custom_fields: { ...(row.record.custom_fields as object), ...(values.custom_fields as object) },
     });
     stamp(row, now());
+    recordEvent(object, row.record.id, 'updated', now());
     ctx.status = object === 'tickets' ? 202 : 200;
     ctx.body = row.record;
   });
 
   router.delete('/api/:object/:id', (ctx) => {
     const object = objectOf(ctx);
-    rowOf(object, ctx.params.id);
+    const row = rowOf(object, ctx.params.id);
     stores[object].rows.delete(ctx.params.id);
+    recordEvent(object, row.record.id, 'deleted', now());
     ctx.status = 204;
   });
 
@@ -512,7 +609,9 @@ export async function startFakeGorgias(): Promise<ConformanceFake> {
         return String(build(name, values, ms).record.id);
       }),
     touch(object, id, modifiedMs, options) {
-      stamp(storedRow(object, id), modifiedMs, options?.visibleFromMs);
+      const row = storedRow(object, id);
+      stamp(row, modifiedMs, options?.visibleFromMs);
+      recordEvent(object as GorgiasObject, row.record.id, 'updated', modifiedMs, options?.visibleFromMs);
     },
     remove(object, id, atMs) {
       const row = storedRow(object, id);
@@ -520,8 +619,11 @@ export async function startFakeGorgias(): Promise<ConformanceFake> {
         // Deleting a ticket in the helpdesk moves it to the trash.
         row.record.trashed_datetime = gorgiasTime(atMs);
         stamp(row, atMs);
+        recordEvent('tickets', row.record.id, 'updated', atMs);
       } else {
+        // Deleting a customer deletes it for good: only its `customer-deleted` event tells.
         stores.customers.rows.delete(id);
+        recordEvent('customers', row.record.id, 'deleted', atMs);
       }
     },
     stored: (object, id) => {

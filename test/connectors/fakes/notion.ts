@@ -14,12 +14,13 @@ import { VersionedStore } from './versions.js';
  *   `is_not_empty`, `past_week`, `past_month`, `past_year`; a `last_edited_time` property filters
  *   the same way; joined under `and`/`or`), `sorts`, `start_cursor` and `page_size` (≤ 100, default
  *   100), answering `{object: "list", results, next_cursor, has_more, type, page_or_database,
- *   request_id}`, never pages in the trash.
+ *   request_id}`. Pages in the trash are left out, unless the body's `in_trash: true` (or its
+ *   deprecated alias `archived: true`) asks for them, which lists only the trashed pages.
  * - `created_time` and `last_edited_time` rounded down to the minute.
  * - `GET /v1/databases/{id}` with its `properties` schema; `GET`, `POST` and `PATCH` of pages.
- * - Deleting moves a page to the trash (`archived: true` / `in_trash: true`): it leaves every
- *   query; `GET /v1/pages/{id}` still answers it, flagged. Notion has no change feed to reveal it
- *   otherwise (webhooks aside).
+ * - Deleting moves a page to the trash (`archived: true` / `in_trash: true`, `last_edited_time`
+ *   the time it was trashed): it leaves the default query, is listed by a query with
+ *   `in_trash: true`, and `GET /v1/pages/{id}` still answers it, flagged.
  * - Computed properties (formula, created_time, last_edited_time…) cannot be written.
  * - Errors `{object: "error", status, code, message, request_id}` (`unauthorized` 401,
  *   `object_not_found` 404, `validation_error` 400, `rate_limited` 429 with `Retry-After` in
@@ -420,10 +421,18 @@ export async function startFakeNotion(): Promise<ConformanceFake> {
     const test = timestampTest(body.filter);
     const sorts =
       (body.sorts as { timestamp?: string; property?: string; direction?: string }[] | undefined) ?? [];
+    // `in_trash` (and its deprecated alias `archived`): `true` lists only the pages in the trash,
+    // `false` or absent only the others.
+    for (const flag of ['in_trash', 'archived'] as const)
+      if (body[flag] !== undefined && typeof body[flag] !== 'boolean')
+        throw invalid(
+          `body failed validation: body.${flag} should be a boolean, instead was \`${JSON.stringify(body[flag])}\`.`,
+        );
+    const trashed = (body.in_trash ?? body.archived) === true;
     const list = pages
       .listed(now())
       .map((version) => version.record)
-      .filter((page) => !page.archived && !page.in_trash && test(page));
+      .filter((page) => page.in_trash === trashed && test(page));
     for (const sort of [...sorts].reverse()) {
       const property = sort.property && schema.find((p) => p.name === sort.property);
       const field =

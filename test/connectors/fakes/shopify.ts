@@ -1,7 +1,15 @@
 import type { Context } from 'koa';
 import type { ConformanceFake } from '../kit/conformance.js';
 import { FakeHttpError, FakeProvider } from '../kit/fake-provider.js';
-import { GraphqlFieldError, GraphqlSyntaxError, parseGraphql, project, queryCost } from './graphql-lite.js';
+import {
+  GraphqlFieldError,
+  GraphqlSyntaxError,
+  parseGraphql,
+  project,
+  queryCost,
+  type FieldSelection,
+  type Selection,
+} from './graphql-lite.js';
 import { VersionedStore } from './versions.js';
 
 /**
@@ -233,6 +241,30 @@ const MAX_PAGE = 250;
 const MAX_QUERY_COST = 1000;
 const BUCKET = 2000;
 const RESTORE_RATE = 100;
+const costRules = { scalar: 0, object: 1, defaultPage: 1, connection: 2 };
+
+/**
+ * For a query reading a listing (`customers`, `products`, `orders`), the largest `first` it could
+ * ask for: at most 250, and no more than keeps its calculated cost within 1,000 points.
+ */
+function largestListingPage(selections: Selection[], variables: Record<string, unknown>): number | undefined {
+  const index = selections.findIndex((selection) => 'name' in selection && selection.name in typeOf);
+  if (index < 0) return undefined;
+  const listing = selections[index] as FieldSelection;
+  const costAt = (size: number) =>
+    Math.ceil(
+      queryCost(
+        selections.map((selection, at) =>
+          at === index ? { ...listing, args: { ...listing.args, first: { literal: size } } } : selection,
+        ),
+        variables,
+        costRules,
+      ),
+    );
+  let size = MAX_PAGE;
+  while (size > 1 && costAt(size) > MAX_QUERY_COST) size--;
+  return size;
+}
 
 /** Sort keys each connection takes, with the record value each reads. */
 const sortKeys: Record<string, (record: ShopifyRecord) => string | number> = {
@@ -265,6 +297,12 @@ export async function startFakeShopify(): Promise<FakeShopify> {
   /** The current request's search warnings. */
   let warnings: SearchWarning[] = [];
   let listingCtx: Context | undefined;
+  /**
+   * The largest `first` the listing of the query being served could ask for: at most 250, and no
+   * more than keeps the query's calculated cost within the single-query limit (nested connections
+   * multiply), so the page size a client can reach is what the fake reports.
+   */
+  let listingMaxPage: number | undefined;
 
   const fake = new FakeProvider({
     credentialOf: (ctx: Context) => ctx.get('x-shopify-access-token') || undefined,
@@ -361,21 +399,43 @@ export async function startFakeShopify(): Promise<FakeShopify> {
     if (object === 'customers')
       record.displayName =
         [record.firstName, record.lastName].filter(Boolean).join(' ') || String(record.email ?? '');
-    // A connection of the record's metafields (first page only: enough for the fake).
-    record.metafields = (args: Record<string, unknown>) => ({
-      __typename: 'MetafieldConnection',
-      nodes: (metafieldValues.get(id) ?? []).slice(0, Number(args.first ?? 50)).map((m) => ({
-        __typename: 'Metafield',
-        ...m,
-      })),
-      pageInfo: {
-        __typename: 'PageInfo',
-        hasNextPage: false,
-        hasPreviousPage: false,
-        startCursor: null,
-        endCursor: null,
-      },
-    });
+    // A connection of the record's metafields (HasMetafields.metafields): `first` or `last` (at most
+    // 250) required, `keys` (`namespace.key`) and `namespace` narrowing it (first page only: enough
+    // for the fake).
+    record.metafields = (args: Record<string, unknown>) => {
+      const size = args.first ?? args.last;
+      if (size === undefined || size === null)
+        throw new GraphqlFieldError('you must provide one of first or last', 'argumentLiteralsIncompatible');
+      if (!Number.isInteger(size) || (size as number) < 0 || (size as number) > MAX_PAGE)
+        throw new GraphqlFieldError(
+          `The first argument must be between 0 and ${MAX_PAGE}.`,
+          'BAD_USER_INPUT',
+        );
+      const keys = args.keys as unknown;
+      if (
+        keys !== undefined &&
+        keys !== null &&
+        (!Array.isArray(keys) || keys.some((key) => typeof key !== 'string'))
+      )
+        throw new GraphqlFieldError('keys must be a list of strings', 'argumentLiteralsIncompatible');
+      const matching = (metafieldValues.get(id) ?? []).filter(
+        (m) =>
+          (!Array.isArray(keys) || keys.includes(`${m.namespace}.${m.key}`)) &&
+          (typeof args.namespace !== 'string' || m.namespace === args.namespace),
+      );
+      const nodes = matching.slice(0, size as number);
+      return {
+        __typename: 'MetafieldConnection',
+        nodes: nodes.map((m) => ({ __typename: 'Metafield', ...m })),
+        pageInfo: {
+          __typename: 'PageInfo',
+          hasNextPage: matching.length > nodes.length,
+          hasPreviousPage: false,
+          startCursor: null,
+          endCursor: null,
+        },
+      };
+    };
     store(object).add(id, record, modifiedMs);
     return record;
   };
@@ -403,7 +463,8 @@ export async function startFakeShopify(): Promise<FakeShopify> {
       throw new GraphqlFieldError(`The first argument must be between 1 and ${MAX_PAGE}.`, 'BAD_USER_INPUT');
     if (args.last !== undefined || args.before !== undefined)
       throw new GraphqlFieldError('The fake pages forward only (first, after)', 'BAD_USER_INPUT');
-    if (object && listingCtx) fake.logListing(listingCtx, { object, pageSize: first, maxPageSize: MAX_PAGE });
+    if (object && listingCtx)
+      fake.logListing(listingCtx, { object, pageSize: first, maxPageSize: listingMaxPage ?? MAX_PAGE });
     const idOf = (item: T) => (typeof item.id === 'number' ? item.id : numericId(item.id));
     const sign = args.reverse === true ? -1 : 1;
     const compare = (a: T, b: T) => {
@@ -726,9 +787,7 @@ export async function startFakeShopify(): Promise<FakeShopify> {
     try {
       const document = parseGraphql(body.query);
       // Shopify's calculated cost: objects 1, scalars 0, a connection 2 + its page size × its selection.
-      const requested = Math.ceil(
-        queryCost(document.selections, variables, { scalar: 0, object: 1, defaultPage: 1, connection: 2 }),
-      );
+      const requested = Math.ceil(queryCost(document.selections, variables, costRules));
       if (requested > MAX_QUERY_COST) {
         ctx.body = {
           errors: [
@@ -748,6 +807,7 @@ export async function startFakeShopify(): Promise<FakeShopify> {
       const root = document.operation === 'mutation' ? mutationRoot : queryRoot;
       warnings = [];
       listingCtx = ctx;
+      listingMaxPage = largestListingPage(document.selections, variables);
       const data = project(root, document.selections, variables);
       ctx.body = {
         data,
@@ -762,6 +822,7 @@ export async function startFakeShopify(): Promise<FakeShopify> {
       ctx.body = { errors: [{ message: error.message, ...(code && { extensions: { code } }) }] };
     } finally {
       listingCtx = undefined;
+      listingMaxPage = undefined;
     }
   });
 

@@ -197,6 +197,216 @@ function typed(name: string, value: unknown): unknown {
   return value === '' ? null : value;
 }
 
+/**
+ * An invoice's `days_until_due` is a parameter, not an attribute: Stripe answers with the
+ * `due_date` it sets (that many days after the invoice's creation), and no `days_until_due`
+ * (https://docs.stripe.com/api/invoices/create#create_invoice-days_until_due, https://docs.stripe.com/api/invoices/object).
+ */
+function dueDateOf(record: StripeRecord, values: Record<string, unknown>): Record<string, unknown> {
+  if (!Object.hasOwn(values, 'days_until_due')) return values;
+  const { days_until_due: days, ...rest } = values;
+  if (values === record) delete record.days_until_due;
+  return typeof days === 'number' ? { ...rest, due_date: record.created + days * 86_400 } : rest;
+}
+
+/**
+ * An object's attributes when nothing sets them: Stripe's answers carry every attribute of the
+ * object the reference documents (spec3's required properties, nullable ones as `null`), never
+ * leaving one out (https://github.com/stripe/openapi, openapi/spec3.json; https://docs.stripe.com/api).
+ */
+function unsetAttributes(object: string, id: string, created: number): Record<string, unknown> {
+  switch (object) {
+    case 'customers':
+      return {
+        address: null,
+        balance: 0,
+        currency: null,
+        default_source: null,
+        delinquent: false,
+        description: null,
+        discount: null,
+        email: null,
+        invoice_prefix: id.slice(-8).toUpperCase(),
+        invoice_settings: {
+          custom_fields: null,
+          default_payment_method: null,
+          footer: null,
+          rendering_options: null,
+        },
+        name: null,
+        next_invoice_sequence: 1,
+        phone: null,
+        preferred_locales: [],
+        shipping: null,
+        tax_exempt: 'none',
+        test_clock: null,
+      };
+    case 'products':
+      return {
+        active: true,
+        default_price: null,
+        description: null,
+        images: [],
+        marketing_features: [],
+        package_dimensions: null,
+        shippable: null,
+        statement_descriptor: null,
+        tax_code: null,
+        type: 'service',
+        unit_label: null,
+        updated: created,
+        url: null,
+      };
+    case 'prices':
+      return {
+        active: true,
+        billing_scheme: 'per_unit',
+        custom_unit_amount: null,
+        lookup_key: null,
+        nickname: null,
+        recurring: null,
+        tax_behavior: 'unspecified',
+        tiers_mode: null,
+        transform_quantity: null,
+        type: 'one_time',
+        unit_amount: null,
+        unit_amount_decimal: null,
+      };
+    case 'invoices':
+      return {
+        account_country: 'US',
+        account_name: null,
+        account_tax_ids: null,
+        amount_due: 0,
+        amount_overpaid: 0,
+        amount_paid: 0,
+        amount_remaining: 0,
+        amount_shipping: 0,
+        application: null,
+        attempt_count: 0,
+        attempted: false,
+        auto_advance: false,
+        automatic_tax: {
+          disabled_reason: null,
+          enabled: false,
+          liability: null,
+          provider: null,
+          status: null,
+        },
+        automatically_finalizes_at: null,
+        billing_reason: 'manual',
+        collection_method: 'charge_automatically',
+        currency: 'usd',
+        custom_fields: null,
+        customer_account: null,
+        customer_address: null,
+        customer_email: null,
+        customer_name: null,
+        customer_phone: null,
+        customer_shipping: null,
+        customer_tax_exempt: 'none',
+        customer_tax_ids: [],
+        default_payment_method: null,
+        default_source: null,
+        default_tax_rates: [],
+        description: null,
+        discounts: [],
+        due_date: null,
+        effective_at: null,
+        ending_balance: null,
+        footer: null,
+        from_invoice: null,
+        hosted_invoice_url: null,
+        invoice_pdf: null,
+        issuer: { type: 'self' },
+        last_finalization_error: null,
+        latest_revision: null,
+        lines: { object: 'list', data: [], has_more: false, total_count: 0, url: `/v1/invoices/${id}/lines` },
+        next_payment_attempt: null,
+        number: null,
+        on_behalf_of: null,
+        parent: null,
+        payment_settings: { default_mandate: null, payment_method_options: null, payment_method_types: null },
+        period_end: created,
+        period_start: created,
+        post_payment_credit_notes_amount: 0,
+        pre_payment_credit_notes_amount: 0,
+        receipt_number: null,
+        rendering: null,
+        shipping_cost: null,
+        shipping_details: null,
+        starting_balance: 0,
+        statement_descriptor: null,
+        status: 'draft',
+        status_transitions: {
+          finalized_at: null,
+          marked_uncollectible_at: null,
+          paid_at: null,
+          voided_at: null,
+        },
+        subscription: null,
+        subtotal: 0,
+        subtotal_excluding_tax: 0,
+        test_clock: null,
+        total: 0,
+        total_discount_amounts: [],
+        total_excluding_tax: 0,
+        total_pretax_credit_amounts: [],
+        total_taxes: [],
+        webhooks_delivered_at: null,
+      };
+    case 'subscriptions':
+      return {
+        application: null,
+        application_fee_percent: null,
+        automatic_tax: { disabled_reason: null, enabled: false, liability: null },
+        billing_cycle_anchor: created,
+        billing_cycle_anchor_config: null,
+        billing_mode: { type: 'classic' },
+        billing_schedules: [],
+        billing_thresholds: null,
+        cancel_at: null,
+        cancel_at_period_end: false,
+        canceled_at: null,
+        cancellation_details: { comment: null, feedback: null, reason: null },
+        collection_method: 'charge_automatically',
+        currency: 'usd',
+        customer_account: null,
+        days_until_due: null,
+        default_payment_method: null,
+        default_source: null,
+        default_tax_rates: [],
+        description: null,
+        discounts: [],
+        ended_at: null,
+        invoice_settings: { account_tax_ids: null, issuer: { type: 'self' } },
+        latest_invoice: null,
+        managed_payments: null,
+        next_pending_invoice_item_invoice: null,
+        on_behalf_of: null,
+        pause_collection: null,
+        payment_settings: {
+          payment_method_options: null,
+          payment_method_types: null,
+          save_default_payment_method: 'off',
+        },
+        pending_invoice_item_interval: null,
+        pending_setup_intent: null,
+        pending_update: null,
+        schedule: null,
+        start_date: created,
+        status: 'active',
+        test_clock: null,
+        transfer_data: null,
+        trial_end: null,
+        trial_settings: { end_behavior: { missing_payment_method: 'create_invoice' } },
+        trial_start: null,
+      };
+    default:
+      return {};
+  }
+}
+
 /** Stripe keeps events 30 days. */
 const eventRetentionMs = 30 * 86_400_000;
 /** "Under normal operating conditions, data is searchable in less than a minute": the worst case. */
@@ -427,23 +637,14 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       livemode: false,
       metadata: {},
     };
-    if (object === 'customers') Object.assign(record, { balance: 0, delinquent: false, currency: null });
-    if (object === 'products') Object.assign(record, { active: true, images: [], updated: created });
-    if (object === 'prices')
-      Object.assign(record, { active: true, type: 'one_time', billing_scheme: 'per_unit' });
-    if (object === 'invoices')
-      Object.assign(record, {
-        status: 'draft',
-        amount_due: 0,
-        amount_paid: 0,
-        total: 0,
-        number: null,
-        currency: 'usd',
-      });
-    if (object === 'subscriptions')
-      Object.assign(record, { status: 'active', start_date: created, currency: 'usd' });
+    // Every attribute the reference's object has, present and null (or its default) when unset,
+    // as Stripe answers (stripe/openapi spec3, the `resources` of fixtures3.json).
+    Object.assign(record, unsetAttributes(object, record.id, created));
     const { items, ...rest } = values;
     Object.assign(record, rest);
+    if (object === 'prices' && typeof record.unit_amount === 'number')
+      record.unit_amount_decimal = String(record.unit_amount);
+    if (object === 'invoices') Object.assign(record, dueDateOf(record, record));
     if (object === 'subscriptions') {
       const list = Array.isArray(items) ? items : isPlainObject(items) ? Object.values(items) : [];
       if (!list.length) throw new FakeHttpError(400, 'Missing required param: items.', 'parameter_missing');
@@ -461,7 +662,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   };
 
   /** Applies an update as Stripe does: metadata keys merged (an empty value unsets one). */
-  const apply = (record: StripeRecord, values: Record<string, unknown>): Record<string, unknown> => {
+  const apply = (record: StripeRecord, given: Record<string, unknown>): Record<string, unknown> => {
+    const values = record.object === 'invoice' ? dueDateOf(record, given) : given;
     const previous: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(values)) {
       if (name === 'metadata') {

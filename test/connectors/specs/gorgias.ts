@@ -60,7 +60,7 @@ export const spec: ConformanceSpec = {
     },
     {
       name: 'customers',
-      revealsDeletions: false,
+      revealsDeletions: true,
       write: {
         create: {
           name: 'Ada Lovelace',

@@ -12,7 +12,7 @@ export const spec: ConformanceSpec = {
   objects: [
     {
       name: NOTION_DATABASE_ID,
-      revealsDeletions: false,
+      revealsDeletions: true,
       write: {
         create: {
           Name: { title: [{ text: { content: 'Write the launch post' } }] },
