@@ -112,6 +112,8 @@ export interface ChangeTracking {
   resumable: boolean;
   /** The unit of the provider's modification times (ms): 1000 for whole seconds. */
   precisionMs: number;
+  /** The unit of the times in the listing of deletions (ms). */
+  deletionsPrecisionMs: number;
 }
 
 export interface WriteInput {

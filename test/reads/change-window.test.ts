@@ -14,6 +14,7 @@ const tracking = {
   deletionsOverlapMs: 0,
   resumable: true,
   precisionMs: 1000,
+  deletionsPrecisionMs: 1000,
 };
 const at = (iso: string, id = 'a', deleted = false): ProviderRecord => ({
   id,

@@ -14,6 +14,7 @@ describe('readWindow', () => {
     deletionsOverlapMs: 1_000,
     resumable: false,
     precisionMs: 1,
+    deletionsPrecisionMs: 1,
   };
 
   it('reads a scheduled window from the overlap before the newest change delivered until now', () => {

@@ -148,6 +148,7 @@ const noTracking: ChangeTracking = {
   deletionsOverlapMs: 0,
   resumable: false,
   precisionMs: 1,
+  deletionsPrecisionMs: 1,
 };
 
 /**

@@ -134,8 +134,10 @@ export async function planRead(em: EntityManager, input: ReadObjectInput): Promi
     ...(window.resumeFrom !== undefined && { resumeFrom: window.resumeFrom }),
     ...(deletedSince && { deletedSince: deletedSince.toISOString() }),
     ...(input.readType === 'scheduled' && { dedupe: true }),
-    overlapMs: tracking?.overlapMs ?? 0,
-    deletionsOverlapMs: tracking?.deletionsOverlapMs ?? 0,
+    // A provider asked from a time floored to its precision lists up to one unit before the window:
+    // what a later read may show again reaches that much further back.
+    overlapMs: tracking ? tracking.overlapMs + tracking.precisionMs : 0,
+    deletionsOverlapMs: tracking ? tracking.deletionsOverlapMs + tracking.deletionsPrecisionMs : 0,
     ...(fields && { fields }),
     selection: {
       ...(selection.allFields !== undefined && { allFields: selection.allFields }),

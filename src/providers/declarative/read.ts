@@ -101,6 +101,7 @@ export function changeTracking(object: ObjectDeclaration): ChangeTracking {
       marked?.resume === true ||
       (deletions?.style === 'listing' && deletions.listing.resume === true),
     precisionMs: Math.max(unitOf(listing?.changes), marked ? unitOf(marked.changes) : 1),
+    deletionsPrecisionMs: deletions?.style === 'listing' ? unitOf(deletions.listing.changes) : 1,
   };
 }
 

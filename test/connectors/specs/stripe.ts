@@ -56,6 +56,9 @@ export const spec: ConformanceSpec = {
     {
       name: 'invoices',
       revealsDeletions: true,
+      // A create/update parameter Stripe turns into `due_date`; the invoice object has no such
+      // attribute (docs.stripe.com/api/invoices/object, /api/invoices/create).
+      roundTrip: { notInRecords: ['days_until_due'] },
       search: { field: 'number', set: setStored('invoices', 'number') },
       write: {
         create: { customer: stripeFixture.customer, description: 'Setup' },
