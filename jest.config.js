@@ -12,6 +12,7 @@ export default {
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   globalSetup: '<rootDir>/test/setup/global-setup.js',
   globalTeardown: '<rootDir>/test/setup/global-teardown.js',
+  testSequencer: '<rootDir>/test/setup/sequencer.js',
   testTimeout: 60_000,
   maxWorkers: 2,
 };

@@ -1,4 +1,3 @@
-import { readdirSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { resetConfig } from '../../src/config.js';
@@ -9,7 +8,8 @@ import { generateSigningSecret } from '../../src/delivery/signing.js';
 import { eventually } from '../installations/support.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
-import type { ConformanceFake, ConformanceSpec } from './kit/conformance.js';
+import type { ConformanceFake } from './kit/conformance.js';
+import { loadSpecs } from './kit/specs.js';
 
 /**
  * Every deep connector through the whole pipeline, against its local server reached through
@@ -17,13 +17,7 @@ import type { ConformanceFake, ConformanceSpec } from './kit/conformance.js';
  * and delivers it signed; a stale token refreshed at the provider's token endpoint; and credentials
  * the provider refuses for good ending as `bad_credentials` with one `connection.error`.
  */
-const specsDir = new URL('./specs/', import.meta.url);
-const specs: ConformanceSpec[] = [];
-for (const file of readdirSync(specsDir)
-  .filter((name) => name.endsWith('.ts'))
-  .sort()) {
-  specs.push(((await import(new URL(file, specsDir).href)) as { spec: ConformanceSpec }).spec);
-}
+const specs = await loadSpecs();
 
 const SEEDED = 12;
 let stack: TestStack;

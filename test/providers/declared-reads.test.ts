@@ -145,7 +145,7 @@ describe('a window as the provider understands it', () => {
       deletionsOverlapMs: 5_000,
       resumable: false,
       precisionMs: 1000,
-      deletionsPrecisionMs: 1000,
+      deletionsPrecisionMs: 1,
     });
   });
 });

@@ -1,0 +1,5 @@
+import { conformance } from './kit/conformance.js';
+import { specsOfShard } from './kit/specs.js';
+
+/** Shard 1 of the deep connectors' conformance suites (see conformance.test.ts). */
+for (const spec of await specsOfShard(1)) conformance(spec);
