@@ -82,6 +82,18 @@ export function alreadyDelivered(record: ProviderRecord, seen: SeenVersion | und
   return seen.hash === contentHash(record);
 }
 
+/**
+ * How far before the newest change (and the newest deletion) delivered versions are remembered:
+ * the overlap, and one unit of precision more, since a provider asked from a time it rounds down
+ * lists up to that much earlier.
+ */
+export function memoryOf(tracking: ChangeTracking): { overlapMs: number; deletionsOverlapMs: number } {
+  return {
+    overlapMs: tracking.overlapMs + tracking.precisionMs,
+    deletionsOverlapMs: tracking.deletionsOverlapMs + tracking.deletionsPrecisionMs,
+  };
+}
+
 /** The records of a page not delivered before. */
 export function undelivered(
   records: readonly ProviderRecord[],

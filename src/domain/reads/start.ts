@@ -13,6 +13,7 @@ import { createReadOperation } from './read-operation.js';
 import { readConnector } from './connector.js';
 import { changeTrackingFor } from '../../providers/connectors/index.js';
 import { classifyReadError, ReadSetupError } from './failures.js';
+import { memoryOf } from './change-window.js';
 import { installationEventBase, objectSetupOf } from './installation-context.js';
 import { findDestinationByName, loadReadContext } from './read-context.js';
 import {
@@ -134,10 +135,7 @@ export async function planRead(em: EntityManager, input: ReadObjectInput): Promi
     ...(window.resumeFrom !== undefined && { resumeFrom: window.resumeFrom }),
     ...(deletedSince && { deletedSince: deletedSince.toISOString() }),
     ...(input.readType === 'scheduled' && { dedupe: true }),
-    // A provider asked from a time floored to its precision lists up to one unit before the window:
-    // what a later read may show again reaches that much further back.
-    overlapMs: tracking ? tracking.overlapMs + tracking.precisionMs : 0,
-    deletionsOverlapMs: tracking ? tracking.deletionsOverlapMs + tracking.deletionsPrecisionMs : 0,
+    ...(tracking ? memoryOf(tracking) : { overlapMs: 0, deletionsOverlapMs: 0 }),
     ...(fields && { fields }),
     selection: {
       ...(selection.allFields !== undefined && { allFields: selection.allFields }),

@@ -3,6 +3,7 @@ import { ProviderError } from '../errors.js';
 import type { ProviderHttpRequest, ProviderHttpResponse } from '../http.js';
 import { decodePageToken, encodePageToken } from '../page-token.js';
 import type { Changes, Listing, ObjectDeclaration } from '../../schemas/connector-declaration.js';
+import type { TimeFormat } from '../../schemas/connector-basics.js';
 import type { DeclaredContext } from './context.js';
 import { firstValueAt, valueAt } from './json-pointer.js';
 import { endPosition, firstPageState, nextPageState, pageValues, type PageState } from './pagination.js';
@@ -48,6 +49,13 @@ const units: Record<Changes['precision'], number> = { millisecond: 1, second: SE
 
 function unitOf(changes: Changes | undefined): number {
   return changes ? units[changes.precision] : 1;
+}
+
+/** The finest time a modification stamp written this way can tell apart (ms). */
+function unitOfFormat(format: TimeFormat | undefined): number {
+  if (format === 'isoSeconds' || format === 'unixSeconds') return units.second;
+  if (format === 'date') return 24 * 60 * units.minute;
+  return 1;
 }
 
 /**
@@ -100,7 +108,12 @@ export function changeTracking(object: ObjectDeclaration): ChangeTracking {
       listing?.resume === true ||
       marked?.resume === true ||
       (deletions?.style === 'listing' && deletions.listing.resume === true),
-    precisionMs: Math.max(unitOf(listing?.changes), marked ? unitOf(marked.changes) : 1),
+    // A listing without a time filter still has stamps: they are as fine as they are written.
+    precisionMs: Math.max(
+      unitOf(listing?.changes),
+      marked ? unitOf(marked.changes) : 1,
+      unitOfFormat(object.updated?.format),
+    ),
     deletionsPrecisionMs: deletions?.style === 'listing' ? unitOf(deletions.listing.changes) : 1,
   };
 }

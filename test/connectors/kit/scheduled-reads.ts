@@ -1,4 +1,5 @@
 import {
+  memoryOf,
   newestTime,
   scheduledWindow,
   undelivered,
@@ -68,12 +69,13 @@ export class ScheduledReads {
     throw new Error(`a scheduled read of ${this.objectName} never ended`);
   }
 
-  /** As `forgetOldVersions` does when a read finishes. */
+  /** As `forgetOldVersions` does when a read finishes, with the plan's horizons (`memoryOf`). */
   private forgetOutsideOverlap(tracking: ReturnType<Connector['changeTracking']>): void {
-    const changesFrom = (this.position.watermark ?? -Infinity) - tracking.overlapMs;
+    const memory = memoryOf(tracking);
+    const changesFrom = (this.position.watermark ?? -Infinity) - memory.overlapMs;
     const deletionsFrom =
       this.position.deletedWatermark !== undefined
-        ? this.position.deletedWatermark - tracking.deletionsOverlapMs
+        ? this.position.deletedWatermark - memory.deletionsOverlapMs
         : changesFrom;
     for (const [id, version] of this.seen) {
       if (version.at < Math.min(changesFrom, deletionsFrom)) this.seen.delete(id);
