@@ -113,6 +113,16 @@ export const ListingSchema = Type.Object(
      * at the first record modified at or after `until` (Zoho CRM's `If-Modified-Since`).
      */
     oldestFirst: Type.Optional(Type.Boolean()),
+    /**
+     * The provider sorts the listing by modification time ascending, filtered from `{{since}}`, and
+     * pages by number or offset (`page`, `offset`): positions that shift when a record of an earlier
+     * page is modified or deleted during the walk, so that the record at the next page's edge is
+     * never listed. After each full page the walk starts again at the first page, from the newest
+     * modification time on the page (at the provider's precision), and leaves out the records of that
+     * time it returned already; a page all of one time (ties longer than a page) goes on to the next
+     * page from the same time (Copper's searches).
+     */
+    restartFromNewest: Type.Optional(Type.Boolean()),
     /** How the window behaves; required when the listing filters by time (`{{since}}`, `{{until}}`). */
     changes: Type.Optional(ChangesSchema),
     /**

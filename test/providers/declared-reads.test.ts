@@ -448,6 +448,151 @@ describe('deletions marked by a listing of their own resource', () => {
   });
 });
 
+describe('a listing sorted by modification time and paged by number or offset', () => {
+  /** The provider's records; it lists those in the window oldest first (then by id), a page at a time. */
+  let stored: { id: number; updated: string }[] = [];
+  const at = (second: number) => `2026-01-01T12:00:${String(second).padStart(2, '0')}Z`;
+
+  function sortedListing(style: 'page' | 'offset', bound: 'inclusive' | 'exclusive', restart: boolean) {
+    return {
+      request: {
+        method: 'GET',
+        path: '/people',
+        query: {
+          limit: '{{pageSize}}',
+          [style]: style === 'page' ? '{{page}}' : '{{offset}}',
+          sort: 'updated',
+          since: '{{since|isoSeconds}}',
+          until: '{{until|isoSeconds}}',
+        },
+      },
+      records: '/data',
+      pagination: { style },
+      pageSize: { max: 3 },
+      changes: { precision: 'second', since: bound, until: 'exclusive', lagSeconds: 0 },
+      ...(restart && { restartFromNewest: true }),
+    };
+  }
+
+  function sortedProvider(bound: 'inclusive' | 'exclusive', between?: (request: number) => void) {
+    let requests = 0;
+    return (request: Seen) => {
+      between?.(requests++);
+      const query = request.url.searchParams;
+      const since = query.get('since');
+      const until = query.get('until');
+      const limit = Number(query.get('limit'));
+      const start = query.has('page') ? (Number(query.get('page')) - 1) * limit : Number(query.get('offset'));
+      const inWindow = stored
+        .filter((record) => {
+          const time = Date.parse(record.updated);
+          const from = since === null ? -Infinity : Date.parse(since);
+          return (
+            (bound === 'inclusive' ? time >= from : time > from) &&
+            (until === null || time < Date.parse(until))
+          );
+        })
+        .sort((a, b) => Date.parse(a.updated) - Date.parse(b.updated) || a.id - b.id);
+      return { body: { data: inWindow.slice(start, start + limit) } };
+    };
+  }
+
+  const readIds = async (style: 'page' | 'offset', restart: boolean, since?: Date) => {
+    const people = connector(declaration({}, { list: sortedListing(style, 'inclusive', restart) }));
+    const pages = await readAll(people, {
+      objectName: 'people',
+      ...(since && { since }),
+      until: new Date('2026-01-01T13:00:00Z'),
+    });
+    return pages.flatMap((page) => page.records.map((record) => record.id));
+  };
+
+  describe.each(['page', 'offset'] as const)('by %s', (style) => {
+    // Record 2, on the first page, is modified after the window's end (or deleted) once the first
+    // page is read: every later record moves up one place.
+    const leaves = (how: 'modified' | 'deleted') => (request: number) => {
+      if (request !== 1) return;
+      if (how === 'deleted') stored = stored.filter((record) => record.id !== 2);
+      else
+        stored = stored.map((record) =>
+          record.id === 2 ? { ...record, updated: '2026-01-01T13:30:00Z' } : record,
+        );
+    };
+
+    it('skips the record at the next page edge when an earlier one leaves the set during the walk', async () => {
+      stored = [1, 2, 3, 4, 5, 6, 7].map((id) => ({ id, updated: at(id) }));
+      answer = sortedProvider('inclusive', leaves('modified'));
+      expect(await readIds(style, false, new Date(at(0)))).toEqual(['1', '2', '3', '5', '6', '7']);
+    });
+
+    it.each(['modified', 'deleted'] as const)(
+      'restarts from the newest time of each full page, so a record %s during the walk skips none and repeats none',
+      async (how) => {
+        stored = [1, 2, 3, 4, 5, 6, 7].map((id) => ({ id, updated: at(id) }));
+        seen.length = 0;
+        answer = sortedProvider('inclusive', leaves(how));
+        expect(await readIds(style, true, new Date(at(0)))).toEqual(['1', '2', '3', '4', '5', '6', '7']);
+        const position = style === 'page' ? '1' : '0';
+        expect(
+          seen.map((request) => [request.url.searchParams.get('since'), request.url.searchParams.get(style)]),
+        ).toEqual([
+          [at(0), position],
+          [at(3), position],
+          [at(5), position],
+          [at(7), position],
+        ]);
+      },
+    );
+  });
+
+  it('pages on from the same time through ties longer than a page, in a backfill and with an exclusive bound', async () => {
+    // One record, seven in second 5, one in second 6: a restart at second 5 would list the same page again.
+    stored = [
+      { id: 1, updated: at(1) },
+      ...[2, 3, 4, 5, 6, 7, 8].map((id) => ({ id, updated: at(5) })),
+      { id: 9, updated: at(6) },
+    ];
+    for (const bound of ['inclusive', 'exclusive'] as const) {
+      seen.length = 0;
+      answer = sortedProvider(bound);
+      const people = connector(declaration({}, { list: sortedListing('page', bound, true) }));
+      const pages = await readAll(people, { objectName: 'people', until: new Date('2026-01-01T13:00:00Z') });
+      expect(pages.flatMap((page) => page.records.map((record) => record.id))).toEqual([
+        '1',
+        '2',
+        '3',
+        '4',
+        '5',
+        '6',
+        '7',
+        '8',
+        '9',
+      ]);
+      const restartedFrom = bound === 'inclusive' ? at(5) : at(4);
+      expect(
+        seen.map((request) => [request.url.searchParams.get('since'), request.url.searchParams.get('page')]),
+      ).toEqual([
+        [null, '1'],
+        [restartedFrom, '1'],
+        [restartedFrom, '2'],
+        [restartedFrom, '3'],
+      ]);
+    }
+  });
+
+  it('is declared only where the walk can restart: paged by number or offset, from {{since}}', () => {
+    const cursorPaged = { ...listing, restartFromNewest: true };
+    expect(() => connector(declaration({}, { list: cursorPaged }))).toThrow(
+      /read\.list\.restartFromNewest: needs pagination by page or offset/,
+    );
+    const unfiltered = sortedListing('page', 'inclusive', true);
+    delete (unfiltered.request.query as Record<string, string>).since;
+    expect(() => connector(declaration({}, { list: unfiltered }))).toThrow(
+      /read\.list\.restartFromNewest: needs \{\{since\}\} in the request/,
+    );
+  });
+});
+
 describe('values kept in containers go by the names the metadata lists', () => {
   const containers = [
     { at: '/properties' },

@@ -181,6 +181,17 @@ class Checker {
           `must page the way the first page does (style ${listing.pagination.style})`,
         );
     }
+    if (listing.restartFromNewest) {
+      if (!['page', 'offset'].includes(listing.pagination.style))
+        this.problem(`${field}.restartFromNewest`, 'needs pagination by page or offset');
+      if (!used.has('since') && listing.window?.since === undefined)
+        this.problem(`${field}.restartFromNewest`, 'needs {{since}} in the request');
+      if (listing.following || listing.newestFirst || listing.resume)
+        this.problem(
+          `${field}.restartFromNewest`,
+          'goes with neither following, newestFirst nor resume: the walk restarts from its own request',
+        );
+    }
     if (listing.pageSize.min !== undefined && listing.pageSize.min > listing.pageSize.max) {
       this.problem(`${field}.pageSize`, 'min is larger than max');
     }

@@ -35,6 +35,10 @@ interface ReadToken extends Record<string, unknown> {
   r?: boolean;
   /** The resume cursor of the listing of changes, carried to the read's last page. */
   rc?: string;
+  /** A walk that restarts from its newest time (`restartFromNewest`): the time it restarted from (ms). */
+  rs?: number;
+  /** The ids it returned at `rs` before restarting there. */
+  rk?: string[];
 }
 
 /** A resume cursor: the listing and its position at the end of the read that gave it. */
@@ -150,6 +154,16 @@ function listedRecords(
   return includeDeleted ? latest : latest.filter((record) => !record.deleted);
 }
 
+/**
+ * Where a walk that restarts from its newest time (`restartFromNewest`) stands: the time it starts
+ * from (at the provider's precision) instead of the read's `since`, and the records of that time it
+ * returned before restarting, which the restarted walk lists again.
+ */
+interface Restart {
+  since: Date;
+  ids: string[];
+}
+
 interface Walk {
   which: Walked;
   listing: Listing;
@@ -162,6 +176,7 @@ interface Walk {
   deletedSince?: Date;
   resumed: boolean;
   resumeCursor?: string;
+  restart?: Restart;
 }
 
 function listingOf(object: ObjectDeclaration, which: Walked): Listing {
@@ -194,6 +209,7 @@ function walkOf(connector: DeclaredContext, input: ReadPageInput, object: Object
       ...(token.ds !== undefined && { deletedSince: new Date(token.ds) }),
       resumed: token.r === true,
       ...(token.rc !== undefined && { resumeCursor: token.rc }),
+      ...(token.rs !== undefined && { restart: { since: new Date(token.rs), ids: token.rk ?? [] } }),
     };
   }
   const common = {
@@ -243,8 +259,41 @@ function tokenOf(objectName: string, walk: Walk, state: PageState): string {
     ...(walk.deletedSince && { ds: walk.deletedSince.getTime() }),
     ...(walk.resumed && { r: true }),
     ...(walk.resumeCursor !== undefined && { rc: walk.resumeCursor }),
+    ...(walk.restart && { rs: walk.restart.since.getTime(), rk: walk.restart.ids }),
   };
   return encodePageToken(token);
+}
+
+/** A record's modification time at the provider's precision (ms), or undefined when it has none. */
+function unitTime(record: ProviderRecord, unit: number): number | undefined {
+  const time = record.updatedAt ? Date.parse(record.updatedAt) : NaN;
+  return Number.isNaN(time) ? undefined : Math.floor(time / unit) * unit;
+}
+
+/**
+ * Where a walk that restarts from its newest time goes after a full page (`next` being where page
+ * numbers or offsets would go): back to the first page, from the newest time on this page and
+ * remembering the ids listed at it; or, when the page holds nothing newer than the time it was
+ * asked from (ties longer than a page) or no times at all, on to `next` from the same time.
+ */
+function restartAfter(
+  pagination: Listing['pagination'],
+  walk: Walk,
+  since: Date | undefined,
+  listed: readonly ProviderRecord[],
+  unit: number,
+  next: PageState,
+): { state: PageState; restart?: Restart } {
+  const times = listed.map((record) => unitTime(record, unit));
+  const newest = times.reduce<number | undefined>(
+    (max, time) => (time !== undefined && (max === undefined || time > max) ? time : max),
+    undefined,
+  );
+  const from = since && Math.floor(since.getTime() / unit) * unit;
+  if (newest === undefined || (from !== undefined && newest <= from))
+    return { state: next, ...(walk.restart && { restart: walk.restart }) };
+  const ids = [...new Set(listed.filter((_, index) => times[index] === newest).map((record) => record.id))];
+  return { state: firstPageState(pagination), restart: { since: new Date(newest), ids } };
 }
 
 /** Sends a listing's request; a status the listing declares for "nothing here" is an empty page. */
@@ -317,7 +366,13 @@ export async function readDeclaredPage(
     listing.pageSize.min ?? 1,
     Math.min(walk.pageSize ?? listing.pageSize.max, listing.pageSize.max),
   );
-  const since = deletions ? walk.deletedSince : walk.resumed ? undefined : walk.since;
+  const since = walk.restart
+    ? walk.restart.since
+    : deletions
+      ? walk.deletedSince
+      : walk.resumed
+        ? undefined
+        : walk.since;
   const values: TemplateValues = {
     ...connector.templateValues(input.objectName, object),
     since: providerSince(since, listing.changes),
@@ -358,7 +413,13 @@ export async function readDeclaredPage(
   const unit = unitOf(listing.changes);
   // A listing resumed by its own cursor is never cut at `until`: the cursor moves past what it lists.
   const until = listing.resume ? undefined : walk.until;
-  const inWindow = records.filter((record) => withinWindow(record, since, until, unit));
+  const returned = walk.restart && new Set(walk.restart.ids);
+  const inWindow = records.filter(
+    (record) =>
+      withinWindow(record, since, until, unit) &&
+      // Listed again by the restart: returned already, at the time restarted from.
+      !(returned?.has(record.id) && unitTime(record, unit) === walk.restart!.since.getTime()),
+  );
   // Newest first without a filter: the first record older than the window ends the read.
   const passedWindow =
     listing.newestFirst &&
@@ -371,7 +432,11 @@ export async function readDeclaredPage(
     records.some((record) => record.updatedAt && Date.parse(record.updatedAt) >= walk.until!.getTime());
   const result = { records: inWindow, ...(deletions && { deletions: true }) };
   if (next && !passedWindow && !pastUntil) {
-    return { ...result, nextPageToken: tokenOf(input.objectName, walk, next), done: false };
+    if (!listing.restartFromNewest)
+      return { ...result, nextPageToken: tokenOf(input.objectName, walk, next), done: false };
+    const { state, restart } = restartAfter(listing.pagination, walk, since, marked, unit, next);
+    const after: Walk = { ...walk, restart };
+    return { ...result, nextPageToken: tokenOf(input.objectName, after, state), done: false };
   }
   // The listing ends here: where it would resume, and the listing of deletions, if asked, follows.
   const end = !deletions && listing.resume ? endPosition(listing.pagination, walk.state, page) : undefined;
@@ -389,6 +454,7 @@ export async function readDeclaredPage(
       listing: object.read.deletions.listing,
       state: firstPageState(object.read.deletions.listing.pagination),
       resumeCursor,
+      restart: undefined,
     };
     return { ...result, nextPageToken: tokenOf(input.objectName, after, after.state), done: false };
   }
