@@ -127,9 +127,7 @@ describe('integrations', () => {
     });
     const applied = await stack.api('PUT', batch, { body: { sourceYaml: manifest([decomposed]) } });
     expect(applied.status).toBe(200);
-    expect(applied.body.map((integration: { id: string }) => integration.id)).toEqual([
-      created.body.id,
-    ]);
+    expect(applied.body.map((integration: { id: string }) => integration.id)).toEqual([created.body.id]);
     expect((await stack.api('DELETE', `${base}/${encodeURIComponent(decomposed)}`)).status).toBe(204);
   });
 
