@@ -29,8 +29,18 @@ function forgetIdle(now: number): void {
   if (lanes.size >= MAX_LANES) lanes.clear();
 }
 
+/**
+ * The window a lane keeps to: the documented one and a margin, since the provider counts when
+ * requests arrive, and an earlier request that took longer to arrive (a new connection) would
+ * otherwise land inside the window of a later one sent right at its edge.
+ */
+function windowOf(rule: Rule): number {
+  const documented = rule.perSeconds * 1000;
+  return documented + Math.max(50, documented * 0.05);
+}
+
 async function takeTurn(lane: Lane, rule: Rule): Promise<void> {
-  const windowMs = rule.perSeconds * 1000;
+  const windowMs = windowOf(rule);
   for (;;) {
     const now = Date.now();
     while (lane.sent.length && now - lane.sent[0] >= windowMs) lane.sent.shift();

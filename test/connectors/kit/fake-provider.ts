@@ -24,6 +24,10 @@ export interface LoggedRequest {
    * endpoint's reference allows. The suite checks that reads ask for the most.
    */
   listing?: { object: string; pageSize: number; maxPageSize: number };
+  /** The status the fake answered with. */
+  status?: number;
+  /** The answer was a failure the test queued (`failNext`), not the provider's own. */
+  injected?: boolean;
 }
 
 /** Thrown by a fake's routes: answered with the provider's error body. */
@@ -118,6 +122,8 @@ export class FakeProvider {
         for (const [name, value] of Object.entries(failure.headers)) ctx.set(name, value);
         ctx.body = this.options.errorBody(failure);
       }
+      const logged = this.#logged.get(ctx);
+      if (logged) logged.status = ctx.status;
     });
     app.use(bodyParser({ enableTypes: ['json', 'form'] }));
     // RFC 6749 refresh: a new access token, or invalid_grant once the grant is revoked.
@@ -143,6 +149,7 @@ export class FakeProvider {
       this.#logged.set(ctx, logged);
       const failure = this.#failures.shift();
       if (failure) {
+        logged.injected = true;
         const rateLimited = failure.status === 429;
         throw new FakeHttpError(
           failure.status,

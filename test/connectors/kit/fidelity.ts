@@ -246,6 +246,7 @@ export function fidelityChecks(context: FidelityContext): void {
     const fake = context.fake();
     const tracking = context.connector().changeTracking(name);
     const deletes = object.revealsDeletions === true && tracking.deletions !== 'none';
+    const firstRequest = fake.requests.length;
     await withClock(fake, async (clock) => {
       const t = context.day(7);
       const live = fake.seed(
@@ -303,6 +304,14 @@ export function fidelityChecks(context: FidelityContext): void {
         })
         .map(([id]) => id);
       expect(lost).toEqual([]);
+    });
+    // Reads keep to the limits the provider documents (the fakes enforce them): under 5 % of the
+    // calls answered 429.
+    const calls = fake.requests.slice(firstRequest).filter((request) => !request.injected);
+    const limited = calls.filter((request) => request.status === 429).length;
+    expect({ calls: calls.length, limited: limited / calls.length < 0.05 }).toEqual({
+      calls: calls.length,
+      limited: true,
     });
   });
 }
