@@ -54,6 +54,10 @@ const lists: Record<string, unknown> = {
   '/crm/v3/objects/contacts': {
     results: [{ id: '11', properties: { email: 'ada@example.com' }, updatedAt: updated, archived: false }],
   },
+  // HubSpot asks which properties there are when a read names none.
+  '/crm/v3/properties/contacts': {
+    results: [{ name: 'email', label: 'Email', type: 'string', fieldType: 'text' }],
+  },
   '/me': { id: 'me' },
   '/v2': { data: { me: { id: 'me' } } },
 };
