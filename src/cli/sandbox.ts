@@ -1,10 +1,13 @@
 import { options } from './options.js';
 import { onShutdown } from './production.js';
-import { MAX_COMMIT_LAG_MS, startSandbox } from '../sandbox/index.js';
+import { MAX_COMMIT_LAG_MS, startSandbox, type StampRealism } from '../sandbox/index.js';
 
 /** The `--precision` and `--commit-lag-ms` options as `startSandbox`'s realism, or a message naming the mistake. */
-export function sandboxRealism(values: { precision?: string; 'commit-lag-ms'?: string }) {
-  const { precision } = values;
+export function sandboxRealism(values: {
+  precision?: string;
+  'commit-lag-ms'?: string;
+}): Partial<StampRealism> {
+  const precision = values.precision as StampRealism['precision'] | undefined;
   if (precision !== undefined && precision !== 'second' && precision !== 'millisecond') {
     throw new Error('--precision is second or millisecond');
   }
