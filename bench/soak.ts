@@ -1,6 +1,7 @@
 /**
  * `npm run bench:soak -- [--minutes 30] [--kill-every-seconds 240] [--rate 2] [--burst-every-seconds 30]
- *   [--burst-records 12] [--commit-lag-ms 1500] [--catch-up-seconds 300] [--max-live 150]`
+ *   [--burst-records 12] [--no-edges] [--edge-lead-ms 1500] [--commit-lag-ms 1500]
+ *   [--catch-up-seconds 300] [--max-live 150]`
  *
  * A fidelity soak: do Ferry's scheduled reads deliver every change a provider shows them, while the
  * provider stamps in whole seconds, commits late, and the worker is killed now and then?
@@ -9,9 +10,16 @@
  * process of its own with realism on: `--precision second --commit-lag-ms 1500`, Ferry's API in this
  * process, the worker (`ferry worker`) in a child process), a webhook receiver in this process as the
  * destination, and one installation reading contacts, companies and deals every minute (`* * * * *`).
- * Then, for `--minutes`, it writes to the sandbox's API directly: creates, updates and deletes, `--rate`
- * a second on average, and every `--burst-every-seconds` a same-second burst (within one whole second,
- * `--burst-records` records each changed two or three times, created and changed, changed and deleted).
+ * Then, for `--minutes`, it writes to the sandbox's API directly:
+ * - creates, updates and deletes, `--rate` a second on average;
+ * - every `--burst-every-seconds`, a same-second burst: within one whole second, `--burst-records`
+ *   records each changed two or three times, created and changed, changed and deleted;
+ * - at each read's start (the installation's `describe` query says when the next is due), an edge
+ *   burst: three records at a time of the read's object written without pause from `--edge-lead-ms`
+ *   before until a second after, so that the read lists while writes stamped in one second are
+ *   still to commit after writes stamped in the next (the sandbox's lag is random): the edge of the
+ *   window, where an overlap too short loses changes. With Ferry's overlap set to 0 this soak loses
+ *   changes within minutes; `--no-edges` leaves edge bursts out.
  * Every `--kill-every-seconds` it SIGKILLs the worker and starts another; every other kill lands in the
  * middle of a delivery (the receiver takes the message, the worker dies before the answer). Then it
  * stops writing and waits (at most `--catch-up-seconds`) until a read of each object has run after the
@@ -83,6 +91,9 @@ interface SoakOptions {
   commitLagMs: number;
   catchUpSeconds: number;
   maxLive: number;
+  /** Edge bursts on: writes straddling each read's start. */
+  edges: boolean;
+  edgeLeadMs: number;
 }
 
 function parseSoakOptions(args: string[]): SoakOptions {
@@ -95,6 +106,8 @@ function parseSoakOptions(args: string[]): SoakOptions {
     'commit-lag-ms': { type: 'string' },
     'catch-up-seconds': { type: 'string' },
     'max-live': { type: 'string' },
+    'no-edges': { type: 'boolean' },
+    'edge-lead-ms': { type: 'string' },
   });
   const parsed: SoakOptions = {
     minutes: Number(values.minutes ?? 30),
@@ -105,9 +118,12 @@ function parseSoakOptions(args: string[]): SoakOptions {
     commitLagMs: Number(values['commit-lag-ms'] ?? 1500),
     catchUpSeconds: Number(values['catch-up-seconds'] ?? 300),
     maxLive: Number(values['max-live'] ?? 150),
+    edges: !values['no-edges'],
+    edgeLeadMs: Number(values['edge-lead-ms'] ?? 1500),
   };
   for (const [name, value] of Object.entries(parsed)) {
-    if (!Number.isFinite(value) || value < 0) throw new Error(`--${name} takes a non-negative number`);
+    if (typeof value === 'number' && (!Number.isFinite(value) || value < 0))
+      throw new Error(`--${name} takes a non-negative number`);
   }
   if (parsed.minutes <= 0 || parsed.rate <= 0) throw new Error('--minutes and --rate must be above 0');
   if (parsed.commitLagMs > 2000)
@@ -287,21 +303,33 @@ async function startReceiver(onMessage: () => Promise<void>) {
   };
 }
 
-/** Writes to the sandbox's API, and the versions they made. */
-class Writer {
+/** Every write of the soak, whoever made it: one sequence of markers, one list of versions. */
+class WriteLog {
   readonly versions: WrittenVersion[] = [];
+  seq = 0;
+  lastAnsweredAt = 0;
+}
+
+/**
+ * Writes to the sandbox's API, into the log. Each writer changes only records it created itself, so
+ * two writers never change one record at once and each record's versions are in order.
+ */
+class Writer {
   private readonly live = new Map<SoakObject, string[]>(OBJECTS.map((object) => [object, []]));
-  private seq = 0;
   bursts = 0;
   /** Burst writes that shared their burst's second (as stamped). */
   burstWritesInOneSecond = 0;
   burstWrites = 0;
-  lastAnsweredAt = 0;
+  /** Edge bursts: writes straddling a read's start. */
+  edges = 0;
 
-  constructor(private readonly sandboxUrl: string) {}
+  constructor(
+    private readonly sandboxUrl: string,
+    private readonly log: WriteLog,
+  ) {}
 
   private values(object: SoakObject, marker: string): Record<string, unknown> {
-    const n = this.seq;
+    const n = this.log.seq;
     if (object === 'contacts')
       return { jobTitle: marker, firstName: `First${n % 97}`, email: `soak${n}@example.com` };
     if (object === 'companies') return { industry: marker, name: `Soak ${n}`, employees: n % 500 };
@@ -321,7 +349,7 @@ class Writer {
   }
 
   async write(object: SoakObject, kind: WriteKind, id?: string): Promise<WrittenVersion> {
-    const seq = ++this.seq;
+    const seq = ++this.log.seq;
     const marker = kind === 'delete' ? 'deleted' : `soak-${seq}`;
     const sentAt = Date.now();
     let answer: Record<string, unknown>;
@@ -331,7 +359,7 @@ class Writer {
       answer = await this.call('PATCH', `${object}/${id}`, changes);
     } else answer = await this.call('DELETE', `${object}/${id}`);
     const answeredAt = Date.now();
-    this.lastAnsweredAt = Math.max(this.lastAnsweredAt, answeredAt);
+    this.log.lastAnsweredAt = Math.max(this.log.lastAnsweredAt, answeredAt);
     const recordId = kind === 'create' ? String(answer.id) : id!;
     // A deletion answers 204 without a body; the sandbox stamps it in the second of the write, at
     // the latest the second of the answer.
@@ -340,7 +368,7 @@ class Writer {
         ? new Date(Math.floor(answeredAt / 1000) * 1000).toISOString()
         : String(answer.updatedAt);
     const version = { object, id: recordId, kind, marker, sentAt, answeredAt, stamp };
-    this.versions.push(version);
+    this.log.versions.push(version);
     const live = this.live.get(object)!;
     if (kind === 'create') live.push(recordId);
     if (kind === 'delete') live.splice(live.indexOf(recordId), 1);
@@ -400,6 +428,36 @@ class Writer {
     this.burstWritesInOneSecond += made.filter(
       (version) => Math.floor(Date.parse(version.stamp) / 1000) === second,
     ).length;
+  }
+
+  /**
+   * Writes to `object` without pause from now until `until`, `chains` records at a time: straddling
+   * a read's start, across a second's edge, so that writes stamped in one second commit after
+   * writes stamped in the next (the commit lag is random), while the read lists.
+   */
+  async edge(object: SoakObject, until: number, chains: number, maxLive: number): Promise<number> {
+    const taken = new Set<string>();
+    let writes = 0;
+    await Promise.all(
+      Array.from({ length: chains }, async () => {
+        while (Date.now() < until) {
+          const live = this.live.get(object)!.length;
+          const roll = Math.random();
+          const id = this.pick(object, taken);
+          if (!id || live < 5 || (roll < 0.2 && live < maxLive)) {
+            await this.write(object, 'create');
+          } else {
+            taken.add(id);
+            await this.write(object, roll < 0.9 ? 'update' : 'delete', id);
+            taken.delete(id);
+          }
+          writes++;
+          await sleep(20 + Math.random() * 60);
+        }
+      }),
+    );
+    this.edges++;
+    return writes;
   }
 }
 
@@ -578,7 +636,10 @@ export async function benchSoak(args: string[]): Promise<void> {
     };
 
     // The soak: writes, bursts, kills.
-    const writer = new Writer(process.env.FERRY_SANDBOX_URL);
+    const log = new WriteLog();
+    const writer = new Writer(process.env.FERRY_SANDBOX_URL, log);
+    const edgeWriter = new Writer(process.env.FERRY_SANDBOX_URL, log);
+    const { describeInstallation } = await import('../src/temporal/gateway.js');
     const soakStarted = Date.now();
     const soakEnds = soakStarted + opts.minutes * 60_000;
     say(
@@ -599,9 +660,42 @@ export async function benchSoak(args: string[]): Promise<void> {
         if (Date.now() - lastReport > 60_000) {
           lastReport = Date.now();
           say(
-            `${writer.versions.length} writes (${writer.bursts} bursts), ${receiver.entries.length} entries received, ${workers.kills} kills`,
+            `${log.versions.length} writes (${writer.bursts} bursts, ${edgeWriter.edges} edges), ${receiver.entries.length} entries received, ${workers.kills} kills`,
           );
         }
+      }
+    })();
+    // Edge bursts: the next read's start, from the installation's own schedule (its `describe` query),
+    // straddled by writes to its object from `--edge-lead-ms` before until a second after.
+    const edging = (async () => {
+      if (!opts.edges) return;
+      while (Date.now() < soakEnds) {
+        let fires: { object: SoakObject; at: number }[] = [];
+        try {
+          const view = await describeInstallation(installationId, { deadlineMs: 10_000 });
+          fires = view.objects
+            .filter((object) => object.nextFireAt && !object.paused)
+            .map((object) => ({
+              object: object.objectName as SoakObject,
+              at: Date.parse(object.nextFireAt!),
+            }))
+            .filter((fire) => fire.at - Date.now() > opts.edgeLeadMs + 500)
+            .sort((a, b) => a.at - b.at);
+        } catch {
+          // The worker answers queries: not while it restarts.
+        }
+        const first = fires[0];
+        if (!first || first.at + 1000 > soakEnds) {
+          await sleep(5000);
+          continue;
+        }
+        // An installation's objects fire in the same second: each is straddled at once.
+        await sleep(first.at - opts.edgeLeadMs - Date.now());
+        await Promise.all(
+          fires
+            .filter((fire) => fire.at - first.at < 1000)
+            .map((fire) => edgeWriter.edge(fire.object, fire.at + 1000, 3, opts.maxLive)),
+        );
       }
     })();
     const killing = (async () => {
@@ -624,11 +718,11 @@ export async function benchSoak(args: string[]): Promise<void> {
         }
       }
     })();
-    await Promise.all([writing, killing]);
+    await Promise.all([writing, edging, killing]);
     const soakSeconds = (Date.now() - soakStarted) / 1000;
 
     // Catch-up: until a read of each object ran after the last write committed (bounded).
-    const caughtUpFrom = writer.lastAnsweredAt + opts.commitLagMs;
+    const caughtUpFrom = log.lastAnsweredAt + opts.commitLagMs;
     const catchUpStarted = Date.now();
     say(`stopped writing; waiting up to ${opts.catchUpSeconds} s for the reads to catch up`);
     let reads = await listReads();
@@ -645,7 +739,7 @@ export async function benchSoak(args: string[]): Promise<void> {
     reads = await listReads();
     const catchUpSeconds = (Date.now() - catchUpStarted) / 1000;
 
-    const verdict = fidelity(writer.versions, reads, receiver.entries, opts.commitLagMs);
+    const verdict = fidelity(log.versions, reads, receiver.entries, opts.commitLagMs);
     const scheduled = reads.filter((read) => read.readType === 'scheduled');
     failed =
       !readsCaughtUp ||
@@ -665,6 +759,7 @@ export async function benchSoak(args: string[]): Promise<void> {
       bursts: writer.bursts,
       burstWrites: writer.burstWrites,
       burstWritesInTheirSecond: writer.burstWritesInOneSecond,
+      edgeBursts: edgeWriter.edges,
       kills: workers.kills,
       workerCrashes: workers.crashes,
       workerReadyP50Ms: [...workers.readyMs].sort((a, b) => a - b)[Math.floor(workers.readyMs.length / 2)],
