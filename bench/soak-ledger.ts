@@ -6,7 +6,8 @@
  *   value of its own (`soak-<seq>`) or, for a deletion, by being one;
  * - a version is required when it stood, listed by the provider, through the whole of at least one
  *   successful read of its object: committed (its write answered, plus the commit lag) before the read
- *   began, stamped before the end of the read's window, and not yet replaced (the next write to the
+ *   began (its window's end, the instant it was planned at, or its operation's start if earlier),
+ *   stamped before the end of the read's window, and not yet replaced (the next write to the
  *   record not begun) when the read ended. Such a version was in plain view of a read: missing it is
  *   a loss. A version replaced before any read
  *   could see it whole need not arrive (a read delivers what the provider shows, not its history);
@@ -106,6 +107,13 @@ function percentile(values: number[], p: number): number {
 const recordKey = (object: string, id: string) => `${object}/${id}`;
 
 /**
+ * The earliest a read may have listed: its window's end (the time it was planned at, before any page
+ * is fetched), or its operation's start, whichever is earlier. A scheduled read fetches its first
+ * page before it records its operation, so the operation's start alone may come after the listing.
+ */
+const listedFrom = (read: ReadSpan) => Math.min(read.startedAt, read.until);
+
+/**
  * The verdict. `commitLagMs` is the longest a write may take to show in listings after its answer;
  * `versions` in the order each record received them (a record's writes are never concurrent).
  */
@@ -168,7 +176,7 @@ export function fidelity(
       const replacedAt = next ? next.sentAt : Infinity;
       const stampedAt = Date.parse(version.stamp);
       const through = (readsOf.get(version.object) ?? []).filter(
-        (read) => read.startedAt >= visibleFrom && stampedAt < read.until && read.endedAt <= replacedAt,
+        (read) => listedFrom(read) >= visibleFrom && stampedAt < read.until && read.endedAt <= replacedAt,
       );
       const arrived = firstDelivery.get(versionKey);
       if (version.kind === 'delete' && arrived) deletionsDelivered++;
@@ -187,7 +195,7 @@ export function fidelity(
     });
     const last = list[list.length - 1];
     const lastReads = (readsOf.get(last.object) ?? []).some(
-      (read) => read.startedAt >= last.answeredAt + commitLagMs && Date.parse(last.stamp) < read.until,
+      (read) => listedFrom(read) >= last.answeredAt + commitLagMs && Date.parse(last.stamp) < read.until,
     );
     if (lastReads && lastReceived.get(key) !== last.marker) finalStatesWrongRecords.push(key);
   }

@@ -32,7 +32,8 @@
  * - A read delivers what the provider lists, not its history: when a record changes twice between two
  *   reads, the first version may never be listed, and need not arrive. A version is **required** when it
  *   stood through the whole of at least one successful read of its object: committed (its write
- *   answered, plus the commit lag) before the read's operation began, stamped before the end of that
+ *   answered, plus the commit lag) before the read began (the end of its window, the instant it was
+ *   planned at and before it fetched a page, or its operation's start if earlier), stamped before the end of that
  *   read's window, and not replaced (the record's next write not yet sent) when the read's operation
  *   ended. A required version that never arrives is **lost**. So no update that a read could see whole
  *   is lost, however many changes share its second.
@@ -50,7 +51,7 @@
  * under two message ids.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -739,6 +740,16 @@ export async function benchSoak(args: string[]): Promise<void> {
     reads = await listReads();
     const catchUpSeconds = (Date.now() - catchUpStarted) / 1000;
 
+    // Everything the verdict is made of, to check it again: every version, read and entry.
+    writeFileSync(
+      join(logDir, 'ledger.json'),
+      JSON.stringify({
+        versions: log.versions,
+        reads,
+        entries: receiver.entries,
+        commitLagMs: opts.commitLagMs,
+      }),
+    );
     const verdict = fidelity(log.versions, reads, receiver.entries, opts.commitLagMs);
     const scheduled = reads.filter((read) => read.readType === 'scheduled');
     failed =
@@ -778,6 +789,7 @@ export async function benchSoak(args: string[]): Promise<void> {
       catchUpSeconds: Math.round(catchUpSeconds),
       benchSeconds: Math.round((Date.now() - benchStarted) / 1000),
       workerLog: join(logDir, 'worker.log'),
+      ledger: join(logDir, 'ledger.json'),
     };
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } catch (error) {

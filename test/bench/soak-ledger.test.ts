@@ -104,6 +104,15 @@ describe('the soak ledger', () => {
     expect(fidelity(versions, reads, [], LAG)).toMatchObject({ versionsRequired: 0, lost: 0 });
   });
 
+  it('takes a read to have listed from its window’s end when its operation was recorded later', () => {
+    // A scheduled read fetches its first page, then records its operation: committed after the
+    // window's end, soak-2 was not in view, though committed before the operation's start.
+    const versions = [version('c1', 'soak-1', T, 'create'), version('c1', 'soak-2', T + 10_000)];
+    const late = { ...read('r1', T + 12_000, T + 12_500), until: T + 11_000 };
+    const verdict = fidelity(versions, [late], [entry('c1', 'soak-1', 'm1')], LAG);
+    expect(verdict).toMatchObject({ versionsRequired: 0, lost: 0, finalStatesWrong: 0 });
+  });
+
   it('counts redeliveries under the first message id apart from changes delivered twice', () => {
     const versions = [version('c1', 'soak-1', T, 'create')];
     const reads = [read('r1', T + 5000, T + 6000)];
