@@ -50,6 +50,11 @@ const commands: Record<string, { summary: string; run: (args: string[]) => Promi
     summary: 'Benchmark a backfill through Ferry against a plain loop: [--records 200000] [--page-size 500]',
     run: async (a) => (await import('../../bench/read.js')).benchRead(a),
   },
+  'bench soak': {
+    summary:
+      'Soak scheduled reads against a second-precision, late-committing sandbox while killing the worker: [--minutes 30] [--kill-every-seconds 240] [--rate 2]',
+    run: async (a) => (await import('../../bench/soak.js')).benchSoak(a),
+  },
   sandbox: {
     summary: 'Serve the sandbox provider (default port 8090)',
     run: async (a) => (await import('./sandbox.js')).sandboxCommand(a),

@@ -20,6 +20,7 @@ export { allScopes, devClient } from './tokens.js';
 export { idOf } from './data.js';
 export type { FaultController, FaultPatch, FaultSettings, RateLimit, SandboxStats } from './faults.js';
 export type { ObjectName } from './schema.js';
+export type { StampRealism } from './store.js';
 export type { WebhookEvent } from './webhooks.js';
 
 export interface SandboxOptions {
