@@ -54,6 +54,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { startReaper, type Reaper } from './reaper.js';
+import { startSandboxProcess } from './sandbox-process.js';
 import { machineBusySeconds } from './machine-cpu.js';
 
 const MINUTE = 60_000;
@@ -206,28 +207,6 @@ function startWorkerProcess(
     child.stdout!.on('data', (chunk: Buffer) => {
       if (chunk.toString().includes('worker ready')) resolve(child);
     });
-  });
-}
-
-/** The sandbox provider in a process of its own, as a real provider would be. */
-function startSandboxProcess(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(root, 'bin/ferry.js'), 'sandbox', '--port', String(port)], {
-    env: process.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const collect = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('sandbox provider at')) {
-        child.stdout!.resume();
-        child.stderr!.resume();
-        resolve(child);
-      }
-    };
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
-    child.once('exit', (code) => reject(new Error(`the sandbox exited (${code}):\n${output}`)));
   });
 }
 
@@ -433,7 +412,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
   const servers = await startServers({ api: 0, read: 0, write: 0, search: 0, proxy: 0 }, '127.0.0.1');
   try {
     if (options.read === 'real') {
-      sandbox = await startSandboxProcess(sandboxPort);
+      sandbox = await startSandboxProcess(['--port', String(sandboxPort)]);
       reaper.watch(sandbox.pid);
     }
     say(`starting the worker (${options.read} reads)`);

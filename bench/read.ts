@@ -10,6 +10,7 @@ import { benchEnvironment } from './bench-database.js';
 import { machineBusySeconds } from './machine-cpu.js';
 import { options } from '../src/cli/options.js';
 import { projectRoot } from '../src/config.js';
+import { startSandboxProcess } from './sandbox-process.js';
 
 /**
  * `npm run bench:read -- --records N [--page-size 500] [--no-quarter] [--rounds R] [--worker-heap-mb M]
@@ -285,25 +286,9 @@ interface SandboxProcess {
 }
 
 /** The sandbox provider in a process of its own, as a real provider would be. */
-async function startSandboxProcess(contacts: number): Promise<SandboxProcess> {
+async function startSandbox(contacts: number): Promise<SandboxProcess> {
   const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    [join(projectRoot, 'bin', 'ferry.js'), 'sandbox', '--port', String(port), '--contacts', String(contacts)],
-    { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const collect = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('sandbox provider at')) resolve();
-    };
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
-    child.once('exit', (code) => reject(new Error(`the sandbox exited (${code}):\n${output}`)));
-  });
-  child.stdout!.resume();
-  child.stderr!.resume();
+  const child = await startSandboxProcess(['--port', String(port), '--contacts', String(contacts)]);
   return {
     url: `http://127.0.0.1:${port}`,
     async close() {
@@ -448,7 +433,7 @@ export async function benchRead(args: string[]): Promise<void> {
 
     /** One Ferry backfill of `count` contacts from a sandbox of its own, with a fresh worker process. */
     const ferryRun = async (count: number, label: string): Promise<FerryRun> => {
-      const sandbox = await startSandboxProcess(count);
+      const sandbox = await startSandbox(count);
       process.env.FERRY_SANDBOX_URL = sandbox.url;
       resetConfig();
       const worker = await startWorker({ ...process.env }, workerArgs);
@@ -564,7 +549,7 @@ export async function benchRead(args: string[]): Promise<void> {
     }
     const loops = { sameMessages: await ferryShapedMessages(), rawOnly: rawMessages };
     const baselineRun = async (round: number): Promise<Record<keyof typeof loops, Baseline>> => {
-      const baselineSandbox = await startSandboxProcess(records);
+      const baselineSandbox = await startSandbox(records);
       const result = {} as Record<keyof typeof loops, Baseline>;
       try {
         for (const [name, messages] of Object.entries(loops) as [keyof typeof loops, PageMessages][]) {

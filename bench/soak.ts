@@ -69,6 +69,7 @@ import {
 } from './soak-ledger.js';
 import { options } from '../src/cli/options.js';
 import { projectRoot } from '../src/config.js';
+import { startSandboxProcess } from './sandbox-process.js';
 
 const OBJECTS = ['contacts', 'companies', 'deals'] as const;
 type SoakObject = (typeof OBJECTS)[number];
@@ -132,37 +133,18 @@ function parseSoakOptions(args: string[]): SoakOptions {
   return parsed;
 }
 
-/** The sandbox provider in a process of its own, with realism on. */
-async function startSandboxProcess(port: number, commitLagMs: number): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      join(projectRoot, 'bin', 'ferry.js'),
-      'sandbox',
-      '--port',
-      String(port),
-      '--contacts',
-      '100',
-      '--precision',
-      'second',
-      '--commit-lag-ms',
-      String(commitLagMs),
-    ],
-    { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const collect = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('sandbox provider at')) resolve();
-    };
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
-    child.once('exit', (code) => reject(new Error(`the sandbox exited (${code}):\n${output}`)));
-  });
-  child.removeAllListeners('exit');
-  child.stdout!.removeAllListeners('data').resume();
-  child.stderr!.removeAllListeners('data');
+/** The sandbox provider in a process of its own, with realism on; its errors shown. */
+async function startRealisticSandbox(port: number, commitLagMs: number): Promise<ChildProcess> {
+  const child = await startSandboxProcess([
+    '--port',
+    String(port),
+    '--contacts',
+    '100',
+    '--precision',
+    'second',
+    '--commit-lag-ms',
+    String(commitLagMs),
+  ]);
   child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(`sandbox: ${chunk.toString()}`));
   return child;
 }
@@ -498,7 +480,7 @@ export async function benchSoak(args: string[]): Promise<void> {
     await migrate(bench.databaseUrl);
     stops.push(() => bench.drop());
 
-    const sandbox = await startSandboxProcess(sandboxPort, opts.commitLagMs);
+    const sandbox = await startRealisticSandbox(sandboxPort, opts.commitLagMs);
     reaper.watch(sandbox.pid);
     stops.push(async () => {
       if (sandbox.exitCode !== null) return;

@@ -33,6 +33,21 @@ const workspaceStream: DeclaredRequest = {
 /** Projects listed per request while walking them (Asana's `limit` is at most 100). */
 export const projectsPerPage = 100;
 
+/** The next page of the workspace's projects into `walk`: their gids queued, the listing's next token kept. */
+export async function nextProjects(
+  connector: HookContext,
+  walk: { q: string[]; p?: string | undefined },
+): Promise<void> {
+  const projects = await connector.readDeclaredPage({
+    objectName: 'projects',
+    pageSize: projectsPerPage,
+    fields: ['gid'],
+    ...(walk.p && { pageToken: walk.p }),
+  });
+  walk.q = projects.records.map((record) => record.id);
+  walk.p = projects.nextPageToken;
+}
+
 /** Where the streams stood at the end of a read: the workspace's token, or each project's. */
 export interface StreamPositions {
   w?: string;
@@ -140,14 +155,7 @@ async function readProjectStream(
   const held = walk.h.s ?? {};
   if (!walk.q.length && !walk.x) {
     if (!walk.e) {
-      const projects = await connector.readDeclaredPage({
-        objectName: 'projects',
-        pageSize: projectsPerPage,
-        fields: ['gid'],
-        ...(walk.p && { pageToken: walk.p }),
-      });
-      walk.q = projects.records.map((record) => record.id);
-      walk.p = projects.nextPageToken;
+      await nextProjects(connector, walk);
       walk.e = !walk.p;
     }
     if (!walk.q.length && walk.e) {

@@ -5,7 +5,7 @@ import { ConnectorInputError } from '../errors.js';
 import { decodePageToken, encodePageToken } from '../page-token.js';
 import {
   heldPositions,
-  projectsPerPage,
+  nextProjects,
   readEvents,
   startEvents,
   type EventWalk,
@@ -131,16 +131,7 @@ async function readTasks(
   walk: TaskWalk,
 ): Promise<ReadPageResult> {
   // The first page, or the current listing page used up: the next projects.
-  if (!walk.q.length && (!input.pageToken || walk.p)) {
-    const projects = await connector.readDeclaredPage({
-      objectName: 'projects',
-      pageSize: projectsPerPage,
-      fields: ['gid'],
-      ...(walk.p && { pageToken: walk.p }),
-    });
-    walk.q = projects.records.map((record) => record.id);
-    walk.p = projects.nextPageToken;
-  }
+  if (!walk.q.length && (!input.pageToken || walk.p)) await nextProjects(connector, walk);
   const project = walk.q[0];
   if (project === undefined)
     return walk.p ? { records: [], done: false, nextPageToken: encodePageToken(walk) } : finished(walk, []);
