@@ -256,7 +256,10 @@ export function fidelityChecks(context: FidelityContext): void {
       const last = new Map<string, { at: number; deleted: boolean }>(
         live.map((id) => [id, { at: 0, deleted: false }]),
       );
-      const reads = new ScheduledReads(context.connector, name, t - 2 * HOUR);
+      // As an installation reads, its selected field only: a provider that fetches values per record
+      // (ActiveCampaign's custom values, five calls a second) would otherwise spend minutes here.
+      const selected = object.fields && [object.fields.selected];
+      const reads = new ScheduledReads(context.connector, name, t - 2 * HOUR, undefined, selected);
       clock.now = t;
       await reads.read(clock.now);
       let random = 7;

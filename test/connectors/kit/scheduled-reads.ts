@@ -27,6 +27,8 @@ export class ScheduledReads {
     private readonly start: number,
     /** Records per provider page; absent, the provider's maximum. */
     private readonly pageSize?: number,
+    /** The installation's selected fields; absent, every field. */
+    private readonly fields?: string[],
   ) {}
 
   /** One scheduled read ending at `now` (the provider's clock); returns what it delivered. */
@@ -42,6 +44,7 @@ export class ScheduledReads {
         since: window.since,
         until: new Date(now),
         ...(this.pageSize !== undefined && { pageSize: this.pageSize }),
+        ...(this.fields && { fields: this.fields }),
         ...(pageToken ? { pageToken } : window.resumeFrom !== undefined && { resumeFrom: window.resumeFrom }),
         ...(tracking.deletions !== 'none' && { includeDeleted: true, deletedSince: window.deletedSince }),
       });

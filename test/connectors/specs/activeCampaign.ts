@@ -35,6 +35,7 @@ export const spec: ConformanceSpec = {
     {
       name: 'deals',
       revealsDeletions: false,
+      fields: { selected: 'title' },
       search: { field: 'title', set: setStored('deals', 'title') },
       write: {
         create: { title: 'Renewal', value: 120000, currency: 'usd' },
