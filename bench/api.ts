@@ -1,12 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setMaxListeners } from 'node:events';
 import pg from 'pg';
 import { Pool, request } from 'undici';
-import { benchEnvironment } from './bench-database.js';
-import { machineBusySeconds } from './machine-cpu.js';
+import { benchEnvironment } from './support/database.js';
+import { cpuSeconds, machineBusySeconds, percentile, rssMb } from './support/measure.js';
 import { options } from '../src/cli/options.js';
 import { projectRoot } from '../src/config.js';
 
@@ -116,37 +115,6 @@ interface Cell {
   machineBusyShare?: number;
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (!sorted.length) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
-/** User + system CPU milliseconds a process has used so far (Linux); undefined elsewhere. */
-function cpuMs(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-  } catch {
-    return undefined;
-  }
-}
-
-function rssMb(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Math.round(Number(match[1]) / 1024) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** USER_HZ: 100 on every Linux this runs on (`getconf CLK_TCK`). */
-const CLOCK_TICKS = 100;
-
 /** What one server answered over the slices of a cell. */
 class Tally {
   latencies: number[] = [];
@@ -200,7 +168,7 @@ async function load(
   graceSeconds: number,
   tally: Tally,
 ): Promise<void> {
-  const cpuBefore = cpuMs(server.pid);
+  const cpuBefore = cpuSeconds(server.pid);
   const machineBefore = machineBusySeconds();
   const started = performance.now();
   const deadline = started + seconds * 1000;
@@ -246,11 +214,11 @@ async function load(
   sampleRss();
   tally.seconds += (performance.now() - started) / 1000;
   tally.machineCpu += machineBusySeconds() - machineBefore;
-  const cpuAfter = cpuMs(server.pid);
+  const cpuAfter = cpuSeconds(server.pid);
   tally.cpu =
     tally.cpu === undefined || cpuBefore === undefined || cpuAfter === undefined
       ? undefined
-      : tally.cpu + cpuAfter - cpuBefore;
+      : tally.cpu + (cpuAfter - cpuBefore) * 1000;
 }
 
 /**

@@ -40,22 +40,22 @@
  * scheduled read a child workflow (FERRY_READ_INLINE_PAGES=0, the old design), one minute's fires
  * measured; paused; as many again with reads inline, measured the same way, in the same run.
  *
- * Every process it starts is stopped when it ends, also when it is killed (bench/reaper.ts). The
+ * Every process it starts is stopped when it ends, also when it is killed (bench/support/reaper.ts). The
  * last line printed is one JSON object with every figure.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pg from 'pg';
-import { startReaper, type Reaper } from './reaper.js';
-import { startSandboxProcess } from './sandbox-process.js';
-import { machineBusySeconds } from './machine-cpu.js';
+import { dropDatabase } from './support/database.js';
+import { freePort } from './support/free-port.js';
+import { cpuSeconds, machineBusySeconds, percentile, rssMb } from './support/measure.js';
+import { startReaper, type Reaper } from './support/reaper.js';
+import { startSandboxProcess } from './support/sandbox-process.js';
 
 const MINUTE = 60_000;
 const OBJECTS = ['contacts', 'companies', 'deals'];
@@ -63,12 +63,6 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 
 function say(line: string): void {
   process.stderr.write(`bench: ${line}\n`);
-}
-
-function percentile(values: number[], p: number): number {
-  if (!values.length) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 /** Runs `work` over `items` with at most `concurrency` at once. */
@@ -88,18 +82,6 @@ async function eachLimited<T>(
   );
 }
 
-function rssMb(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Math.round(Number(match[1]) / 1024) : 0;
-}
-
-/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (clock ticks of 1/100 s). */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
 interface CpuSample {
   worker: number;
   temporal: number;
@@ -111,8 +93,8 @@ interface CpuSample {
 function sampleCpu(workerPid: number, temporalPid: number): CpuSample {
   const api = process.cpuUsage();
   return {
-    worker: cpuSeconds(workerPid),
-    temporal: cpuSeconds(temporalPid),
+    worker: cpuSeconds(workerPid) ?? 0,
+    temporal: cpuSeconds(temporalPid) ?? 0,
     api: (api.user + api.system) / 1e6,
     machine: machineBusySeconds(),
     at: performance.now(),
@@ -266,16 +248,6 @@ function operationsPerRead(before: Record<string, number>, after: Record<string,
   };
 }
 
-async function freshDatabase(url: string): Promise<void> {
-  const admin = new URL(url);
-  const name = admin.pathname.slice(1);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  await client.query(`drop database if exists "${name}" with (force)`);
-  await client.end();
-}
-
 interface Options {
   count: number;
   concurrency: number;
@@ -366,7 +338,6 @@ export async function benchInstallations(args: string[]): Promise<void> {
   const databaseUrl = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/ferry');
   databaseUrl.pathname = '/ferry_bench_installations';
   const { startDevServer } = await import('../src/temporal/dev-server.js');
-  const { freePort } = await import('./free-port.js');
   say('starting a Temporal dev server');
   const metricsPort = await freePort();
   // The history service keeps each live workflow's state in a cache of 512 per shard by default:
@@ -402,7 +373,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
   const { resetConfig, config } = await import('../src/config.js');
   resetConfig();
   const { ensureDatabase, migrate, closeOrm, transaction } = await import('../src/db/orm.js');
-  await freshDatabase(databaseUrl.toString());
+  await dropDatabase(databaseUrl.toString());
   await ensureDatabase(databaseUrl.toString());
   await migrate(databaseUrl.toString());
 
@@ -619,8 +590,8 @@ export async function benchInstallations(args: string[]): Promise<void> {
       let peakWorkerRss = 0;
       let peakTemporalRss = 0;
       const rssTimer = setInterval(() => {
-        peakWorkerRss = Math.max(peakWorkerRss, rssMb(workerPid));
-        peakTemporalRss = Math.max(peakTemporalRss, rssMb(temporalPid));
+        peakWorkerRss = Math.max(peakWorkerRss, rssMb(workerPid) ?? 0);
+        peakTemporalRss = Math.max(peakTemporalRss, rssMb(temporalPid) ?? 0);
       }, 2000);
       await sleep(cronTime + windowMs + 20_000 - Date.now());
       clearInterval(rssTimer);

@@ -1,16 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { benchEnvironment } from './bench-database.js';
-import { machineBusySeconds } from './machine-cpu.js';
+import { benchEnvironment } from './support/database.js';
+import { freePort } from './support/free-port.js';
+import { cpuSeconds, machineBusySeconds, procStatusMb, resetPeakRss } from './support/measure.js';
 import { options } from '../src/cli/options.js';
 import { projectRoot } from '../src/config.js';
-import { startSandboxProcess } from './sandbox-process.js';
+import { startSandboxProcess } from './support/sandbox-process.js';
 
 /**
  * `npm run bench:read -- --records N [--page-size 500] [--no-quarter] [--rounds R] [--worker-heap-mb M]
@@ -55,17 +55,6 @@ interface Receiver {
 
 function say(line: string): void {
   process.stderr.write(`bench: ${line}\n`);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createNetServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**
@@ -247,37 +236,6 @@ async function plainLoop(
   } while (cursor);
   await dispatcher.close();
   return records;
-}
-
-function procStatusMb(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {
-  const status = `/proc/${pid}/status`;
-  if (!existsSync(status)) return undefined;
-  const match = new RegExp(`${field}:\\s+(\\d+)\\s+kB`).exec(readFileSync(status, 'utf8'));
-  return match ? Math.round(Number(match[1]) / 1024) : undefined;
-}
-
-/** CPU seconds (user + system) a process has used so far, where Linux can say. */
-function cpuSeconds(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Forgets a process's peak resident set size (Linux: `5` into /proc/<pid>/clear_refs), so the peak
- * measured afterwards is the read's, not the worker start's (bundling the workflow code).
- */
-function resetPeakRss(pid: number): boolean {
-  try {
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 interface SandboxProcess {

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { benchEnvironment } from './bench-database.js';
+import { benchEnvironment } from './support/database.js';
 import { options } from '../src/cli/options.js';
 
 /**

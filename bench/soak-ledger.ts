@@ -17,6 +17,8 @@
  *   redelivery a receiver drops by that id, under another id it is a version delivered twice.
  */
 
+import { percentile } from './support/measure.js';
+
 export type WriteKind = 'create' | 'update' | 'delete';
 
 /** One write to the sandbox, as the bench made it. Times in ms since the epoch, this machine's clock. */
@@ -96,12 +98,6 @@ export interface Fidelity {
   deliveryLatencyP50Ms: number;
   deliveryLatencyP99Ms: number;
   deliveryLatencyMaxMs: number;
-}
-
-function percentile(values: number[], p: number): number {
-  if (!values.length) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 const recordKey = (object: string, id: string) => `${object}/${id}`;

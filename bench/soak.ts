@@ -45,7 +45,7 @@
  *   redelivery (after a kill) that a receiver deduplicating on that id drops: counted, allowed. Under
  *   another message id it is the same change delivered twice: counted, and it fails the run.
  *
- * Every process it starts is stopped when it ends, also when it is killed (bench/reaper.ts); the
+ * Every process it starts is stopped when it ends, also when it is killed (bench/support/reaper.ts); the
  * worker's logs stay in the directory it names. The last line printed is one JSON object with the
  * figures; the exit code is 1 when anything was lost, a final state is wrong or a change arrived twice
  * under two message ids.
@@ -56,9 +56,9 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchEnvironment } from './bench-database.js';
-import { freePort } from './free-port.js';
-import { startReaper } from './reaper.js';
+import { benchEnvironment } from './support/database.js';
+import { freePort } from './support/free-port.js';
+import { startReaper } from './support/reaper.js';
 import {
   caughtUp,
   fidelity,
@@ -69,7 +69,7 @@ import {
 } from './soak-ledger.js';
 import { options } from '../src/cli/options.js';
 import { projectRoot } from '../src/config.js';
-import { startSandboxProcess } from './sandbox-process.js';
+import { startSandboxProcess } from './support/sandbox-process.js';
 
 const OBJECTS = ['contacts', 'companies', 'deals'] as const;
 type SoakObject = (typeof OBJECTS)[number];

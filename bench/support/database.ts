@@ -35,15 +35,24 @@ export function benchEnvironment(name: string, env: Record<string, string> = {})
     databaseUrl: url.toString(),
     dataDir,
     async drop() {
-      const { closeOrm } = await import('../src/db/orm.js');
+      const { closeOrm } = await import('../../src/db/orm.js');
       await closeOrm().catch(() => undefined);
-      const admin = new URL(url.toString());
-      admin.pathname = '/postgres';
-      const client = new pg.Client({ connectionString: admin.toString() });
-      await client.connect();
-      await client.query(`drop database if exists "${url.pathname.slice(1)}" with (force)`);
-      await client.end();
+      await dropDatabase(url.toString());
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Drops the database `url` names, connections and all, if it exists. */
+export async function dropDatabase(url: string): Promise<void> {
+  const admin = new URL(url);
+  const name = admin.pathname.slice(1);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    await client.query(`drop database if exists "${name}" with (force)`);
+  } finally {
+    await client.end();
+  }
 }

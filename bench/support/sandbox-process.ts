@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { projectRoot } from '../src/config.js';
+import { projectRoot } from '../../src/config.js';
 
 const ferryBin = join(projectRoot, 'bin', 'ferry.js');
 
