@@ -13,9 +13,10 @@ export { effectiveObject };
 
 /**
  * Deep connector declarations, one JSON file per provider under `connectors/`, read and checked once
- * at start: the schema, then what a schema cannot say (declaration-checks.ts: placeholders known where they are used, the
- * pagination's placeholder present, `{{id}}` in update and delete paths, `vars` defined). A mistake
- * stops Ferry at start with a message naming the provider, the object and the field.
+ * at start: the schema, then what a schema cannot say (declaration-checks.ts: placeholders known
+ * where they are used, the pagination's placeholder present, `{{id}}` in update and delete paths,
+ * `vars` defined). A mistake stops Ferry at start with a message naming the provider, the object
+ * and the field.
  */
 
 export class ConnectorDeclarationError extends Error {
