@@ -19,7 +19,7 @@ import { readPlan } from './installations/read-plan.js';
 import { appendLogs, type LogEntry } from './operation-logs.js';
 import { createOperation } from './operations.js';
 import { requestLog } from './reads/connector.js';
-import { installationParties } from './reads/installation-context.js';
+import { installationParties, resultMessageContext } from './reads/installation-context.js';
 
 /**
  * watchSchema: on its schedule, each installed read object's field metadata is compared with the
@@ -212,21 +212,12 @@ export async function runSchemaWatch(
       for (const { objectName, changes } of found) {
         const mapped = declared.get(objectName)?.mapToName;
         const message = {
-          action: 'schema.watch',
-          projectId: installation.projectId,
-          provider: parties.connection.provider,
-          ...(parties.connection.providerWorkspaceRef && {
-            workspace: parties.connection.providerWorkspaceRef,
+          ...resultMessageContext(installation, parties, {
+            action: 'schema.watch',
+            objectName,
+            mapToName: mapped,
+            operationTime: runTime.toISOString(),
           }),
-          groupRef: parties.group.groupRef,
-          groupName: parties.group.groupName,
-          consumerRef: parties.consumer.consumerRef,
-          consumerName: parties.consumer.consumerName,
-          installationId: installation.id,
-          installationUpdateTime: installation.updateTime.toISOString(),
-          objectName: mapped ?? objectName,
-          rawObjectName: objectName,
-          operationTime: runTime.toISOString(),
           resultInfo: { type: 'inline', numRecords: changeCount(changes) },
           result: changes,
         };

@@ -16,6 +16,7 @@ import {
   type InstallationConfig,
 } from '../../db/entities/installation.js';
 import { RevisionEntity, type Integration, type Revision } from '../../db/entities/integration.js';
+import type { ResultMessageContext } from '../../delivery/messages.js';
 import type { ReadObject } from '../../schemas/integration-content.js';
 import type { InstallationConfigContent, ReadConfig } from '../../schemas/installations.js';
 import { findIntegration } from '../integrations.js';
@@ -115,6 +116,39 @@ export async function installationParties(
   const group = await em.findOneOrFail(GroupEntity, { id: installation.groupId });
   const consumer = await em.findOneOrFail(ConsumerEntity, { id: connection.consumerId });
   return { integration, connection, group, consumer };
+}
+
+/**
+ * Who and what a result message is about (everything but its records): the one place reads,
+ * change events and schema-watch messages get it from.
+ */
+export function resultMessageContext(
+  installation: Installation,
+  parties: Pick<InstallationParties, 'connection' | 'group' | 'consumer'>,
+  message: {
+    action: ResultMessageContext['action'];
+    /** The object as the provider names it, and the name the manifest maps it to, if any. */
+    objectName: string;
+    mapToName?: string;
+    operationTime: string;
+  },
+): ResultMessageContext {
+  const { connection, group, consumer } = parties;
+  return {
+    action: message.action,
+    projectId: installation.projectId,
+    provider: connection.provider,
+    ...(connection.providerWorkspaceRef && { workspace: connection.providerWorkspaceRef }),
+    groupRef: group.groupRef,
+    groupName: group.groupName,
+    consumerRef: consumer.consumerRef,
+    consumerName: consumer.consumerName,
+    installationId: installation.id,
+    installationUpdateTime: installation.updateTime.toISOString(),
+    objectName: message.mapToName ?? message.objectName,
+    rawObjectName: message.objectName,
+    operationTime: message.operationTime,
+  };
 }
 
 /** What installation events carry (COMPAT.md "Notification payloads"), without the config. */

@@ -14,7 +14,7 @@ import { readConnector } from './connector.js';
 import { changeTrackingFor } from '../../providers/connectors/index.js';
 import { classifyReadError, ReadSetupError } from './failures.js';
 import { memoryOf } from './change-window.js';
-import { installationEventBase, objectSetupOf } from './installation-context.js';
+import { installationEventBase, objectSetupOf, resultMessageContext } from './installation-context.js';
 import { findDestinationByName, loadReadContext } from './read-context.js';
 import {
   DEFAULT_DELIVERY_PAGE_SIZE,
@@ -94,20 +94,14 @@ export async function planRead(em: EntityManager, input: ReadObjectInput): Promi
   });
   const selection = readSelection(setup.declared, setup.configured);
   const context: ReadMessageContext = {
+    ...resultMessageContext(installation, parties, {
+      action: 'read',
+      objectName: input.objectName,
+      mapToName: setup.declared.mapToName,
+      operationTime: (operation?.createTime ?? now).toISOString(),
+    }),
     action: 'read',
-    projectId: installation.projectId,
-    provider: parties.connection.provider,
-    ...(parties.connection.providerWorkspaceRef && { workspace: parties.connection.providerWorkspaceRef }),
-    groupRef: parties.group.groupRef,
-    groupName: parties.group.groupName,
-    consumerRef: parties.consumer.consumerRef,
-    consumerName: parties.consumer.consumerName,
-    installationId: installation.id,
-    installationUpdateTime: installation.updateTime.toISOString(),
-    objectName: setup.declared.mapToName ?? input.objectName,
-    rawObjectName: input.objectName,
     operationId: input.operationId,
-    operationTime: (operation?.createTime ?? now).toISOString(),
     readType: input.readType,
   };
   const fields = providerFields(selection);

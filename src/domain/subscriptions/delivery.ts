@@ -21,7 +21,7 @@ import { inheritsFieldsAndMappings } from '../installations/config-validation.js
 import { currentConfig } from '../installations/event-data.js';
 import { appendLogs, type LogEntry } from '../operation-logs.js';
 import { createOperation, followLatestOperation } from '../operations.js';
-import { installationParties, readObjectSetup } from '../reads/installation-context.js';
+import { installationParties, readObjectSetup, resultMessageContext } from '../reads/installation-context.js';
 import { readSelection } from '../reads/plan.js';
 import { unwatchedReason, type SubscribeEventType } from './watch.js';
 
@@ -125,21 +125,12 @@ export async function prepareSubscriptionEvent(
     ...((event.eventType === 'delete' || !record) && { id: event.recordId }),
   };
   const message = buildResultMessage(
-    {
+    resultMessageContext(installation, parties, {
       action: 'subscribe',
-      projectId: installation.projectId,
-      provider: parties.connection.provider,
-      ...(parties.connection.providerWorkspaceRef && { workspace: parties.connection.providerWorkspaceRef }),
-      groupRef: parties.group.groupRef,
-      groupName: parties.group.groupName,
-      consumerRef: parties.consumer.consumerRef,
-      consumerName: parties.consumer.consumerName,
-      installationId: installation.id,
-      installationUpdateTime: installation.updateTime.toISOString(),
-      objectName: mappedName ?? subscription.objectName,
-      rawObjectName: subscription.objectName,
+      objectName: subscription.objectName,
+      mapToName: mappedName,
       operationTime: event.occurredAt ?? row.createTime.toISOString(),
-    },
+    }),
     [entry],
   );
   let body = JSON.stringify(message);
