@@ -95,7 +95,7 @@ export const objectMetadataRoutes = [
   }).handle(async ({ em, project, params, query }) => {
     const integration = await findIntegration(em, project.id, params.integrationIdOrName);
     const revision = await latestRevision(em, integration);
-    const name = resolveObjectName([revision.content as IntegrationContent], params.objectName);
+    const name = resolveObjectName([revision.content], params.objectName);
     const connection = await integrationConnection(em, integration, query.groupRef);
     const connector = await connectorOf(connection, 'objectMetadata');
     return {
@@ -153,10 +153,7 @@ export const objectMetadataRoutes = [
     const integration = await findIntegration(em, project.id, params.integrationIdOrName);
     const groupRef = upsertGroupRef(body, query);
     const revision = await latestRevision(em, integration);
-    const fields = resolveFields(
-      [revision.content as IntegrationContent],
-      body.fields as Record<string, CustomFieldDefinition[]>,
-    );
+    const fields = resolveFields([revision.content], body.fields as Record<string, CustomFieldDefinition[]>);
     const connection = await integrationConnection(em, integration, groupRef);
     const connector = await connectorOf(connection, 'customFields');
     return { status: 200, body: await upsertCustomFields(connector, fields) };

@@ -17,7 +17,7 @@ import type {
   HydratedRevisionView,
   HydratedWriteObject,
 } from '../schemas/hydrate.js';
-import type { Field, IntegrationContent, ReadObject } from '../schemas/integration-content.js';
+import type { Field, ReadObject } from '../schemas/integration-content.js';
 import type { Static } from 'typebox';
 import { findConnection } from './connections/lookups.js';
 import { connectionTarget } from './credentials.js';
@@ -151,7 +151,7 @@ export async function hydrateRevision(
   revision: Revision,
   connector: Connector,
 ): Promise<HydratedRevisionView> {
-  const content = revision.content as IntegrationContent;
+  const content = revision.content;
   const readObjects = content.read?.objects ?? [];
   const writeObjects = content.write?.objects ?? [];
   const names = [...new Set([...readObjects, ...writeObjects].map((object) => object.objectName))];

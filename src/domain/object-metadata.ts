@@ -112,7 +112,7 @@ export async function providerIntegrationContents(
   const revisions = await em.find(RevisionEntity, {
     id: { $in: integrations.map((i) => i.latestRevisionId) },
   });
-  return revisions.map((revision) => revision.content as IntegrationContent);
+  return revisions.map((revision) => revision.content);
 }
 
 /** The spec's object metadata from the provider, optionally without read-only fields. */

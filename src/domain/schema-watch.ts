@@ -9,7 +9,6 @@ import { em as newEntityManager, transaction } from '../db/orm.js';
 import { stableMessageId } from '../delivery/messages.js';
 import { connectorFor } from '../providers/connectors/index.js';
 import { describeError } from '../providers/errors.js';
-import type { InstallationConfigContent } from '../schemas/installations.js';
 import type { WatchSchema } from '../schemas/integration-content.js';
 import type { FieldMetadata } from '../schemas/object-metadata.js';
 import { connectionTarget } from './credentials.js';
@@ -120,7 +119,7 @@ export async function runSchemaWatch(
   const revision = await em.findOneOrFail(RevisionEntity, { id: installationConfig.revisionId });
   const watch = revision.content.watchSchema;
   if (!watch) return { messageIds: [] };
-  const content = installationConfig.content as unknown as InstallationConfigContent;
+  const content = installationConfig.content;
   const objects = readPlan(content, revision.content).map((plan) => plan.objectName);
   const declared = new Map(
     (revision.content.read?.objects ?? []).map((object) => [object.objectName, object]),

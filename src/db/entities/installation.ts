@@ -1,4 +1,5 @@
 import { EntitySchema } from '@mikro-orm/core';
+import type { InstallationConfigContent } from '../../schemas/installations.js';
 import { jsonColumn, timestampColumn, timestamps, uuidColumn, uuidPrimaryKey } from '../columns.js';
 
 export interface Installation {
@@ -39,7 +40,8 @@ export interface InstallationConfig {
   projectId: string;
   installationId: string;
   revisionId: string;
-  content: Record<string, unknown>;
+  /** Checked against the manifest when written (installations/config-validation.ts). */
+  content: InstallationConfigContent;
   createdBy: string;
   createTime: Date;
 }

@@ -343,7 +343,7 @@ async function applyConfigChange(
         lock: true,
       });
       const previous = await currentConfig(tx, installation);
-      const previousContent = previous.content as InstallationConfigContent;
+      const previousContent = previous.content;
       const next = await change.change({ revisionId: previous.revisionId, content: previousContent });
       const revision = await resolveRevision(
         tx,

@@ -43,15 +43,15 @@ export function readPlan(content: InstallationConfigContent, manifest: Integrati
   return plan;
 }
 
-/** A stored config version (already validated) as the workflow receives it. */
 /** How often schemas are compared when the manifest does not say: daily, as the public service does. */
 export const DEFAULT_SCHEMA_WATCH_SCHEDULE = '0 0 * * *';
 
+/** A stored config version (already validated) as the workflow receives it. */
 export function configMessage(
-  config: { id: string; revisionId: string; content: Record<string, unknown> },
+  config: { id: string; revisionId: string; content: InstallationConfigContent },
   manifest: IntegrationContent,
 ): InstallationConfigMessage {
-  const content = config.content as InstallationConfigContent;
+  const content = config.content;
   return {
     configId: config.id,
     revisionId: config.revisionId,

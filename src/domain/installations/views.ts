@@ -43,7 +43,7 @@ export function configView(config: InstallationConfig): InstallationConfigView {
     revisionId: config.revisionId,
     createTime: config.createTime.toISOString(),
     createdBy: config.createdBy,
-    content: contentView(config.content as InstallationConfigContent),
+    content: contentView(config.content),
   };
 }
 

@@ -18,7 +18,7 @@ import {
 import { RevisionEntity, type Integration, type Revision } from '../../db/entities/integration.js';
 import type { ResultMessageContext } from '../../delivery/messages.js';
 import type { ReadObject } from '../../schemas/integration-content.js';
-import type { InstallationConfigContent, ReadConfig } from '../../schemas/installations.js';
+import type { ReadConfig } from '../../schemas/installations.js';
 import { findIntegration } from '../integrations.js';
 import { readPlan } from '../installations/read-plan.js';
 
@@ -90,7 +90,7 @@ export function objectSetupOf(
   revision: Revision,
   objectName: string,
 ): ReadObjectSetup | undefined {
-  const content = config.content as unknown as InstallationConfigContent;
+  const content = config.content;
   const declared = revision.content.read?.objects.find((object) => object.objectName === objectName);
   if (!declared || !readPlan(content, revision.content).some((plan) => plan.objectName === objectName)) {
     return undefined;

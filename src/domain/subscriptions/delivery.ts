@@ -14,7 +14,6 @@ import {
 import { fieldMapper, type FieldSelection } from '../../delivery/record-mapping.js';
 import type { IncomingProviderEvent } from '../../providers/connector.js';
 import { connectorFor } from '../../providers/connectors/index.js';
-import type { InstallationConfigContent } from '../../schemas/installations.js';
 import { connectionTarget } from '../credentials.js';
 import { attemptDelivery, type DeliveryAttemptResult } from '../destination-delivery.js';
 import { inheritsFieldsAndMappings } from '../installations/config-validation.js';
@@ -81,7 +80,7 @@ export async function prepareSubscriptionEvent(
   ]);
   if (!subscription || !installation)
     return skip(row.id, 'the installation or its subscription no longer exists');
-  const content = (await currentConfig(em, installation)).content as InstallationConfigContent;
+  const content = (await currentConfig(em, installation)).content;
   const subscribed = content.subscribe?.objects?.[subscription.objectName];
   if (!subscribed) return skip(row.id, `${subscription.objectName} is no longer subscribed`);
   const event = row.event as unknown as IncomingProviderEvent;

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProblemError } from '../../core/problem.js';
 import { InstallationConfigEntity, type Installation } from '../../db/entities/installation.js';
-import type { InstallationConfigContent, WriteConfig } from '../../schemas/installations.js';
+import type { WriteConfig } from '../../schemas/installations.js';
 import type { RecordChangeType, WriteRequest } from '../../schemas/write.js';
 import type { WriteItem } from '../../temporal/contracts/write.js';
 import { findInstallationForGroup } from '../reads/installation-context.js';
@@ -100,7 +100,7 @@ export async function prepareWrite(
   const items = requestItems(body);
   const { installation } = await findInstallationForGroup(em, projectId, integrationIdOrName, body.groupRef);
   const installationConfig = await em.findOneOrFail(InstallationConfigEntity, { id: installation.configId });
-  const content = installationConfig.content as unknown as InstallationConfigContent;
+  const content = installationConfig.content;
   const writeConfig = content.write?.objects?.[objectName];
   if (!writeConfig) {
     throw ProblemError.notFound(
