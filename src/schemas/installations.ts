@@ -193,6 +193,12 @@ const ReadConfigRequestSchema = Type.Object(
     ...ReadConfigSchema.properties,
     schedule: Type.Optional(ReadConfigSchema.properties.schedule),
     destination: Type.Optional(ReadConfigSchema.properties.destination),
+    selectedFields: Type.Optional(
+      Type.Record(FieldName, Type.Boolean(), {
+        maxProperties: MAX_SELECTED_FIELDS,
+        description: `Field name to whether it is read (at most ${MAX_SELECTED_FIELDS}); may be left out when the manifest's object has no optional fields.`,
+      }),
+    ),
   },
   strict,
 );
