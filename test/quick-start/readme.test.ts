@@ -82,7 +82,6 @@ let stack: TestStack;
 let sandbox: Sandbox;
 let tee: WebhookReceiver;
 let hook: ReturnType<typeof run> | undefined;
-let commandsOutput = '';
 
 beforeAll(async () => {
   // Fewer contacts than the default million: the two days the read example backfills hold ~50.
