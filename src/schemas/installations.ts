@@ -240,7 +240,15 @@ export const InstallationSchema = Type.Object({
   id: readOnly(Uuid),
   projectId: readOnly(Uuid),
   integrationId: readOnly(Uuid),
-  healthStatus: readOnly(Type.Enum(['healthy', 'unhealthy'])),
+  healthStatus: readOnly(
+    Type.Enum(['healthy', 'unhealthy'], {
+      description:
+        '`unhealthy` when its latest read failed, or a destination its config delivers to is disabled or failing.',
+    }),
+  ),
+  healthReason: Type.Optional(
+    readOnly(Type.String({ description: 'Why the installation is unhealthy; absent when healthy.' })),
+  ),
   connection: readOnly(ConnectionSchema),
   createTime: readOnly(DateTime),
   createdBy: readOnly(Type.String({ description: '`consumer:{consumerRef}` of the connection’s consumer.' })),
