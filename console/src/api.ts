@@ -167,6 +167,8 @@ export interface Installation {
   id: string;
   integrationId: string;
   healthStatus: 'healthy' | 'unhealthy';
+  /** Why it is unhealthy (a destination disabled or failing, a failed read). */
+  healthReason?: string;
   lastOperationStatus?: 'success' | 'failure' | 'in_progress';
   group?: { groupRef: string; groupName: string };
   connection: Connection;

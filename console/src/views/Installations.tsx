@@ -111,7 +111,11 @@ function InstallationCard(props: {
     <article aria-label={`${name} for ${groupRef}`}>
       <header className="card-head">
         <strong>{name}</strong>
-        <StatusBadge status={installation.healthStatus} />
+        {installation.healthStatus === 'healthy' ? (
+          <Badge tone="good">healthy</Badge>
+        ) : (
+          <Badge tone="bad">degraded</Badge>
+        )}
         <span>
           last operation: <StatusBadge status={installation.lastOperationStatus} />
         </span>
@@ -119,6 +123,11 @@ function InstallationCard(props: {
           connection: <StatusBadge status={installation.connection.status} />
         </span>
       </header>
+      {installation.healthReason && (
+        <p className="health-reason" aria-label={`Why ${name} for ${groupRef} is degraded`}>
+          {installation.healthReason}
+        </p>
+      )}
       {objects.length > 0 ? (
         <div className="overflow-auto">
           <table>
