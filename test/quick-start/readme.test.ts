@@ -279,6 +279,23 @@ describe('the README quick start', () => {
     expect(found.result[0].mappedFields).toEqual({ surname: 'Hopper' });
   });
 
+  it('"Command line" runs as written: the deploy dry run finds the quick start’s revision, the list its installations', async () => {
+    const [block, ...rest] = sectionBlocks('Command line');
+    expect(rest).toEqual([]);
+    const keyLine = /^export FERRY_API_KEY=.*$/m;
+    expect(block).toMatch(keyLine);
+    // The commands' defaults are the reader's `npm start`; the test's host and project instead.
+    const shell = run(`set -e\n${block.replace(keyLine, '')}`, {
+      FERRY_API_KEY: stack.project.apiKey,
+      FERRY_API_URL: new URL(stack.urls.api).origin,
+      FERRY_PROJECT: stack.project.name,
+    });
+    expect([await exited(shell), shell.output()]).toEqual([0, expect.any(String)]);
+    expect(shell.output()).toMatch(/^crm-read: unchanged \(live revision [0-9a-f-]{36}\)$/m);
+    expect(shell.output()).toMatch(/^[0-9a-f-]{36} +crm-read +acme +(healthy|unhealthy)/m);
+    expect(shell.output()).toMatch(/^[0-9a-f-]{36} +crm-write +acme /m);
+  }, 60_000);
+
   it('"Proxying provider calls" runs as written: the proxy answers with the sandbox CRM’s own API', async () => {
     const [proxyBlock, ...rest] = sectionBlocks('Proxying provider calls');
     expect(rest).toEqual([]);
