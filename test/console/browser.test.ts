@@ -106,6 +106,10 @@ describeWithBrowser('the builder console in a real browser', () => {
     expect(html).not.toMatch(/https?:\/\//); // nothing from a CDN
     const config: any = await (await fetch(`${consoleUrl}config.json`)).json();
     expect(config.hosts.read).toBe(stack.urls.read);
+    expect(html).toContain('<link rel="icon" type="image/svg+xml" href="/console/favicon.svg"');
+    const icon = await fetch(`${consoleUrl}favicon.svg`);
+    expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);
+    expect(await icon.text()).toMatch(/^<svg /);
     const missing = await fetch(`${consoleUrl}assets/nothing.js`);
     expect(missing.status).toBe(404);
     expect(missing.headers.get('content-type')).toContain('application/problem+json');
@@ -265,14 +269,29 @@ describeWithBrowser('the builder console in a real browser', () => {
     await shot('operations');
   }, 150_000);
 
-  it('pauses and resumes reads through the read host', async () => {
+  it('pauses and resumes reads through the read host, showing the state; shows the config as set', async () => {
     await view('Installations');
     const card = page.getByRole('article', { name: `${integrationName} for ${groupRef}` });
-    await card.getByRole('button', { name: /^Pause reads/ }).click();
+    const pause = card.getByRole('button', { name: /^Pause reads/ });
+    // The state comes from the workflow: wait for it before pressing.
+    await card.getByText('reads active', { exact: true }).waitFor();
+    expect(await pause.getAttribute('aria-pressed')).toBe('false');
+    await pause.click();
     await card.getByRole('status').filter({ hasText: 'Paused' }).waitFor();
     await card.getByText(/^paused/).waitFor();
+    await card.getByText('reads paused', { exact: true }).waitFor();
+    await card.locator('button[aria-pressed="true"]', { hasText: 'Pause reads' }).waitFor();
     await card.getByRole('button', { name: /^Resume reads/ }).click();
     await card.getByRole('status').filter({ hasText: 'Resumed' }).waitFor();
+    await card.getByText('reads active', { exact: true }).waitFor();
+
+    await card.locator('summary', { hasText: /^Config version/ }).click();
+    const config = card.getByRole('table', { name: `Config of ${integrationName} for ${groupRef}` });
+    await config.waitFor();
+    expect(await config.locator('tbody tr').first().textContent()).toBe(
+      'readcontacts0 0 1 1 * → crm-sync; fields: all',
+    );
+    await shot('installation-config');
   });
 
   it('shows a disabled destination, re-enables it and rotates its signing secret', async () => {
@@ -378,6 +397,20 @@ describeWithBrowser('the builder console in a real browser', () => {
       expect(await card.textContent()).not.toContain('delivering');
       expect(await card.textContent()).toContain('last attempt: 503');
       await shot('deliveries-failing');
+
+      // Uninstalled from the console, after a confirmation.
+      await view('Installations');
+      const doomed = page.getByRole('article', { name: `${integrationName} for ${otherGroup}` });
+      await doomed.getByRole('button', { name: `Uninstall ${integrationName} for ${otherGroup}` }).click();
+      await doomed
+        .getByRole('button', { name: `Confirm: uninstall ${integrationName} for ${otherGroup}` })
+        .click();
+      await doomed.waitFor({ state: 'detached' });
+      const left = await stack.api(
+        'GET',
+        `/projects/${stack.project.id}/installations?groupRef=${otherGroup}`,
+      );
+      expect(left.body).toEqual([]);
     } finally {
       // Uninstalled (its connection goes with it), so what follows sees the first group only.
       const [installation] = (
