@@ -23,14 +23,17 @@ const root = process.cwd();
 const examplesDir = join(root, 'examples');
 const exampleFiles = readdirSync(examplesDir).filter((file) => file.endsWith('.yaml'));
 
-/** The `sh` code blocks of the README's section with this heading, in order. */
-function sectionBlocks(heading: string): string[] {
+/** The `sh` code blocks of the README's section with this heading (`## ` or `### `), in order. */
+function sectionBlocks(heading: string, level = '## '): string[] {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const start = readme.indexOf(`\n## ${heading}`);
+  const start = readme.indexOf(`\n${level}${heading}`);
   expect([heading, start]).toEqual([heading, expect.any(Number)]);
   expect(start).toBeGreaterThan(0);
-  const end = readme.indexOf('\n## ', start + 1);
-  const section = readme.slice(start, end);
+  // The section ends at the next heading of its level or above.
+  const ends = ['\n## ', ...(level === '### ' ? ['\n### '] : [])]
+    .map((marker) => readme.indexOf(marker, start + 1))
+    .filter((index) => index > 0);
+  const section = readme.slice(start, Math.min(...ends));
   return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]);
 }
 const quickStartBlocks = () => sectionBlocks('Quick start');
@@ -218,6 +221,28 @@ describe('the README quick start', () => {
     expect(schemaIssues(ResultMessageSchema, message.body, 'body')).toEqual([]);
     await eventually(async () => /^subscribe contacts 1 \{/m.test(hook!.output()), 20_000);
   }, 120_000);
+
+  it('"Change events (subscribe)" runs as written: the subscribe operations of the quick start’s change', async () => {
+    const [block, ...rest] = sectionBlocks('Change events (subscribe)', '### ');
+    expect(rest).toEqual([]);
+    const [page] = answersOf(await runBlock(block));
+    expect(page.results).toEqual(
+      expect.arrayContaining([expect.objectContaining({ actionType: 'subscribe', status: 'success' })]),
+    );
+  });
+
+  it('"Two commands": the first call with the printed key lists the integrations', async () => {
+    const [, call, ...rest] = sectionBlocks('Two commands');
+    expect(rest).toEqual([]);
+    expect(call).toContain('http://localhost:8080/v1');
+    const [integrations] = answersOf(await runBlock(call.replace('http://localhost:8080/v1', '$API')));
+    expect(integrations.map((integration: { name: string }) => integration.name).sort()).toEqual([
+      'crm-proxy',
+      'crm-read',
+      'crm-subscribe',
+      'crm-write',
+    ]);
+  });
 
   it('deployed every manifest of examples/ as it is written', async () => {
     const listed = await stack.api('GET', `/projects/${stack.project.name}/integrations`);
