@@ -174,8 +174,15 @@ describe('the lists, a read followed in its log, pause and resume', () => {
       ],
       destinations: [/^NAME +STATE +URL$/m, /^records +enabled +http:\/\/127\.0\.0\.1:\d+\//m],
     };
-    for (const [resource, [header, row]] of Object.entries(expected)) {
-      const listed = await ferry([resource, 'list', ...apiUrl()]);
+    // At once: each is a process of its own.
+    const resources = Object.keys(expected) as (keyof typeof expected)[];
+    const [tables, jsons] = await Promise.all([
+      Promise.all(resources.map((resource) => ferry([resource, 'list', ...apiUrl()]))),
+      Promise.all(resources.map((resource) => ferry([resource, 'list', '--json', ...apiUrl()]))),
+    ]);
+    for (const [index, resource] of resources.entries()) {
+      const [header, row] = expected[resource];
+      const listed = tables[index];
       expect({ resource, status: listed.status, stderr: listed.stderr }).toEqual({
         resource,
         status: 0,
@@ -183,8 +190,7 @@ describe('the lists, a read followed in its log, pause and resume', () => {
       });
       expect(listed.stdout).toMatch(header);
       expect(listed.stdout).toMatch(row);
-      const json = await ferry([resource, 'list', '--json', ...apiUrl()]);
-      expect(JSON.parse(json.stdout)).toHaveLength(1);
+      expect(JSON.parse(jsons[index].stdout)).toHaveLength(1);
     }
     const byGroup = await ferry(['installations', 'list', '--group', 'nobody', '--json', ...apiUrl()]);
     expect(JSON.parse(byGroup.stdout)).toEqual([]);
