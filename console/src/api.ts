@@ -150,6 +150,32 @@ export interface ReadObjectConfig {
   schedule: string;
   destination?: string;
   disabled?: boolean;
+  selectedFields?: Record<string, boolean>;
+  selectedFieldsAuto?: 'all';
+  selectedFieldMappings?: Record<string, string>;
+  backfill?: { defaultPeriod?: { days?: number; fullHistory?: boolean } };
+}
+
+export interface WriteObjectConfig {
+  objectName: string;
+  selectedValueDefaults?: Record<string, { value: unknown; applyOnUpdate?: string }>;
+  deletionSettings?: { enabled: boolean };
+}
+
+export interface SubscribeObjectConfig {
+  objectName: string;
+  destination?: string;
+  createEvent?: { enabled?: string };
+  updateEvent?: { enabled?: string };
+  deleteEvent?: { enabled?: string };
+}
+
+/** `config.content` as the installation's current version holds it. */
+export interface InstallationContent {
+  read?: { objects?: Record<string, ReadObjectConfig> };
+  write?: { objects?: Record<string, WriteObjectConfig> };
+  subscribe?: { objects?: Record<string, SubscribeObjectConfig> };
+  proxy?: { enabled: boolean };
 }
 
 export interface Connection {
@@ -167,6 +193,8 @@ export interface Installation {
   id: string;
   integrationId: string;
   healthStatus: 'healthy' | 'unhealthy';
+  /** Why it is unhealthy (a destination disabled or failing, a failed read). */
+  healthReason?: string;
   lastOperationStatus?: 'success' | 'failure' | 'in_progress';
   group?: { groupRef: string; groupName: string };
   connection: Connection;
@@ -174,7 +202,9 @@ export interface Installation {
   config: {
     id: string;
     revisionId: string;
-    content: { read?: { objects?: Record<string, ReadObjectConfig> } } & Record<string, unknown>;
+    createTime?: string;
+    createdBy?: string;
+    content: InstallationContent & Record<string, unknown>;
   };
 }
 

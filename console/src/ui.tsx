@@ -156,6 +156,8 @@ export function ActionButton(props: {
   onDone?: (result: unknown) => void;
   className?: string;
   ariaLabel?: string;
+  /** A toggle's state (aria-pressed), when known. */
+  pressed?: boolean;
 }) {
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<Problem>();
@@ -166,6 +168,7 @@ export function ActionButton(props: {
         className={props.className}
         aria-label={props.ariaLabel}
         aria-busy={busy || undefined}
+        aria-pressed={props.pressed}
         disabled={busy}
         onClick={async () => {
           setBusy(true);

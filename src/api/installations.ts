@@ -48,12 +48,31 @@ export const installationRoutes = [
     operationId: 'createInstallation',
     summary: 'Install an integration for a group',
     description:
-      'Creates the installation with its first config version and starts its workflow. Without `connectionId` the group’s connection for the integration’s provider is used. The config is validated against the revision (`config.revisionId`, latest by default). One installation per integration and group (409). 503 when Temporal is unreachable; nothing is created then.',
+      'Creates the installation with its first config version and starts its workflow. Without `connectionId` the group’s connection for the integration’s provider is used. The config is validated against the revision (`config.revisionId`, latest by default). One installation per integration and group (409). 503 when Temporal is unreachable; nothing is created then. The example works on the README quick start’s stack: project `development`, integration `crm-read`, group `acme`.',
     tags,
     auth: ['apiKey', 'bearer', 'projectJwt'],
     params: IntegrationInstallationsParams,
     query: CreateInstallationQuery,
     body: CreateInstallationBody,
+    // `config.createdBy` left out: Ferry credits the version to the caller.
+    bodyExample: {
+      groupRef: 'acme',
+      config: {
+        content: {
+          provider: 'sandboxApiKey',
+          read: {
+            objects: {
+              contacts: {
+                objectName: 'contacts',
+                schedule: '*/30 * * * *',
+                destination: 'records',
+                selectedFields: { company: true },
+              },
+            },
+          },
+        },
+      },
+    },
     responses: { 201: { description: 'The new installation', schema: InstallationSchema } },
   }).handle(async ({ em, project, params, body, principal }) => {
     assertActsForGroup(principal, body.groupRef);

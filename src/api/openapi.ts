@@ -160,7 +160,15 @@ export function buildOpenApiDocument(
       security: securityOf(route.auth),
       parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')],
       ...(route.body && {
-        requestBody: { required: true, content: { 'application/json': { schema: route.body } } },
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: route.body,
+              ...(route.bodyExample !== undefined && { example: route.bodyExample }),
+            },
+          },
+        },
       }),
       responses: {
         ...Object.fromEntries(

@@ -41,12 +41,13 @@ export const readRoutes = [
     operationId: 'triggerRead',
     summary: 'Trigger a read of one object now',
     description:
-      'Answers at once with the operation; the read runs in the installation’s workflow. Without `sinceTimestamp` the whole history is read (a backfill). Follow it with GET /projects/{projectIdOrName}/operations/{operationId} and the `read.triggered.*` events.',
+      'Answers at once with the operation; the read runs in the installation’s workflow. Without `sinceTimestamp` the whole history is read (a backfill). Follow it with GET /projects/{projectIdOrName}/operations/{operationId} and the `read.triggered.*` events. The example works on the README quick start’s stack: project `development`, integration `crm-read`; object `contacts`, group `acme`.',
     tags: ['Reads'],
     hosts: ['read'],
     auth: ['apiKey', 'bearer'],
     params: ReadObjectParams,
     body: TriggerReadBody,
+    bodyExample: { groupRef: 'acme', mode: 'async', sinceTimestamp: '2026-01-01T00:00:00Z' },
     responses: {
       201: { description: 'The read’s operation', schema: TriggerReadResponse },
     },

@@ -81,6 +81,11 @@ export interface RouteDeclaration<
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * A request body that works as it is against the quick start's stack (README), shown by the
+   * reference page and sent by its "Try it out".
+   */
+  bodyExample?: Static<B>;
   /** Accept a body that is not JSON (e.g. provider webhooks); the handler reads its bytes, `koa.state.rawBody`. */
   rawBody?: boolean;
   deprecated?: boolean;

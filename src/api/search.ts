@@ -10,13 +10,18 @@ export const searchRoutes = [
     operationId: 'searchRecords',
     summary: 'Find records in the group’s provider account by field values',
     description:
-      'Records of a read object of the installation (`?groupRef=` or `?installationId=`) whose fields equal the values given (`operator: "eq"`, where the provider’s `support.search.operators.equals` is true), fetched from the provider now. Only fields the installation reads may be filtered on; each record comes as reads deliver it: `fields`, `mappedFields` and `raw`. Pass `nextPageToken` back as `pageToken` for the next page.',
+      'Records of a read object of the installation (`?groupRef=` or `?installationId=`) whose fields equal the values given (`operator: "eq"`, where the provider’s `support.search.operators.equals` is true), fetched from the provider now. Only fields the installation reads may be filtered on; each record comes as reads deliver it: `fields`, `mappedFields` and `raw`. Pass `nextPageToken` back as `pageToken` for the next page. The example works on the README quick start’s stack: project `development`, integration `crm-read`, group `acme`.',
     tags: ['Search'],
     hosts: ['search'],
     auth: ['apiKey', 'bearer'],
     params: SearchParams,
     query: SearchQuery,
     body: SearchBody,
+    bodyExample: {
+      objectName: 'contacts',
+      fieldFilters: [{ fieldName: 'email', operator: 'eq', value: 'ada@example.com' }],
+      pageSize: 50,
+    },
     responses: {
       200: { description: 'One page of matching records', schema: SearchResponse },
       400: { description: 'Invalid request, an unsupported operator or page token', schema: ProblemSchema },

@@ -11,12 +11,17 @@ export const writeRoutes = [
     operationId: 'writeRecords',
     summary: 'Create, update or delete records in the group’s provider account',
     description:
-      'The object must be a write object of the group’s installation config; its `selectedValueDefaults` fill fields the records leave out. `record` writes one record, `batch` up to 100. Synchronous (default): answers with the result, `result` for a record, `results` for a batch. Asynchronous: answers `{operationId}` at once and reports `write.async.done`. Deletes are synchronous and need `deletionSettings.enabled`.',
+      'The object must be a write object of the group’s installation config; its `selectedValueDefaults` fill fields the records leave out. `record` writes one record, `batch` up to 100. Synchronous (default): answers with the result, `result` for a record, `results` for a batch. Asynchronous: answers `{operationId}` at once and reports `write.async.done`. Deletes are synchronous and need `deletionSettings.enabled`. The example works on the README quick start’s stack: project `development`, integration `crm-write`, group `acme`.',
     tags: ['Write'],
     hosts: ['write'],
     auth: ['apiKey', 'bearer'],
     params: WriteParams,
     body: WriteBody,
+    bodyExample: {
+      groupRef: 'acme',
+      type: 'create',
+      record: { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace' },
+    },
     responses: {
       200: {
         description: 'The operation and, when synchronous, each record’s result',

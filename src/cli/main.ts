@@ -1,5 +1,47 @@
-/** One entry per command: `ferry <name...> [--options]`. Modules load lazily so each command starts fast. */
-const commands: Record<string, { summary: string; run: (args: string[]) => Promise<void> }> = {
+/**
+ * One entry per command: `ferry <name...> [--options]`. Modules load lazily so each command starts
+ * fast. `help` is what `ferry <command> --help` prints below the summary (its options, an example).
+ */
+const commands: Record<
+  string,
+  { summary: string; help?: () => Promise<string>; run: (args: string[]) => Promise<void> }
+> = {
+  deploy: {
+    summary:
+      'Deploy a manifest, printing how it differs from the live revisions: <manifest.yaml> [--dry-run]',
+    help: async () => (await import('./client/deploy.js')).deployHelp,
+    run: async (a) => (await import('./client/deploy.js')).deployCommand(a),
+  },
+  ...Object.fromEntries(
+    (['integrations', 'installations', 'connections', 'destinations'] as const).map((resource) => [
+      `${resource} list`,
+      {
+        summary: `List the project's ${resource} as a table: [--json]`,
+        help: async () => (await import('./client/lists.js')).listHelp(resource),
+        run: async (a: string[]) => (await import('./client/lists.js')).listCommand(resource, a),
+      },
+    ]),
+  ),
+  'operations logs': {
+    summary: "Print an operation's log: <operationId> [--follow]",
+    help: async () => (await import('./client/operations.js')).logsHelp,
+    run: async (a) => (await import('./client/operations.js')).logsCommand(a),
+  },
+  read: {
+    summary: 'Read one object of a group now: <integration> <object> --group <ref> [--since <time>]',
+    help: async () => (await import('./client/reads.js')).readHelp,
+    run: async (a) => (await import('./client/reads.js')).readCommand(a),
+  },
+  pause: {
+    summary: "Pause a group's scheduled reads: <integration> --group <ref> [--object <name>]",
+    help: async () => (await import('./client/reads.js')).pauseHelp('pause'),
+    run: async (a) => (await import('./client/reads.js')).pauseCommand('pause', a),
+  },
+  resume: {
+    summary: "Resume a group's paused reads: <integration> --group <ref> [--object <name>]",
+    help: async () => (await import('./client/reads.js')).pauseHelp('resume'),
+    run: async (a) => (await import('./client/reads.js')).pauseCommand('resume', a),
+  },
   start: {
     summary: 'Start the whole stack on embedded defaults (development)',
     run: async (a) => (await import('./start.js')).start(a),
@@ -86,7 +128,10 @@ export async function main(argv: string[]): Promise<void> {
   }
   const rest = argv.slice(name.split(' ').length);
   if (rest.includes('--help') || rest.includes('-h')) {
-    process.stdout.write(`Usage: ferry ${name} [options]\n\n  ${commands[name].summary}\n`);
+    const help = await commands[name].help?.();
+    process.stdout.write(
+      `Usage: ferry ${name} [options]\n\n  ${commands[name].summary}\n${help ? `\n${help}\n` : ''}`,
+    );
     return;
   }
   await commands[name].run(rest);

@@ -29,6 +29,7 @@ import {
 import { findInstallationOfIntegration } from './reads/installation-context.js';
 import { findInstallation } from './installations/lookups.js';
 import { findConnection } from './connections/lookups.js';
+import { FAILING_DESTINATIONS_SQL, failingDestinations } from './installations/health.js';
 
 /**
  * The views of the API's busiest gets and lists, each read in one statement (joins instead of a
@@ -232,17 +233,19 @@ function buildInstallationQuery(em: EntityManager) {
   const group = rowMapper(em, GroupEntity, 'ig');
   return {
     sql: `select ${selectColumns(em, InstallationEntity, 'i')}, ${selectColumns(em, InstallationConfigEntity, 'cf')},
-                 ${selectColumns(em, GroupEntity, 'ig')}, ${connection.columns}
+                 ${selectColumns(em, GroupEntity, 'ig')}, ${connection.columns}, fd.failing_destinations
             from installations i
             join installation_configs cf on cf.id = i.config_id
             join groups ig on ig.id = i.group_id
             join connections c on c.id = i.connection_id
-            ${connection.joins}`,
+            ${connection.joins}
+            left join lateral (${FAILING_DESTINATIONS_SQL}) fd on true`,
     parts: (row: Row) => ({
       installation: installation(row),
       config: config(row),
       group: group(row),
       connection: connection.view(row),
+      destinations: failingDestinations(row.failing_destinations),
     }),
   };
 }

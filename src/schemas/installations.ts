@@ -193,6 +193,12 @@ const ReadConfigRequestSchema = Type.Object(
     ...ReadConfigSchema.properties,
     schedule: Type.Optional(ReadConfigSchema.properties.schedule),
     destination: Type.Optional(ReadConfigSchema.properties.destination),
+    selectedFields: Type.Optional(
+      Type.Record(FieldName, Type.Boolean(), {
+        maxProperties: MAX_SELECTED_FIELDS,
+        description: `Field name to whether it is read (at most ${MAX_SELECTED_FIELDS}); may be left out when the manifest's object has no optional fields.`,
+      }),
+    ),
   },
   strict,
 );
@@ -234,7 +240,15 @@ export const InstallationSchema = Type.Object({
   id: readOnly(Uuid),
   projectId: readOnly(Uuid),
   integrationId: readOnly(Uuid),
-  healthStatus: readOnly(Type.Enum(['healthy', 'unhealthy'])),
+  healthStatus: readOnly(
+    Type.Enum(['healthy', 'unhealthy'], {
+      description:
+        '`unhealthy` when its latest read failed, or a destination its config delivers to is disabled or failing.',
+    }),
+  ),
+  healthReason: Type.Optional(
+    readOnly(Type.String({ description: 'Why the installation is unhealthy; absent when healthy.' })),
+  ),
   connection: readOnly(ConnectionSchema),
   createTime: readOnly(DateTime),
   createdBy: readOnly(Type.String({ description: '`consumer:{consumerRef}` of the connection’s consumer.' })),

@@ -20,6 +20,7 @@ import { createProject } from '../../src/domain/projects.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { eventually } from '../installations/support.js';
 
 // What page.evaluate callbacks use runs in the browser; the test program has no DOM types.
 declare const document: any;
@@ -105,6 +106,10 @@ describeWithBrowser('the builder console in a real browser', () => {
     expect(html).not.toMatch(/https?:\/\//); // nothing from a CDN
     const config: any = await (await fetch(`${consoleUrl}config.json`)).json();
     expect(config.hosts.read).toBe(stack.urls.read);
+    expect(html).toContain('<link rel="icon" type="image/svg+xml" href="/console/favicon.svg"');
+    const icon = await fetch(`${consoleUrl}favicon.svg`);
+    expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);
+    expect(await icon.text()).toMatch(/^<svg /);
     const missing = await fetch(`${consoleUrl}assets/nothing.js`);
     expect(missing.status).toBe(404);
     expect(missing.headers.get('content-type')).toContain('application/problem+json');
@@ -264,14 +269,29 @@ describeWithBrowser('the builder console in a real browser', () => {
     await shot('operations');
   }, 150_000);
 
-  it('pauses and resumes reads through the read host', async () => {
+  it('pauses and resumes reads through the read host, showing the state; shows the config as set', async () => {
     await view('Installations');
     const card = page.getByRole('article', { name: `${integrationName} for ${groupRef}` });
-    await card.getByRole('button', { name: /^Pause reads/ }).click();
+    const pause = card.getByRole('button', { name: /^Pause reads/ });
+    // The state comes from the workflow: wait for it before pressing.
+    await card.getByText('reads active', { exact: true }).waitFor();
+    expect(await pause.getAttribute('aria-pressed')).toBe('false');
+    await pause.click();
     await card.getByRole('status').filter({ hasText: 'Paused' }).waitFor();
     await card.getByText(/^paused/).waitFor();
+    await card.getByText('reads paused', { exact: true }).waitFor();
+    await card.locator('button[aria-pressed="true"]', { hasText: 'Pause reads' }).waitFor();
     await card.getByRole('button', { name: /^Resume reads/ }).click();
     await card.getByRole('status').filter({ hasText: 'Resumed' }).waitFor();
+    await card.getByText('reads active', { exact: true }).waitFor();
+
+    await card.locator('summary', { hasText: /^Config version/ }).click();
+    const config = card.getByRole('table', { name: `Config of ${integrationName} for ${groupRef}` });
+    await config.waitFor();
+    expect(await config.locator('tbody tr').first().textContent()).toBe(
+      'readcontacts0 0 1 1 * → crm-sync; fields: all',
+    );
+    await shot('installation-config');
   });
 
   it('shows a disabled destination, re-enables it and rotates its signing secret', async () => {
@@ -305,6 +325,106 @@ describeWithBrowser('the builder console in a real browser', () => {
     expect(after.body.secrets.signingSecret).toBe(shown);
     await shot('deliveries');
   });
+
+  it('shows a destination failing every attempt as failing, and its installation degraded with the reason', async () => {
+    const down = await WebhookReceiver.start();
+    // Not a prefix of the first group: the later steps find that one's card and row by name.
+    const otherGroup = `down-${randomUUID().slice(0, 8)}`;
+    try {
+      down.respond(() => ({ status: 503 }));
+      const created = await stack.api('POST', `/projects/${stack.project.id}/destinations`, {
+        body: { name: 'crm-down', type: 'webhook', metadata: { url: down.url() } },
+      });
+      expect(created.status).toBe(201);
+      await stack.api('POST', `/projects/${stack.project.id}/connections:generate`, {
+        body: {
+          provider: 'sandboxApiKey',
+          groupRef: otherGroup,
+          consumerRef: 'joe',
+          apiKey: 'sandbox-demo-key',
+        },
+      });
+      const installed = await stack.api(
+        'POST',
+        `/projects/${stack.project.id}/integrations/${integrationName}/installations`,
+        {
+          body: {
+            groupRef: otherGroup,
+            config: {
+              content: {
+                provider: 'sandboxApiKey',
+                read: {
+                  objects: {
+                    contacts: {
+                      objectName: 'contacts',
+                      schedule: '0 0 1 1 *',
+                      destination: 'crm-down',
+                      selectedFields: {},
+                      selectedFieldsAuto: 'all',
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      );
+      expect(installed.status).toBe(201);
+      const read = await stack.read(
+        'POST',
+        `/projects/${stack.project.id}/integrations/${integrationName}/objects/contacts`,
+        { body: { groupRef: otherGroup, mode: 'async' } },
+      );
+      expect(read.status).toBeLessThan(300);
+      await down.waitFor(() => down.requests.length > 0, 30_000, 'a failed attempt');
+      // The attempt is recorded once answered: wait for the API to say so before the views load.
+      const installationPath = `/projects/${stack.project.id}/integrations/${integrationName}/installations/${installed.body.id}`;
+      await eventually(
+        async () => (await stack.api('GET', installationPath)).body.healthStatus === 'unhealthy',
+      );
+
+      // The previous step ended on Deliveries: Installations first, so each view loads afresh.
+      await view('Installations');
+      const degraded = page.getByRole('article', { name: `${integrationName} for ${otherGroup}` });
+      await degraded.getByText('degraded').waitFor();
+      const reason = degraded.getByLabel(`Why ${integrationName} for ${otherGroup} is degraded`);
+      await reason.waitFor();
+      expect(await reason.textContent()).toMatch(/Deliveries to destination "crm-down" have failed since/);
+      await shot('installations-degraded');
+      await view('Deliveries');
+      const card = page.getByRole('article', { name: 'Destination crm-down' });
+      await card.getByText('failing', { exact: true }).waitFor();
+      expect(await card.textContent()).not.toContain('delivering');
+      expect(await card.textContent()).toContain('last attempt: 503');
+      await shot('deliveries-failing');
+
+      // Uninstalled from the console, after a confirmation.
+      await view('Installations');
+      const doomed = page.getByRole('article', { name: `${integrationName} for ${otherGroup}` });
+      await doomed.getByRole('button', { name: `Uninstall ${integrationName} for ${otherGroup}` }).click();
+      await doomed
+        .getByRole('button', { name: `Confirm: uninstall ${integrationName} for ${otherGroup}` })
+        .click();
+      await doomed.waitFor({ state: 'detached' });
+      const left = await stack.api(
+        'GET',
+        `/projects/${stack.project.id}/installations?groupRef=${otherGroup}`,
+      );
+      expect(left.body).toEqual([]);
+    } finally {
+      // Uninstalled (its connection goes with it), so what follows sees the first group only.
+      const [installation] = (
+        await stack.api('GET', `/projects/${stack.project.id}/installations?groupRef=${otherGroup}`)
+      ).body;
+      if (installation) {
+        await stack.api(
+          'DELETE',
+          `/projects/${stack.project.id}/integrations/${integrationName}/installations/${installation.id}`,
+        );
+      }
+      await down.stop();
+    }
+  }, 90_000);
 
   it('makes a connection with bad credentials stand out', async () => {
     await transaction(async (em) => {

@@ -297,6 +297,36 @@ describe('creating installations', () => {
     expect(created.filter((data) => data.groupRef === groupRef)).toEqual([]);
   });
 
+  it('takes a read object without selectedFields when its manifest object offers no optional fields', async () => {
+    const { groupRef } = await connectGroup(stack);
+    // `companies` offers every field (optionalFieldsAuto: all): the customer must still choose.
+    await expectInvalid(
+      {
+        groupRef,
+        config: {
+          content: {
+            provider: 'sandboxApiKey',
+            read: { objects: { companies: { objectName: 'companies' } } },
+          },
+        },
+      },
+      ['config.content.read.objects.companies.selectedFields'],
+    );
+    // `deals` declares no optional fields: there is nothing to select, so nothing to send.
+    const created = await stack.api('POST', fixture.base, {
+      body: {
+        groupRef,
+        config: {
+          content: { provider: 'sandboxApiKey', read: { objects: { deals: { objectName: 'deals' } } } },
+        },
+      },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.config.content.read.objects.deals).toEqual(
+      answered({ objectName: 'deals', schedule: YEARLY, destination: 'hooks', selectedFields: {} }),
+    );
+  });
+
   it('answers 404 for unknown integrations and installations, and for another project’s key', async () => {
     const { groupRef } = await connectGroup(stack);
     const created = await install(stack, fixture, groupRef);

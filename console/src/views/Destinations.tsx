@@ -37,7 +37,7 @@ function DestinationCard(props: { project: string; destination: Destination; onC
             disabled {destination.disableTime ? `since ${time(destination.disableTime)}` : ''}
           </Badge>
         ) : (
-          <Badge tone="good">delivering</Badge>
+          <DeliveryState path={`${path}/attempts`} />
         )}
       </header>
       <p className="wrap">
@@ -70,6 +70,32 @@ function DestinationCard(props: { project: string; destination: Destination; onC
         </p>
       )}
     </article>
+  );
+}
+
+/**
+ * An enabled destination's state from its latest answered attempt: one that failed every attempt
+ * since is failing, not delivering (it is disabled only after FERRY_DESTINATION_DISABLE_AFTER_SECONDS).
+ */
+function DeliveryState({ path }: { path: string }) {
+  // Kept current: a delivery in flight is answered within seconds.
+  const latest = useLoad(
+    () => call<Page<DeliveryAttempt>>('GET', path, { query: { pageSize: 10 } }),
+    [path],
+    (value) => (value?.results[0]?.pending ? 2_000 : 15_000),
+  );
+  if (!latest.value) return <Badge tone="muted">checking…</Badge>;
+  const answered = latest.value.results.find((attempt) => !attempt.pending);
+  if (!answered)
+    return <Badge tone="muted">{latest.value.results.length ? 'sending…' : 'no deliveries yet'}</Badge>;
+  if (answered.delivered) return <Badge tone="good">delivering</Badge>;
+  return (
+    <span>
+      <Badge tone="bad">failing</Badge>{' '}
+      <small>
+        last attempt: {answered.status ?? 'no answer'}, {time(answered.createTime)}
+      </small>
+    </span>
   );
 }
 

@@ -9,6 +9,7 @@ import {
 } from '../api';
 import { ActionButton, Badge, Loading, ProblemNote, StatusBadge, time, useLoad } from '../ui';
 import { href } from '../App';
+import { InstallationConfigDetails } from './InstallationConfig';
 
 interface Loaded {
   installations: Installation[];
@@ -84,6 +85,7 @@ function InstallationCard(props: {
 }) {
   const { project, installation, integration } = props;
   const [note, setNote] = useState<string>();
+  const [confirming, setConfirming] = useState(false);
   const groupRef = installation.group?.groupRef ?? installation.connection.group.groupRef;
   const integrationPath = `${projectPath(project)}/integrations/${encodeURIComponent(installation.integrationId)}`;
   const installationPath = `${integrationPath}/installations/${encodeURIComponent(installation.id)}`;
@@ -91,11 +93,18 @@ function InstallationCard(props: {
   // Next fires and pauses come from the workflow itself; without Temporal the rest still shows.
   // A workflow just started (or restarted by repair) answers a moment later: ask again until it
   // does, then keep the next fires and running reads current.
+  // After Pause or Resume, ask often until the workflow shows it (a Signal takes a moment).
+  const expected = note?.startsWith('Paused')
+    ? 'reads paused'
+    : note?.startsWith('Resumed')
+      ? 'reads active'
+      : undefined;
   const schedule = useLoad(
     () => call<InstallationSchedule>('GET', `${installationPath}/schedule`),
     [installationPath, note],
-    (value) => (value?.ready ? 15_000 : 2_000),
+    (value) => (!value?.ready ? 2_000 : expected && readsState(value) !== expected ? 1_000 : 15_000),
   );
+  const reads = readsState(schedule.value);
   const planned = new Map(schedule.value?.objects.map((object) => [object.objectName, object]));
   const name = integration?.name ?? installation.integrationId;
   const read = async (objectName: string, sinceTimestamp?: string) => {
@@ -111,14 +120,24 @@ function InstallationCard(props: {
     <article aria-label={`${name} for ${groupRef}`}>
       <header className="card-head">
         <strong>{name}</strong>
-        <StatusBadge status={installation.healthStatus} />
+        {installation.healthStatus === 'healthy' ? (
+          <Badge tone="good">healthy</Badge>
+        ) : (
+          <Badge tone="bad">degraded</Badge>
+        )}
         <span>
           last operation: <StatusBadge status={installation.lastOperationStatus} />
         </span>
         <span>
           connection: <StatusBadge status={installation.connection.status} />
         </span>
+        {reads && <Badge tone={reads === 'reads active' ? 'good' : 'busy'}>{reads}</Badge>}
       </header>
+      {installation.healthReason && (
+        <p className="health-reason" aria-label={`Why ${name} for ${groupRef} is degraded`}>
+          {installation.healthReason}
+        </p>
+      )}
       {objects.length > 0 ? (
         <div className="overflow-auto">
           <table>
@@ -164,6 +183,11 @@ function InstallationCard(props: {
       ) : (
         <p>This installation reads no objects.</p>
       )}
+      <InstallationConfigDetails
+        label={`Config of ${name} for ${groupRef}`}
+        content={installation.config.content}
+        version={installation.config}
+      />
       <footer className="actions">
         <a href={href(project, 'installations', installation.integrationId, installation.id)} role="button">
           Operations
@@ -171,7 +195,8 @@ function InstallationCard(props: {
         <ActionButton
           label="Pause reads"
           ariaLabel={`Pause reads of ${name} for ${groupRef}`}
-          className="secondary outline"
+          className={reads === 'reads paused' ? 'secondary' : 'secondary outline'}
+          pressed={reads === undefined ? undefined : reads === 'reads paused'}
           run={() => call('POST', `${installationPath}:pause`, { host: 'read', body: {} })}
           onDone={() => setNote('Paused: no new reads start until resumed.')}
         />
@@ -182,6 +207,14 @@ function InstallationCard(props: {
           run={() => call('POST', `${installationPath}:unpause`, { host: 'read', body: {} })}
           onDone={() => setNote('Resumed: the next read is planned from now.')}
         />
+        <button
+          type="button"
+          className="secondary outline"
+          aria-label={`Uninstall ${name} for ${groupRef}`}
+          onClick={() => setConfirming(true)}
+        >
+          Uninstall
+        </button>
         <a href={temporalInstallationUrl(installation.id)} target="_blank" rel="noreferrer">
           Temporal UI
         </a>
@@ -192,9 +225,32 @@ function InstallationCard(props: {
           Schedules unavailable: {schedule.problem.detail ?? schedule.problem.title}
         </small>
       )}
+      {confirming && (
+        <p className="actions" role="group" aria-label={`Confirm uninstalling ${name} for ${groupRef}`}>
+          Uninstall {name} for {groupRef}? Its workflow stops and its config is deleted.
+          <ActionButton
+            label="Confirm uninstall"
+            ariaLabel={`Confirm: uninstall ${name} for ${groupRef}`}
+            run={() => call('DELETE', installationPath)}
+            onDone={props.onChange}
+          />
+          <button type="button" className="secondary outline" onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </p>
+      )}
       {note && <p role="status">{note}</p>}
     </article>
   );
+}
+
+/** Whether the workflow reads: every object paused, some, or none (undefined until it answers). */
+function readsState(schedule: InstallationSchedule | undefined): string | undefined {
+  const objects = schedule?.ready ? schedule.objects : undefined;
+  if (!objects?.length) return undefined;
+  const paused = objects.filter((object) => object.paused).length;
+  if (paused === objects.length) return 'reads paused';
+  return paused ? `reads: ${paused} of ${objects.length} paused` : 'reads active';
 }
 
 function NextRead({ object }: { object?: InstallationSchedule['objects'][number] }) {

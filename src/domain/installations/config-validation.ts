@@ -46,8 +46,13 @@ export function manifestObjectNames(manifest: IntegrationContent, action: Config
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+function offersOptionalFields(object: ReadObject): boolean {
+  return object.optionalFieldsAuto === 'all' || (object.optionalFields ?? []).length > 0;
+}
+
 /**
- * A read object that leaves out `schedule` or `destination` gets the manifest's (the public React
+ * A read object that leaves out `schedule` or `destination` gets the manifest's, and one whose
+ * manifest object offers no optional fields may leave out `selectedFields` (the public React
  * components send neither: they come from the manifest). A copy; anything malformed is left for the
  * schema check to report.
  */
@@ -64,6 +69,9 @@ export function withManifestDefaults(content: unknown, manifest: IntegrationCont
           ...object,
           schedule: object.schedule ?? manifestObject.schedule,
           destination: object.destination ?? manifestObject.destination,
+          // Nothing to choose from: an object without optional fields reads its required ones.
+          ...(object.selectedFields === undefined &&
+            !offersOptionalFields(manifestObject) && { selectedFields: {} }),
         },
       ];
     }),

@@ -36,6 +36,7 @@ import { currentConfig, installationEventData } from './event-data.js';
 import { findInstallation, getInstallationView } from './lookups.js';
 import { configMessage } from './read-plan.js';
 import { installationView } from './views.js';
+import { namedDestinations } from './health.js';
 import {
   WorkflowNotRunningError,
   endInstallationWorkflow,
@@ -273,7 +274,15 @@ async function insertInstallation(
       startedId = installationId;
       return { installation: created, config, group, connection };
     });
-    return installationView({ ...parts, connection: await connectionView(em, parts.connection) });
+    return installationView({
+      ...parts,
+      connection: await connectionView(em, parts.connection),
+      destinations: await namedDestinations(
+        em,
+        project.id,
+        parts.config.content as InstallationConfigContent,
+      ),
+    });
   } catch (error) {
     if (startedId) await terminateInstallationWorkflow(startedId, 'installation was not committed');
     if (error instanceof UniqueConstraintViolationException) {

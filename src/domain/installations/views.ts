@@ -14,6 +14,8 @@ import type {
 import { connectionViews } from '../connections/views.js';
 import { groupView } from '../groups.js';
 import { subscribeConfigView } from './config-validation.js';
+import { deliveredToNames, destinationsByName, installationHealth } from './health.js';
+import type { DestinationState } from './health.js';
 
 /**
  * Stored content as answers show it, as the public config has it: every read object with its
@@ -53,6 +55,8 @@ export interface InstallationParts {
   /** The spec's Connection, without credentials: installations never show secrets. */
   connection: ConnectionView;
   group: Group;
+  /** The destinations its config delivers to, which its health depends on. */
+  destinations: DestinationState[];
 }
 
 export function installationView(parts: InstallationParts): InstallationView {
@@ -61,7 +65,7 @@ export function installationView(parts: InstallationParts): InstallationView {
     id: installation.id,
     projectId: installation.projectId,
     integrationId: installation.integrationId,
-    healthStatus: installation.healthStatus,
+    ...installationHealth(installation, parts.destinations),
     connection,
     createTime: installation.createTime.toISOString(),
     createdBy: installation.createdBy,
@@ -97,11 +101,24 @@ export async function loadInstallationParts(
     ),
   );
   const groups = byId(groupRows);
+  const deliveredTo = new Map(
+    installations.map((row) => [
+      row.id,
+      deliveredToNames(configs.get(row.configId)!.content as InstallationConfigContent),
+    ]),
+  );
+  const destinations = await destinationsByName(
+    em,
+    installations.map((row) => ({ projectId: row.projectId, names: deliveredTo.get(row.id)! })),
+  );
   return installations.map((installation) => ({
     installation,
     config: configs.get(installation.configId)!,
     connection: connectionViewsById.get(installation.connectionId)!,
     group: groups.get(installation.groupId)!,
+    destinations: deliveredTo
+      .get(installation.id)!
+      .flatMap((name) => destinations.get(`${installation.projectId}/${name}`) ?? []),
   }));
 }
 
