@@ -2,7 +2,6 @@ import { config } from '../../config.js';
 import { OperationEntity } from '../../db/entities/operation.js';
 import { em as newEntityManager } from '../../db/orm.js';
 import type {
-  FinishReadInput,
   InlineReadInput,
   InlineReadOutcome,
   ReadEnding,
@@ -15,7 +14,7 @@ import { pageConnector } from './connector.js';
 import { classifyReadError } from './failures.js';
 import { finishRead, type FinishedRead } from './finish.js';
 import { fetchPage, type ShapedPage } from './page-feed.js';
-import { readPages, type PageOutcome, type ReadPagesOptions } from './pages.js';
+import { readPages } from './pages.js';
 import { observeLateness, planRead, startRead, type PlannedRead, type StartedRead } from './start.js';
 
 /**
@@ -107,16 +106,6 @@ async function begin(input: ReadObjectInput, mode: ReadMode = 'child'): Promise<
   return { ended: false, started: await startRead(input) };
 }
 
-/** Reads, delivers and checkpoints the next pages; counts and positions only, never records. */
-function page(operationId: string, options?: ReadPagesOptions): Promise<PageOutcome> {
-  return readPages(operationId, options);
-}
-
-/** Ends the operation (see `finishRead`). */
-function finish(input: FinishReadInput): Promise<FinishedRead> {
-  return finishRead(input);
-}
-
 /** After this long an inline read fetches no more pages and hands the rest over. */
 const INLINE_BUDGET_MS = 15_000;
 
@@ -137,7 +126,7 @@ async function inline(
     const begun = await begin(run, 'inline');
     if (begun.ended) return { handover: false, ...begun.finished };
     // The installation's workflow answers no query or update while this runs: keep it short.
-    const pages = await page(read.operationId, {
+    const pages = await readPages(read.operationId, {
       maxPages,
       budgetMs: INLINE_BUDGET_MS,
       heartbeat: options.heartbeat,
@@ -178,7 +167,7 @@ async function inline(
       ...(classified.authFailure && { authFailure: true }),
     };
   }
-  const finished = await finish({ ...read, ...ending });
+  const finished = await finishRead({ ...read, ...ending });
   return {
     handover: false,
     status: finished.status,
@@ -202,4 +191,8 @@ async function handOver(input: InlineReadInput, reason: string, wait?: ReadWait)
   return { handover: true, reason, ...(wait && { wait }) };
 }
 
-export const ReadRun = { begin, page, finish, inline } as const;
+/**
+ * The steps: `page` reads, delivers and checkpoints the next pages (pages.ts; counts and positions
+ * only, never records); `finish` ends the operation (finish.ts).
+ */
+export const ReadRun = { begin, page: readPages, finish: finishRead, inline } as const;
