@@ -106,8 +106,34 @@ describe('an inline read', () => {
         wait: { failedAttempts: 1 },
       });
       expect((await operationOf(input.operationId)).status).toBe('in_progress');
+      fixture.receiver.respond(() => ({ status: 200 }));
+      // The child waits as the hand-over says, then delivers the page again and the rest.
+      const handedOver = await runRead(stack, fixture, {
+        operationId: input.operationId,
+        readType: 'backfill',
+        wait: { failedAttempts: 1 },
+      });
+      expect(handedOver.result).toMatchObject({ status: 'success', recordsProcessed: CONTACTS });
     } finally {
       fixture.receiver.respond(() => ({ status: 200 }));
+    }
+  });
+
+  it("handed over with the retry schedule spent, fails at the destination, as an older version's loose fields said too", async () => {
+    for (const wait of [{ wait: { failedAttempts: 5 } }, { failedAttempts: 5 }]) {
+      const input = inlineInput({ readType: 'backfill' });
+      const { result } = await runRead(stack, fixture, {
+        operationId: input.operationId,
+        readType: 'backfill',
+        ...wait,
+      });
+      expect(result).toMatchObject({
+        status: 'failure',
+        result: expect.stringContaining('still failed after 5 attempts'),
+      });
+      expect((await operationOf(input.operationId)).metadata.failedAtDestinationId).toBe(
+        fixture.destinationId,
+      );
     }
   });
 
