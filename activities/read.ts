@@ -1,16 +1,23 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { config } from '../src/config.js';
 import { classifyReadError } from '../src/domain/reads/failures.js';
-import { finishRead, type FinishReadInput, type FinishedRead } from '../src/domain/reads/finish.js';
-import { readInline } from '../src/domain/reads/inline.js';
-import { readPages as readPagesOfRead, type PageOutcome } from '../src/domain/reads/pages.js';
-import { startRead, type StartedRead } from '../src/domain/reads/start.js';
-import type { InlineReadInput, InlineReadOutcome, ReadObjectInput } from '../src/temporal/contracts/read.js';
+import type { FinishedRead } from '../src/domain/reads/finish.js';
+import type { PageOutcome } from '../src/domain/reads/pages.js';
+import { ReadRun } from '../src/domain/reads/read-run.js';
+import type { StartedRead } from '../src/domain/reads/start.js';
+import type {
+  FinishReadInput,
+  InlineReadInput,
+  InlineReadOutcome,
+  ReadObjectInput,
+} from '../src/temporal/contracts/read.js';
 
 /**
- * The read's activities, thin over src/domain/reads. Failures leave here as ApplicationFailures
- * whose type tells the workflow what happened (`ProviderAuthFailure`, `ReadRefused`, or the
- * retryable `ReadStepFailed`) and whose message is safe to show the builder.
+ * The read's activities, thin over ReadRun (src/domain/reads/read-run.ts): its child mode is
+ * `beginReadOperation`, `readPages`, `finishReadOperation`; its inline mode `readObjectInline`.
+ * Failures leave here as ApplicationFailures whose type tells the workflow what happened
+ * (`ProviderAuthFailure`, `ReadRefused`, or the retryable `ReadStepFailed`) and whose message is
+ * safe to show the builder.
  */
 
 function asApplicationFailure(error: unknown): ApplicationFailure {
@@ -25,13 +32,22 @@ function asApplicationFailure(error: unknown): ApplicationFailure {
   });
 }
 
-/** Records the operation `in_progress` and checkpoints page 0; resuming an existing read changes nothing. */
-export async function beginReadOperation(input: ReadObjectInput): Promise<StartedRead> {
+async function step<T>(run: () => Promise<T>): Promise<T> {
   try {
-    return await startRead(input);
+    return await run();
   } catch (error) {
     throw asApplicationFailure(error);
   }
+}
+
+/** Records the operation `in_progress` and checkpoints page 0; resuming an existing read changes nothing. */
+export async function beginReadOperation(input: ReadObjectInput): Promise<StartedRead> {
+  return step(async () => {
+    const begun = await ReadRun.begin(input, 'child');
+    // The child mode never ends a read as it begins it.
+    if (begun.ended) throw new Error('a read in its own workflow ended as it began');
+    return begun.started;
+  });
 }
 
 const HEARTBEAT_MS = 500;
@@ -52,20 +68,12 @@ export async function readPages(input: { operationId: string }): Promise<PageOut
     lastBeat = now;
     context.heartbeat();
   };
-  try {
-    return await readPagesOfRead(input.operationId, { heartbeat });
-  } catch (error) {
-    throw asApplicationFailure(error);
-  }
+  return step(() => ReadRun.page(input.operationId, { heartbeat }));
 }
 
 /** Ends the operation with its summary, events and watermark; idempotent. */
 export async function finishReadOperation(input: FinishReadInput): Promise<FinishedRead> {
-  try {
-    return await finishRead(input);
-  } catch (error) {
-    throw asApplicationFailure(error);
-  }
+  return step(() => ReadRun.finish(input));
 }
 
 /**
@@ -75,5 +83,5 @@ export async function finishReadOperation(input: FinishReadInput): Promise<Finis
  */
 export async function readObjectInline(input: InlineReadInput): Promise<InlineReadOutcome> {
   const context = Context.current();
-  return readInline(input, { heartbeat: () => context.heartbeat() });
+  return ReadRun.inline(input, { heartbeat: () => context.heartbeat() });
 }

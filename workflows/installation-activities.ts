@@ -72,9 +72,3 @@ export function inlineRead(operationId: string) {
     summary: `read/${operationId}`,
   }).readObjectInline;
 }
-
-/** Ends a cancelled inline read's operation, as the read workflow does for its own. */
-export const { finishReadOperation } = proxyActivities<typeof readActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 20 },
-});

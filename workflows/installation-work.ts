@@ -1,25 +1,11 @@
-import {
-  CancellationScope,
-  ChildWorkflowCancellationType,
-  ParentClosePolicy,
-  executeChild,
-  isCancellation,
-  log,
-  patched,
-  upsertMemo,
-  uuid4,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { isCancellation, log, patched, upsertMemo, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { ApplyConfigResult, InstallationConfigMessage } from '../src/temporal/contracts/installation.js';
-import type { InlineReadOutcome, ReadObjectInput, ReadObjectResult } from '../src/temporal/contracts/read.js';
-import { readWorkflowId } from '../src/temporal/contracts/workflow-ids.js';
+import type { ReadObjectInput } from '../src/temporal/contracts/read.js';
 import { errorMessage } from './error-message.js';
 import type { InFlight } from './in-flight.js';
 import {
   abandonTriggeredReads,
   changeSubscriptions,
-  finishReadOperation,
-  inlineRead,
   objectsNeedingBackfill,
   recordSchedulePaused,
   recordSubscriptionFailure,
@@ -28,7 +14,7 @@ import {
 } from './installation-activities.js';
 import type { InstallationState } from './installation-state.js';
 import type { StartedRead } from './read-schedule.js';
-import type { readObjectWorkflow } from './read.js';
+import { runReadModes } from './read-run.js';
 import type { PendingSubscriptionChange } from './subscriptions.js';
 import { workflowNow } from './workflow-now.js';
 
@@ -36,8 +22,6 @@ import { workflowNow } from './workflow-now.js';
 const CONFIG_IN_MEMO = 'config-in-memo';
 /** Workflows started before schemas were watched never ran the schema watch activity. */
 const SCHEMA_WATCH = 'schema-watch';
-/** Workflows started before scheduled reads ran inline started a child for each. */
-const INLINE_READS = 'inline-scheduled-reads';
 /** Workflows started before first fires were planned from the run's start planned them from readiness. */
 const FIRST_FIRE_FROM_START = 'first-fire-from-start';
 
@@ -126,9 +110,8 @@ export async function cleanUp(state: InstallationState, inFlight: InFlight): Pro
 }
 
 /**
- * One read. A scheduled read runs inline first (one activity: begin, a few pages, finish) and hands
- * the rest, if any, to a child workflow; other reads (backfills, triggered and requested reads) are
- * a child workflow from the start. Its end may pause the object (repeated authentication failures).
+ * One read (`runReadModes`: inline first when scheduled, else its own workflow). Its end may pause
+ * the object (repeated authentication failures).
  */
 async function runRead(state: InstallationState, read: StartedRead): Promise<void> {
   let outcome = { succeeded: false, authFailure: false };
@@ -144,23 +127,7 @@ async function runRead(state: InstallationState, read: StartedRead): Promise<voi
     ...(read.readType !== 'triggered' && { plannedAt: read.plannedAt }),
   };
   try {
-    let result: ReadObjectResult | undefined;
-    if (read.readType === 'scheduled' && state.inlineReadPages > 0 && patched(INLINE_READS)) {
-      const inline = await readInline(input, state.inlineReadPages);
-      if (inline.handover) {
-        const { failedAttempts, retryAfterMs, providerWaitMs } = inline;
-        result = await readAsChild({
-          ...input,
-          ...(failedAttempts !== undefined && { failedAttempts }),
-          ...(retryAfterMs !== undefined && { retryAfterMs }),
-          ...(providerWaitMs !== undefined && { providerWaitMs }),
-        });
-      } else {
-        result = inline;
-      }
-    } else {
-      result = await readAsChild(input);
-    }
+    const result = await runReadModes(input, state.inlineReadPages);
     outcome = { succeeded: result.status === 'success', authFailure: Boolean(result.authFailure) };
   } catch (error) {
     log.warn('read failed', {
@@ -176,39 +143,6 @@ async function runRead(state: InstallationState, read: StartedRead): Promise<voi
       note: state.reads.pauseNote(read.objectName) ?? '',
     });
   }
-}
-
-/**
- * The inline part of a scheduled read. Any failure of the activity itself (a timeout, a worker
- * lost) hands over too: the child begins again idempotently and resumes from the checkpoint. A
- * cancelled read (the installation is deleted) ends its operation, as the read workflow does.
- */
-async function readInline(input: ReadObjectInput, maxPages: number): Promise<InlineReadOutcome> {
-  try {
-    return await inlineRead(input.operationId)({ ...input, maxPages });
-  } catch (error) {
-    if (!isCancellation(error)) {
-      return { handover: true, reason: errorMessage(error) };
-    }
-    await CancellationScope.nonCancellable(() =>
-      finishReadOperation({ ...input, status: 'failure', error: 'The read was cancelled.' }),
-    );
-    throw error;
-  }
-}
-
-function readAsChild(input: ReadObjectInput): Promise<ReadObjectResult> {
-  return executeChild<typeof readObjectWorkflow>('readObjectWorkflow', {
-    workflowId: readWorkflowId(input.operationId),
-    args: [input],
-    // The read is found in the Temporal UI by the same attributes as its installation.
-    ...(patched('read-search-attributes') && {
-      typedSearchAttributes: workflowInfo().typedSearchAttributes,
-    }),
-    // A read never outlives its installation's workflow; continue-as-new waits for reads first.
-    parentClosePolicy: ParentClosePolicy.TERMINATE,
-    cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
-  });
 }
 
 /** Changes the provider subscriptions, one change at a time, until they reflect the latest config. */

@@ -1,7 +1,6 @@
 import {
   ActivityFailure,
   ApplicationFailure,
-  CancellationScope,
   ContinueAsNew,
   continueAsNew,
   isCancellation,
@@ -11,7 +10,15 @@ import {
 } from '@temporalio/workflow';
 import type * as activities from '../activities/read.js';
 import { nextAttemptDelay } from '../src/core/retry-schedule.js';
-import type { ReadObjectInput, ReadObjectResult } from '../src/temporal/contracts/read.js';
+import {
+  CANCELLED_READ,
+  readWaitOf,
+  type ReadEnding,
+  type ReadObjectInput,
+  type ReadObjectResult,
+  type ReadWait,
+} from '../src/temporal/contracts/read.js';
+import { endRead } from './read-end.js';
 
 const lifecycle = proxyActivities<typeof activities>({
   startToCloseTimeout: '2 minutes',
@@ -36,97 +43,92 @@ const pages = proxyActivities<typeof activities>({
   },
 });
 
-interface Failure {
-  error: string;
-  authFailure?: boolean;
-  /** The destination refused, stayed down or was disabled: re-enabling it resumes the read. */
-  destinationFailure?: boolean;
-}
-
-function failureOf(error: unknown): Failure {
+function failureOf(error: unknown): ReadEnding {
   const cause = error instanceof ActivityFailure ? (error.cause ?? error) : error;
   if (cause instanceof ApplicationFailure) {
-    return { error: cause.message, ...(cause.type === 'ProviderAuthFailure' && { authFailure: true }) };
+    return {
+      status: 'failure',
+      error: cause.message,
+      ...(cause.type === 'ProviderAuthFailure' && { authFailure: true }),
+    };
   }
-  return { error: cause instanceof Error ? cause.message : String(cause) };
+  return { status: 'failure', error: cause instanceof Error ? cause.message : String(cause) };
+}
+
+function destinationFailure(error: string): ReadEnding {
+  return { status: 'failure', error, destinationFailure: true };
+}
+
+/**
+ * Waits as `wait` says (a durable sleep, no activity held): the provider's asked-for pause, then
+ * the retry schedule's delay after the failed deliveries. False when the schedule is exhausted.
+ */
+async function waitBefore(wait: ReadWait, retryScheduleMs: number[]): Promise<boolean> {
+  if (wait.providerWaitMs) await sleep(wait.providerWaitMs);
+  if (!wait.failedAttempts) return true;
+  const delay = nextAttemptDelay(wait.failedAttempts, wait.retryAfterMs, retryScheduleMs);
+  if (delay === undefined) return false;
+  await sleep(delay);
+  return true;
 }
 
 /**
  * Reads pages until the provider has no more. A destination that fails retryably gets the same page
- * again after the delivery retry schedule's delay (a durable sleep, no activity held); a destination
- * that refuses or is disabled fails the read.
+ * again after the delivery retry schedule's delay; a destination that refuses or is disabled fails
+ * the read. Starts with the wait an inline read handed over, if any.
  */
-async function readAllPages(input: ReadObjectInput, retryScheduleMs: number[]): Promise<Failure | undefined> {
-  // Handed over because the provider asked to wait: no request goes out before it said.
-  if (input.providerWaitMs) await sleep(input.providerWaitMs);
-  // Handed over by an inline read whose destination failed: wait as after that failed attempt.
-  let failedAttempts = input.failedAttempts ?? 0;
-  if (failedAttempts) {
-    const delay = nextAttemptDelay(failedAttempts, input.retryAfterMs, retryScheduleMs);
-    if (delay === undefined) {
-      return {
-        error: `the destination still failed after ${failedAttempts} attempts`,
-        destinationFailure: true,
-      };
-    }
-    await sleep(delay);
+async function readAllPages(input: ReadObjectInput, retryScheduleMs: number[]): Promise<ReadEnding> {
+  let wait: ReadWait = readWaitOf(input) ?? { failedAttempts: 0 };
+  if (!(await waitBefore(wait, retryScheduleMs))) {
+    return destinationFailure(`the destination still failed after ${wait.failedAttempts} attempts`);
   }
   for (;;) {
     if (workflowInfo().continueAsNewSuggested) {
       // The checkpoint holds the position, so the next run resumes at the same page.
-      const { failedAttempts: _failed, retryAfterMs: _after, providerWaitMs: _wait, ...resumed } = input;
+      const {
+        failedAttempts: _failed,
+        retryAfterMs: _after,
+        providerWaitMs: _wait,
+        wait: _w,
+        ...resumed
+      } = input;
       await continueAsNew<typeof readObjectWorkflow>(resumed);
     }
     const page = await pages.readPages({ operationId: input.operationId });
-    if (page.outcome === 'done') return undefined;
+    if (page.outcome === 'done') return { status: 'success' };
     if (page.outcome === 'next') {
-      failedAttempts = 0;
+      wait = { failedAttempts: 0 };
       continue;
     }
     if (page.outcome === 'failed') {
-      return { error: page.error ?? 'the destination refused the delivery', destinationFailure: true };
+      return destinationFailure(page.error ?? 'the destination refused the delivery');
     }
     // Pages got through before this failure: it is the first failure of a new page.
-    if (page.pagesRead > 0) failedAttempts = 0;
-    failedAttempts++;
-    const delay = nextAttemptDelay(failedAttempts, page.retryAfterMs, retryScheduleMs);
-    if (delay === undefined) {
-      return {
-        error: `the destination still failed after ${failedAttempts} attempts: ${page.error ?? 'unknown error'}`,
-        destinationFailure: true,
-      };
+    wait = {
+      failedAttempts: (page.pagesRead > 0 ? 0 : wait.failedAttempts) + 1,
+      ...(page.retryAfterMs !== undefined && { retryAfterMs: page.retryAfterMs }),
+    };
+    if (!(await waitBefore(wait, retryScheduleMs))) {
+      return destinationFailure(
+        `the destination still failed after ${wait.failedAttempts} attempts: ${page.error ?? 'unknown error'}`,
+      );
     }
-    await sleep(delay);
   }
 }
 
-/** One read of one object, recorded as one operation. */
+/** One read of one object, recorded as one operation: ReadRun's child mode (begin, pages, finish). */
 export async function readObjectWorkflow(input: ReadObjectInput): Promise<ReadObjectResult> {
-  let failure: Failure | undefined;
+  let ending: ReadEnding;
+  let cancellation: unknown;
   try {
     const started = await lifecycle.beginReadOperation(input);
-    failure = await readAllPages(input, started.retryScheduleMs);
+    ending = await readAllPages(input, started.retryScheduleMs);
   } catch (error) {
     if (error instanceof ContinueAsNew) throw error;
-    if (isCancellation(error)) {
-      await CancellationScope.nonCancellable(() =>
-        lifecycle.finishReadOperation({ ...input, status: 'failure', error: 'The read was cancelled.' }),
-      );
-      throw error;
-    }
-    failure = failureOf(error);
+    if (isCancellation(error)) cancellation = error;
+    ending = cancellation ? CANCELLED_READ : failureOf(error);
   }
-  const finished = await lifecycle.finishReadOperation({
-    ...input,
-    status: failure ? 'failure' : 'success',
-    ...(failure && { error: failure.error }),
-    ...(failure?.authFailure && { authFailure: true }),
-    ...(failure?.destinationFailure && { destinationFailure: true }),
-  });
-  return {
-    status: finished.status,
-    recordsProcessed: finished.recordsProcessed,
-    ...(failure?.authFailure && { authFailure: true }),
-    result: finished.result,
-  };
+  const result = await endRead(input, ending, { cancelled: Boolean(cancellation) });
+  if (cancellation) throw cancellation;
+  return result;
 }

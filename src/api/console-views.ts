@@ -8,6 +8,8 @@ import {
 import { DestinationParams } from '../schemas/destinations.js';
 import { InstallationParams } from '../schemas/installations.js';
 import { DeliveryAttemptEntity } from '../db/entities/delivery.js';
+import Type from 'typebox';
+import { invalidPageToken, pageTokenCodec } from '../crypto/page-token.js';
 import { ProblemError } from '../core/problem.js';
 import { config } from '../config.js';
 import { findDestination } from '../domain/destinations.js';
@@ -15,6 +17,20 @@ import { findIntegration } from '../domain/integrations.js';
 import { findInstallation } from '../domain/installations/lookups.js';
 import { describeInstallation, WorkflowNotRunningError } from '../temporal/gateway.js';
 import { installationWorkflowId } from '../temporal/contracts/workflow-ids.js';
+
+/** Tokens of a destination's attempt listing (crypto/page-token): the last attempt's id. */
+const attemptsToken = pageTokenCodec(
+  'delivery-attempts',
+  Type.Object({ id: Type.String({ pattern: '^[0-9]{1,19}$' }) }, { additionalProperties: false }),
+  () => config().encryptionKey,
+);
+
+function decodeAttemptsToken(scope: string, token: string): string {
+  const { id } = attemptsToken.decode(scope, token);
+  // An attempt id: a bigint, whose range ends short of some 19-digit numbers.
+  if (BigInt(id) >= 2n ** 63n) throw invalidPageToken(token);
+  return id;
+}
 
 /** The receiver's answer is shown up to this many characters. */
 const EXCERPT_CHARS = 500;
@@ -39,20 +55,8 @@ export const consoleViewRoutes = [
     responses: { 200: { description: 'A page of attempts', schema: Paginated(DeliveryAttemptSchema) } },
   }).handle(async ({ em, project, params, query }) => {
     const destination = await findDestination(em, project.id, params.destinationNameOrId);
-    // An attempt id: a bigint, whose range ends short of some 19-digit numbers.
-    if (
-      query.pageToken !== undefined &&
-      !(/^\d{1,19}$/.test(query.pageToken) && BigInt(query.pageToken) < 2n ** 63n)
-    ) {
-      throw ProblemError.invalid([
-        {
-          in: 'query',
-          name: 'pageToken',
-          value: query.pageToken,
-          detail: 'pageToken is not a token this endpoint returned; start again without it',
-        },
-      ]);
-    }
+    const scope = `${project.id}/${destination.id}`;
+    const before = query.pageToken === undefined ? undefined : decodeAttemptsToken(scope, query.pageToken);
     const pageSize = query.pageSize ?? 50;
     const attempts = await em.find(
       DeliveryAttemptEntity,
@@ -60,7 +64,7 @@ export const consoleViewRoutes = [
         projectId: project.id,
         destinationId: destination.id,
         ...(query.delivered !== undefined && { delivered: query.delivered }),
-        ...(query.pageToken !== undefined && { id: { $lt: query.pageToken } }),
+        ...(before !== undefined && { id: { $lt: before } }),
       },
       { orderBy: { id: 'desc' }, limit: pageSize + 1 },
     );
@@ -85,7 +89,12 @@ export const consoleViewRoutes = [
           ...(attempt.error != null && { error: attempt.error }),
           createTime: attempt.createTime.toISOString(),
         })),
-        pagination: { done: !more, ...(more && { nextPageToken: String(page[page.length - 1].id) }) },
+        pagination: {
+          done: !more,
+          ...(more && {
+            nextPageToken: attemptsToken.encode(scope, { id: String(page[page.length - 1].id) }),
+          }),
+        },
       },
     };
   }),

@@ -12,6 +12,7 @@ import {
   backfillProgressView,
   deliverResults,
   latestBackfill,
+  MAX_QUEUED_TRIGGERED_READS,
   triggerRead,
 } from '../domain/reads/requests.js';
 
@@ -41,7 +42,9 @@ export const readRoutes = [
     operationId: 'triggerRead',
     summary: 'Trigger a read of one object now',
     description:
-      'Answers at once with the operation; the read runs in the installation’s workflow. Without `sinceTimestamp` the whole history is read (a backfill). Follow it with GET /projects/{projectIdOrName}/operations/{operationId} and the `read.triggered.*` events. The example works on the README quick start’s stack: project `development`, integration `crm-read`; object `contacts`, group `acme`.',
+      'Answers at once with the operation; the read runs in the installation’s workflow. Without `sinceTimestamp` the whole history is read (a backfill). Follow it with GET /projects/{projectIdOrName}/operations/{operationId} and the `read.triggered.*` events. ' +
+      `An object holds at most ${MAX_QUEUED_TRIGGERED_READS} triggered reads waiting or running: one more is answered 429 with Retry-After. ` +
+      'The example works on the README quick start’s stack: project `development`, integration `crm-read`; object `contacts`, group `acme`.',
     tags: ['Reads'],
     hosts: ['read'],
     auth: ['apiKey', 'bearer'],

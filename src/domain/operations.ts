@@ -1,9 +1,10 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import Type from 'typebox';
+import { invalidPageToken, pageTokenCodec } from '../crypto/page-token.js';
 import { ProblemError } from '../core/problem.js';
 import { isUuid } from '../core/ids.js';
 import { config } from '../config.js';
-import { constantTimeEqual } from '../crypto/secrets.js';
 import { OperationEntity, type Operation } from '../db/entities/operation.js';
 import type { OperationView } from '../schemas/operations.js';
 import {
@@ -117,39 +118,25 @@ export async function followLatestOperation(em: EntityManager, installationId: s
 }
 
 /**
- * Page tokens carry the last `seq` returned, bound to the listing it continues by an HMAC under a key
- * derived from FERRY_ENCRYPTION_KEY, so a token cannot be forged or replayed against another
- * installation. Paging by `seq` keeps pages stable while new operations arrive.
+ * Operation listings page by `seq`, newest first, so pages are stable while new operations arrive.
+ * Their tokens (crypto/page-token) carry the last `seq` returned, bound to the listing's scope (the
+ * project, the installation), so a token cannot be forged or replayed against another installation.
  */
-function tokenMac(scope: string, payload: string): string {
-  const key = createHmac('sha256', config().encryptionKey).update('ferry/operations-page-token/v1').digest();
-  return createHmac('sha256', key).update(`${scope}\u0000${payload}`).digest('base64url').slice(0, 22);
-}
+const operationsToken = pageTokenCodec(
+  'operations',
+  Type.Object({ seq: Type.String({ pattern: '^[0-9]{1,19}$' }) }, { additionalProperties: false }),
+  () => config().encryptionKey,
+);
 
 export function encodePageToken(scope: string, seq: bigint): string {
-  const payload = Buffer.from(seq.toString()).toString('base64url');
-  return `${payload}.${tokenMac(scope, payload)}`;
-}
-
-function invalidToken(token: string): ProblemError {
-  return ProblemError.invalid([
-    {
-      in: 'query',
-      name: 'pageToken',
-      value: token,
-      detail: 'pageToken is not a token this listing returned; pass nextPageToken back unchanged',
-    },
-  ]);
+  return operationsToken.encode(scope, { seq: seq.toString() });
 }
 
 export function decodePageToken(scope: string, token: string): bigint {
-  const [payload, mac, extra] = token.split('.');
-  if (!payload || !mac || extra !== undefined || !constantTimeEqual(mac, tokenMac(scope, payload))) {
-    throw invalidToken(token);
-  }
-  const text = Buffer.from(payload, 'base64url').toString('utf8');
-  if (!/^\d{1,19}$/.test(text)) throw invalidToken(token);
-  return BigInt(text);
+  const seq = BigInt(operationsToken.decode(scope, token).seq);
+  // A bigint column ends short of some 19-digit numbers.
+  if (seq >= 2n ** 63n) throw invalidPageToken(token);
+  return seq;
 }
 
 export interface OperationPage {

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isUuid } from '../core/ids.js';
-import { ProblemError } from '../core/problem.js';
+import Type from 'typebox';
+import { config } from '../config.js';
+import { invalidPageToken, pageTokenCodec } from '../crypto/page-token.js';
 import type { NotificationEventView } from '../schemas/notifications.js';
 
 /**
@@ -24,35 +25,26 @@ interface EventRow {
   cursor_time: string;
 }
 
-function encodeCursor(cursor: Cursor): string {
-  return Buffer.from(JSON.stringify([cursor.time, cursor.id])).toString('base64url');
-}
+const timestampPattern = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6}Z$';
 
-const timestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+/** Tokens of a project's event listing (crypto/page-token): the last row's time and id. */
+const eventsToken = pageTokenCodec(
+  'events',
+  Type.Object(
+    { time: Type.String({ pattern: timestampPattern }), id: Type.String({ format: 'uuid' }) },
+    { additionalProperties: false },
+  ),
+  () => config().encryptionKey,
+);
 
-function decodeCursor(token: string): Cursor {
-  try {
-    const [time, id] = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown[];
-    if (
-      typeof time === 'string' &&
-      timestampPattern.test(time) &&
-      // The shape alone lets through times no calendar has (2024-02-30, hour 99).
-      new Date(time).toISOString().slice(0, 23) === time.slice(0, 23) &&
-      typeof id === 'string' &&
-      isUuid(id)
-    )
-      return { time, id };
-  } catch {
-    // fall through to the problem below
+function decodeCursor(projectId: string, token: string): Cursor {
+  const cursor = eventsToken.decode(projectId, token);
+  // The shape alone lets through times no calendar has (2024-02-30, hour 99).
+  const time = new Date(cursor.time);
+  if (Number.isNaN(time.getTime()) || time.toISOString().slice(0, 23) !== cursor.time.slice(0, 23)) {
+    throw invalidPageToken(token);
   }
-  throw ProblemError.invalid([
-    {
-      in: 'query',
-      name: 'pageToken',
-      value: token,
-      detail: 'pageToken is not a token this endpoint returned; start again without it',
-    },
-  ]);
+  return cursor;
 }
 
 export function eventView(row: {
@@ -83,7 +75,7 @@ export async function listEvents(
   projectId: string,
   options: { eventType?: string; pageSize: number; pageToken?: string },
 ): Promise<EventPage> {
-  const cursor = options.pageToken ? decodeCursor(options.pageToken) : undefined;
+  const cursor = options.pageToken ? decodeCursor(projectId, options.pageToken) : undefined;
   const conditions = ['project_id = ?'];
   const params: unknown[] = [projectId];
   if (options.eventType) {
@@ -121,6 +113,6 @@ export async function listEvents(
     ),
     pagination: done
       ? { done }
-      : { done, nextPageToken: encodeCursor({ time: last.cursor_time, id: last.id }) },
+      : { done, nextPageToken: eventsToken.encode(projectId, { time: last.cursor_time, id: last.id }) },
   };
 }

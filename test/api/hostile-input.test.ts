@@ -3,7 +3,10 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import Type from 'typebox';
+import { config } from '../../src/config.js';
 import { MAX_JSON_DEPTH } from '../../src/core/input-limits.js';
+import { pageTokenCodec } from '../../src/crypto/page-token.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { projectJwtMinter } from '../support/project-jwt.js';
 
@@ -304,20 +307,35 @@ describe('hostile input', () => {
     }
   });
 
-  it('refuses page tokens that decode to values the database cannot hold', async () => {
+  it('refuses page tokens it did not sign, and signed ones whose values the database cannot hold', async () => {
+    // Tokens signed as the listings sign theirs (crypto/page-token): only their positions are wrong.
     const eventsToken = (time: string) =>
-      Buffer.from(JSON.stringify([time, '00000000-0000-0000-0000-000000000000'])).toString('base64url');
+      pageTokenCodec('events', Type.Unknown(), () => config().encryptionKey).encode(stack.project.id, {
+        time,
+        id: '00000000-0000-0000-0000-000000000000',
+      });
     for (const time of ['2024-99-99T99:99:99.000000Z', '2024-02-30T00:00:00.000000Z']) {
       const response = await stack.api('GET', `${base}/events?pageToken=${eventsToken(time)}`);
       expect([time, response.status]).toEqual([time, 400]);
     }
+    const unsigned = Buffer.from(
+      JSON.stringify(['2024-01-01T00:00:00.000000Z', '00000000-0000-0000-0000-000000000000']),
+    ).toString('base64url');
+    expect((await stack.api('GET', `${base}/events?pageToken=${unsigned}`)).status).toBe(400);
+
     const destination = await stack.api('POST', `${base}/destinations`, {
       body: { name: 'attempts-hook', type: 'webhook', metadata: { url: 'http://127.0.0.1:9/hook' } },
     });
+    const attemptsToken = (id: string) =>
+      pageTokenCodec('delivery-attempts', Type.Unknown(), () => config().encryptionKey).encode(
+        `${stack.project.id}/${destination.body.id}`,
+        { id },
+      );
     for (const [token, status] of [
-      ['9999999999999999999', 400],
-      ['9223372036854775808', 400],
-      ['9223372036854775807', 200],
+      ['9223372036854775807', 400],
+      [attemptsToken('9999999999999999999'), 400],
+      [attemptsToken('9223372036854775808'), 400],
+      [attemptsToken('9223372036854775807'), 200],
     ] as const) {
       const response = await stack.api(
         'GET',

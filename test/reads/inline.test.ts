@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { OperationEntity } from '../../src/db/entities/operation.js';
 import { em as newEntityManager } from '../../src/db/orm.js';
-import { readInline } from '../../src/domain/reads/inline.js';
-import { startRead } from '../../src/domain/reads/start.js';
+import { ReadRun } from '../../src/domain/reads/read-run.js';
 import { settleOperation } from '../../src/domain/stuck-operations.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { temporalClient } from '../../src/temporal/client.js';
@@ -58,7 +57,7 @@ describe('an inline read', () => {
   it('finishes in one call when its pages fit the budget, its operation pointing at the installation', async () => {
     const input = inlineInput({ readType: 'backfill' });
     const before = fixture.receiver.acceptedRecordIds().length;
-    await expect(readInline(input)).resolves.toEqual({
+    await expect(ReadRun.inline(input)).resolves.toEqual({
       handover: false,
       status: 'success',
       recordsProcessed: CONTACTS,
@@ -73,7 +72,7 @@ describe('an inline read', () => {
   it('hands over after its page budget; the read workflow resumes and delivers every record once', async () => {
     const input = inlineInput({ readType: 'backfill', maxPages: 1 });
     const before = fixture.receiver.acceptedRecordIds().length;
-    await expect(readInline(input)).resolves.toEqual({
+    await expect(ReadRun.inline(input)).resolves.toEqual({
       handover: true,
       reason: 'more than 1 page to read',
     });
@@ -102,16 +101,45 @@ describe('an inline read', () => {
     fixture.receiver.respond(() => ({ status: 503 }));
     try {
       const input = inlineInput({ readType: 'backfill' });
-      await expect(readInline(input)).resolves.toMatchObject({ handover: true, failedAttempts: 1 });
+      await expect(ReadRun.inline(input)).resolves.toMatchObject({
+        handover: true,
+        wait: { failedAttempts: 1 },
+      });
       expect((await operationOf(input.operationId)).status).toBe('in_progress');
+      fixture.receiver.respond(() => ({ status: 200 }));
+      // The child waits as the hand-over says, then delivers the page again and the rest.
+      const handedOver = await runRead(stack, fixture, {
+        operationId: input.operationId,
+        readType: 'backfill',
+        wait: { failedAttempts: 1 },
+      });
+      expect(handedOver.result).toMatchObject({ status: 'success', recordsProcessed: CONTACTS });
     } finally {
       fixture.receiver.respond(() => ({ status: 200 }));
     }
   });
 
+  it("handed over with the retry schedule spent, fails at the destination, as an older version's loose fields said too", async () => {
+    for (const wait of [{ wait: { failedAttempts: 5 } }, { failedAttempts: 5 }]) {
+      const input = inlineInput({ readType: 'backfill' });
+      const { result } = await runRead(stack, fixture, {
+        operationId: input.operationId,
+        readType: 'backfill',
+        ...wait,
+      });
+      expect(result).toMatchObject({
+        status: 'failure',
+        result: expect.stringContaining('still failed after 5 attempts'),
+      });
+      expect((await operationOf(input.operationId)).metadata.failedAtDestinationId).toBe(
+        fixture.destinationId,
+      );
+    }
+  });
+
   it('is left to its running installation by the stuck-operation sweep, and ended without one', async () => {
     const operationId = randomUUID();
-    await startRead({ ...inlineInput({ readType: 'scheduled', operationId }), inline: true });
+    await ReadRun.begin({ ...inlineInput({ readType: 'scheduled', operationId }), inline: true });
     // The installation's workflow, reading nothing: it is all the sweep looks for.
     const handle = await (
       await temporalClient()
@@ -162,14 +190,14 @@ describe('a quiet scheduled read', () => {
 
   beforeAll(async () => {
     // A backfill first, so that the scheduled reads' window starts now and holds nothing.
-    await readInline(inlineInput({ readType: 'backfill' }));
+    await ReadRun.inline(inlineInput({ readType: 'backfill' }));
   });
 
   it('is recorded finished in one go: operation, log lines, watermark, and no checkpoint', async () => {
     const before = await watermarkOf();
     const delivered = fixture.receiver.acceptedRecordIds().length;
     const input = inlineInput({ readType: 'scheduled' });
-    await expect(readInline(input)).resolves.toEqual({
+    await expect(ReadRun.inline(input)).resolves.toEqual({
       handover: false,
       status: 'success',
       recordsProcessed: 0,
@@ -211,7 +239,7 @@ describe('a quiet scheduled read', () => {
     await connection.execute(sql, [new Date(), fixture.projectId, fixture.destinationName]);
     try {
       const input = inlineInput({ readType: 'scheduled' });
-      await expect(readInline(input)).resolves.toMatchObject({
+      await expect(ReadRun.inline(input)).resolves.toMatchObject({
         handover: false,
         status: 'failure',
         result: expect.stringContaining('is disabled'),
@@ -224,7 +252,7 @@ describe('a quiet scheduled read', () => {
 
   it("finds no installation under another project's id", async () => {
     await expect(
-      readInline(inlineInput({ readType: 'scheduled', projectId: randomUUID() })),
+      ReadRun.inline(inlineInput({ readType: 'scheduled', projectId: randomUUID() })),
     ).resolves.toMatchObject({
       status: 'failure',
       result: expect.stringContaining('no longer exists'),
@@ -233,9 +261,9 @@ describe('a quiet scheduled read', () => {
 
   it('run again (the activity retried after its commit), answers the same and writes nothing more', async () => {
     const input = inlineInput({ readType: 'scheduled' });
-    const first = await readInline(input);
+    const first = await ReadRun.inline(input);
     const logs = (await logsOf(input.operationId)).length;
-    await expect(readInline(input)).resolves.toEqual(first);
+    await expect(ReadRun.inline(input)).resolves.toEqual(first);
     expect(await logsOf(input.operationId)).toHaveLength(logs);
   });
 
@@ -248,7 +276,7 @@ describe('a quiet scheduled read', () => {
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
     const input = inlineInput({ readType: 'scheduled' });
-    await expect(readInline(input)).resolves.toMatchObject({
+    await expect(ReadRun.inline(input)).resolves.toMatchObject({
       handover: false,
       status: 'success',
       recordsProcessed: 1,

@@ -1,16 +1,18 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { InstallationEntity, type Installation } from '../../db/entities/installation.js';
-import { OperationEntity } from '../../db/entities/operation.js';
+import { OperationEntity, type Operation } from '../../db/entities/operation.js';
 import { ReadCheckpointEntity } from '../../db/entities/read-checkpoint.js';
 import { em as newEntityManager } from '../../db/orm.js';
-import type { ReadObjectInput } from '../../temporal/contracts/read.js';
+import type { FinishReadInput } from '../../temporal/contracts/read.js';
 import { readsFinished } from '../../metrics.js';
 import { recordEvent } from '../events.js';
-import { appendLogs } from '../operation-logs.js';
+import { appendLogs, type LogEntry } from '../operation-logs.js';
 import { followLatestOperation } from '../operations.js';
 import { createReadOperation } from './read-operation.js';
 import { installationEventBase, installationParties } from './installation-context.js';
+import type { ShapedPage } from './page-feed.js';
 import { readPlanOf, type ReadPlan } from './plan.js';
+import { readMetadata, startedLog, type PlannedRead } from './start.js';
 import { forgetOldVersions } from './seen-versions.js';
 
 /**
@@ -18,14 +20,6 @@ import { forgetOldVersions } from './seen-versions.js';
  * watermark moved to the end of a completed window, and the read's notification events, all in one
  * transaction. Finishing an operation that is already finished changes nothing.
  */
-
-export interface FinishReadInput extends ReadObjectInput {
-  status: 'success' | 'failure';
-  error?: string;
-  authFailure?: boolean;
-  /** Failed at the destination (refused, down, disabled), not at the provider. */
-  destinationFailure?: boolean;
-}
 
 export interface FinishedRead {
   status: 'success' | 'failure';
@@ -101,21 +95,88 @@ export async function completeWindow(em: EntityManager, plan: ReadPlan, outcome:
   });
 }
 
-export async function finishRead(input: FinishReadInput): Promise<FinishedRead> {
+/** A quiet read ends as it begins (nothing recorded before): its plan and its one empty page. */
+export interface QuietEnd {
+  planned: PlannedRead;
+  page: ShapedPage;
+}
+
+/** What ending a read knows of it: from its checkpoint, or a quiet read's one page. */
+interface EndState {
+  plan?: ReadPlan;
+  records: number;
+  pages: number;
+  /** What the provider returned, which the object's position takes when the read succeeds. */
+  returned: Omit<ReadOutcome, 'backfill'>;
+  operation: Operation | null;
+  /** Log lines before the summary: a quiet read's start and its page's requests. */
+  logs: LogEntry[];
+}
+
+/** A begun read's state, from its checkpoint and operation (either may be missing). */
+async function recordedState(tx: EntityManager, input: FinishReadInput): Promise<EndState> {
+  const checkpoint = await tx.findOne(ReadCheckpointEntity, { operationId: input.operationId });
+  return {
+    ...(checkpoint && { plan: readPlanOf(checkpoint.plan) }),
+    records: checkpoint?.recordsProcessed ?? 0,
+    pages: checkpoint?.pageIndex ?? 0,
+    returned: {
+      ...(checkpoint?.maxUpdatedAt && { newest: checkpoint.maxUpdatedAt }),
+      ...(checkpoint?.maxDeletedAt && { newestDeleted: checkpoint.maxDeletedAt }),
+      ...(checkpoint?.resumeCursor && { resumeCursor: checkpoint.resumeCursor }),
+    },
+    operation: await tx.findOne(OperationEntity, { id: input.operationId }),
+    logs: [],
+  };
+}
+
+/**
+ * A quiet read's state: its operation is made here, finished at once. The whole listing was its one
+ * page, every record on it delivered before: the position may take its newest time and its cursor.
+ */
+function quietState(tx: EntityManager, input: FinishReadInput, { planned, page }: QuietEnd): EndState {
+  const { plan, installation, now } = planned;
+  const operation = createReadOperation(tx, installation, {
+    operationId: input.operationId,
+    objectName: plan.objectName,
+    readType: plan.readType,
+    metadata: readMetadata(input, plan),
+  });
+  operation.createTime = now;
+  return {
+    plan,
+    records: 0,
+    pages: 1,
+    returned: {
+      ...(page.newest && (page.deletions ? { newestDeleted: page.newest } : { newest: page.newest })),
+      ...(page.resumeCursor !== undefined && { resumeCursor: page.resumeCursor }),
+    },
+    operation,
+    logs: [startedLog(plan, now), ...page.logs],
+  };
+}
+
+/**
+ * The one function that ends a read's operation, whichever way the read ran (quiet, inline, its own
+ * workflow, cancelled): status and summary, the installation's health, the position moved on, the
+ * read's events and log lines, in one transaction. Ending an operation already ended changes nothing.
+ */
+export async function finishRead(input: FinishReadInput, quiet?: QuietEnd): Promise<FinishedRead> {
   const em = await newEntityManager();
   // Counted once committed, and only by the call that ended the operation (a retry finds it ended).
   let ended = false;
   const finished = await em.transactional(async (tx) => {
-    const checkpoint = await tx.findOne(ReadCheckpointEntity, { operationId: input.operationId });
-    const plan = checkpoint ? readPlanOf(checkpoint.plan) : undefined;
-    const records = checkpoint?.recordsProcessed ?? 0;
-    const pages = checkpoint?.pageIndex ?? 0;
-    let operation = await tx.findOne(OperationEntity, { id: input.operationId });
+    const state = quiet ? quietState(tx, input, quiet) : await recordedState(tx, input);
+    const { plan, records, pages } = state;
+    let operation = state.operation;
     if (operation && operation.status !== 'in_progress') {
       return { status: operation.status, recordsProcessed: records, result: operation.result ?? '' };
     }
     const result = readSummary(input.objectName, records, pages, input.status, input.error);
-    const installation = await tx.findOne(InstallationEntity, { id: input.installationId });
+    // A quiet read planned with its installation: only a change of health is written.
+    const installation = quiet
+      ? quiet.planned.installation
+      : await tx.findOne(InstallationEntity, { id: input.installationId });
     if (!installation) {
       // Deleted meanwhile (its operations went with it): nothing is left to record.
       if (operation) Object.assign(operation, { status: input.status, result });
@@ -145,15 +206,14 @@ export async function finishRead(input: FinishReadInput): Promise<FinishedRead> 
       // Which destination to wait for: re-enabling it retries this read (see destination-recovery).
       ...(input.destinationFailure && plan && { failedAtDestinationId: plan.destinationId }),
     };
-    installation.healthStatus = input.status === 'success' ? 'healthy' : 'unhealthy';
+    const health = input.status === 'success' ? 'healthy' : 'unhealthy';
+    if (!quiet) installation.healthStatus = health;
+    else if (installation.healthStatus !== health) {
+      await tx.nativeUpdate(InstallationEntity, { id: installation.id }, { healthStatus: health });
+    }
 
     if (input.status === 'success' && plan?.advancesWatermark) {
-      await completeWindow(tx, plan, {
-        backfill: input.readType === 'backfill',
-        ...(checkpoint?.maxUpdatedAt && { newest: checkpoint.maxUpdatedAt }),
-        ...(checkpoint?.maxDeletedAt && { newestDeleted: checkpoint.maxDeletedAt }),
-        ...(checkpoint?.resumeCursor && { resumeCursor: checkpoint.resumeCursor }),
-      });
+      await completeWindow(tx, plan, { backfill: input.readType === 'backfill', ...state.returned });
     }
 
     const base = await eventBase(tx, installation, plan, input.objectName);
@@ -174,6 +234,7 @@ export async function finishRead(input: FinishReadInput): Promise<FinishedRead> 
       );
     }
     appendLogs(tx, installation.projectId, input.operationId, [
+      ...state.logs,
       input.status === 'success'
         ? { severity: 'INFO', msg: result, details: { recordsProcessed: records, pages } }
         : {

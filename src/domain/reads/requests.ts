@@ -81,6 +81,37 @@ export async function triggerRead(
   return { operationId };
 }
 
+/**
+ * Triggered reads of one object waiting or running at once. The installation's workflow queues them
+ * in its state, which Temporal carries in every continue-as-new within its payload limit: beyond
+ * this many a trigger is refused (429) rather than grow it without bound.
+ */
+export const MAX_QUEUED_TRIGGERED_READS = 50;
+/** Triggered reads run one after the other, each taking seconds to minutes: when to ask again. */
+const QUEUE_FULL_RETRY_AFTER_SECONDS = 60;
+
+/** Refuses a trigger when the object's queue is full; holds the object's trigger lock until commit. */
+async function requireQueuePlace(tx: EntityManager, installation: Installation, objectName: string) {
+  // Two triggers at once cannot both take the last place: they count and record one after the other.
+  await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [
+    `triggered-reads/${installation.id}/${objectName}`,
+  ]);
+  const [{ queued }] = await tx.execute<{ queued: number }[]>(
+    `select count(*)::int as queued from operations
+      where project_id = ? and installation_id = ? and action_type = 'read' and status = 'in_progress'
+        and metadata->>'readType' = 'triggered' and metadata->'progress'->>'objectName' = ?`,
+    [installation.projectId, installation.id, objectName],
+  );
+  if (queued >= MAX_QUEUED_TRIGGERED_READS) {
+    throw new ProblemError({
+      status: 429,
+      detail: `${queued} triggered reads of "${objectName}" are already waiting or running for this installation, the most it queues (${MAX_QUEUED_TRIGGERED_READS}); try again once some have finished.`,
+      retryable: true,
+      retryAfter: QUEUE_FULL_RETRY_AFTER_SECONDS,
+    });
+  }
+}
+
 async function recordAndTell(
   em: EntityManager,
   installation: Installation,
@@ -89,6 +120,7 @@ async function recordAndTell(
   input: TriggerReadInput,
 ): Promise<void> {
   await em.transactional(async (tx) => {
+    await requireQueuePlace(tx, installation, objectName);
     createReadOperation(tx, installation, {
       operationId,
       objectName,
