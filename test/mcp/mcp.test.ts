@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -27,6 +29,11 @@ let stack: TestStack;
 let fixture: ReadFixture;
 let other: ReadFixture;
 let mint: (claims?: { groupRef?: string }) => Promise<string>;
+/**
+ * The MCP Inspector's command line (`npx @modelcontextprotocol/inspector --cli`), a dev dependency:
+ * v1, the last that runs on Node 20 (v2 needs Node 22.19).
+ */
+const INSPECTOR = 'node_modules/@modelcontextprotocol/inspector/cli/build/cli.js';
 /** The MCP endpoint agents connect to; one test points it at a listener of its own. */
 let mcpUrl: string;
 const surname = `Hopper-${randomUUID().slice(0, 8)}`;
@@ -270,6 +277,35 @@ describe.each<[Kind]>([['http'], ['stdio']])('an agent over %s', (kind) => {
     expect(wrong.error).toContain('pageSize');
     expect((await call(client, 'list_objects')).ok.objects).toHaveLength(1);
   });
+});
+
+describe('the MCP Inspector', () => {
+  it('lists the tools in its CLI mode', async () => {
+    const url = new URL(mcpUrl);
+    url.search = new URLSearchParams({
+      project: stack.project.name,
+      integration: fixture.integrationId,
+      groupRef: fixture.groupRef,
+    }).toString();
+    // Asynchronously: the listener it calls runs in this process.
+    const run = await promisify(execFile)(
+      process.execPath,
+      [
+        INSPECTOR,
+        '--cli',
+        url.toString(),
+        '--transport',
+        'http',
+        '--header',
+        `X-Api-Key: ${stack.project.apiKey}`,
+        '--method',
+        'tools/list',
+      ],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
+    const listed = JSON.parse(run.stdout);
+    expect(listed.tools.map((tool: any) => tool.name)).toContain('read_records');
+  }, 30_000);
 });
 
 describe('tool calls as operations', () => {
