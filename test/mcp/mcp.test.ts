@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -50,34 +51,51 @@ interface Target {
   groupRef: string;
 }
 
+/**
+ * The README's client configs ("AI agents (MCP)"): Claude Desktop's (stdio) and Cursor's (HTTP), as
+ * written. Every session below is opened from them, with only the project, integration, group,
+ * credential, paths and address swapped for the test's.
+ */
+function readmeConfigs(): { claude: any; cursor: any } {
+  const readme = readFileSync('README.md', 'utf8');
+  const start = readme.indexOf('\n## AI agents (MCP)');
+  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+  const [claude, cursor] = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map(
+    (match) => JSON.parse(match[1]).mcpServers['acme-crm'],
+  );
+  return { claude, cursor };
+}
+
 function transportFor(kind: Kind, target: Target, credential: Credential, env: Record<string, string> = {}) {
+  const { claude, cursor } = readmeConfigs();
+  const swaps: Record<string, string> = {
+    development: stack.project.name,
+    crm: target.integrationId,
+    acme: target.groupRef,
+    'ferry_sk_…': credential.apiKey ?? '',
+    '/path/to/ferry/bin/ferry.js': 'bin/ferry.js',
+  };
+  const swap = (value: string) => swaps[value] ?? value;
   if (kind === 'http') {
-    const url = new URL(mcpUrl);
-    url.search = new URLSearchParams({
-      project: stack.project.name,
-      integration: target.integrationId,
-      groupRef: target.groupRef,
-    }).toString();
+    const written = new URL(cursor.url);
+    const url = new URL(`${new URL(mcpUrl).origin}${written.pathname}`);
+    for (const [name, value] of written.searchParams) url.searchParams.set(name, swap(value));
     const headers: Record<string, string> = credential.apiKey
-      ? { 'x-api-key': credential.apiKey }
+      ? Object.fromEntries(
+          Object.entries(cursor.headers as Record<string, string>).map(([n, v]) => [n, swap(v)]),
+        )
       : { authorization: `Bearer ${credential.jwt}` };
     return new StreamableHTTPClientTransport(url, { requestInit: { headers } });
   }
+  expect(claude.command).toBe('node');
+  const { FERRY_API_KEY: key, DATABASE_URL: _database, ...written } = claude.env as Record<string, string>;
   return new StdioClientTransport({
     command: process.execPath,
-    args: [
-      'bin/ferry.js',
-      'mcp',
-      '--project',
-      stack.project.id,
-      '--integration',
-      target.integrationId,
-      '--group',
-      target.groupRef,
-    ],
+    args: (claude.args as string[]).map(swap),
     env: {
       ...(process.env as Record<string, string>),
-      ...(credential.apiKey ? { FERRY_API_KEY: credential.apiKey } : { FERRY_PROJECT_JWT: credential.jwt! }),
+      ...written,
+      ...(credential.apiKey ? { FERRY_API_KEY: swap(key) } : { FERRY_PROJECT_JWT: credential.jwt! }),
       ...env,
     },
     stderr: 'pipe',
