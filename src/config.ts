@@ -391,7 +391,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mcp: {
       callsPerMinute: Math.max(1, intVar(env, 'FERRY_MCP_CALLS_PER_MINUTE', 60)),
       sessionIdleMs: Math.max(1, intVar(env, 'FERRY_MCP_SESSION_IDLE_SECONDS', 1800)) * 1000,
-      maxSessions: Math.max(1, intVar(env, 'FERRY_MCP_MAX_SESSIONS', 1000)),
+      maxSessions: Math.max(1, intVar(env, 'FERRY_MCP_MAX_SESSIONS', 10_000)),
       proxyMethods: proxyMethods(env),
     },
     metricsPorts: {

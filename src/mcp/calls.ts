@@ -41,7 +41,10 @@ function errorAnswer(text: string): ToolCallAnswer {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
-/** The arguments as recorded: secrets replaced, long strings cut. */
+/** Names whose values are taken for secrets wherever they appear in the arguments. */
+const SECRET_NAME = /pass(word)?|secret|token|api[-_]?key|authorization|cookie|credential/i;
+
+/** The arguments as recorded: secrets replaced (the tool's secret arguments, secret-looking names), long strings cut. */
 function loggedArguments(tool: Tool | undefined, args: Record<string, unknown>): Record<string, unknown> {
   const secret = new Set(tool?.secretArguments ?? []);
   const cut = (value: unknown): unknown =>
@@ -50,10 +53,16 @@ function loggedArguments(tool: Tool | undefined, args: Record<string, unknown>):
       : Array.isArray(value)
         ? value.map(cut)
         : value && typeof value === 'object'
-          ? Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, cut(inner)]))
+          ? Object.fromEntries(
+              Object.entries(value).map(([key, inner]) => [
+                key,
+                SECRET_NAME.test(key) ? '[redacted]' : cut(inner),
+              ]),
+            )
           : value;
   return Object.fromEntries(
     Object.entries(args).map(([name, value]) => {
+      if (SECRET_NAME.test(name)) return [name, '[redacted]'];
       if (!secret.has(name)) return [name, cut(value)];
       // A map of secrets (headers) keeps its names, so the log still says what was sent.
       return [

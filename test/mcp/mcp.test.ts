@@ -370,9 +370,29 @@ describe('proxy through an agent', () => {
     await setConfig({ proxy: { enabled: true } });
     try {
       const client = await connect('http');
-      const answer = await call(client, 'proxy_request', { path: '/contacts?limit=2' });
+      const answer = await call(client, 'proxy_request', {
+        path: '/contacts?limit=2',
+        headers: { 'X-Trace': 'agent-side-secret' },
+      });
       expect(answer.ok.status).toBe(200);
       expect(JSON.parse(answer.ok.body).results).toHaveLength(2);
+      // Recorded without the header's value, with the provider request in its logs.
+      const operation = await stack.api(
+        'GET',
+        `/projects/${stack.project.id}/operations/${answer.ok.operationId}`,
+      );
+      expect(operation.body.metadata.arguments).toEqual({
+        path: '/contacts?limit=2',
+        headers: { 'X-Trace': '[redacted]' },
+      });
+      const logs = await stack.api(
+        'GET',
+        `/projects/${stack.project.id}/operations/${answer.ok.operationId}/logs`,
+      );
+      expect(JSON.stringify(logs.body)).not.toContain('agent-side-secret');
+      expect(logs.body.map((log: any) => log.message.msg)).toContainEqual(
+        expect.stringMatching(/^GET http:\/\/.*\/api\/v1\/contacts\?limit=2 → 200/),
+      );
       const post = await call(client, 'proxy_request', {
         method: 'POST',
         path: '/contacts',
