@@ -365,6 +365,26 @@ describe('tool calls as operations', () => {
   });
 });
 
+describe('provider failures and bad cursors', () => {
+  it('are tool errors that say whether to retry, and the session goes on', async () => {
+    const client = await connect('http');
+    const junk = await call(client, 'read_records', { objectName: 'contacts', pageToken: 'not-a-token' });
+    expect(junk.error).toContain('pass back nextPageToken unchanged');
+    sandbox.faults.set({ errorRate: 1 });
+    try {
+      const failed = await call(client, 'read_records', { objectName: 'contacts', pageSize: 1 });
+      expect(failed.error).toContain('Trying again later may succeed');
+      expect(failed.error).toMatch(/\(Ferry operation [0-9a-f-]{36}\)$/);
+    } finally {
+      sandbox.faults.reset();
+    }
+    expect(
+      (await call(client, 'read_records', { objectName: 'contacts', pageSize: 1 })).ok.records,
+    ).toHaveLength(1);
+    await client.close();
+  });
+});
+
 describe('proxy through an agent', () => {
   it('sends GET where the installation enables the proxy, and no other method', async () => {
     await setConfig({ proxy: { enabled: true } });
