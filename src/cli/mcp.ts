@@ -32,4 +32,6 @@ export async function mcpCommand(args: string[]): Promise<void> {
   } finally {
     await closeOrm();
   }
+  // The client hung up: end now, not when idle keep-alive sockets to the provider time out.
+  process.exit(0);
 }

@@ -91,9 +91,39 @@ function sendProblem(res: ServerResponse, problem: ProblemError): void {
   res.end(body);
 }
 
+/**
+ * CORS as the Koa hosts answer it (FERRY_CORS_ORIGINS and the api host's origin), so an agent in a
+ * browser, holding a project JWT minted for its group, can reach the listener; and a preflight
+ * (OPTIONS) answered here. True when the request was a preflight, now answered.
+ */
+function answerCors(req: IncomingMessage, res: ServerResponse, origins: readonly string[]): boolean {
+  const origin = single(req.headers.origin);
+  const allowed = origin && (origins.includes('*') ? '*' : origins.includes(origin) ? origin : undefined);
+  if (allowed) {
+    res.setHeader('access-control-allow-origin', allowed);
+    res.setHeader('vary', 'Origin');
+    res.setHeader(
+      'access-control-expose-headers',
+      'Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, X-Request-Id',
+    );
+  }
+  if (req.method !== 'OPTIONS') return false;
+  if (allowed) {
+    res.setHeader('access-control-allow-methods', 'GET, POST, DELETE');
+    res.setHeader(
+      'access-control-allow-headers',
+      'Content-Type, Accept, Authorization, X-Api-Key, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-Id, X-Ferry-Project, X-Ferry-Integration, X-Ferry-Group-Ref',
+    );
+    res.setHeader('access-control-max-age', '600');
+  }
+  res.writeHead(204).end();
+  return true;
+}
+
 export function createMcpListener(): McpListener {
   const sessions = new Map<string, OpenSession>();
   const settings = config().mcp;
+  const origins = [...new Set([...config().corsOrigins, new URL(config().publicApiUrl).origin])];
 
   const closeSession = async (id: string) => {
     const open = sessions.get(id);
@@ -182,6 +212,7 @@ export function createMcpListener(): McpListener {
 
   return {
     handle(req, res) {
+      if (answerCors(req, res, origins)) return;
       handle(req, res).catch((error: unknown) => {
         if (error instanceof ProblemError) {
           sendProblem(res, error);

@@ -497,6 +497,21 @@ describe('sessions refused', () => {
     await byQuery.close();
   });
 
+  it('answers a browser’s preflight, so an agent there can send its group’s token', async () => {
+    const preflight = await fetch(stack.urls.mcp, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'http://app.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, mcp-session-id',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-headers')).toMatch(/Authorization.*Mcp-Session-Id/);
+    expect(preflight.headers.get('access-control-expose-headers')).toContain('Mcp-Session-Id');
+  });
+
   it('calls past the session’s rate limit, with when to try again', async () => {
     // A listener of its own, started with a limit of 2 calls a minute.
     process.env.FERRY_MCP_CALLS_PER_MINUTE = '2';
