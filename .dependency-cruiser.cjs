@@ -6,7 +6,7 @@
  *                   src/metrics.ts, src/tracing.ts
  *   infrastructure  src/crypto, src/db, src/providers, src/delivery, src/temporal, src/sandbox
  *   domain          src/domain, src/notifications
- *   top             src/api, src/cli, activities, bench
+ *   top             src/api, src/cli, src/mcp, activities, bench
  *
  * Workflows run in Temporal's deterministic sandbox: they import types from anywhere, but values
  * only from workflows/ itself and the pure ground modules (src/core, src/temporal/contracts).
@@ -14,7 +14,7 @@
 const ground = '^src/(core|schemas|temporal/contracts)/|^src/(config|logger|metrics|tracing)[.]ts$';
 const infrastructure = '^src/(crypto|db|providers|delivery|sandbox)/|^src/temporal/(?!contracts/)';
 const domain = '^src/(domain|notifications)/';
-const top = '^src/(api|cli)/|^(activities|bench)/';
+const top = '^src/(api|cli|mcp)/|^(activities|bench)/';
 const workflows = '^workflows/';
 
 const above = {

@@ -38,7 +38,7 @@ COPY --from=console /build/console/dist console/dist/
 RUN mkdir -p /app/.data && chown node:node /app/.data
 USER node
 
-EXPOSE 8080 8081 8082 8083 8084 9464 9465
+EXPOSE 8080 8081 8082 8083 8084 8085 9464 9465
 
 # Probes the api (`server`); docker-compose.yml disables it for the worker and the migration.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \

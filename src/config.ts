@@ -28,7 +28,9 @@ export interface Config {
     /** Workflows a worker keeps in memory between tasks (FERRY_WORKER_CACHED_WORKFLOWS); unset: the SDK's default, from the machine's memory. */
     maxCachedWorkflows?: number;
   };
-  ports: { api: number; read: number; write: number; search: number; proxy: number };
+  ports: { api: number; read: number; write: number; search: number; proxy: number; mcp: number };
+  /** The MCP listener's rules for AI agents (src/mcp): see `McpConfig`. */
+  mcp: McpConfig;
   /**
    * Where `GET /metrics` is served, apart from the public listeners: by the api process
    * (FERRY_METRICS_PORT) and by the worker process (FERRY_WORKER_METRICS_PORT); null is off.
@@ -138,6 +140,36 @@ export interface RetentionConfig {
   schedule: string;
   /** Rows one cleanup statement deletes at most: each is a short transaction of its own. */
   batchSize: number;
+}
+
+/** How agents reach an installation through the MCP listener (FERRY_MCP_*). */
+export interface McpConfig {
+  /** Tool calls one session may make per minute (FERRY_MCP_CALLS_PER_MINUTE); more are refused with a tool error. */
+  callsPerMinute: number;
+  /** A session unused this long is closed (FERRY_MCP_SESSION_IDLE_SECONDS); its client starts a new one. */
+  sessionIdleMs: number;
+  /** Sessions one listener keeps at once (FERRY_MCP_MAX_SESSIONS); beyond, new ones are refused (503). */
+  maxSessions: number;
+  /**
+   * HTTP methods the proxy tool may send, where an installation enables the proxy
+   * (FERRY_MCP_PROXY_METHODS, comma-separated): GET only unless the builder allows more.
+   */
+  proxyMethods: readonly string[];
+}
+
+const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+function proxyMethods(env: NodeJS.ProcessEnv): readonly string[] {
+  const raw = env.FERRY_MCP_PROXY_METHODS?.trim();
+  if (!raw) return ['GET'];
+  const methods = [...new Set(raw.split(',').map((method) => method.trim().toUpperCase()))];
+  const unknown = methods.filter((method) => !HTTP_METHODS.includes(method));
+  if (unknown.length || !methods.length) {
+    throw new ConfigError(
+      `FERRY_MCP_PROXY_METHODS must list some of ${HTTP_METHODS.join(', ')} (comma-separated), got "${raw}"`,
+    );
+  }
+  return methods;
 }
 
 export interface TracingConfig {
@@ -340,6 +372,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     write: intVar(env, 'FERRY_WRITE_PORT', 8082),
     search: intVar(env, 'FERRY_SEARCH_PORT', 8084),
     proxy: intVar(env, 'FERRY_PROXY_PORT', 8083),
+    mcp: intVar(env, 'FERRY_MCP_PORT', 8085),
   };
   const deliveryRetryScheduleMs = retrySchedule(env);
   return {
@@ -355,6 +388,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       }),
     },
     ports,
+    mcp: {
+      callsPerMinute: Math.max(1, intVar(env, 'FERRY_MCP_CALLS_PER_MINUTE', 60)),
+      sessionIdleMs: Math.max(1, intVar(env, 'FERRY_MCP_SESSION_IDLE_SECONDS', 1800)) * 1000,
+      maxSessions: Math.max(1, intVar(env, 'FERRY_MCP_MAX_SESSIONS', 10_000)),
+      proxyMethods: proxyMethods(env),
+    },
     metricsPorts: {
       server: optionalPort(env, 'FERRY_METRICS_PORT', 9464),
       worker: optionalPort(env, 'FERRY_WORKER_METRICS_PORT', 9465),

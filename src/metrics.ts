@@ -92,6 +92,21 @@ export const repairedItems = new Counter({
   registers: [registry],
 });
 
+export const mcpToolCalls = new Counter({
+  name: 'ferry_mcp_tool_calls_total',
+  help: 'Tool calls of AI agents through the MCP listener, by tool (`unknown` for a name no tool has) and outcome (success, failure, refused: rate-limited).',
+  labelNames: ['tool', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const mcpToolCallDuration = new Histogram({
+  name: 'ferry_mcp_tool_call_seconds',
+  help: 'Time to answer an agent’s tool call, by tool.',
+  labelNames: ['tool'] as const,
+  buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: [registry],
+});
+
 /** Seconds since the oldest event still waiting for the outbox relay was raised (0 when none waits). */
 type OutboxLagSource = () => Promise<number>;
 let outboxLagSource: OutboxLagSource | undefined;

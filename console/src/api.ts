@@ -221,6 +221,9 @@ export interface Operation {
     progress?: { recordsProcessed?: number; recordsEstimatedTotal?: number; objectName?: string };
     temporal?: { workflowId: string; url: string };
     error?: string;
+    /** An AI agent's tool call (`mcp.tool`): the tool and its arguments, secrets redacted. */
+    tool?: string;
+    arguments?: Record<string, unknown>;
   } & Record<string, unknown>;
   createTime: string;
   updateTime: string;

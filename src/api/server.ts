@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { statusGuide } from './problem.js';
-import { config } from '../config.js';
+import { config, type Config } from '../config.js';
 import { logger } from '../logger.js';
 import { startTracing } from '../tracing.js';
 import { createApp } from './app.js';
@@ -9,12 +9,16 @@ import type { ListenerPorts } from './listener-origins.js';
 import { allRoutes } from './routes.js';
 import { proxyHandler } from './proxy/forward.js';
 import type { Host } from './route.js';
+import { createMcpListener, MCP_PATH, type McpListener } from '../mcp/http.js';
 
-/** The Koa hosts, and the proxy listener (a plain request handler: its paths are the provider's). */
-export type Listener = Host | 'proxy';
+/**
+ * The Koa hosts, the proxy listener (a plain request handler: its paths are the provider's) and the
+ * MCP listener for AI agents (the MCP SDK's transport answers there).
+ */
+export type Listener = Host | 'proxy' | 'mcp';
 
 export interface RunningServers {
-  /** Koa hosts end in `/v1`; the proxy's URL is its origin, as any path is forwarded. */
+  /** Koa hosts end in `/v1`; the proxy's URL is its origin, as any path is forwarded; MCP's is its endpoint. */
   urls: Record<Listener, string>;
   close(): Promise<void>;
 }
@@ -53,12 +57,20 @@ function endWithProblem(socket: Duplex, status: number, title: string, detail: s
   );
 }
 
-function listen(listener: Listener, port: number, bind: string, bound: ListenerPorts): Promise<Server> {
+function listen(
+  listener: Listener,
+  port: number,
+  bind: string,
+  bound: ListenerPorts,
+  mcp: McpListener,
+): Promise<Server> {
   return new Promise((resolve, reject) => {
     const handler: RequestListener =
       listener === 'proxy'
         ? proxyHandler
-        : (createApp(listener, allRoutes(), bound).callback() as RequestListener);
+        : listener === 'mcp'
+          ? mcp.handle
+          : (createApp(listener, allRoutes(), bound).callback() as RequestListener);
     const server = createServer(
       { maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: config().requestTimeoutMs },
       handler,
@@ -82,27 +94,36 @@ function listen(listener: Listener, port: number, bind: string, bound: ListenerP
   });
 }
 
-/** Starts the api, read, write, search and proxy listeners (port 0 picks a free port, for tests). */
-export async function startServers(ports = config().ports, bind = config().host): Promise<RunningServers> {
+/**
+ * Starts the api, read, write, search, proxy and MCP listeners (port 0 picks a free port, for tests;
+ * a caller that names no MCP port gets a free one).
+ */
+export async function startServers(
+  ports: Omit<Config['ports'], 'mcp'> & { mcp?: number } = config().ports,
+  bind = config().host,
+): Promise<RunningServers> {
   // Before any listener answers, so the first request is traced too (a no-op unless tracing is on).
   await startTracing('api');
-  const hosts: Listener[] = ['api', 'read', 'write', 'search', 'proxy'];
+  const hosts: Listener[] = ['api', 'read', 'write', 'search', 'proxy', 'mcp'];
+  const portOf = (host: Listener) => (host === 'mcp' ? (ports.mcp ?? 0) : ports[host]);
   // Each app's API reference sends try-it requests to the other listeners, at the ports they bound.
   const bound: ListenerPorts = {};
-  const servers = await Promise.all(hosts.map((host) => listen(host, ports[host], bind, bound)));
+  const mcp = createMcpListener();
+  const servers = await Promise.all(hosts.map((host) => listen(host, portOf(host), bind, bound, mcp)));
   const urls = Object.fromEntries(
     hosts.map((host, index) => {
       const address = servers[index].address();
-      const port = typeof address === 'object' && address ? address.port : ports[host];
-      bound[host] = port;
+      const port = typeof address === 'object' && address ? address.port : portOf(host);
+      if (host !== 'mcp') bound[host] = port;
       const origin = `http://${bind === '0.0.0.0' ? 'localhost' : bind}:${port}`;
-      return [host, host === 'proxy' ? origin : `${origin}/v1`];
+      return [host, host === 'proxy' ? origin : host === 'mcp' ? `${origin}${MCP_PATH}` : `${origin}/v1`];
     }),
   ) as Record<Listener, string>;
   logger.info(urls, 'listening');
   return {
     urls,
     async close() {
+      await mcp.close();
       await Promise.all(
         servers.map(
           (server) =>

@@ -47,7 +47,7 @@ const commands: Record<
     run: async (a) => (await import('./start.js')).start(a),
   },
   server: {
-    summary: 'Run the api, read and write listeners',
+    summary: 'Run the api, read, write, search, proxy and MCP listeners',
     run: async () => (await import('./production.js')).server(),
   },
   worker: { summary: 'Run the Temporal worker', run: async () => (await import('./production.js')).worker() },
@@ -96,6 +96,11 @@ const commands: Record<
     summary:
       'Soak scheduled reads against a second-precision, late-committing sandbox while killing the worker: [--minutes 30] [--kill-every-seconds 240] [--rate 2]',
     run: async (a) => (await import('../../bench/soak.js')).benchSoak(a),
+  },
+  mcp: {
+    summary:
+      'Serve MCP on stdio for one installation: --project <idOrName> --integration <idOrName> --group <groupRef> (key in FERRY_API_KEY, or FERRY_PROJECT_JWT)',
+    run: async (a) => (await import('./mcp.js')).mcpCommand(a),
   },
   sandbox: {
     summary: 'Serve the sandbox provider (default port 8090)',

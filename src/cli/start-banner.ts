@@ -1,7 +1,7 @@
 /** What `ferry start` shows once everything runs: where each part listens, and how to reach it. */
 export interface StartedStack {
   seconds: string;
-  urls: { api: string; read: string; write: string; search: string; proxy: string };
+  urls: { api: string; read: string; write: string; search: string; proxy: string; mcp: string };
   metricsUrl?: string;
   temporalAddress: string;
   temporalUi?: string;
@@ -28,6 +28,7 @@ export function startBanner(stack: StartedStack): string {
     `  write      ${urls.write}`,
     `  search     ${urls.search}`,
     `  proxy      ${urls.proxy}`,
+    `  mcp        ${urls.mcp}   (AI agents: ?project=${project.name}&integration=…&groupRef=…, see README "AI agents")`,
     `  metrics    ${stack.metricsUrl ?? 'off (FERRY_METRICS_PORT=0)'}`,
     `  Temporal   ${stack.temporalAddress}${stack.temporalUi ? `   UI: ${stack.temporalUi}` : ''}`,
     `  sandbox    ${stack.sandboxUrl}   (API key: sandbox-demo-key)`,

@@ -103,14 +103,17 @@ export function createOperation(em: EntityManager, input: NewOperation): Operati
 /**
  * An installation's `lastOperationStatus` reports the status of its latest operation (spec:
  * Operation types), not of whichever finished last: set from the newest row, so an old operation
- * ending late (a retry, a swept one, a slow read) never hides a newer one's status. Call it in the
- * transaction that changed an operation, after the change is flushed.
+ * ending late (a retry, a swept one, a slow read) never hides a newer one's status. An agent's tool
+ * call is left out: an agent asking for an unknown object says nothing of the installation's health.
+ * Call it in the transaction that changed an operation, after the change is flushed.
  */
 export async function followLatestOperation(em: EntityManager, installationId: string): Promise<void> {
   await em.execute(
     `update installations
         set last_operation_status =
-              (select status from operations where installation_id = ? order by seq desc limit 1)
+              (select status from operations
+                where installation_id = ? and action_type <> 'mcp.tool'
+                order by seq desc limit 1)
       where id = ?`,
     [installationId, installationId],
     'run',

@@ -52,7 +52,7 @@ async function installationOf(
 }
 
 /** The read object named by its provider name or, failing that, by its `mapToName`. */
-async function readObjectNamed(
+export async function readObjectNamed(
   em: EntityManager,
   installation: Installation,
   name: string,

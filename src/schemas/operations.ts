@@ -15,12 +15,14 @@ export const OperationSchema = Type.Object({
   integrationId: Uuid,
   installationId: Uuid,
   configId: Uuid,
-  actionType: Type.Enum(['read', 'write', 'subscribe', 'schema.watch']),
+  actionType: Type.Enum(['read', 'write', 'subscribe', 'schema.watch', 'mcp.tool'], {
+    description: '`mcp.tool`: one tool call of an AI agent through the MCP listener.',
+  }),
   status: Type.Enum(['success', 'failure', 'in_progress']),
   result: Type.Optional(Type.String({ description: 'A human-readable summary.' })),
   metadata: Type.Record(Type.String(), Type.Unknown(), {
     description:
-      'May hold `objects`, `progress`, `readType`, the read window, `retryOf` (the failed operation a retry runs again), and `temporal` (`workflowId` and `url` of its run in the Temporal UI).',
+      'May hold `objects`, `progress`, `readType`, the read window, `retryOf` (the failed operation a retry runs again), and `temporal` (`workflowId` and `url` of its run in the Temporal UI); a tool call holds `tool`, `arguments` (without secrets), `sessionId` and `transport`.',
   }),
   createTime: DateTime,
   updateTime: DateTime,

@@ -11,6 +11,7 @@ const stack: StartedStack = {
     write: 'http://localhost:8082/v1',
     search: 'http://localhost:8084/v1',
     proxy: 'http://localhost:8083',
+    mcp: 'http://localhost:8085/v1/mcp',
   },
   temporalAddress: '127.0.0.1:7233',
   sandboxUrl: 'http://127.0.0.1:8090',

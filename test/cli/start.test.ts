@@ -69,6 +69,7 @@ async function startFerry(dataDir: string, user?: { uid: number; gid: number }):
     FERRY_WRITE_PORT: '0',
     FERRY_SEARCH_PORT: '0',
     FERRY_PROXY_PORT: '0',
+    FERRY_MCP_PORT: '0',
     FERRY_METRICS_PORT: String(await freePort()),
     FERRY_ENV: 'development',
     LOG_LEVEL: 'warn',
@@ -131,6 +132,31 @@ async function expectWorking(banner: string): Promise<void> {
   const key = /^\s*API key\s+(\S+)/m.exec(banner)![1];
   const response = await fetch(`${api}/projects/development/integrations`, { headers: { 'x-api-key': key } });
   expect(response.status).toBe(200);
+  // The MCP listener answers too: a session that names no integration or group is refused, saying so.
+  const mcp = /mcp\s+(http:\/\/\S+\/v1\/mcp)/.exec(banner)![1];
+  const initialize = await fetch(`${mcp}?project=development`, {
+    method: 'POST',
+    headers: {
+      'x-api-key': key,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'start', version: '1' },
+      },
+    }),
+  });
+  expect(initialize.status).toBe(400);
+  expect(((await initialize.json()) as any).issues.map((issue: any) => issue.name)).toEqual([
+    'integration',
+    'groupRef',
+  ]);
 }
 
 const root = process.getuid?.() === 0;

@@ -100,7 +100,7 @@ export async function startTestStack(options: { worker?: boolean } = {}): Promis
   const taskQueue = `test-${randomUUID()}`;
   process.env.FERRY_TASK_QUEUE = taskQueue;
   resetConfig();
-  const servers = await startServers({ api: 0, read: 0, write: 0, search: 0, proxy: 0 }, '127.0.0.1');
+  const servers = await startServers({ api: 0, read: 0, write: 0, search: 0, proxy: 0, mcp: 0 }, '127.0.0.1');
   let worker: FerryWorker | undefined;
   let workerRun: Promise<void> | undefined;
   let relay: { stop(): Promise<void> } | undefined;

@@ -99,6 +99,7 @@ function OperationTable({ project, operations }: { project: string; operations: 
                 {operation.actionType}
                 {operation.metadata.readType ? ` (${operation.metadata.readType})` : ''}{' '}
                 {operation.metadata.objects?.join(', ')}
+                {operation.metadata.tool}
               </td>
               <td>
                 <StatusBadge status={operation.status} />
@@ -155,7 +156,16 @@ export function OperationView({ project, operationId }: { project: string; opera
               {value.actionType}{' '}
               {value.metadata.readType && <Badge tone="muted">{value.metadata.readType}</Badge>}{' '}
               {value.metadata.objects?.join(', ')}
+              {value.metadata.tool}
             </dd>
+            {value.metadata.arguments && (
+              <>
+                <dt>Arguments</dt>
+                <dd>
+                  <code>{JSON.stringify(value.metadata.arguments)}</code>
+                </dd>
+              </>
+            )}
             <dt>Progress</dt>
             <dd>
               <Progress operation={value} />

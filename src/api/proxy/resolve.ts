@@ -27,6 +27,12 @@ export async function resolveProxyInstallation(
     ? await findInstallation(em, headers.projectId, headers.installationId)
     : (await findInstallationForGroup(em, headers.projectId, headers.integrationName!, headers.groupRef!))
         .installation;
+  await assertProxyEnabled(em, installation);
+  return installation;
+}
+
+/** 403 unless the installation's config enables the proxy (`config.content.proxy.enabled`). */
+export async function assertProxyEnabled(em: EntityManager, installation: Installation): Promise<void> {
   const config = await em.findOne(InstallationConfigEntity, { id: installation.configId });
   const proxy = config?.content.proxy as { enabled?: unknown } | undefined;
   if (proxy?.enabled !== true) {
@@ -38,5 +44,4 @@ export async function resolveProxyInstallation(
       retryable: false,
     });
   }
-  return installation;
 }

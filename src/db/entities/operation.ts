@@ -1,14 +1,14 @@
 import { EntitySchema } from '@mikro-orm/core';
 import { jsonColumn, timestampColumn, timestamps, uuidColumn, uuidPrimaryKey } from '../columns.js';
 
-/** One run of a read, write or subscribe, as the builder sees it. */
+/** One run of a read, write or subscribe, or one tool call of an AI agent (`mcp.tool`), as the builder sees it. */
 export interface Operation {
   id: string;
   projectId: string;
   integrationId: string;
   installationId: string;
   configId: string;
-  actionType: 'read' | 'write' | 'subscribe' | 'schema.watch';
+  actionType: 'read' | 'write' | 'subscribe' | 'schema.watch' | 'mcp.tool';
   status: 'success' | 'failure' | 'in_progress';
   result?: string;
   metadata: Record<string, unknown>;
