@@ -10,6 +10,7 @@ import { closeHooks } from './close.js';
 import { dynamicsCRMHooks } from './dynamicsCRM.js';
 import { freshdeskHooks } from './freshdesk.js';
 import { frontHooks } from './front.js';
+import { githubHooks } from './github.js';
 import { gorgiasHooks } from './gorgias.js';
 import { hubspotHooks } from './hubspot.js';
 import { salesforceHooks } from './salesforce.js';
@@ -33,6 +34,7 @@ const hookModules: Record<string, ConnectorHooks> = {
   zendeskSupport: zendeskSupportHooks,
   freshdesk: freshdeskHooks,
   gorgias: gorgiasHooks,
+  github: githubHooks,
   front: frontHooks,
   zoho: zohoHooks,
   linear: linearHooks,
