@@ -6,6 +6,7 @@ import { DeclaredConnector, type ConnectorHooks } from '../declarative/connector
 import { changeTracking } from '../declarative/read.js';
 import { activeCampaignHooks } from './activeCampaign.js';
 import { asanaHooks } from './asana.js';
+import { atlassianHooks } from './atlassian.js';
 import { closeHooks } from './close.js';
 import { dynamicsCRMHooks } from './dynamicsCRM.js';
 import { freshdeskHooks } from './freshdesk.js';
@@ -30,6 +31,7 @@ const hookModules: Record<string, ConnectorHooks> = {
   close: closeHooks,
   shopify: shopifyHooks,
   asana: asanaHooks,
+  atlassian: atlassianHooks,
   salesforce: salesforceHooks,
   zendeskSupport: zendeskSupportHooks,
   freshdesk: freshdeskHooks,
