@@ -6,10 +6,12 @@ import { DeclaredConnector, type ConnectorHooks } from '../declarative/connector
 import { changeTracking } from '../declarative/read.js';
 import { activeCampaignHooks } from './activeCampaign.js';
 import { asanaHooks } from './asana.js';
+import { atlassianHooks } from './atlassian.js';
 import { closeHooks } from './close.js';
 import { dynamicsCRMHooks } from './dynamicsCRM.js';
 import { freshdeskHooks } from './freshdesk.js';
 import { frontHooks } from './front.js';
+import { githubHooks } from './github.js';
 import { gorgiasHooks } from './gorgias.js';
 import { hubspotHooks } from './hubspot.js';
 import { salesforceHooks } from './salesforce.js';
@@ -29,10 +31,12 @@ const hookModules: Record<string, ConnectorHooks> = {
   close: closeHooks,
   shopify: shopifyHooks,
   asana: asanaHooks,
+  atlassian: atlassianHooks,
   salesforce: salesforceHooks,
   zendeskSupport: zendeskSupportHooks,
   freshdesk: freshdeskHooks,
   gorgias: gorgiasHooks,
+  github: githubHooks,
   front: frontHooks,
   zoho: zohoHooks,
   linear: linearHooks,
