@@ -13,6 +13,7 @@ import { freshdeskHooks } from './freshdesk.js';
 import { frontHooks } from './front.js';
 import { githubHooks } from './github.js';
 import { gorgiasHooks } from './gorgias.js';
+import { helpScoutMailboxHooks } from './helpScoutMailbox.js';
 import { hubspotHooks } from './hubspot.js';
 import { salesforceHooks } from './salesforce.js';
 import { linearHooks } from './linear.js';
@@ -27,6 +28,7 @@ import { zohoHooks } from './zoho.js';
 /** Code for providers' quirks, by the module name their declarations give under `hooks.module`. */
 const hookModules: Record<string, ConnectorHooks> = {
   hubspot: hubspotHooks,
+  helpScoutMailbox: helpScoutMailboxHooks,
   sandbox: sandboxHooks,
   close: closeHooks,
   shopify: shopifyHooks,
