@@ -64,6 +64,11 @@ function credentialsBody(provider: string, credential: string): Record<string, u
     return { oauth2AuthorizationCode: { accessToken: credential, refreshToken: 'refresh-token-1' } };
   }
   if (authType === 'basic') return { basicAuth: { username: credential, password: '' } };
+  // A provider with inputs of its own (GitLab's access token) takes the credential as each of them.
+  if (authType === 'custom') {
+    const inputs = getProvider(provider)!.customOpts?.inputs ?? [];
+    return { customAuth: Object.fromEntries(inputs.map((input) => [input.name, credential])) };
+  }
   return { apiKey: credential };
 }
 
