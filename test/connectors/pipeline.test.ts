@@ -59,7 +59,12 @@ afterAll(async () => {
 
 /** The connection's credentials, the way each auth type brings them to connections:generate. */
 function credentialsBody(provider: string, credential: string): Record<string, unknown> {
-  const authType = getProvider(provider)!.authType;
+  const catalog = getProvider(provider)!;
+  const authType = catalog.authType;
+  // An app's own grant (Help Scout): the connection gets its token from the provider's token endpoint.
+  if (authType === 'oauth2' && catalog.oauth2Opts?.grantType === 'clientCredentials') {
+    return { oauth2ClientCredentials: { clientId: `${provider}-client`, clientSecret: `${provider}-secret` } };
+  }
   if (authType === 'oauth2') {
     return { oauth2AuthorizationCode: { accessToken: credential, refreshToken: 'refresh-token-1' } };
   }
