@@ -538,6 +538,7 @@ const documentedKinds: Record<string, string[]> = {
   github: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
   gitlab: ['customAuth'],
   gorgias: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'basicAuth'],
+  greenhouse: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   helpScoutMailbox: ['oauth2ClientCredentials', 'oauth2AuthorizationCode'],
   hubspot: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
   intercom: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
