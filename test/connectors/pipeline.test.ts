@@ -63,7 +63,9 @@ function credentialsBody(provider: string, credential: string): Record<string, u
   const authType = catalog.authType;
   // An app's own grant (Help Scout): the connection gets its token from the provider's token endpoint.
   if (authType === 'oauth2' && catalog.oauth2Opts?.grantType === 'clientCredentials') {
-    return { oauth2ClientCredentials: { clientId: `${provider}-client`, clientSecret: `${provider}-secret` } };
+    return {
+      oauth2ClientCredentials: { clientId: `${provider}-client`, clientSecret: `${provider}-secret` },
+    };
   }
   if (authType === 'oauth2') {
     return { oauth2AuthorizationCode: { accessToken: credential, refreshToken: 'refresh-token-1' } };
