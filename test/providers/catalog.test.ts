@@ -543,6 +543,7 @@ const documentedKinds: Record<string, string[]> = {
   hubspot: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
   intercom: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
   klaviyo: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
+  lever: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   linear: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
   monday: ['apiKey', 'oauth2AuthorizationCode'],
   notion: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],

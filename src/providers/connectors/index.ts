@@ -15,6 +15,7 @@ import { githubHooks } from './github.js';
 import { gorgiasHooks } from './gorgias.js';
 import { helpScoutMailboxHooks } from './helpScoutMailbox.js';
 import { hubspotHooks } from './hubspot.js';
+import { leverHooks } from './lever.js';
 import { salesforceHooks } from './salesforce.js';
 import { linearHooks } from './linear.js';
 import { mondayHooks } from './monday.js';
@@ -29,6 +30,7 @@ import { zohoHooks } from './zoho.js';
 const hookModules: Record<string, ConnectorHooks> = {
   hubspot: hubspotHooks,
   helpScoutMailbox: helpScoutMailboxHooks,
+  lever: leverHooks,
   sandbox: sandboxHooks,
   close: closeHooks,
   shopify: shopifyHooks,

@@ -10,6 +10,7 @@ import { VersionedStore, type Row } from './versions.js';
  * - Auth: a personal, project or group access token as `PRIVATE-TOKEN: <token>` or
  *   `Authorization: Bearer <token>` (OAuth tokens too); a stale one answers 401
  *   `{"message": "401 Unauthorized"}`.
+ * - Paths under `/api/v4` of the instance (`https://gitlab.com`, the catalog's base URL).
  * - The project is addressed by its numeric id or its URL-encoded path (`group%2Fproject`).
  * - Times are ISO 8601 in UTC to the millisecond (`2016-01-04T15:31:51.081Z`).
  * - `GET /projects/:id/issues`: `state` (`opened`, `closed`; all by default), `updated_after` and
@@ -70,7 +71,6 @@ export async function startFakeGitlab(): Promise<ConformanceFake> {
   let observed = 0;
 
   const fake = new FakeProvider({
-    prefix: '/api/v4',
     credentialOf: (ctx) => ctx.get('private-token') || bearerCredential(ctx),
     errorBody: (error) => {
       if (error.code === 'gitlab') return JSON.parse(error.message) as unknown;
@@ -101,7 +101,7 @@ export async function startFakeGitlab(): Promise<ConformanceFake> {
     await next();
   });
 
-  router.use('/projects/:project', async (ctx, next) => {
+  router.use('/api/v4/projects/:project', async (ctx, next) => {
     const project = decodeURIComponent(ctx.params.project);
     if (project !== GITLAB_PROJECT_ID && project !== GITLAB_PROJECT_PATH)
       throw new FakeHttpError(404, 'Project Not Found');
@@ -343,7 +343,7 @@ export async function startFakeGitlab(): Promise<ConformanceFake> {
     return stores[kind].add(String(iid), record, ms);
   }
 
-  router.get('/projects/:project/:kind', (ctx) => {
+  router.get('/api/v4/projects/:project/:kind', (ctx) => {
     const kind = kindOf(ctx);
     const states =
       kind === 'issues' ? ['opened', 'closed', 'all'] : ['opened', 'closed', 'locked', 'merged', 'all'];
@@ -396,17 +396,17 @@ export async function startFakeGitlab(): Promise<ConformanceFake> {
     ctx.body = paged(ctx, kind, listed).map((version) => version.record);
   });
 
-  router.get('/projects/:project/:kind/:iid', (ctx) => {
+  router.get('/api/v4/projects/:project/:kind/:iid', (ctx) => {
     ctx.body = rowOf(kindOf(ctx), ctx.params.iid).current.record;
   });
 
-  router.post('/projects/:project/issues', (ctx) => {
+  router.post('/api/v4/projects/:project/issues', (ctx) => {
     const body = (ctx.request.body ?? {}) as Record<string, unknown>;
     ctx.status = 201;
     ctx.body = build('issues', values('issues', body, true), now()).current.record;
   });
 
-  router.put('/projects/:project/:kind/:iid', (ctx) => {
+  router.put('/api/v4/projects/:project/:kind/:iid', (ctx) => {
     const kind = kindOf(ctx);
     const row = rowOf(kind, ctx.params.iid);
     const body = (ctx.request.body ?? {}) as Record<string, unknown>;
@@ -416,7 +416,7 @@ export async function startFakeGitlab(): Promise<ConformanceFake> {
     ctx.body = row.current.record;
   });
 
-  router.delete('/projects/:project/issues/:iid', (ctx) => {
+  router.delete('/api/v4/projects/:project/issues/:iid', (ctx) => {
     const row = rowOf('issues', ctx.params.iid);
     stores.issues.remove(row.id, now());
     stores.issues.rows.delete(row.id);
