@@ -22,8 +22,10 @@ import {
  * - Opportunities: `updated_at_start` (from that instant on: included) and `updated_at_end`
  *   (before that instant: excluded), in milliseconds; `archived`; `expand`/`include` taken and
  *   ignored. Created by `POST /v1/opportunities?perform_as=<user id>` (201, `{data}`); there is
- *   no general update (stages, tags, links, archive state each have their own endpoint) and no
- *   delete: an archived opportunity stays listed, with `archived: {reason, archivedAt}`.
+ *   no general update (stages, tags, links, archive state each have their own endpoint). An
+ *   archived opportunity stays listed (`archived: {reason, archivedAt}`); one deleted in Lever
+ *   leaves the list and is listed by `GET /v1/opportunities/deleted` (`{id, deletedAt}`,
+ *   `deleted_at_start` included, `deleted_at_end` excluded, ms).
  * - Postings: `state`, `team`, `department`, `location`, `commitment`, `level`, `tag`, no time
  *   filter; records carry `updatedAt`. Users: `includeDeactivated`; no modification time.
  * - Errors `{code, message}` (`BadRequestError`, `UnauthorizedError`, `ResourceNotFound`,
@@ -220,6 +222,16 @@ export async function startFakeLever(): Promise<ConformanceFake> {
     return Number(value);
   };
 
+  /** The opaque `next`/`offset` token: the position after the page's last record. */
+  const tokenOf = (key: [number, number]) => Buffer.from(`${key[0]}.${key[1]}`).toString('base64url');
+  const offsetOf = (ctx: Context): [number, number] | undefined => {
+    if (ctx.query.offset === undefined) return undefined;
+    const match = /^(\d+)\.(\d+)$/.exec(Buffer.from(String(ctx.query.offset), 'base64url').toString('utf8'));
+    if (!match) throw new FakeHttpError(400, 'Invalid offset token');
+    return [Number(match[1]), Number(match[2])];
+  };
+  const compareKeys = (a: [number, number], b: [number, number]) => a[0] - b[0] || a[1] - b[1];
+
   router.get('/v1/:object', (ctx) => {
     const object = objectOf(ctx);
     for (const name of Object.keys(ctx.query)) {
@@ -235,16 +247,9 @@ export async function startFakeLever(): Promise<ConformanceFake> {
     const createdStart = object === 'opportunities' ? msParam(ctx, 'created_at_start') : undefined;
     const createdEnd = object === 'opportunities' ? msParam(ctx, 'created_at_end') : undefined;
     const archived = ctx.query.archived === undefined ? undefined : ctx.query.archived === 'true';
-    let after: [number, number] | undefined;
-    if (ctx.query.offset !== undefined) {
-      const match = /^(\d+)\.(\d+)$/.exec(
-        Buffer.from(String(ctx.query.offset), 'base64url').toString('utf8'),
-      );
-      if (!match) throw new FakeHttpError(400, 'Invalid offset token');
-      after = [Number(match[1]), Number(match[2])];
-    }
+    const after = offsetOf(ctx);
     const key = (row: Row): [number, number] => [row.createdMs, row.seq];
-    const compare = (a: [number, number], b: [number, number]) => a[0] - b[0] || a[1] - b[1];
+    const compare = compareKeys;
     const found = [...stores[object].values()]
       .filter((row) => !row.deleted && (row.visibleFromMs ?? row.modifiedMs) <= now())
       .filter(
@@ -266,7 +271,41 @@ export async function startFakeLever(): Promise<ConformanceFake> {
     ctx.body = {
       data: page.map((row) => row.record),
       hasNext,
-      ...(hasNext && last && { next: Buffer.from(`${last.createdMs}.${last.seq}`).toString('base64url') }),
+      ...(hasNext && last && { next: tokenOf(key(last)) }),
+    };
+  });
+
+  // Deleted opportunities: `{id, deletedAt}` from `deleted_at_start` (included) to `deleted_at_end`
+  // (excluded), in deletion order, paged as the other lists.
+  router.get('/v1/opportunities/deleted', (ctx) => {
+    for (const name of Object.keys(ctx.query)) {
+      if (!['limit', 'offset', 'deleted_at_start', 'deleted_at_end'].includes(name))
+        throw new FakeHttpError(400, `Unrecognized query parameter: ${name}`);
+    }
+    const limit = ctx.query.limit === undefined ? LIMIT_MAX : Number(ctx.query.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > LIMIT_MAX)
+      throw new FakeHttpError(400, `Invalid limit: must be between 1 and ${LIMIT_MAX}`);
+    fake.logListing(ctx, { object: 'opportunities', pageSize: limit, maxPageSize: LIMIT_MAX });
+    const start = msParam(ctx, 'deleted_at_start');
+    const end = msParam(ctx, 'deleted_at_end');
+    const after = offsetOf(ctx);
+    const key = (row: Row): [number, number] => [row.deletedMs!, row.seq];
+    const found = [...stores.opportunities.values()]
+      .filter(
+        (row) =>
+          row.deleted &&
+          (start === undefined || row.deletedMs! >= start) &&
+          (end === undefined || row.deletedMs! < end),
+      )
+      .sort((a, b) => compareKeys(key(a), key(b)))
+      .filter((row) => !after || compareKeys(key(row), after) > 0);
+    const page = found.slice(0, limit);
+    const hasNext = found.length > limit;
+    const last = page.at(-1);
+    ctx.body = {
+      data: page.map((row) => ({ id: row.record.id, deletedAt: row.deletedMs })),
+      hasNext,
+      ...(hasNext && last && { next: tokenOf(key(last)) }),
     };
   });
 
@@ -341,16 +380,14 @@ export async function startFakeLever(): Promise<ConformanceFake> {
       stamp(storedRow(object, id), modifiedMs, options?.visibleFromMs);
     },
     remove(object, id, atMs) {
-      // Nothing is deleted through Lever's API; an opportunity is archived and stays listed.
-      const row = storedRow(object, id);
-      if (object === 'opportunities') {
-        row.record.archived = { reason: 'a5e9a5b7-0f4c-4b0e-b0ad-6d3a2b8f2c01', archivedAt: atMs };
-        stamp(row, atMs);
-      } else {
-        stores[object as LeverObject].delete(id);
-      }
+      // Deleted in Lever (not through the API): gone from the lists; opportunities are then listed
+      // by `/opportunities/deleted`.
+      Object.assign(storedRow(object, id), { deleted: true, deletedMs: atMs });
     },
-    stored: (object, id) => stores[object as LeverObject].get(id)?.record,
+    stored: (object, id) => {
+      const row = stores[object as LeverObject].get(id);
+      return row && !row.deleted ? row.record : undefined;
+    },
     failNext: (count, status, headers) => fake.failNext(count, status, headers),
     stop: () => fake.stop(),
   };

@@ -12,8 +12,8 @@ export const spec: ConformanceSpec = {
   reference: 'https://hire.lever.co/developer/documentation',
   start: () => startFakeLever(),
   objects: [
-    // Nothing is deleted through the API: an archived opportunity stays listed.
-    { name: 'opportunities', revealsDeletions: false, fields: { selected: 'name' } },
+    // Deleted opportunities are listed by `GET /v1/opportunities/deleted`.
+    { name: 'opportunities', revealsDeletions: true, fields: { selected: 'name' } },
     { name: 'postings', revealsDeletions: false, fields: { selected: 'text' } },
   ],
 };
