@@ -59,11 +59,23 @@ afterAll(async () => {
 
 /** The connection's credentials, the way each auth type brings them to connections:generate. */
 function credentialsBody(provider: string, credential: string): Record<string, unknown> {
-  const authType = getProvider(provider)!.authType;
+  const catalog = getProvider(provider)!;
+  const authType = catalog.authType;
+  // An app's own grant (Help Scout): the connection gets its token from the provider's token endpoint.
+  if (authType === 'oauth2' && catalog.oauth2Opts?.grantType === 'clientCredentials') {
+    return {
+      oauth2ClientCredentials: { clientId: `${provider}-client`, clientSecret: `${provider}-secret` },
+    };
+  }
   if (authType === 'oauth2') {
     return { oauth2AuthorizationCode: { accessToken: credential, refreshToken: 'refresh-token-1' } };
   }
   if (authType === 'basic') return { basicAuth: { username: credential, password: '' } };
+  // A provider with inputs of its own (GitLab's access token) takes the credential as each of them.
+  if (authType === 'custom') {
+    const inputs = getProvider(provider)!.customOpts?.inputs ?? [];
+    return { customAuth: Object.fromEntries(inputs.map((input) => [input.name, credential])) };
+  }
   return { apiKey: credential };
 }
 

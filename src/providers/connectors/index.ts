@@ -6,12 +6,16 @@ import { DeclaredConnector, type ConnectorHooks } from '../declarative/connector
 import { changeTracking } from '../declarative/read.js';
 import { activeCampaignHooks } from './activeCampaign.js';
 import { asanaHooks } from './asana.js';
+import { atlassianHooks } from './atlassian.js';
 import { closeHooks } from './close.js';
 import { dynamicsCRMHooks } from './dynamicsCRM.js';
 import { freshdeskHooks } from './freshdesk.js';
 import { frontHooks } from './front.js';
+import { githubHooks } from './github.js';
 import { gorgiasHooks } from './gorgias.js';
+import { helpScoutMailboxHooks } from './helpScoutMailbox.js';
 import { hubspotHooks } from './hubspot.js';
+import { leverHooks } from './lever.js';
 import { salesforceHooks } from './salesforce.js';
 import { linearHooks } from './linear.js';
 import { mondayHooks } from './monday.js';
@@ -25,14 +29,18 @@ import { zohoHooks } from './zoho.js';
 /** Code for providers' quirks, by the module name their declarations give under `hooks.module`. */
 const hookModules: Record<string, ConnectorHooks> = {
   hubspot: hubspotHooks,
+  helpScoutMailbox: helpScoutMailboxHooks,
+  lever: leverHooks,
   sandbox: sandboxHooks,
   close: closeHooks,
   shopify: shopifyHooks,
   asana: asanaHooks,
+  atlassian: atlassianHooks,
   salesforce: salesforceHooks,
   zendeskSupport: zendeskSupportHooks,
   freshdesk: freshdeskHooks,
   gorgias: gorgiasHooks,
+  github: githubHooks,
   front: frontHooks,
   zoho: zohoHooks,
   linear: linearHooks,

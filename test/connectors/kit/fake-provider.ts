@@ -130,6 +130,16 @@ export class FakeProvider {
     app.use(async (ctx, next) => {
       if (ctx.method !== 'POST' || ctx.path !== '/oauth/token') return next();
       const body = (ctx.request.body ?? {}) as Record<string, string>;
+      // Client credentials (section 4.4): a new access token, or invalid_client once the app is revoked.
+      if (body.grant_type === 'client_credentials') {
+        if (this.#refreshRefused) {
+          ctx.status = 401;
+          ctx.body = { error: 'invalid_client', error_description: 'The client credentials are invalid.' };
+          return;
+        }
+        ctx.body = { access_token: this.rotateCredential(), token_type: 'bearer', expires_in: 7200 };
+        return;
+      }
       if (body.grant_type !== 'refresh_token' || !body.refresh_token || this.#refreshRefused) {
         ctx.status = 400;
         ctx.body = { error: 'invalid_grant', error_description: 'The refresh token is invalid or revoked.' };
