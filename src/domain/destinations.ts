@@ -11,6 +11,8 @@ import { isReservedHeader } from '../delivery/deliver.js';
 import { generateSigningSecret } from '../delivery/signing.js';
 import { assertDeliverableUrl, DestinationUrlError, type DestinationPolicy } from '../delivery/url-guard.js';
 import { isSendableHeaderValue } from '../core/header-values.js';
+import type { DestinationTarget } from '../delivery/destination-type.js';
+import { destinationType, type AnyDestinationType } from '../delivery/registry.js';
 import type { DestinationView } from '../schemas/destinations.js';
 
 /**
@@ -27,9 +29,12 @@ export interface SigningSecretEntry {
 }
 
 export interface DestinationSecrets {
-  /** The current secret first, then rotated-out ones still in their grace period. */
+  /** The current secret first, then rotated-out ones still in their grace period (webhooks). */
   signingSecrets: SigningSecretEntry[];
+  /** A webhook's header values. */
   headers: Record<string, string>;
+  /** The `secrets` of types other than webhook, as their schema took them. */
+  values?: Record<string, string>;
 }
 
 /** What the API shows instead of a header value when secrets are not asked for. */
@@ -65,6 +70,36 @@ export function rotateSigningSecret(
   return {
     ...secrets,
     signingSecrets: [{ secret: replacement, createTime: now.toISOString() }, ...retired],
+  };
+}
+
+/** The destination's type; a row whose type is no longer registered is a bug, not bad input. */
+export function typeOf(destination: Pick<Destination, 'type'>): AnyDestinationType {
+  const type = destinationType(destination.type);
+  if (!type) throw new Error(`destination type "${destination.type}" is not registered`);
+  return type;
+}
+
+/** What a type's `send` gets: settings and the credentials valid at `now`. */
+export function destinationTarget(
+  destination: Destination,
+  secrets: DestinationSecrets,
+  now: Date,
+): DestinationTarget {
+  const version = `${destination.updateTime.getTime()}`;
+  if (destination.type === 'webhook') {
+    return {
+      destinationId: destination.id,
+      version,
+      metadata: { url: destination.url, headers: secrets.headers },
+      secrets: { signingSecrets: validSigningSecrets(secrets, now) },
+    };
+  }
+  return {
+    destinationId: destination.id,
+    version,
+    metadata: { ...destination.metadata },
+    secrets: { ...secrets.values },
   };
 }
 
@@ -253,6 +288,7 @@ export async function createDestination(
     type: input.type,
     url: input.metadata.url,
     headers: {},
+    metadata: {},
     secretsEncrypted: '',
     createTime: now,
     updateTime: now,

@@ -31,7 +31,7 @@ export const DestinationSchema = Type.Object({
   id: Uuid,
   projectId: Uuid,
   name: Type.String(),
-  type: Type.Literal('webhook'),
+  type: Type.String({ description: 'The destination type: webhook, rabbitmq, postgres, nats, slack, …' }),
   metadata: Type.Object({ url: Type.String(), headers: Type.Record(Type.String(), Type.String()) }),
   secrets: Type.Optional(
     Type.Object({
