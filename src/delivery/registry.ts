@@ -1,4 +1,7 @@
 import type { DestinationType } from './destination-type.js';
+import { natsType } from './types/nats.js';
+import { postgresType } from './types/postgres.js';
+import { rabbitmqType } from './types/rabbitmq.js';
 import { webhookType } from './types/webhook.js';
 
 /**
@@ -10,7 +13,7 @@ import { webhookType } from './types/webhook.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyDestinationType = DestinationType<any, any>;
 
-const BUILT_IN: readonly AnyDestinationType[] = [webhookType];
+const BUILT_IN: readonly AnyDestinationType[] = [webhookType, rabbitmqType, postgresType, natsType];
 
 const registered = new Map<string, AnyDestinationType>(BUILT_IN.map((type) => [type.type, type]));
 
