@@ -2,6 +2,7 @@ import type { DestinationType } from './destination-type.js';
 import { natsType } from './types/nats.js';
 import { postgresType } from './types/postgres.js';
 import { rabbitmqType } from './types/rabbitmq.js';
+import { slackType } from './types/slack.js';
 import { webhookType } from './types/webhook.js';
 
 /**
@@ -13,7 +14,13 @@ import { webhookType } from './types/webhook.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyDestinationType = DestinationType<any, any>;
 
-const BUILT_IN: readonly AnyDestinationType[] = [webhookType, rabbitmqType, postgresType, natsType];
+const BUILT_IN: readonly AnyDestinationType[] = [
+  webhookType,
+  rabbitmqType,
+  postgresType,
+  natsType,
+  slackType,
+];
 
 const registered = new Map<string, AnyDestinationType>(BUILT_IN.map((type) => [type.type, type]));
 
