@@ -31,7 +31,8 @@ const MetadataObject = Type.Object(
   {},
   {
     additionalProperties: true,
-    description: 'The type’s settings; each type’s fields are listed under Destinations in the API description.',
+    description:
+      'The type’s settings; each type’s fields are listed under Destinations in the API description.',
   },
 );
 
@@ -74,7 +75,8 @@ export const DestinationSchema = Type.Object({
 });
 export type DestinationView = Static<typeof DestinationSchema>;
 
-export const CreateDestinationBody = (typeNames: readonly string[]) =>
+/** The create body; `examples` (one per type) only document it. */
+export const CreateDestinationBody = (typeNames: readonly string[], examples: unknown[] = []) =>
   Type.Object(
     {
       name: DestinationName,
@@ -82,7 +84,7 @@ export const CreateDestinationBody = (typeNames: readonly string[]) =>
       metadata: Type.Optional(MetadataObject),
       secrets: Type.Optional(SecretsObject),
     },
-    strict,
+    { ...strict, ...(examples.length && { examples }) },
   );
 
 export const UpdateDestinationBody = Type.Object(
