@@ -10,7 +10,8 @@ import { shouldDisable } from '../core/retry-schedule.js';
 import type { DestinationPolicy } from '../delivery/url-guard.js';
 import { deliveryAttempts } from '../metrics.js';
 import { recordEvent } from './events.js';
-import { destinationPolicy, destinationTarget, openSecrets, typeOf } from './destinations.js';
+import { destinationPolicy, destinationTarget, openSecrets } from './destinations.js';
+import { typeOf } from './typed-destinations.js';
 
 /**
  * One attempt to deliver one message to one destination, for record pages and notification events

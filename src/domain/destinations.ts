@@ -13,7 +13,6 @@ import { generateSigningSecret } from '../delivery/signing.js';
 import { assertDeliverableUrl, DestinationUrlError, type DestinationPolicy } from '../delivery/url-guard.js';
 import { isSendableHeaderValue } from '../core/header-values.js';
 import type { DestinationTarget } from '../delivery/destination-type.js';
-import { destinationType, type AnyDestinationType } from '../delivery/registry.js';
 import type { DestinationView } from '../schemas/destinations.js';
 import { assertDestinationUnused } from './destination-users.js';
 import { schemaIssues } from '../core/validation.js';
@@ -21,6 +20,7 @@ import { webhookType } from '../delivery/types/webhook.js';
 import {
   applyTypedPatch,
   createTypedDestination,
+  typeOf,
   updatableTypedFields,
   type TypedDestinationInput,
 } from './typed-destinations.js';
@@ -81,13 +81,6 @@ export function rotateSigningSecret(
     ...secrets,
     signingSecrets: [{ secret: replacement, createTime: now.toISOString() }, ...retired],
   };
-}
-
-/** The destination's type; a row whose type is no longer registered is a bug, not bad input. */
-export function typeOf(destination: Pick<Destination, 'type'>): AnyDestinationType {
-  const type = destinationType(destination.type);
-  if (!type) throw new Error(`destination type "${destination.type}" is not registered`);
-  return type;
 }
 
 /** What a type's `send` gets: settings and the credentials valid at `now`. */
@@ -334,6 +327,15 @@ export async function createDestination(
 
 /** Issues a new signing secret; the old one keeps signing for FERRY_SECRET_ROTATION_GRACE_SECONDS. */
 export function rotateDestinationSecret(destination: Destination, now = new Date()): DestinationSecrets {
+  if (destination.type !== 'webhook') {
+    throw ProblemError.invalid([
+      {
+        in: 'query',
+        name: 'rotate',
+        detail: `a ${destination.type} destination has no signing secret to rotate`,
+      },
+    ]);
+  }
   const secrets = rotateSigningSecret(openSecrets(destination), now, config().delivery.secretRotationGraceMs);
   sealSecrets(destination, secrets);
   destination.updateTime = now;

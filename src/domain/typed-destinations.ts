@@ -20,6 +20,13 @@ import type { DestinationPolicy } from '../delivery/url-guard.js';
  * checked the same way and kept only encrypted. Nothing here knows one type from another.
  */
 
+/** The destination's type; a row whose type is no longer registered is a bug, not bad input. */
+export function typeOf(destination: Pick<Destination, 'type'>): AnyDestinationType {
+  const type = destinationType(destination.type);
+  if (!type) throw new Error(`destination type "${destination.type}" is not registered`);
+  return type;
+}
+
 /** The type named in a request, or a 400 naming `type` and the types Ferry supports. */
 export function requestedType(name: string, field = 'type'): AnyDestinationType {
   const type = destinationType(name);

@@ -274,6 +274,10 @@ describe('rabbitmq destinations', () => {
     const unknown = await patch(['metadata.url'], { metadata: { url: 'http://x' } });
     expect(unknown.status).toBe(400);
     expect(unknown.body.issues[0].name).toBe('updateMask');
+    // Only a webhook has a signing secret to rotate.
+    const rotate = await stack.api('GET', `${projectPath()}/destinations/${name}?rotate=true`);
+    expect(rotate.status).toBe(400);
+    expect(rotate.body.issues[0].name).toBe('rotate');
     const unchanged = await stack.api('GET', `${projectPath()}/destinations/${name}`);
     expect(unchanged.body.metadata.exchange).toBe('b');
   });
