@@ -20,6 +20,12 @@ export interface OutgoingMessage {
   body: string | Buffer;
   /** The attempt's time (the webhook signs with it). */
   timestamp?: Date;
+  /**
+   * When the message was first made (its read's operation time, its event's time): the same on
+   * every attempt, so a key built from it (S3's default) is the same on a redelivery. Absent when
+   * the caller does not know it.
+   */
+  createdAt?: Date;
 }
 
 /** A destination ready to send to: its settings and decrypted credentials. */

@@ -38,6 +38,8 @@ export interface DeliveryAttemptInput {
   body: string | Buffer;
   kind: 'record' | 'notification';
   operationId?: string;
+  /** When the message was first made, the same on every attempt (`OutgoingMessage.createdAt`). */
+  createdAt?: Date;
 }
 
 export interface DeliveryAttemptResult {
@@ -129,14 +131,18 @@ export function isOpen(value: OpenDestination | DeliveryAttemptResult): value is
 /** Sends one message through the destination's type; never throws for a failed delivery. */
 export async function sendMessage(
   open: OpenDestination,
-  input: Pick<DeliveryAttemptInput, 'messageId' | 'body'>,
+  input: Pick<DeliveryAttemptInput, 'messageId' | 'body' | 'createdAt'>,
   options: DeliveryAttemptOptions = {},
 ): Promise<DeliveryResult> {
   const startedAt = Date.now();
   try {
     return await open.type.send(
       open.target,
-      { messageId: input.messageId, body: input.body },
+      {
+        messageId: input.messageId,
+        body: input.body,
+        ...(input.createdAt && { createdAt: input.createdAt }),
+      },
       {
         timeoutMs: options.timeoutMs ?? config().delivery.timeoutMs,
         policy: options.policy ?? destinationPolicy(),
