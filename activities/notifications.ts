@@ -36,6 +36,7 @@ export async function deliverNotificationAttempt(
     messageId: notificationDeliveryMessageId(input.eventId, input.destinationId),
     body: notificationBody(event),
     kind: 'notification',
+    createdAt: event.createTime,
   });
   if (result.delivered || !result.retryable) return result;
   const nextAttemptInMs = nextAttemptDelay(

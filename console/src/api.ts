@@ -243,7 +243,10 @@ export interface OperationLog {
 export interface Destination {
   id: string;
   name: string;
-  metadata: { url: string; headers: Record<string, string> };
+  /** webhook, rabbitmq, postgres, nats, slack, … */
+  type: string;
+  /** A webhook's `url` and `headers`; other types' own fields (`serverUrl`, `exchange`, `table`, …). */
+  metadata: { url?: string; headers?: Record<string, string>; serverUrl?: string } & Record<string, unknown>;
   secrets?: { signingSecret: string };
   disabled: boolean;
   disableTime?: string;

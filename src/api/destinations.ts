@@ -10,7 +10,6 @@ import {
 } from '../schemas/destinations.js';
 import { DestinationEntity } from '../db/entities/operation.js';
 import {
-  assertDestinationUnused,
   createDestination,
   destinationView,
   findDestination,
@@ -18,21 +17,52 @@ import {
   rotateDestinationSecret,
   updateDestination,
 } from '../domain/destinations.js';
+import { assertDestinationUnused } from '../domain/destination-users.js';
 import { recoverDestination } from '../domain/destination-recovery.js';
 import { logger } from '../logger.js';
+import { destinationTypeNames, destinationTypes, type AnyDestinationType } from '../delivery/registry.js';
+
+/** One type's fields, for the create operation's description (the OpenAPI document and /docs). */
+function fieldList(schema: AnyDestinationType['metadata']): string {
+  const required = new Set<string>(schema.required ?? []);
+  const fields = Object.entries(
+    schema.properties as Record<string, { description?: string; default?: unknown }>,
+  );
+  if (!fields.length) return 'none';
+  return fields
+    .map(
+      ([name, field]) =>
+        `\`${name}\`${required.has(name) ? ' (required)' : ''}${field.default !== undefined ? ` (default \`${JSON.stringify(field.default)}\`)` : ''}${field.description ? `: ${field.description}` : ''}`,
+    )
+    .join('; ');
+}
+
+/** Every registered type, its fields and what its message id becomes, declared once in its module. */
+const typesDescription = destinationTypes()
+  .map(
+    (type) =>
+      `- **${type.type}**: ${type.title}. metadata: ${fieldList(type.metadata)}. secrets: ${fieldList(type.secrets)}. Message id: ${type.messageIdOnFarSide}.`,
+  )
+  .join('\n');
+
+const typeExamples = destinationTypes().map((type) => ({
+  name: `my-${type.type}`,
+  type: type.type,
+  metadata: type.example.metadata,
+  ...(type.example.secrets && { secrets: type.example.secrets }),
+}));
 
 export const destinationRoutes = [
   defineRoute({
     method: 'POST',
     path: '/projects/{projectIdOrName}/destinations',
     operationId: 'createDestination',
-    summary: 'Create a webhook destination with its signing secret',
-    description:
-      'The URL must resolve, and must reach a public address unless private destinations are allowed. The signing secret is generated unless given; read it with `includeSecrets=true`.',
+    summary: 'Create a destination of any supported type',
+    description: `Each type checks its own \`metadata\` and \`secrets\` and names the field it refuses; a secret of another type is refused. A server that cannot be reached at create time is not an error (it may come up later); a webhook's URL must resolve, and must reach a public address unless private destinations are allowed. A webhook's signing secret is generated unless given; read secrets with \`includeSecrets=true\`. Every message is the same JSON a webhook receives, under a stable message id.\n\n${typesDescription}\n\nNot supported here (400): snowflake, bigquery, redshift, pubsub, azureservicebus, clickhouse.`,
     tags: ['Destinations'],
     auth: ['apiKey', 'bearer'],
     params: ProjectPathParams,
-    body: CreateDestinationBody,
+    body: CreateDestinationBody(destinationTypeNames(), typeExamples),
     responses: { 201: { description: 'Created', schema: DestinationSchema } },
   }).handle(async ({ em, project, body }) => {
     const destination = await em.transactional(
@@ -83,7 +113,8 @@ export const destinationRoutes = [
     method: 'PATCH',
     path: '/projects/{projectIdOrName}/destinations/{destinationNameOrId}',
     operationId: 'updateDestination',
-    summary: 'Update a destination’s name, URL, headers, secret or disabled flag',
+    summary:
+      'Update a destination’s name, any metadata or secrets field (`metadata.<field>`, `secrets.<field>`), or disabled flag',
     tags: ['Destinations'],
     auth: ['apiKey', 'bearer'],
     params: DestinationParams,

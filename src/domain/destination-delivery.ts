@@ -3,12 +3,15 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { config } from '../config.js';
 import { DestinationEntity, type Destination } from '../db/entities/operation.js';
 import { em as newEntityManager } from '../db/orm.js';
-import { deliverMessage, type DeliveryResult } from '../delivery/deliver.js';
+import type { DeliveryResult } from '../delivery/deliver.js';
+import type { DestinationTarget } from '../delivery/destination-type.js';
+import type { AnyDestinationType } from '../delivery/registry.js';
 import { shouldDisable } from '../core/retry-schedule.js';
-import { redactUrl, type DestinationPolicy } from '../delivery/url-guard.js';
+import type { DestinationPolicy } from '../delivery/url-guard.js';
 import { deliveryAttempts } from '../metrics.js';
 import { recordEvent } from './events.js';
-import { destinationPolicy, openSecrets, validSigningSecrets } from './destinations.js';
+import { destinationPolicy, destinationTarget, openSecrets } from './destinations.js';
+import { typeOf } from './typed-destinations.js';
 
 /**
  * One attempt to deliver one message to one destination, for record pages and notification events
@@ -35,6 +38,8 @@ export interface DeliveryAttemptInput {
   body: string | Buffer;
   kind: 'record' | 'notification';
   operationId?: string;
+  /** When the message was first made, the same on every attempt (`OutgoingMessage.createdAt`). */
+  createdAt?: Date;
 }
 
 export interface DeliveryAttemptResult {
@@ -59,11 +64,11 @@ export interface DeliveryAttemptOptions {
   now?: () => Date;
 }
 
-/** A destination ready to send to: decrypted headers and the secrets valid when it was opened. */
+/** A destination ready to send to: its type, and its settings with the secrets valid when it was opened. */
 export interface OpenDestination {
   destination: Destination;
-  headers: Record<string, string>;
-  secrets: string[];
+  type: AnyDestinationType;
+  target: DestinationTarget;
 }
 
 /** One attempt, as `recordAttempts` records it. */
@@ -77,14 +82,6 @@ export interface AttemptRecord {
 
 const ERROR_LIMIT = 1000;
 
-function safeUrl(url: string): string {
-  try {
-    return redactUrl(new URL(url));
-  } catch {
-    return '(invalid URL)';
-  }
-}
-
 /** The fields every destination event carries (COMPAT.md: `destinationId, destinationName, url`). */
 export function destinationEventData(destination: Destination): Record<string, unknown> {
   return {
@@ -92,7 +89,10 @@ export function destinationEventData(destination: Destination): Record<string, u
     projectId: destination.projectId,
     destinationId: destination.id,
     destinationName: destination.name,
-    url: safeUrl(destination.url),
+    // For a webhook its URL; for other types where messages go (`describe`), never credentials.
+    url: typeOf(destination).describe(
+      destination.type === 'webhook' ? { url: destination.url } : destination.metadata,
+    ),
   };
 }
 
@@ -117,29 +117,49 @@ export async function openDestination(
       error: `destination "${destination.name}" is disabled`,
     };
   }
-  const secrets = openSecrets(destination);
-  return { destination, headers: secrets.headers, secrets: validSigningSecrets(secrets, now) };
+  return {
+    destination,
+    type: typeOf(destination),
+    target: destinationTarget(destination, openSecrets(destination), now),
+  };
 }
 
 export function isOpen(value: OpenDestination | DeliveryAttemptResult): value is OpenDestination {
   return 'destination' in value;
 }
 
-/** Signs and sends one message; never throws for a failed delivery. */
-export function sendMessage(
+/** Sends one message through the destination's type; never throws for a failed delivery. */
+export async function sendMessage(
   open: OpenDestination,
-  input: Pick<DeliveryAttemptInput, 'messageId' | 'body'>,
+  input: Pick<DeliveryAttemptInput, 'messageId' | 'body' | 'createdAt'>,
   options: DeliveryAttemptOptions = {},
 ): Promise<DeliveryResult> {
-  return deliverMessage({
-    url: open.destination.url,
-    headers: open.headers,
-    body: input.body,
-    messageId: input.messageId,
-    secrets: open.secrets,
-    timeoutMs: options.timeoutMs ?? config().delivery.timeoutMs,
-    ...(options.policy ?? destinationPolicy()),
-  });
+  const startedAt = Date.now();
+  try {
+    return await open.type.send(
+      open.target,
+      {
+        messageId: input.messageId,
+        body: input.body,
+        ...(input.createdAt && { createdAt: input.createdAt }),
+      },
+      {
+        timeoutMs: options.timeoutMs ?? config().delivery.timeoutMs,
+        policy: options.policy ?? destinationPolicy(),
+      },
+    );
+  } catch (error) {
+    // A type that threw broke its promise; the attempt is still recorded, and tried again later.
+    return {
+      ok: false,
+      durationMs: Date.now() - startedAt,
+      responseBody: '',
+      retryable: true,
+      gone: false,
+      failure: 'network',
+      error: `the ${open.destination.type} destination failed unexpectedly (${(error as Error).name})`,
+    };
+  }
 }
 
 /** Numbers each new row after the earlier attempts of the same message to the same destination. */
@@ -325,7 +345,15 @@ export async function recordFailedAttempt(attempt: AttemptRecord): Promise<Deliv
     });
     if (disable) {
       destination.disabledTime = time;
+      // The public API's event keeps its name for every type; `destination.disabled` (Ferry's own)
+      // says the same with the destination's type and why.
       recordEvent(tx, input.projectId, 'destination.webhook.disabled', destinationEventData(destination));
+      recordEvent(tx, input.projectId, 'destination.disabled', {
+        ...destinationEventData(destination),
+        type: destination.type,
+        reason: result.gone ? 'gone' : 'failing',
+        error: result.error ?? 'delivery failed',
+      });
     }
     return disable;
   });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import Type from 'typebox';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -11,7 +12,18 @@ import { isReservedHeader } from '../delivery/deliver.js';
 import { generateSigningSecret } from '../delivery/signing.js';
 import { assertDeliverableUrl, DestinationUrlError, type DestinationPolicy } from '../delivery/url-guard.js';
 import { isSendableHeaderValue } from '../core/header-values.js';
+import type { DestinationTarget } from '../delivery/destination-type.js';
 import type { DestinationView } from '../schemas/destinations.js';
+import { assertDestinationUnused } from './destination-users.js';
+import { schemaIssues } from '../core/validation.js';
+import { webhookType } from '../delivery/types/webhook.js';
+import {
+  applyTypedPatch,
+  createTypedDestination,
+  typeOf,
+  updatableTypedFields,
+  type TypedDestinationInput,
+} from './typed-destinations.js';
 
 /**
  * Webhook destinations: where read results and notifications go. The signing secrets and the
@@ -27,9 +39,12 @@ export interface SigningSecretEntry {
 }
 
 export interface DestinationSecrets {
-  /** The current secret first, then rotated-out ones still in their grace period. */
+  /** The current secret first, then rotated-out ones still in their grace period (webhooks). */
   signingSecrets: SigningSecretEntry[];
+  /** A webhook's header values. */
   headers: Record<string, string>;
+  /** The `secrets` of types other than webhook, as their schema took them. */
+  values?: Record<string, string>;
 }
 
 /** What the API shows instead of a header value when secrets are not asked for. */
@@ -68,23 +83,50 @@ export function rotateSigningSecret(
   };
 }
 
+/** What a type's `send` gets: settings and the credentials valid at `now`. */
+export function destinationTarget(
+  destination: Destination,
+  secrets: DestinationSecrets,
+  now: Date,
+): DestinationTarget {
+  const version = `${destination.updateTime.getTime()}`;
+  if (destination.type === 'webhook') {
+    return {
+      destinationId: destination.id,
+      version,
+      metadata: { url: destination.url, headers: secrets.headers },
+      secrets: { signingSecrets: validSigningSecrets(secrets, now) },
+    };
+  }
+  return {
+    destinationId: destination.id,
+    version,
+    metadata: { ...destination.metadata },
+    secrets: { ...secrets.values },
+  };
+}
+
 export function destinationView(destination: Destination, secrets?: DestinationSecrets): DestinationView {
   return {
     id: destination.id,
     projectId: destination.projectId,
     name: destination.name,
     type: destination.type,
-    metadata: {
-      url: destination.url,
-      headers: secrets ? { ...secrets.headers } : { ...destination.headers },
-    },
-    // `webhookSigningKey` is the public API's name for the same secret.
-    ...(secrets && {
-      secrets: {
-        signingSecret: secrets.signingSecrets[0].secret,
-        webhookSigningKey: secrets.signingSecrets[0].secret,
-      },
-    }),
+    ...(destination.type === 'webhook'
+      ? {
+          metadata: {
+            url: destination.url,
+            headers: secrets ? { ...secrets.headers } : { ...destination.headers },
+          },
+          // `webhookSigningKey` is the public API's name for the same secret.
+          ...(secrets && {
+            secrets: {
+              signingSecret: secrets.signingSecrets[0].secret,
+              webhookSigningKey: secrets.signingSecrets[0].secret,
+            },
+          }),
+        }
+      : { metadata: { ...destination.metadata }, ...(secrets && { secrets: { ...secrets.values } }) }),
     disabled: destination.disabledTime !== undefined && destination.disabledTime !== null,
     ...(destination.disabledTime && { disableTime: destination.disabledTime.toISOString() }),
     createTime: destination.createTime.toISOString(),
@@ -207,7 +249,7 @@ async function assertNameFree(em: EntityManager, projectId: string, name: string
   }
 }
 
-export interface DestinationInput {
+export interface WebhookInput {
   name: string;
   type: 'webhook';
   metadata: { url: string; headers?: Record<string, string> };
@@ -215,12 +257,33 @@ export interface DestinationInput {
   secrets?: { signingSecret?: string; webhookSigningKey?: string };
 }
 
+/** Any type's create body; the type's schemas check `metadata` and `secrets`. */
+export type DestinationInput = WebhookInput | TypedDestinationInput;
+
+/** The webhook's fields checked against its schemas (create), names prefixed as the request has them. */
+function webhookShapeIssues(input: { metadata?: unknown; secrets?: unknown }, prefix = ''): ProblemIssue[] {
+  return [
+    ...schemaIssues(webhookType.metadata, input.metadata, 'body', `${prefix}metadata`),
+    ...(input.secrets === undefined
+      ? []
+      : schemaIssues(webhookType.secrets, input.secrets, 'body', `${prefix}secrets`)),
+  ];
+}
+
 export async function createDestination(
   em: EntityManager,
   projectId: string,
-  input: DestinationInput,
-  policy?: DestinationPolicy,
+  given: DestinationInput,
+  policy: DestinationPolicy = destinationPolicy(),
 ): Promise<{ destination: Destination; secrets: DestinationSecrets }> {
+  if (given.type !== 'webhook') {
+    await assertNameFree(em, projectId, given.name);
+    const destination = await createTypedDestination(em, projectId, given, policy);
+    return { destination, secrets: openSecrets(destination) };
+  }
+  const shape = webhookShapeIssues(given);
+  if (shape.length) throw ProblemError.invalid(shape);
+  const input = given as WebhookInput;
   const signingSecret = input.secrets?.signingSecret ?? input.secrets?.webhookSigningKey;
   const issues = [
     ...headerIssues(input.metadata.headers ?? {}, 'metadata.headers'),
@@ -253,6 +316,7 @@ export async function createDestination(
     type: input.type,
     url: input.metadata.url,
     headers: {},
+    metadata: {},
     secretsEncrypted: '',
     createTime: now,
     updateTime: now,
@@ -263,6 +327,15 @@ export async function createDestination(
 
 /** Issues a new signing secret; the old one keeps signing for FERRY_SECRET_ROTATION_GRACE_SECONDS. */
 export function rotateDestinationSecret(destination: Destination, now = new Date()): DestinationSecrets {
+  if (destination.type !== 'webhook') {
+    throw ProblemError.invalid([
+      {
+        in: 'query',
+        name: 'rotate',
+        detail: `a ${destination.type} destination has no signing secret to rotate`,
+      },
+    ]);
+  }
   const secrets = rotateSigningSecret(openSecrets(destination), now, config().delivery.secretRotationGraceMs);
   sealSecrets(destination, secrets);
   destination.updateTime = now;
@@ -292,59 +365,79 @@ function valueAt(patch: DestinationPatch, path: string): unknown {
 }
 
 /**
- * What names a destination: integrations (their latest revision) and installations (their current
- * config), anywhere a `destination` member is. Renaming or deleting it would break them all.
- */
-export async function destinationUsers(
-  em: EntityManager,
-  projectId: string,
-  name: string,
-): Promise<string[]> {
-  const naming = 'strict $.**.destination ? (@ == $name)';
-  const [integrations, installations] = await Promise.all([
-    em.execute<{ name: string }[]>(
-      `select i.name from integrations i join revisions r on r.id = i.latest_revision_id
-        where i.project_id = ? and jsonb_path_exists(r.content, ?::jsonpath, jsonb_build_object('name', ?::text))
-        order by i.name limit 10`,
-      [projectId, naming, name],
-    ),
-    em.execute<{ id: string }[]>(
-      `select s.id from installations s join installation_configs c on c.id = s.config_id
-        where s.project_id = ? and jsonb_path_exists(c.content, ?::jsonpath, jsonb_build_object('name', ?::text))
-        order by s.id limit 10`,
-      [projectId, naming, name],
-    ),
-  ]);
-  return [
-    ...integrations.map((row) => `integration "${row.name}"`),
-    ...installations.map((row) => `installation ${row.id}`),
-  ];
-}
-
-/** Refuses to rename or delete a destination something still names (409 listing them). */
-export async function assertDestinationUnused(
-  em: EntityManager,
-  destination: Destination,
-  change: 'rename' | 'delete',
-): Promise<void> {
-  const users = await destinationUsers(em, destination.projectId, destination.name);
-  if (!users.length) return;
-  throw ProblemError.conflict(
-    `Destination "${destination.name}" is named by ${users.join(', ')}; change them to another destination before you ${change} it.`,
-  );
-}
-
-/**
  * Applies the fields named in `updateMask`. Re-enabling (`disabled: false`) also forgets the run of
  * failures that disabled it; a new `secrets.signingSecret` replaces the current one at once.
  */
+/** A webhook's patch checked against its schemas: every field optional, unknown ones refused. */
+function webhookPatchIssues(patch: DestinationPatch): ProblemIssue[] {
+  return [
+    ...(patch.metadata === undefined
+      ? []
+      : schemaIssues(Type.Partial(webhookType.metadata), patch.metadata, 'body', 'destination.metadata')),
+    ...(patch.secrets === undefined
+      ? []
+      : schemaIssues(webhookType.secrets, patch.secrets, 'body', 'destination.secrets')),
+  ];
+}
+
+/** The PATCH of a type other than webhook: the mask names `metadata.<field>` and `secrets.<field>`. */
+async function updateTypedDestination(
+  em: EntityManager,
+  destination: Destination,
+  mask: string[],
+  patch: DestinationPatch,
+  policy: DestinationPolicy,
+): Promise<DestinationSecrets> {
+  const updatable = updatableTypedFields(typeOf(destination));
+  const refused = mask.filter((field) => !updatable.includes(field));
+  if (refused.length) {
+    throw ProblemError.invalid(
+      refused.map((field) => ({
+        in: 'body' as const,
+        name: 'updateMask',
+        value: field,
+        detail: `"${field}" cannot be updated; updatable fields: ${updatable.join(', ')}`,
+      })),
+    );
+  }
+  for (const field of ['name', 'disabled'] as const) {
+    if (mask.includes(field) && patch[field] === undefined) {
+      throw ProblemError.invalid([
+        { in: 'body', name: `destination.${field}`, detail: `"${field}" is in updateMask but missing` },
+      ]);
+    }
+  }
+  const secrets = openSecrets(destination);
+  if (mask.some((field) => /^(metadata|secrets)(\.|$)/.test(field))) {
+    await applyTypedPatch(destination, secrets.values ?? {}, mask, patch, policy);
+  }
+  if (mask.includes('name') && patch.name !== destination.name) {
+    await assertNameFree(em, destination.projectId, patch.name!, destination.id);
+    await assertDestinationUnused(em, destination, 'rename');
+    destination.name = patch.name!;
+  }
+  if (mask.includes('disabled')) setDisabled(destination, patch.disabled!, new Date());
+  destination.updateTime = new Date();
+  return openSecrets(destination);
+}
+
+/** Disabling keeps the first disable time; re-enabling also forgets the run of failures. */
+function setDisabled(destination: Destination, disabled: boolean, now: Date): void {
+  // MikroORM writes NULL for null, while undefined would leave the column as it was.
+  destination.disabledTime = disabled ? (destination.disabledTime ?? now) : (null as never);
+  if (!disabled) destination.firstFailureTime = null as never;
+}
+
 export async function updateDestination(
   em: EntityManager,
   destination: Destination,
   mask: string[],
   patch: DestinationPatch,
-  policy?: DestinationPolicy,
+  policy: DestinationPolicy = destinationPolicy(),
 ): Promise<DestinationSecrets> {
+  if (destination.type !== 'webhook') return updateTypedDestination(em, destination, mask, patch, policy);
+  const shape = webhookPatchIssues(patch);
+  if (shape.length) throw ProblemError.invalid(shape);
   const refused = mask.filter((field) => !(updatableDestinationFields as readonly string[]).includes(field));
   const missing = mask.filter(
     (field) => !refused.includes(field) && field !== 'metadata' && valueAt(patch, field) === undefined,
@@ -401,11 +494,7 @@ export async function updateDestination(
       ...secrets.signingSecrets.slice(1),
     ];
   }
-  if (has('disabled')) {
-    // MikroORM writes NULL for null, while undefined would leave the column as it was.
-    destination.disabledTime = patch.disabled ? (destination.disabledTime ?? now) : (null as never);
-    if (!patch.disabled) destination.firstFailureTime = null as never;
-  }
+  if (has('disabled')) setDisabled(destination, patch.disabled!, now);
   sealSecrets(destination, secrets);
   destination.updateTime = now;
   return secrets;

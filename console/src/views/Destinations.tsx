@@ -41,7 +41,8 @@ function DestinationCard(props: { project: string; destination: Destination; onC
         )}
       </header>
       <p className="wrap">
-        <code>{destination.metadata.url}</code>
+        {destination.type !== 'webhook' && <Badge tone="muted">{destination.type}</Badge>}{' '}
+        <code>{destination.metadata.url ?? destination.metadata.serverUrl}</code>
       </p>
       <div className="actions">
         {destination.disabled && (
@@ -54,13 +55,17 @@ function DestinationCard(props: { project: string; destination: Destination; onC
             onDone={props.onChange}
           />
         )}
-        <ActionButton
-          label="Rotate signing secret"
-          ariaLabel={`Rotate the signing secret of ${destination.name}`}
-          className="secondary outline"
-          run={() => call<Destination>('GET', path, { query: { rotate: true } })}
-          onDone={(result) => setSecret((result as Destination).secrets?.signingSecret)}
-        />
+        {destination.type === 'webhook' && (
+          <ActionButton
+            label="Rotate signing secret"
+            ariaLabel={`Rotate the signing secret of ${destination.name}`}
+            className="secondary outline"
+            run={() => call<Destination>('GET', path, { query: { rotate: true } })}
+            onDone={(result) =>
+              setSecret((result as Destination).secrets?.signingSecret as string | undefined)
+            }
+          />
+        )}
       </div>
       <Attempts path={`${path}/attempts`} name={destination.name} />
       {secret && (

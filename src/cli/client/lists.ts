@@ -81,12 +81,30 @@ async function render(client: FerryClient, resource: Resource, listed: unknown[]
       );
     case 'destinations':
       return table(
-        ['NAME', 'STATE', 'URL'],
+        ['NAME', 'TYPE', 'STATE', 'WHERE'],
         (listed as DestinationView[]).map((item) => [
           item.name,
+          item.type,
           item.disabled ? `disabled since ${day(item.disableTime)}` : 'enabled',
-          item.metadata.url,
+          destinationTarget(item.metadata as Record<string, unknown>),
         ]),
       );
   }
+}
+
+/** Where a destination sends, from the settings each type names it by (its URL, queue, bucket, table). */
+function destinationTarget(metadata: Record<string, unknown>): string {
+  const named = [
+    'url',
+    'serverUrl',
+    'queueUrl',
+    'bucket',
+    'streamName',
+    'stream',
+    'table',
+    'subject',
+    'topic',
+  ];
+  const found = named.map((key) => metadata[key]).find((value) => typeof value === 'string');
+  return typeof found === 'string' ? found : '';
 }

@@ -67,9 +67,14 @@ export interface Destination {
   id: string;
   projectId: string;
   name: string;
-  type: 'webhook';
+  /** A registered destination type (src/delivery/registry.ts). */
+  type: string;
+  /** A webhook's URL; for other types where messages go, as the type describes it (no credentials). */
   url: string;
+  /** A webhook's header names (their values are secrets). */
   headers: Record<string, string>;
+  /** The public `metadata` of types other than webhook, as validated by the type's schema. */
+  metadata: Record<string, unknown>;
   secretsEncrypted: string;
   disabledTime?: Date;
   firstFailureTime?: Date;
@@ -87,6 +92,7 @@ export const DestinationEntity = new EntitySchema<Destination>({
     type: { type: 'string' },
     url: { type: 'text' },
     headers: jsonColumn,
+    metadata: jsonColumn,
     secretsEncrypted: { type: 'text' },
     disabledTime: { ...timestampColumn, nullable: true },
     firstFailureTime: { ...timestampColumn, nullable: true },

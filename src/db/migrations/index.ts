@@ -16,6 +16,7 @@ import { Migration20261128000000_refresh_token_expiry } from './Migration2026112
 import { Migration20261129000000_nfc_names } from './Migration20261129000000_nfc_names.js';
 import { Migration20261129100000_jwt_key_claims } from './Migration20261129100000_jwt_key_claims.js';
 import { Migration20261129200000_change_tracking } from './Migration20261129200000_change_tracking.js';
+import { Migration20261130100000_destination_metadata } from './Migration20261130100000_destination_metadata.js';
 
 /**
  * Migrations are listed explicitly rather than discovered from disk, so they run the same under
@@ -45,4 +46,8 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261129000000_nfc_names', class: Migration20261129000000_nfc_names },
   { name: 'Migration20261129100000_jwt_key_claims', class: Migration20261129100000_jwt_key_claims },
   { name: 'Migration20261129200000_change_tracking', class: Migration20261129200000_change_tracking },
+  {
+    name: 'Migration20261130100000_destination_metadata',
+    class: Migration20261130100000_destination_metadata,
+  },
 ];

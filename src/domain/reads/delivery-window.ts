@@ -104,6 +104,7 @@ export class DeliveryWindow {
         body: page.parts[part].body,
         kind: 'record',
         operationId: this.checkpoint.operationId,
+        createdAt: new Date(this.plan.context.operationTime),
       });
     }
     // The page's attempts are in the ledger before any of them is sent (one statement per page), so
