@@ -172,7 +172,10 @@ describe('the lists, a read followed in its log, pause and resume', () => {
         /^ID +PROVIDER +GROUP +CONSUMER +STATUS/,
         /^[0-9a-f-]{36} +sandboxApiKey +acme +ada +working/m,
       ],
-      destinations: [/^NAME +TYPE +STATE +WHERE$/m, /^records +webhook +enabled +http:\/\/127\.0\.0\.1:\d+\//m],
+      destinations: [
+        /^NAME +TYPE +STATE +WHERE$/m,
+        /^records +webhook +enabled +http:\/\/127\.0\.0\.1:\d+\//m,
+      ],
     };
     // At once: each is a process of its own.
     const resources = Object.keys(expected) as (keyof typeof expected)[];
