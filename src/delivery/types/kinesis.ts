@@ -1,9 +1,4 @@
-import {
-  KinesisClient,
-  PutRecordsCommand,
-  type PutRecordsRequestEntry,
-  type PutRecordsResultEntry,
-} from '@aws-sdk/client-kinesis';
+import type { KinesisClient, PutRecordsRequestEntry, PutRecordsResultEntry } from '@aws-sdk/client-kinesis';
 import Type from 'typebox';
 import type { ProblemIssue } from '../../core/problem.js';
 import { acceptedSend, failedSend, type DestinationType } from '../destination-type.js';
@@ -149,6 +144,8 @@ export const kinesisType: DestinationType<KinesisMetadata, AwsSecrets> = {
         if (!(error instanceof TemplateError) && !(error instanceof SyntaxError)) throw error;
         return failedSend(startedAt, `no partition key: ${error.message}`, false, 'invalid-request');
       }
+      // Loaded on the first send: the SDK takes ~0.4 s to import, and most processes never need it.
+      const { KinesisClient, PutRecordsCommand } = await import('@aws-sdk/client-kinesis');
       const client = clients.get(
         target.destinationId,
         target.version,

@@ -1,4 +1,4 @@
-import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import Type from 'typebox';
 import type { ProblemIssue } from '../../core/problem.js';
 import { acceptedSend, failedSend, type DestinationType, type OutgoingMessage } from '../destination-type.js';
@@ -155,6 +155,7 @@ async function maxMessageBytes(
 ): Promise<number> {
   const known = queueLimits.get(key);
   if (known) return known;
+  const { GetQueueAttributesCommand } = await import('@aws-sdk/client-sqs');
   try {
     const answer = await client.send(
       new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['MaximumMessageSize'] }),
@@ -207,6 +208,8 @@ export const sqsType: DestinationType<SqsMetadata, AwsSecrets> = {
       const endpoint = connectTo(metadata);
       await assertEndpoint(endpoint, options.policy);
       // Always an explicit endpoint: otherwise the SDK swaps in the queue URL's host and warns on the console.
+      // Loaded on the first send: the SDK takes ~0.4 s to import, and most processes never need it.
+      const { SendMessageCommand, SQSClient } = await import('@aws-sdk/client-sqs');
       const client = clients.get(
         target.destinationId,
         target.version,
