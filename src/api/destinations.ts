@@ -20,6 +20,7 @@ import {
 } from '../domain/destinations.js';
 import { recoverDestination } from '../domain/destination-recovery.js';
 import { logger } from '../logger.js';
+import { destinationTypeNames } from '../delivery/registry.js';
 
 export const destinationRoutes = [
   defineRoute({
@@ -32,7 +33,7 @@ export const destinationRoutes = [
     tags: ['Destinations'],
     auth: ['apiKey', 'bearer'],
     params: ProjectPathParams,
-    body: CreateDestinationBody,
+    body: CreateDestinationBody(destinationTypeNames()),
     responses: { 201: { description: 'Created', schema: DestinationSchema } },
   }).handle(async ({ em, project, body }) => {
     const destination = await em.transactional(

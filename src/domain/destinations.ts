@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import Type from 'typebox';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -14,6 +15,14 @@ import { isSendableHeaderValue } from '../core/header-values.js';
 import type { DestinationTarget } from '../delivery/destination-type.js';
 import { destinationType, type AnyDestinationType } from '../delivery/registry.js';
 import type { DestinationView } from '../schemas/destinations.js';
+import { schemaIssues } from '../core/validation.js';
+import { webhookType } from '../delivery/types/webhook.js';
+import {
+  applyTypedPatch,
+  createTypedDestination,
+  updatableTypedFields,
+  type TypedDestinationInput,
+} from './typed-destinations.js';
 
 /**
  * Webhook destinations: where read results and notifications go. The signing secrets and the
@@ -109,17 +118,21 @@ export function destinationView(destination: Destination, secrets?: DestinationS
     projectId: destination.projectId,
     name: destination.name,
     type: destination.type,
-    metadata: {
-      url: destination.url,
-      headers: secrets ? { ...secrets.headers } : { ...destination.headers },
-    },
-    // `webhookSigningKey` is the public API's name for the same secret.
-    ...(secrets && {
-      secrets: {
-        signingSecret: secrets.signingSecrets[0].secret,
-        webhookSigningKey: secrets.signingSecrets[0].secret,
-      },
-    }),
+    ...(destination.type === 'webhook'
+      ? {
+          metadata: {
+            url: destination.url,
+            headers: secrets ? { ...secrets.headers } : { ...destination.headers },
+          },
+          // `webhookSigningKey` is the public API's name for the same secret.
+          ...(secrets && {
+            secrets: {
+              signingSecret: secrets.signingSecrets[0].secret,
+              webhookSigningKey: secrets.signingSecrets[0].secret,
+            },
+          }),
+        }
+      : { metadata: { ...destination.metadata }, ...(secrets && { secrets: { ...secrets.values } }) }),
     disabled: destination.disabledTime !== undefined && destination.disabledTime !== null,
     ...(destination.disabledTime && { disableTime: destination.disabledTime.toISOString() }),
     createTime: destination.createTime.toISOString(),
@@ -242,7 +255,7 @@ async function assertNameFree(em: EntityManager, projectId: string, name: string
   }
 }
 
-export interface DestinationInput {
+export interface WebhookInput {
   name: string;
   type: 'webhook';
   metadata: { url: string; headers?: Record<string, string> };
@@ -250,12 +263,33 @@ export interface DestinationInput {
   secrets?: { signingSecret?: string; webhookSigningKey?: string };
 }
 
+/** Any type's create body; the type's schemas check `metadata` and `secrets`. */
+export type DestinationInput = WebhookInput | TypedDestinationInput;
+
+/** The webhook's fields checked against its schemas (create), names prefixed as the request has them. */
+function webhookShapeIssues(input: { metadata?: unknown; secrets?: unknown }, prefix = ''): ProblemIssue[] {
+  return [
+    ...schemaIssues(webhookType.metadata, input.metadata, 'body', `${prefix}metadata`),
+    ...(input.secrets === undefined
+      ? []
+      : schemaIssues(webhookType.secrets, input.secrets, 'body', `${prefix}secrets`)),
+  ];
+}
+
 export async function createDestination(
   em: EntityManager,
   projectId: string,
-  input: DestinationInput,
-  policy?: DestinationPolicy,
+  given: DestinationInput,
+  policy: DestinationPolicy = destinationPolicy(),
 ): Promise<{ destination: Destination; secrets: DestinationSecrets }> {
+  if (given.type !== 'webhook') {
+    const destination = await createTypedDestination(em, projectId, given, policy);
+    await assertNameFree(em, projectId, given.name);
+    return { destination, secrets: openSecrets(destination) };
+  }
+  const shape = webhookShapeIssues(given);
+  if (shape.length) throw ProblemError.invalid(shape);
+  const input = given as WebhookInput;
   const signingSecret = input.secrets?.signingSecret ?? input.secrets?.webhookSigningKey;
   const issues = [
     ...headerIssues(input.metadata.headers ?? {}, 'metadata.headers'),
@@ -374,13 +408,76 @@ export async function assertDestinationUnused(
  * Applies the fields named in `updateMask`. Re-enabling (`disabled: false`) also forgets the run of
  * failures that disabled it; a new `secrets.signingSecret` replaces the current one at once.
  */
+/** A webhook's patch checked against its schemas: every field optional, unknown ones refused. */
+function webhookPatchIssues(patch: DestinationPatch): ProblemIssue[] {
+  return [
+    ...(patch.metadata === undefined
+      ? []
+      : schemaIssues(Type.Partial(webhookType.metadata), patch.metadata, 'body', 'destination.metadata')),
+    ...(patch.secrets === undefined
+      ? []
+      : schemaIssues(webhookType.secrets, patch.secrets, 'body', 'destination.secrets')),
+  ];
+}
+
+/** The PATCH of a type other than webhook: the mask names `metadata.<field>` and `secrets.<field>`. */
+async function updateTypedDestination(
+  em: EntityManager,
+  destination: Destination,
+  mask: string[],
+  patch: DestinationPatch,
+  policy: DestinationPolicy,
+): Promise<DestinationSecrets> {
+  const updatable = updatableTypedFields(typeOf(destination));
+  const refused = mask.filter((field) => !updatable.includes(field));
+  if (refused.length) {
+    throw ProblemError.invalid(
+      refused.map((field) => ({
+        in: 'body' as const,
+        name: 'updateMask',
+        value: field,
+        detail: `"${field}" cannot be updated; updatable fields: ${updatable.join(', ')}`,
+      })),
+    );
+  }
+  for (const field of ['name', 'disabled'] as const) {
+    if (mask.includes(field) && patch[field] === undefined) {
+      throw ProblemError.invalid([
+        { in: 'body', name: `destination.${field}`, detail: `"${field}" is in updateMask but missing` },
+      ]);
+    }
+  }
+  const secrets = openSecrets(destination);
+  if (mask.some((field) => /^(metadata|secrets)(\.|$)/.test(field))) {
+    await applyTypedPatch(destination, secrets.values ?? {}, mask, patch, policy);
+  }
+  if (mask.includes('name') && patch.name !== destination.name) {
+    await assertNameFree(em, destination.projectId, patch.name!, destination.id);
+    await assertDestinationUnused(em, destination, 'rename');
+    destination.name = patch.name!;
+  }
+  if (mask.includes('disabled')) setDisabled(destination, patch.disabled!, new Date());
+  destination.updateTime = new Date();
+  return openSecrets(destination);
+}
+
+/** Disabling keeps the first disable time; re-enabling also forgets the run of failures. */
+function setDisabled(destination: Destination, disabled: boolean, now: Date): void {
+  // MikroORM writes NULL for null, while undefined would leave the column as it was.
+  destination.disabledTime = disabled ? (destination.disabledTime ?? now) : (null as never);
+  if (!disabled) destination.firstFailureTime = null as never;
+}
+
 export async function updateDestination(
   em: EntityManager,
   destination: Destination,
   mask: string[],
   patch: DestinationPatch,
-  policy?: DestinationPolicy,
+  policy: DestinationPolicy = destinationPolicy(),
 ): Promise<DestinationSecrets> {
+  if (destination.type !== 'webhook') return updateTypedDestination(em, destination, mask, patch, policy);
+  const shape = webhookPatchIssues(patch);
+  if (shape.length) throw ProblemError.invalid(shape);
   const refused = mask.filter((field) => !(updatableDestinationFields as readonly string[]).includes(field));
   const missing = mask.filter(
     (field) => !refused.includes(field) && field !== 'metadata' && valueAt(patch, field) === undefined,
@@ -437,11 +534,7 @@ export async function updateDestination(
       ...secrets.signingSecrets.slice(1),
     ];
   }
-  if (has('disabled')) {
-    // MikroORM writes NULL for null, while undefined would leave the column as it was.
-    destination.disabledTime = patch.disabled ? (destination.disabledTime ?? now) : (null as never);
-    if (!patch.disabled) destination.firstFailureTime = null as never;
-  }
+  if (has('disabled')) setDisabled(destination, patch.disabled!, now);
   sealSecrets(destination, secrets);
   destination.updateTime = now;
   return secrets;

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, ProjectIdOrName, Secret, UpdateMask, Uuid } from './common.js';
+import { DateTime, ProjectIdOrName, UpdateMask, Uuid } from './common.js';
 
 const strict = { additionalProperties: false } as const;
 
@@ -10,39 +10,63 @@ const DestinationName = Type.String({
   description: 'Unique in the project; read and subscribe objects name their destination by it.',
 });
 
-const WebhookUrl = Type.String({
-  minLength: 1,
-  maxLength: 2048,
-  description:
-    'An http(s) URL. Private, loopback and link-local addresses are refused unless FERRY_ALLOW_PRIVATE_DESTINATIONS is on.',
-});
+/**
+ * The destination family's shapes. What each type's `metadata` and `secrets` hold is declared once,
+ * in its module under src/delivery/types/; these generic shapes carry them through validation (the
+ * domain checks them against the type's schema, naming the field) and the OpenAPI document lists
+ * them per type (api/destinations.ts).
+ */
 
-const Headers = Type.Record(Type.String(), Secret({ maxLength: 8192 }), {
-  description:
-    'Extra request headers (for example an Authorization header). Stored encrypted; values are shown only with includeSecrets=true.',
-});
+/** The `type` a create takes: one of the registered types (the API passes the registry's names). */
+const DestinationType = (names: readonly string[]) =>
+  Type.Union(
+    names.map((name) => Type.Literal(name)),
+    {
+      description:
+        'The destination type. The public service’s snowflake, bigquery, redshift, pubsub, azureservicebus and clickhouse are not supported here (400).',
+    },
+  );
 
-const SigningSecret = Secret({
-  minLength: 1,
-  description: 'A Standard Webhooks secret, `whsec_` and base64. Generated when absent.',
-});
+const MetadataObject = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    description: 'The type’s settings; each type’s fields are listed under Destinations in the API description.',
+  },
+);
+
+const SecretsObject = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    writeOnly: true,
+    description:
+      'The type’s credentials, stored encrypted and shown only with includeSecrets=true. A field of another type is refused.',
+  },
+);
 
 export const DestinationSchema = Type.Object({
   id: Uuid,
   projectId: Uuid,
   name: Type.String(),
   type: Type.String({ description: 'The destination type: webhook, rabbitmq, postgres, nats, slack, …' }),
-  metadata: Type.Object({ url: Type.String(), headers: Type.Record(Type.String(), Type.String()) }),
+  metadata: Type.Object(
+    {},
+    {
+      additionalProperties: true,
+      description:
+        'The type’s settings. A webhook’s header values are shown only with includeSecrets=true (`<redacted>` otherwise).',
+    },
+  ),
   secrets: Type.Optional(
-    Type.Object({
-      signingSecret: Type.String({
-        description: 'The current signing secret. Only with includeSecrets=true.',
-      }),
-      webhookSigningKey: Type.String({ description: 'The same secret, by the public API’s name for it.' }),
+    Type.Record(Type.String(), Type.String(), {
+      description:
+        'Only with includeSecrets=true. A webhook’s is its current signing secret, as `signingSecret` and by the public API’s name `webhookSigningKey`.',
     }),
   ),
   disabled: Type.Boolean({
-    description: 'True once Ferry stopped delivering (the receiver answered 410, or kept failing).',
+    description:
+      'True once Ferry stopped delivering (a webhook answered 410, or the destination kept failing).',
   }),
   disableTime: Type.Optional(DateTime),
   createTime: DateTime,
@@ -50,20 +74,16 @@ export const DestinationSchema = Type.Object({
 });
 export type DestinationView = Static<typeof DestinationSchema>;
 
-export const CreateDestinationBody = Type.Object(
-  {
-    name: DestinationName,
-    type: Type.Literal('webhook'),
-    metadata: Type.Object({ url: WebhookUrl, headers: Type.Optional(Headers) }, strict),
-    secrets: Type.Optional(
-      Type.Object(
-        { signingSecret: Type.Optional(SigningSecret), webhookSigningKey: Type.Optional(SigningSecret) },
-        strict,
-      ),
-    ),
-  },
-  strict,
-);
+export const CreateDestinationBody = (typeNames: readonly string[]) =>
+  Type.Object(
+    {
+      name: DestinationName,
+      type: DestinationType(typeNames),
+      metadata: Type.Optional(MetadataObject),
+      secrets: Type.Optional(SecretsObject),
+    },
+    strict,
+  );
 
 export const UpdateDestinationBody = Type.Object(
   {
@@ -71,15 +91,8 @@ export const UpdateDestinationBody = Type.Object(
     destination: Type.Object(
       {
         name: Type.Optional(DestinationName),
-        metadata: Type.Optional(
-          Type.Object({ url: Type.Optional(WebhookUrl), headers: Type.Optional(Headers) }, strict),
-        ),
-        secrets: Type.Optional(
-          Type.Object(
-            { signingSecret: Type.Optional(SigningSecret), webhookSigningKey: Type.Optional(SigningSecret) },
-            strict,
-          ),
-        ),
+        metadata: Type.Optional(MetadataObject),
+        secrets: Type.Optional(SecretsObject),
         disabled: Type.Optional(
           Type.Boolean({ description: 'false re-enables a disabled destination; true stops deliveries.' }),
         ),

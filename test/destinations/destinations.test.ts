@@ -142,8 +142,12 @@ describe('POST /projects/{p}/destinations', () => {
     const response = await create({ name: '', type: 'email', metadata: {} });
     expect(response.status).toBe(400);
     expect(response.body.issues.map((issue: any) => issue.name)).toEqual(
-      expect.arrayContaining(['name', 'type', 'metadata.url']),
+      expect.arrayContaining(['name', 'type']),
     );
+    // The type decides what metadata needs: a webhook's URL.
+    const noUrl = await create({ name: uniqueName(), type: 'webhook', metadata: {} });
+    expect(noUrl.status).toBe(400);
+    expect(noUrl.body.issues.map((issue: any) => issue.name)).toEqual(['metadata.url']);
   });
 
   describe('with private destinations not allowed', () => {
