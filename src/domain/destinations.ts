@@ -283,8 +283,8 @@ export async function createDestination(
   policy: DestinationPolicy = destinationPolicy(),
 ): Promise<{ destination: Destination; secrets: DestinationSecrets }> {
   if (given.type !== 'webhook') {
-    const destination = await createTypedDestination(em, projectId, given, policy);
     await assertNameFree(em, projectId, given.name);
+    const destination = await createTypedDestination(em, projectId, given, policy);
     return { destination, secrets: openSecrets(destination) };
   }
   const shape = webhookShapeIssues(given);
