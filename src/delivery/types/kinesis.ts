@@ -9,6 +9,7 @@ import {
   AwsSecretsSchema,
   ClientPool,
   clientConfig,
+  DEFAULT_REGION,
   EndpointUrl,
   endpointIssue,
   Region,
@@ -38,7 +39,7 @@ export const PUT_ROUNDS = 4;
 
 const KinesisMetadataSchema = Type.Object(
   {
-    region: Type.Optional(Region),
+    region: Type.Optional({ ...Region, default: DEFAULT_REGION }),
     streamName: Type.String({ pattern: '^[a-zA-Z0-9_.-]{1,128}$', description: 'The data stream’s name.' }),
     partitionKeyTemplate: Type.Optional(
       Type.String({

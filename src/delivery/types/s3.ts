@@ -9,6 +9,7 @@ import {
   AwsSecretsSchema,
   ClientPool,
   clientConfig,
+  DEFAULT_REGION,
   EndpointUrl,
   endpointIssue,
   Region,
@@ -47,7 +48,7 @@ const MAX_KEY_BYTES = 1024;
 
 const S3MetadataSchema = Type.Object(
   {
-    region: Type.Optional(Region),
+    region: Type.Optional({ ...Region, default: DEFAULT_REGION }),
     bucket: Type.String({
       pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$',
       description: 'The bucket (it may be created after the destination).',
@@ -63,7 +64,7 @@ const S3MetadataSchema = Type.Object(
     storageClass: Type.Optional(
       Type.Union(
         STORAGE_CLASSES.map((name) => Type.Literal(name)),
-        { description: 'The objects’ storage class; default `STANDARD`.' },
+        { description: 'The objects’ storage class.', default: 'STANDARD' },
       ),
     ),
     endpointUrl: Type.Optional(EndpointUrl),

@@ -1,6 +1,7 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import Type from 'typebox';
 import type { ProblemIssue } from '../../core/problem.js';
+import { redactUrl } from '../url-guard.js';
 import { acceptedSend, failedSend, type DestinationType, type OutgoingMessage } from '../destination-type.js';
 import {
   encodeEntry,
@@ -58,17 +59,26 @@ const SqsMetadataSchema = Type.Object(
   { additionalProperties: false },
 );
 
-const QUEUE_NAME = /^[A-Za-z0-9_-]{1,80}(\.fifo)?$/;
+/** `/<account id>/<queue name>`: the path of every SQS queue URL (AWS, moto, LocalStack). */
+const QUEUE_PATH = /^\/[^/]+\/([A-Za-z0-9_-]{1,80}(\.fifo)?)$/;
 
-/** The queue's name from its URL (`…/<account>/<name>`), or undefined when the URL names none. */
+/** The queue's name from its URL, or undefined when the URL names none. */
 export function queueName(queueUrl: string): string | undefined {
   try {
     const url = new URL(queueUrl);
     if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
-    const last = url.pathname.split('/').filter(Boolean).at(-1);
-    return last && QUEUE_NAME.test(last) ? last : undefined;
+    return QUEUE_PATH.exec(url.pathname)?.[1];
   } catch {
     return undefined;
+  }
+}
+
+/** The queue URL as events and logs show it: without a query string or user info. */
+function safeQueueUrl(queueUrl: string): string {
+  try {
+    return redactUrl(new URL(queueUrl));
+  } catch {
+    return '(invalid queue URL)';
   }
 }
 
@@ -199,7 +209,7 @@ export const sqsType: DestinationType<SqsMetadata, AwsSecrets> = {
     if (endpoint) issues.push(endpoint);
     return issues;
   },
-  describe: (metadata) => `sqs ${queueName(metadata.queueUrl) ?? '(invalid queue URL)'}`,
+  describe: (metadata) => `sqs ${safeQueueUrl(metadata.queueUrl)}`,
   async send(target, message, options) {
     const startedAt = Date.now();
     const { metadata, secrets } = target;
