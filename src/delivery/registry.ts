@@ -1,5 +1,6 @@
 import type { DestinationType } from './destination-type.js';
 import { kinesisType } from './types/kinesis.js';
+import { redisType } from './types/redis.js';
 import { s3Type } from './types/s3.js';
 import { sqsType } from './types/sqs.js';
 import { webhookType } from './types/webhook.js';
@@ -13,7 +14,7 @@ import { webhookType } from './types/webhook.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyDestinationType = DestinationType<any, any>;
 
-const BUILT_IN: readonly AnyDestinationType[] = [webhookType, s3Type, sqsType, kinesisType];
+const BUILT_IN: readonly AnyDestinationType[] = [webhookType, s3Type, sqsType, kinesisType, redisType];
 
 const registered = new Map<string, AnyDestinationType>(BUILT_IN.map((type) => [type.type, type]));
 
