@@ -1,5 +1,6 @@
 import type { DestinationType } from './destination-type.js';
 import { kinesisType } from './types/kinesis.js';
+import { mqttType } from './types/mqtt.js';
 import { redisType } from './types/redis.js';
 import { s3Type } from './types/s3.js';
 import { sqsType } from './types/sqs.js';
@@ -14,7 +15,14 @@ import { webhookType } from './types/webhook.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyDestinationType = DestinationType<any, any>;
 
-const BUILT_IN: readonly AnyDestinationType[] = [webhookType, s3Type, sqsType, kinesisType, redisType];
+const BUILT_IN: readonly AnyDestinationType[] = [
+  webhookType,
+  s3Type,
+  sqsType,
+  kinesisType,
+  redisType,
+  mqttType,
+];
 
 const registered = new Map<string, AnyDestinationType>(BUILT_IN.map((type) => [type.type, type]));
 
