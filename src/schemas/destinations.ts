@@ -31,7 +31,8 @@ const MetadataObject = Type.Object(
   {},
   {
     additionalProperties: true,
-    description: 'The type’s settings; each type’s fields are listed under Destinations in the API description.',
+    description:
+      'The type’s settings; each type’s fields are listed under Destinations in the API description.',
   },
 );
 
