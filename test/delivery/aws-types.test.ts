@@ -192,6 +192,28 @@ suite('s3', () => {
   });
 });
 
+suite('a moto restart', () => {
+  it('fails sends retryably while moto is down; the next attempt after it is back lands once', async () => {
+    const name = `ferry-${randomUUID().slice(0, 8)}`;
+    await clients.s3.send(new CreateBucketCommand({ Bucket: name }));
+    const to = target<S3Metadata>({ bucket: name, endpointUrl: moto.endpoint });
+    const message = resultMessage(2);
+    expect(await s3Type.send(to, message, allowLocal)).toMatchObject({ ok: true });
+    await moto.kill();
+    const down = await s3Type.send(to, message, allowLocal);
+    expect(down).toMatchObject({ ok: false, retryable: true, failure: 'network' });
+    expectNoSecrets(down);
+    await moto.restart();
+    // moto keeps nothing across a restart: the bucket comes back empty, as a recreated one would.
+    await clients.s3.send(new CreateBucketCommand({ Bucket: name }));
+    expect(await s3Type.send(to, message, allowLocal)).toMatchObject({ ok: true });
+    const listed = await clients.s3.send(new ListObjectsV2Command({ Bucket: name }));
+    expect(listed.Contents?.map((object) => object.Key)).toEqual([
+      `2026/11/27/191724-${message.messageId}.json`,
+    ]);
+  });
+});
+
 suite('sqs', () => {
   async function queue(name: string, attributes: Record<string, string> = {}) {
     const created = await clients.sqs.send(
