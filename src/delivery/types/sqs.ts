@@ -175,8 +175,11 @@ async function maxMessageBytes(
     if (!Number.isInteger(limit) || limit < 1024) return DEFAULT_MAX_MESSAGE_BYTES;
     queueLimits.set(key, limit);
     return limit;
-  } catch {
-    // Sending will fail with the reason if the queue is really unusable.
+  } catch (error) {
+    // A refusal (no sqs:GetQueueAttributes permission) is remembered, so each send does not ask
+    // again; a lost connection or a queue not made yet is not. Sending says why if the queue is really unusable.
+    if ((error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 403)
+      queueLimits.set(key, DEFAULT_MAX_MESSAGE_BYTES);
     return DEFAULT_MAX_MESSAGE_BYTES;
   }
 }
