@@ -1,3 +1,4 @@
+import { closeDestinationTypes } from '../delivery/registry.js';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import {
@@ -127,6 +128,7 @@ export class FerryWorker {
   }
 
   async #all(run: (worker: Worker) => Promise<void>): Promise<void> {
+    // Once the workers stop, the brokers' connections destinations kept open are closed too.
     const results = await Promise.allSettled(
       [...this.workers.values()].map((worker) =>
         run(worker).catch((error: unknown) => {
@@ -135,6 +137,7 @@ export class FerryWorker {
         }),
       ),
     );
+    await closeDestinationTypes().catch(() => {});
     const failed = results.find((result) => result.status === 'rejected');
     if (failed) throw failed.reason;
   }

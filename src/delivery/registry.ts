@@ -1,6 +1,9 @@
 import type { DestinationType } from './destination-type.js';
 import { kinesisType } from './types/kinesis.js';
 import { mqttType } from './types/mqtt.js';
+import { natsType } from './types/nats.js';
+import { postgresType } from './types/postgres.js';
+import { rabbitmqType } from './types/rabbitmq.js';
 import { redisType } from './types/redis.js';
 import { s3Type } from './types/s3.js';
 import { sqsType } from './types/sqs.js';
@@ -17,6 +20,9 @@ export type AnyDestinationType = DestinationType<any, any>;
 
 const BUILT_IN: readonly AnyDestinationType[] = [
   webhookType,
+  rabbitmqType,
+  postgresType,
+  natsType,
   s3Type,
   sqsType,
   kinesisType,

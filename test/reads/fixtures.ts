@@ -38,6 +38,8 @@ export interface FixtureOptions {
   credentials?: Record<string, unknown>;
   /** The manifest's watchSchema, sent to the fixture's destination unless it names another. */
   watchSchema?: Partial<WatchSchema>;
+  /** A destination of another type instead of the webhook receiver (which is then left unused). */
+  destination?: { type: string; metadata: Record<string, unknown>; secrets?: Record<string, unknown> };
 }
 
 export async function createReadFixture(
@@ -51,12 +53,14 @@ export async function createReadFixture(
   receiver.secrets.push(signingSecret);
   const destinationName = `hook-${randomUUID().slice(0, 8)}`;
   const created = await stack.api('POST', `/projects/${stack.project.id}/destinations`, {
-    body: {
-      name: destinationName,
-      type: 'webhook',
-      metadata: { url: receiver.url() },
-      secrets: { signingSecret },
-    },
+    body: options.destination
+      ? { name: destinationName, ...options.destination }
+      : {
+          name: destinationName,
+          type: 'webhook',
+          metadata: { url: receiver.url() },
+          secrets: { signingSecret },
+        },
   });
   expect(created.status).toBe(201);
 
