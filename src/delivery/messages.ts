@@ -218,7 +218,8 @@ export type NotificationType =
   | 'subscribe.update.success'
   | 'subscribe.delete.success'
   | 'destination.webhook.disabled'
-  | 'destination.delivery.error';
+  | 'destination.delivery.error'
+  | 'destination.disabled';
 
 export interface NotificationMessage<Data = Record<string, unknown>> {
   notificationType: NotificationType;

@@ -6,6 +6,7 @@ import { postgresType } from './types/postgres.js';
 import { rabbitmqType } from './types/rabbitmq.js';
 import { redisType } from './types/redis.js';
 import { s3Type } from './types/s3.js';
+import { slackType } from './types/slack.js';
 import { sqsType } from './types/sqs.js';
 import { webhookType } from './types/webhook.js';
 
@@ -23,6 +24,7 @@ const BUILT_IN: readonly AnyDestinationType[] = [
   rabbitmqType,
   postgresType,
   natsType,
+  slackType,
   s3Type,
   sqsType,
   kinesisType,

@@ -338,7 +338,15 @@ export async function recordFailedAttempt(attempt: AttemptRecord): Promise<Deliv
     });
     if (disable) {
       destination.disabledTime = time;
+      // The public API's event keeps its name for every type; `destination.disabled` (Ferry's own)
+      // says the same with the destination's type and why.
       recordEvent(tx, input.projectId, 'destination.webhook.disabled', destinationEventData(destination));
+      recordEvent(tx, input.projectId, 'destination.disabled', {
+        ...destinationEventData(destination),
+        type: destination.type,
+        reason: result.gone ? 'gone' : 'failing',
+        error: result.error ?? 'delivery failed',
+      });
     }
     return disable;
   });

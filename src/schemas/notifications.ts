@@ -24,6 +24,8 @@ export const EventTypeSchema = Type.Enum(
     'subscribe.delete.success',
     'destination.webhook.disabled',
     'destination.delivery.error',
+    // Ferry's own, beside destination.webhook.disabled: the same moment for a destination of any type.
+    'destination.disabled',
   ],
   { description: 'A notification event type (spec: Events).' },
 );
