@@ -1,8 +1,13 @@
 import type { DestinationType } from './destination-type.js';
+import { kinesisType } from './types/kinesis.js';
+import { mqttType } from './types/mqtt.js';
 import { natsType } from './types/nats.js';
 import { postgresType } from './types/postgres.js';
 import { rabbitmqType } from './types/rabbitmq.js';
+import { redisType } from './types/redis.js';
+import { s3Type } from './types/s3.js';
 import { slackType } from './types/slack.js';
+import { sqsType } from './types/sqs.js';
 import { webhookType } from './types/webhook.js';
 
 /**
@@ -20,6 +25,11 @@ const BUILT_IN: readonly AnyDestinationType[] = [
   postgresType,
   natsType,
   slackType,
+  s3Type,
+  sqsType,
+  kinesisType,
+  redisType,
+  mqttType,
 ];
 
 const registered = new Map<string, AnyDestinationType>(BUILT_IN.map((type) => [type.type, type]));
