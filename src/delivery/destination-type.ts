@@ -84,6 +84,11 @@ export interface DestinationType<M = Record<string, unknown>, S = Record<string,
    */
   describe(metadata: M): string;
   /**
+   * The settings as a read without `includeSecrets=true` shows them, where a setting is a credential
+   * in effect (a Slack webhook URL's path is its token). Absent: shown as stored.
+   */
+  redact?(metadata: M): M;
+  /**
    * Sends one message and waits for the far side to take responsibility for it (publisher confirm,
    * stream ack, committed row, 2xx). Never throws for a failed delivery: it answers `ok: false`
    * with `retryable` saying whether another attempt may succeed (a connection refused, a timeout

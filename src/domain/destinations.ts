@@ -1,21 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import Type from 'typebox';
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProblemError, type ProblemIssue } from '../core/problem.js';
 import { isUuid } from '../core/ids.js';
 import { config } from '../config.js';
 import { decryptJson, encryptJson } from '../crypto/secrets.js';
 import { DestinationEntity, type Destination } from '../db/entities/operation.js';
-import { isReservedHeader } from '../delivery/deliver.js';
 import { generateSigningSecret } from '../delivery/signing.js';
-import { assertDeliverableUrl, DestinationUrlError, type DestinationPolicy } from '../delivery/url-guard.js';
-import { isSendableHeaderValue } from '../core/header-values.js';
+import type { DestinationPolicy } from '../delivery/url-guard.js';
 import type { DestinationTarget } from '../delivery/destination-type.js';
 import type { DestinationView } from '../schemas/destinations.js';
 import { assertDestinationUnused } from './destination-users.js';
+import { checkDestinationUrl, headerIssues, signingSecretIssues } from './webhook-input.js';
 import { schemaIssues } from '../core/validation.js';
+import { destinationType } from '../delivery/registry.js';
 import { webhookType } from '../delivery/types/webhook.js';
 import {
   applyTypedPatch,
@@ -126,7 +124,10 @@ export function destinationView(destination: Destination, secrets?: DestinationS
             },
           }),
         }
-      : { metadata: { ...destination.metadata }, ...(secrets && { secrets: { ...secrets.values } }) }),
+      : {
+          metadata: secrets ? { ...destination.metadata } : shownMetadata(destination),
+          ...(secrets && { secrets: { ...secrets.values } }),
+        }),
     disabled: destination.disabledTime !== undefined && destination.disabledTime !== null,
     ...(destination.disabledTime && { disableTime: destination.disabledTime.toISOString() }),
     createTime: destination.createTime.toISOString(),
@@ -134,97 +135,14 @@ export function destinationView(destination: Destination, secrets?: DestinationS
   };
 }
 
+/** A typed destination's settings as shown without its secrets: a credential-bearing setting redacted. */
+function shownMetadata(destination: Destination): Record<string, unknown> {
+  const metadata = { ...destination.metadata };
+  return destinationType(destination.type)?.redact?.(metadata) ?? metadata;
+}
+
 export function destinationPolicy(): DestinationPolicy {
   return { allowPrivate: config().allowPrivateDestinations };
-}
-
-/** Resolves a host name the way connections will, to refuse a URL nobody could deliver to. */
-async function assertResolvable(url: URL): Promise<void> {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host)) return;
-  try {
-    const addresses = await lookup(host, { all: true });
-    if (!addresses.length) throw new Error('no addresses');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'lookup failed';
-    throw new DestinationUrlError('unresolvable', `${host} could not be resolved (${code})`);
-  }
-}
-
-/**
- * Refuses URLs Ferry could never deliver to: not http(s), credentials in the URL, a host that does
- * not resolve, or (unless private destinations are allowed) one that reaches a private, loopback or
- * link-local address. Deliveries check again at connect time and on every redirect.
- */
-export async function checkDestinationUrl(
-  url: string,
-  name: string,
-  policy: DestinationPolicy = destinationPolicy(),
-): Promise<void> {
-  try {
-    const parsed = await assertDeliverableUrl(url, policy);
-    if (policy.allowPrivate) await assertResolvable(parsed);
-  } catch (error) {
-    if (!(error instanceof DestinationUrlError)) throw error;
-    throw ProblemError.invalid(
-      [{ in: 'body', name, value: redactedInput(url), detail: error.message }],
-      error.code === 'unresolvable'
-        ? 'The destination URL cannot be reached.'
-        : 'The destination URL is not allowed.',
-    );
-  }
-}
-
-/** The URL as echoed in errors: without query string or credentials, which often carry tokens. */
-function redactedInput(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
-  } catch {
-    return url.slice(0, 200);
-  }
-}
-
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
-function headerIssues(headers: Record<string, string>, prefix: string): ProblemIssue[] {
-  const issues: ProblemIssue[] = [];
-  for (const [name, value] of Object.entries(headers)) {
-    const where = `${prefix}.${name}`;
-    if (!HEADER_NAME.test(name)) {
-      issues.push({ in: 'body', name: where, value: name, detail: `"${name}" is not a valid header name` });
-    } else if (isReservedHeader(name)) {
-      issues.push({
-        in: 'body',
-        name: where,
-        value: name,
-        detail: `"${name}" is set by Ferry itself and cannot be configured`,
-      });
-    } else if (!isSendableHeaderValue(value)) {
-      issues.push({
-        in: 'body',
-        name: where,
-        detail:
-          'header values must be visible ASCII (or Latin-1) text, without line breaks or control characters',
-      });
-    }
-  }
-  return issues;
-}
-
-function signingSecretIssues(secret: string | undefined, name: string): ProblemIssue[] {
-  if (secret === undefined) return [];
-  const valid =
-    /^whsec_[A-Za-z0-9+/]+={0,2}$/.test(secret) && Buffer.from(secret.slice(6), 'base64').length >= 24;
-  return valid
-    ? []
-    : [
-        {
-          in: 'body',
-          name,
-          detail: 'a signing secret is "whsec_" followed by at least 24 base64-encoded bytes',
-        },
-      ];
 }
 
 export async function findDestination(

@@ -60,6 +60,16 @@ describe('slack destinations', () => {
     // The webhook's token is its path: the destination shows only the host where it describes itself.
     const listed = await stack.api('GET', `${projectPath()}/destinations/${fixture.destinationName}`);
     expect(listed.body.type).toBe('slack');
+    expect(listed.body.metadata.url).toBe(`${new URL(slack.url).origin}/…`);
+    expect(JSON.stringify(listed.body)).not.toContain(path);
+    const listedAll = await stack.api('GET', `${projectPath()}/destinations`);
+    expect(JSON.stringify(listedAll.body)).not.toContain(path);
+    // The whole URL only to whoever asks for secrets.
+    const opened = await stack.api(
+      'GET',
+      `${projectPath()}/destinations/${fixture.destinationName}?includeSecrets=true`,
+    );
+    expect(opened.body.metadata.url).toBe(`${slack.url}${path}`);
   });
 
   it('gets notifications through topics like any destination', async () => {

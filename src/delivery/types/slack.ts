@@ -88,6 +88,9 @@ export const slackType: DestinationType<SlackMetadata, Record<string, never>> = 
       return '(invalid URL)';
     }
   },
+  redact(metadata) {
+    return { ...metadata, url: slackType.describe(metadata) };
+  },
   async send(target, message, options) {
     let parsed: Message = {};
     try {
