@@ -340,6 +340,18 @@ export function deletionsPageToken(
 }
 
 /**
+ * The chosen fields and the record's modification time: a provider that returns only the fields
+ * asked for (Klaviyo's sparse fieldsets, `$select`, `_fields`) would otherwise leave records
+ * without the time every scheduled read tracks changes by. The name is the last step of the
+ * declared pointer, as chosen fields are named inside their container.
+ */
+function withModificationTime(fields: string[], object: ObjectDeclaration): string[] {
+  const pointer = object.updated?.field;
+  const name = pointer?.split('/').pop();
+  return name && !fields.includes(name) ? [...fields, name] : fields;
+}
+
+/**
  * One page as the declaration says: the listing, its page, its records inside the window. `parent`
  * is the record a hook reads within (`{{parent}}`: Asana's project); the hook passes it again with
  * every page token, which does not carry it.
@@ -378,7 +390,7 @@ export async function readDeclaredPage(
     since: providerSince(since, listing.changes),
     until: walk.until,
     pageSize,
-    ...(walk.fields?.length && { fields: walk.fields }),
+    ...(walk.fields?.length && { fields: withModificationTime(walk.fields, object) }),
     // `true`: text in a query or path, a boolean where it stands alone in a JSON body (GraphQL's variables).
     ...((walk.includeDeleted || deletions) && { includeDeleted: true }),
     ...(parent !== undefined && { parent }),
