@@ -342,13 +342,21 @@ export function deletionsPageToken(
 /**
  * The chosen fields and the record's modification time: a provider that returns only the fields
  * asked for (Klaviyo's sparse fieldsets, `$select`, `_fields`) would otherwise leave records
- * without the time every scheduled read tracks changes by. The name is the last step of the
- * declared pointer, as chosen fields are named inside their container.
+ * without the time every scheduled read tracks changes by. Added under the name chosen fields have
+ * (`/attributes/updated` inside Klaviyo's `attributes` container is `updated`); a time outside the
+ * container chosen fields are named in (HubSpot's top-level `updatedAt`) always comes back.
  */
 function withModificationTime(fields: string[], object: ObjectDeclaration): string[] {
   const pointer = object.updated?.field;
-  const name = pointer?.split('/').pop();
-  return name && !fields.includes(name) ? [...fields, name] : fields;
+  if (!pointer) return fields;
+  const containers = (object.values ?? []).filter((container) => !container.prefix && !container.entries);
+  const inside = containers.find((container) => pointer.startsWith(`${container.at}/`));
+  const name = inside
+    ? pointer.slice(inside.at.length + 1)
+    : !containers.length && pointer.lastIndexOf('/') === 0
+      ? pointer.slice(1)
+      : undefined;
+  return name && !name.includes('/') && !fields.includes(name) ? [...fields, name] : fields;
 }
 
 /**
