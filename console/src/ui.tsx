@@ -149,7 +149,11 @@ export function Loading({ loading, what }: { loading: boolean; what: string }) {
   return loading ? <p aria-busy="true">Loading {what}…</p> : null;
 }
 
-/** An action button that shows its own busy state and the problem the API answered. */
+/**
+ * An action button that shows its own busy state and the problem the API answered. With `confirm`,
+ * the first press only asks (the button then reads `confirm`), and the second one acts: nothing is
+ * deleted by a stray click, and no browser dialog interrupts keyboard users.
+ */
 export function ActionButton(props: {
   label: string;
   run: () => Promise<unknown>;
@@ -158,19 +162,28 @@ export function ActionButton(props: {
   ariaLabel?: string;
   /** A toggle's state (aria-pressed), when known. */
   pressed?: boolean;
+  /** What the button asks before it acts ("Delete crm-sync for good?"). */
+  confirm?: string;
 }) {
   const [busy, setBusy] = useState(false);
+  const [asking, setAsking] = useState(false);
   const [problem, setProblem] = useState<Problem>();
   return (
     <span className="action">
       <button
         type="button"
         className={props.className}
-        aria-label={props.ariaLabel}
+        aria-label={asking ? props.confirm : props.ariaLabel}
         aria-busy={busy || undefined}
         aria-pressed={props.pressed}
         disabled={busy}
+        onBlur={() => setAsking(false)}
         onClick={async () => {
+          if (props.confirm && !asking) {
+            setAsking(true);
+            return;
+          }
+          setAsking(false);
           setBusy(true);
           setProblem(undefined);
           try {
@@ -183,7 +196,7 @@ export function ActionButton(props: {
           }
         }}
       >
-        {props.label}
+        {asking ? props.confirm : props.label}
       </button>
       {problem && (
         <small role="alert" className="field-error">

@@ -426,6 +426,99 @@ describeWithBrowser('the builder console in a real browser', () => {
     }
   }, 90_000);
 
+  it('creates a destination of another type from its example, edits its settings and deletes it', async () => {
+    await view('Deliveries');
+    await page.locator('#destination-type').selectOption('rabbitmq');
+    // Prefilled from the API's own example for the type (the OpenAPI document's create examples).
+    const example = await page.locator('#destination-metadata').inputValue();
+    expect(JSON.parse(example)).toMatchObject({ serverUrl: expect.stringMatching(/^amqp:/) });
+    await page.locator('#destination-metadata').fill('{"serverUrl": "not a url", "exchange": "ferry"}');
+    await page.locator('#destination-name').fill('orders-queue');
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.locator('#destination-metadata[aria-invalid="true"]').waitFor();
+    expect(await page.locator('#destination-metadata-note').textContent()).toMatch(/serverUrl/);
+    await page.locator('#destination-metadata').fill(example);
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    const card = page.getByRole('article', { name: 'Destination orders-queue' });
+    await card.waitFor();
+
+    // Settings: the metadata as set, changed field by field (the mask names only what changed).
+    await card.getByText('Settings', { exact: true }).click();
+    const settings = card.getByRole('form', { name: 'Settings of orders-queue' });
+    const metadata = settings.getByLabel('Metadata');
+    const shown = JSON.parse(await metadata.inputValue());
+    expect(shown).toMatchObject({ exchange: 'ferry', routingKeyTemplate: '{action}.{objectName}' });
+    await metadata.fill(JSON.stringify({ ...shown, routingKeyTemplate: 'crm.{objectName}' }));
+    await settings.getByRole('button', { name: 'Save orders-queue' }).click();
+    await settings.getByRole('status').waitFor();
+    const stored = await stack.api('GET', `/projects/${stack.project.id}/destinations/orders-queue`);
+    expect(stored.body.metadata).toMatchObject({ exchange: 'ferry', routingKeyTemplate: 'crm.{objectName}' });
+    await shot('destination-settings');
+
+    // Delete asks once more before it acts.
+    await card.getByRole('button', { name: 'Delete orders-queue' }).click();
+    await card.getByRole('button', { name: 'Delete orders-queue and its delivery history?' }).click();
+    await card.waitFor({ state: 'detached' });
+    const gone = await stack.api('GET', `/projects/${stack.project.id}/destinations/orders-queue`);
+    expect(gone.status).toBe(404);
+  });
+
+  it('refuses to delete a destination an integration names, saying why', async () => {
+    await view('Deliveries');
+    const card = page.getByRole('article', { name: 'Destination crm-sync' });
+    await card.getByRole('button', { name: 'Delete crm-sync' }).click();
+    await card.getByRole('button', { name: 'Delete crm-sync and its delivery history?' }).click();
+    await card.getByRole('alert').waitFor();
+    expect(await card.getByRole('alert').textContent()).toMatch(/integration|installation/i);
+    expect((await stack.api('GET', `/projects/${stack.project.id}/destinations/crm-sync`)).status).toBe(200);
+  });
+
+  it('routes an event type to a topic and the topic to a destination, then takes the routes down', async () => {
+    await view('Events');
+    await page.getByRole('heading', { name: 'Routing' }).waitFor();
+    await page.getByLabel('New topic').fill(' ops-alerts');
+    await page.getByRole('button', { name: 'Create topic' }).click();
+    await page.locator('#topic-name[aria-invalid="true"]').waitFor();
+    await page.getByLabel('New topic').fill('ops-alerts');
+    await page.getByRole('button', { name: 'Create topic' }).click();
+    const topics = page.getByRole('table', { name: 'Topics and their routes' });
+    await topics.getByRole('cell', { name: 'ops-alerts', exact: true }).waitFor();
+
+    const eventRoute = page.getByRole('form', { name: 'Route an event type' });
+    await eventRoute.getByLabel('Event type').selectOption('destination.disabled');
+    await eventRoute.getByLabel('To topic').selectOption({ label: 'ops-alerts' });
+    await eventRoute.getByRole('button', { name: 'Route an event type' }).click();
+    await topics.getByText('destination.disabled').waitFor();
+
+    const topicRoute = page.getByRole('form', { name: 'Send a topic to a destination' });
+    await topicRoute.getByLabel('Topic', { exact: true }).selectOption({ label: 'ops-alerts' });
+    await topicRoute.getByLabel('To destination').selectOption({ label: 'crm-sync' });
+    await topicRoute.getByRole('button', { name: 'Send a topic to a destination' }).click();
+    await topics.getByRole('button', { name: 'Stop sending ops-alerts to crm-sync' }).waitFor();
+    const routes = await stack.api('GET', `/projects/${stack.project.id}/notification-event-topic-routes`);
+    expect(routes.body).toEqual(
+      expect.arrayContaining([expect.objectContaining({ eventType: 'destination.disabled' })]),
+    );
+    await shot('events-routing');
+
+    await topics.getByRole('button', { name: 'Stop routing destination.disabled to ops-alerts' }).click();
+    await topics.getByRole('button', { name: 'Stop routing destination.disabled to ops-alerts?' }).click();
+    await topics.getByText('destination.disabled').waitFor({ state: 'detached' });
+    await topics.getByRole('button', { name: 'Delete topic ops-alerts' }).click();
+    await topics.getByRole('button', { name: 'Delete topic ops-alerts and its routes?' }).click();
+    await topics.getByRole('cell', { name: 'ops-alerts', exact: true }).waitFor({ state: 'detached' });
+    const left = await stack.api('GET', `/projects/${stack.project.id}/topic-destination-routes`);
+    expect(left.body).toEqual([]);
+  });
+
+  it('sends an event again to the destinations that have not accepted it', async () => {
+    await view('Events');
+    const first = page.getByRole('table', { name: 'Events, newest first' }).locator('tbody tr').first();
+    await first.getByRole('button', { name: /^Send the .* event .* again$/ }).click();
+    await first.getByRole('status').waitFor();
+    expect(await first.getByRole('status').textContent()).toMatch(/sent again|no routed destination/);
+  });
+
   it('makes a connection with bad credentials stand out', async () => {
     await transaction(async (em) => {
       await em
@@ -439,11 +532,21 @@ describeWithBrowser('the builder console in a real browser', () => {
     await shot('connections');
   });
 
+  it('refuses to delete a connection an installation uses, saying which', async () => {
+    await view('Connections');
+    const row = page.locator('tbody tr').first();
+    await row.getByRole('button', { name: /^Delete the .* connection of / }).click();
+    await row.getByRole('button', { name: /for good\?$/ }).click();
+    await row.getByRole('alert').waitFor();
+    expect(await row.getByRole('alert').textContent()).toMatch(/used by 1 installation/);
+  });
+
   it('lists events with their routing, and charts the records delivered', async () => {
     await view('Events');
     await page.getByRole('heading', { name: 'Events' }).waitFor();
-    await page.locator('tbody tr').first().waitFor();
-    await expect(page.locator('tbody').textContent()).resolves.toContain('installation.created');
+    await page.getByRole('table', { name: 'Events, newest first' }).locator('tbody tr').first().waitFor();
+    const events = page.getByRole('table', { name: 'Events, newest first' });
+    await expect(events.locator('tbody').textContent()).resolves.toContain('installation.created');
     await shot('events');
 
     await view('Activity');
@@ -455,7 +558,14 @@ describeWithBrowser('the builder console in a real browser', () => {
   });
 
   it('labels every control', async () => {
-    for (const view of ['installations', 'integrations', 'destinations', 'connections', 'events']) {
+    for (const view of [
+      'installations',
+      'integrations',
+      'destinations',
+      'connections',
+      'events',
+      'activity',
+    ]) {
       await page.goto(`${consoleUrl}#/${stack.project.name}/${view}`);
       await page.locator('main h1').waitFor();
       await page
@@ -481,7 +591,14 @@ describeWithBrowser('the builder console in a real browser', () => {
 
   it('fits a phone screen', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const view of ['installations', 'integrations', 'destinations', 'connections']) {
+    for (const view of [
+      'installations',
+      'integrations',
+      'destinations',
+      'connections',
+      'events',
+      'activity',
+    ]) {
       await page.goto(`${consoleUrl}#/${stack.project.name}/${view}`);
       await page.locator('main h1').waitFor();
       await page.waitForLoadState('networkidle');

@@ -23,11 +23,17 @@ export function ConnectionsView({ project }: { project: string }) {
                 <th scope="col">Status</th>
                 <th scope="col">Updated</th>
                 <th scope="col">Re-authorize</th>
+                <th scope="col">Delete</th>
               </tr>
             </thead>
             <tbody>
               {connections.map((connection) => (
-                <ConnectionRow key={connection.id} project={project} connection={connection} />
+                <ConnectionRow
+                  key={connection.id}
+                  project={project}
+                  connection={connection}
+                  onDeleted={() => void list.reload()}
+                />
               ))}
             </tbody>
           </table>
@@ -37,7 +43,8 @@ export function ConnectionsView({ project }: { project: string }) {
   );
 }
 
-function ConnectionRow({ project, connection }: { project: string; connection: Connection }) {
+function ConnectionRow(props: { project: string; connection: Connection; onDeleted: () => void }) {
+  const { project, connection } = props;
   const [url, setUrl] = useState<string>();
   const bad = connection.status === 'bad_credentials';
   return (
@@ -74,6 +81,19 @@ function ConnectionRow({ project, connection }: { project: string; connection: C
               onDone={(result) => setUrl(result as string)}
             />
           ))}
+      </td>
+      <td>
+        {/* Refused (409, shown here) while an installation uses the connection. */}
+        <ActionButton
+          label="Delete"
+          ariaLabel={`Delete the ${connection.provider} connection of ${connection.group.groupRef}`}
+          confirm={`Delete the ${connection.provider} connection of ${connection.group.groupRef} for good?`}
+          className="secondary outline"
+          run={() =>
+            call('DELETE', `${projectPath(project)}/connections/${encodeURIComponent(connection.id)}`)
+          }
+          onDone={props.onDeleted}
+        />
       </td>
     </tr>
   );

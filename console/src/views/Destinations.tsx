@@ -1,13 +1,19 @@
 import { useState } from 'react';
 import { call, projectPath, type DeliveryAttempt, type Destination, type Page, type Problem } from '../api';
 import { ActionButton, Badge, Field, Loading, ProblemNote, time, toProblem, useLoad } from '../ui';
+import { href } from '../App';
+import { destinationExamples } from '../openapi';
+import { DestinationSettings, JsonField } from './DestinationSettings';
 
 export function DestinationsView({ project }: { project: string }) {
   const list = useLoad(() => call<Destination[]>('GET', `${projectPath(project)}/destinations`), [project]);
   return (
     <>
       <h1>Deliveries</h1>
-      <p>Webhook destinations receive every record a read delivers, signed with their secret.</p>
+      <p>
+        Destinations receive every record a read delivers and the events routed to them: webhooks (signed with
+        their secret), queues, streams, buckets and databases.
+      </p>
       <Loading loading={list.loading && !list.value} what="destinations" />
       <ProblemNote problem={list.problem} />
       {list.value?.length === 0 && <p>No destinations yet.</p>}
@@ -66,8 +72,17 @@ function DestinationCard(props: { project: string; destination: Destination; onC
             }
           />
         )}
+        <ActionButton
+          label="Delete"
+          ariaLabel={`Delete ${destination.name}`}
+          confirm={`Delete ${destination.name} and its delivery history?`}
+          className="secondary outline"
+          run={() => call('DELETE', path)}
+          onDone={props.onChange}
+        />
       </div>
-      <Attempts path={`${path}/attempts`} name={destination.name} />
+      <DestinationSettings path={path} destination={destination} onSaved={props.onChange} />
+      <Attempts project={props.project} path={`${path}/attempts`} name={destination.name} />
       {secret && (
         <p role="status">
           New signing secret (shown once; the previous one keeps signing during the grace period):{' '}
@@ -104,14 +119,39 @@ function DeliveryState({ path }: { path: string }) {
   );
 }
 
+/**
+ * A new destination of any type: a webhook by its URL; the other types by their metadata and secrets
+ * (JSON, prefilled from the API's example for the type), so every type the API takes is offered.
+ */
 function CreateDestination({ project, onCreated }: { project: string; onCreated: () => void }) {
+  const examples = useLoad(destinationExamples, []);
+  const [type, setType] = useState('webhook');
   const [name, setName] = useState('');
   const [url, setUrl] = useState('');
+  const [metadata, setMetadata] = useState('{}');
+  const [secrets, setSecrets] = useState('');
   const [problem, setProblem] = useState<Problem>();
   const [busy, setBusy] = useState(false);
+  const documented = examples.value?.map((example) => example.type) ?? [];
+  const types = documented.length ? documented : ['webhook'];
+  const chooseType = (next: string) => {
+    const example = examples.value?.find((candidate) => candidate.type === next);
+    setType(next);
+    setMetadata(JSON.stringify(example?.metadata ?? {}, null, 2));
+    setSecrets(example?.secrets ? JSON.stringify(example.secrets, null, 2) : '');
+    setProblem(undefined);
+  };
+  const parsed = (label: string, text: string) => {
+    if (!text.trim()) return undefined;
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw { status: 400, title: 'Bad JSON', detail: `${label} is not JSON.`, issues: [] } satisfies Problem;
+    }
+  };
   return (
     <article aria-labelledby="new-destination">
-      <h2 id="new-destination">New webhook destination</h2>
+      <h2 id="new-destination">New destination</h2>
       <form
         noValidate
         onSubmit={async (event) => {
@@ -119,14 +159,16 @@ function CreateDestination({ project, onCreated }: { project: string; onCreated:
           setBusy(true);
           setProblem(undefined);
           try {
-            await call('POST', `${projectPath(project)}/destinations`, {
-              body: { name, type: 'webhook', metadata: { url } },
-            });
+            const body =
+              type === 'webhook'
+                ? { name, type, metadata: { url } }
+                : { name, type, metadata: parsed('Metadata', metadata), secrets: parsed('Secrets', secrets) };
+            await call('POST', `${projectPath(project)}/destinations`, { body });
             setName('');
             setUrl('');
             onCreated();
           } catch (error) {
-            setProblem(toProblem(error));
+            setProblem(error instanceof Error ? toProblem(error) : (error as Problem));
           } finally {
             setBusy(false);
           }
@@ -141,6 +183,16 @@ function CreateDestination({ project, onCreated }: { project: string; onCreated:
             onChange={setName}
             problem={problem}
           />
+          <div className="field">
+            <label htmlFor="destination-type">Type</label>
+            <select id="destination-type" value={type} onChange={(event) => chooseType(event.target.value)}>
+              {types.map((name) => (
+                <option key={name}>{name}</option>
+              ))}
+            </select>
+          </div>
+        </div>
+        {type === 'webhook' ? (
           <Field
             id="destination-url"
             label="Webhook URL"
@@ -150,8 +202,27 @@ function CreateDestination({ project, onCreated }: { project: string; onCreated:
             onChange={setUrl}
             problem={problem}
           />
-        </div>
-        <ProblemNote problem={problem} skip={['name', 'metadata.url', 'metadata']} />
+        ) : (
+          <div className="grid">
+            <JsonField
+              id="destination-metadata"
+              label="Metadata"
+              field="metadata"
+              value={metadata}
+              onChange={setMetadata}
+              problem={problem}
+            />
+            <JsonField
+              id="destination-secrets"
+              label="Secrets"
+              field="secrets"
+              value={secrets}
+              onChange={setSecrets}
+              problem={problem}
+            />
+          </div>
+        )}
+        <ProblemNote problem={problem} skip={['name', 'metadata', 'secrets']} />
         <button type="submit" aria-busy={busy || undefined} disabled={busy}>
           Create
         </button>
@@ -161,7 +232,7 @@ function CreateDestination({ project, onCreated }: { project: string; onCreated:
 }
 
 /** The latest attempts to this destination: what was sent, what the receiver answered, how fast. */
-function Attempts({ path, name }: { path: string; name: string }) {
+function Attempts({ project, path, name }: { project: string; path: string; name: string }) {
   const [tokens, setTokens] = useState<string[]>([]);
   const token = tokens[tokens.length - 1];
   const page = useLoad(
@@ -192,6 +263,17 @@ function Attempts({ path, name }: { path: string; name: string }) {
                   <td>
                     <code>{attempt.messageId.slice(0, 12)}</code> {attempt.kind}
                     {attempt.attempt > 1 ? `, attempt ${attempt.attempt}` : ''}
+                    {attempt.operationId && (
+                      <>
+                        {' '}
+                        <a
+                          href={href(project, 'operations', attempt.operationId)}
+                          aria-label={`Operation ${attempt.operationId.slice(0, 8)} of message ${attempt.messageId.slice(0, 12)}`}
+                        >
+                          operation
+                        </a>
+                      </>
+                    )}
                   </td>
                   <td>
                     {attempt.pending ? (

@@ -1,22 +1,7 @@
 import { useState } from 'react';
-import {
-  call,
-  projectPath,
-  type Destination,
-  type EventTopicRoute,
-  type NotificationEvent,
-  type Page,
-  type Topic,
-  type TopicDestinationRoute,
-} from '../api';
-import { Badge, Loading, ProblemNote, time, useLoad } from '../ui';
-
-interface Routing {
-  topics: Map<string, Topic>;
-  destinations: Map<string, Destination>;
-  eventRoutes: EventTopicRoute[];
-  topicRoutes: TopicDestinationRoute[];
-}
+import { call, projectPath, type NotificationEvent, type Page } from '../api';
+import { ActionButton, Badge, Loading, ProblemNote, time, useLoad } from '../ui';
+import { loadRouting, RoutingEditor } from './Routing';
 
 export function EventsView({ project }: { project: string }) {
   const [tokens, setTokens] = useState<string[]>([]);
@@ -27,20 +12,7 @@ export function EventsView({ project }: { project: string }) {
       call<Page<NotificationEvent>>('GET', `${base}/events`, { query: { pageSize: 25, pageToken: token } }),
     [base, token],
   );
-  const routing = useLoad<Routing>(async () => {
-    const [topics, destinations, eventRoutes, topicRoutes] = await Promise.all([
-      call<Topic[]>('GET', `${base}/topics`),
-      call<Destination[]>('GET', `${base}/destinations`),
-      call<EventTopicRoute[]>('GET', `${base}/notification-event-topic-routes`),
-      call<TopicDestinationRoute[]>('GET', `${base}/topic-destination-routes`),
-    ]);
-    return {
-      topics: new Map(topics.map((topic) => [topic.id, topic])),
-      destinations: new Map(destinations.map((destination) => [destination.id, destination])),
-      eventRoutes,
-      topicRoutes,
-    };
-  }, [base]);
+  const routing = useLoad(() => loadRouting(base), [base]);
 
   /** Where an event type goes: its topics, and each topic's destinations. */
   const routesOf = (eventType: string) => {
@@ -67,13 +39,14 @@ export function EventsView({ project }: { project: string }) {
       {events.value?.results.length === 0 && <p>No events yet.</p>}
       {events.value && events.value.results.length > 0 && (
         <div className="overflow-auto">
-          <table className="striped">
+          <table className="striped" aria-label="Events, newest first">
             <thead>
               <tr>
                 <th scope="col">Time</th>
                 <th scope="col">Event</th>
                 <th scope="col">Routed to</th>
                 <th scope="col">Data</th>
+                <th scope="col">Send again</th>
               </tr>
             </thead>
             <tbody>
@@ -104,6 +77,9 @@ export function EventsView({ project }: { project: string }) {
                         <pre>{JSON.stringify(event.data, null, 2)}</pre>
                       </details>
                     </td>
+                    <td>
+                      <Redeliver base={base} eventId={event.id} eventType={event.eventType} />
+                    </td>
                   </tr>
                 );
               })}
@@ -124,6 +100,31 @@ export function EventsView({ project }: { project: string }) {
           Older
         </button>
       </div>
+      <RoutingEditor project={project} routing={routing.value} onChange={() => void routing.reload()} />
     </>
+  );
+}
+
+/** Sends an event again to every routed destination that has not accepted it (same webhook-id). */
+function Redeliver({ base, eventId, eventType }: { base: string; eventId: string; eventType: string }) {
+  const [sent, setSent] = useState<number>();
+  if (sent !== undefined)
+    return (
+      <small role="status">
+        {sent
+          ? `sent again to ${sent} destination${sent === 1 ? '' : 's'}`
+          : 'no routed destination is waiting for it'}
+      </small>
+    );
+  return (
+    <ActionButton
+      label="Send again"
+      ariaLabel={`Send the ${eventType} event ${eventId.slice(0, 8)} again`}
+      className="secondary outline"
+      run={() =>
+        call<{ destinationIds: string[] }>('POST', `${base}/events/${encodeURIComponent(eventId)}:retry`)
+      }
+      onDone={(result) => setSent((result as { destinationIds: string[] }).destinationIds.length)}
+    />
   );
 }
