@@ -527,6 +527,7 @@ const documentedKinds: Record<string, string[]> = {
   activeCampaign: ['apiKey'],
   asana: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
   atlassian: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
+  brevo: ['apiKey'],
   capsule: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
   chargebee: ['apiKey', 'basicAuth'],
   clickup: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
