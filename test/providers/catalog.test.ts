@@ -543,6 +543,7 @@ const documentedKinds: Record<string, string[]> = {
   helpScoutMailbox: ['oauth2ClientCredentials', 'oauth2AuthorizationCode'],
   hubspot: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
   intercom: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
+  keap: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   klaviyo: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   lever: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   linear: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
