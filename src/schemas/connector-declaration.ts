@@ -260,6 +260,8 @@ export const StaticFieldSchema = Type.Object(
     valueType: ValueTypeSchema,
     providerType: Type.String({ minLength: 1 }),
     readOnly: Type.Optional(Type.Boolean()),
+    /** Set by a create only; an update cannot change it (Brevo's contact `email`). */
+    createOnly: Type.Optional(Type.Boolean()),
     isRequired: Type.Optional(Type.Boolean()),
     values: Type.Optional(
       Type.Array(Type.Object({ value: Type.String(), displayValue: Type.String() }, strict)),

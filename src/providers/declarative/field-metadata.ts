@@ -111,6 +111,7 @@ export function staticField(name: string, field: StaticField): FieldMetadata {
     valueType: field.valueType,
     providerType: field.providerType,
     readOnly: field.readOnly ?? false,
+    ...(field.createOnly && { createOnly: true }),
     isCustom: false,
     isRequired: field.isRequired ?? false,
     ...(field.values && { values: field.values }),
