@@ -551,7 +551,7 @@ const documentedKinds: Record<string, string[]> = {
   pipedrive: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
   recurly: ['apiKey', 'basicAuth'],
   salesforce: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'jwt'],
-  salesloft: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
+  salesloft: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
   shopify: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
   stripe: ['apiKey'],
   zendeskSupport: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'basicAuth'],
