@@ -430,7 +430,10 @@ export class ProviderHttpClient {
       else url.searchParams.set(name, String(value));
     }
     const headers: Record<string, string> = { accept: 'application/json', ...lowerKeys(req.headers ?? {}) };
-    if (req.json !== undefined) headers['content-type'] = 'application/json';
+    // A JSON body is sent as JSON unless the declaration names a JSON media type of its own
+    // (JSON:API's `application/vnd.api+json`, which Outreach requires).
+    if (req.json !== undefined && !/json/i.test(headers['content-type'] ?? ''))
+      headers['content-type'] = 'application/json';
     const secrets = applyAuth(this.provider, material, this.templateVars, url, headers);
     return { url, headers, secrets };
   }

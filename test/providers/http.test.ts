@@ -296,6 +296,25 @@ describe('auth injection', () => {
     }
   });
 
+  it('sends a JSON body as JSON, keeping a JSON media type the request names (JSON:API) and no other', async () => {
+    const echo = await startEchoServer();
+    try {
+      const http = new ProviderHttpClient(getProvider('anthropic')!, sandboxApiKeyTarget(sandbox, ['ak-1']), {
+        baseUrl: echo.url,
+      });
+      const send = (contentType: string) =>
+        http.json({ method: 'POST', path: '/x', json: { a: 1 }, headers: { 'Content-Type': contentType } });
+      await send('application/vnd.api+json');
+      await send('text/plain');
+      expect(echo.received.map((request) => request.headers['content-type'])).toEqual([
+        'application/vnd.api+json',
+        'application/json',
+      ]);
+    } finally {
+      await echo.close();
+    }
+  });
+
   it('sends a request with an empty path to the base URL itself (a GraphQL endpoint), with no slash added', async () => {
     const echo = await startEchoServer();
     try {

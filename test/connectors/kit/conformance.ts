@@ -276,7 +276,8 @@ export function conformance(spec: ConformanceSpec): void {
         });
       }
 
-      if (effectiveObject(declaration(), name)?.search) {
+      // A fake committed before its declaration still collects (its run then fails as undeclared).
+      if (connectorDeclaration(spec.provider) && effectiveObject(declaration(), name)?.search) {
         it('searches by equality: matches found across pages, others left out, an unknown field refused', async () => {
           expect(object.search).toBeDefined();
           const { field, set } = object.search!;
