@@ -6,6 +6,7 @@ import { ProjectPathParams } from '../schemas/common.js';
 import {
   BatchQuery,
   BatchResultSchema,
+  ManifestCheckSchema,
   CreateIntegrationBody,
   IntegrationParams,
   IntegrationSchema,
@@ -20,9 +21,10 @@ import {
   createIntegration,
   findIntegration,
   integrationView,
+  manifestDestinationIssues,
   revisionView,
 } from '../domain/integrations.js';
-import { parseManifest } from '../domain/manifest.js';
+import { checkManifest, manifestProblem, parseManifest } from '../domain/manifest.js';
 import { deleteIntegrationWithInstallations } from '../domain/installations/lifecycle.js';
 import { ProblemError } from '../core/problem.js';
 
@@ -82,6 +84,30 @@ export const integrationRoutes = [
     return {
       status: 200,
       body: result.integrations.map(({ integration, revision }) => integrationView(integration, revision)),
+    };
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/projects/{projectIdOrName}/integrations:check',
+    operationId: 'checkManifest',
+    summary: 'Check an amp.yaml manifest without deploying it',
+    description:
+      'Answers what `integrations:batch` would say of the manifest, and changes nothing: 400 with every error (each with its line and column) in one pass, or 200 with the integrations it declares and warnings for objects and fields the providers’ deep connectors do not know.',
+    tags: ['Integrations'],
+    auth: ['apiKey', 'bearer'],
+    params: ProjectPathParams,
+    body: SourceYamlBody,
+    responses: { 200: { description: 'The manifest is valid', schema: ManifestCheckSchema } },
+  }).handle(async ({ em, project, body }) => {
+    const { manifest, warnings } = checkManifest(body.sourceYaml);
+    const missing = await manifestDestinationIssues(em, project.id, manifest);
+    if (missing.length) throw manifestProblem(body.sourceYaml, missing);
+    return {
+      status: 200,
+      body: {
+        integrations: manifest.integrations.map(({ name, provider }) => ({ name, provider })),
+        warnings,
+      },
     };
   }),
   defineRoute({

@@ -3,6 +3,7 @@ import { Compile } from 'typebox/compile';
 import Value, { DecodeUnsafe, HasCodec } from 'typebox/value';
 import Format from 'typebox/format';
 import { ProblemError, type ProblemIssue } from './problem.js';
+import { looksLike } from './similar-names.js';
 
 type Location = ProblemIssue['in'];
 
@@ -76,6 +77,77 @@ function describe(error: SchemaError): string {
   }
 }
 
+/** The weight of one branch's errors: a branch whose very type the value is not ranks last. */
+function branchWeight(branchErrors: SchemaError[], instancePath: string): number {
+  const mismatched = branchErrors.some(
+    (error) => error.instancePath === instancePath && (error.keyword === 'type' || error.keyword === 'const'),
+  );
+  const count = branchErrors.reduce(
+    (sum, error) =>
+      error.keyword === 'boolean'
+        ? sum
+        : sum + (error.keyword === 'required' ? (error.params.requiredProperties as string[]).length : 1),
+    0,
+  );
+  return (mismatched ? 1_000 : 0) + count;
+}
+
+/**
+ * A union's errors come from every branch it tried; only the branch the value came closest to
+ * (its type matched, fewest errors) says what the author meant. The others' errors are dropped,
+ * so one typo is one issue, not four. Unions of constants (enums) keep every branch: the issue lists
+ * the allowed values.
+ */
+function closestBranches(errors: SchemaError[]): SchemaError[] {
+  let kept = errors;
+  const unions = errors
+    .filter((error) => error.keyword === 'anyOf')
+    .sort((a, b) => a.schemaPath.length - b.schemaPath.length);
+  for (const union of unions) {
+    if (!kept.includes(union)) continue;
+    const prefix = `${union.schemaPath}/anyOf/`;
+    const branches = new Map<string, SchemaError[]>();
+    for (const error of kept) {
+      if (!error.schemaPath.startsWith(prefix)) continue;
+      const branch = error.schemaPath.slice(prefix.length).split('/')[0];
+      branches.set(branch, [...(branches.get(branch) ?? []), error]);
+    }
+    const all = [...branches.values()].flat();
+    if (branches.size < 2 || all.every((error) => error.keyword === 'const')) continue;
+    const [best] = [...branches.entries()].sort(
+      ([a, aErrors], [b, bErrors]) =>
+        branchWeight(aErrors, union.instancePath) - branchWeight(bErrors, union.instancePath) ||
+        Number(a) - Number(b),
+    );
+    if (branchWeight(best[1], union.instancePath) >= 1_000) continue; // no branch fits: say so
+    kept = kept.filter((error) => error === union || !all.includes(error) || best[1].includes(error));
+  }
+  return kept;
+}
+
+/**
+ * An unknown property beside a missing one it nearly spells is one mistake: said once, on the
+ * unknown one (where the author typed), with the name meant.
+ */
+function joinTypos(issues: Map<string, ProblemIssue>): void {
+  const parentOf = (name: string) => name.replace(/(\.[^.[\]]+|\[\d+\])$/, '');
+  const leafOf = (name: string) => name.slice(parentOf(name).length).replace(/^\./, '');
+  const unknown = [...issues.values()].filter((issue) =>
+    issue.detail.endsWith(' is not an allowed property'),
+  );
+  for (const issue of unknown) {
+    const missing = [...issues.values()].find(
+      (other) =>
+        other.detail.endsWith(' is required') &&
+        parentOf(other.name) === parentOf(issue.name) &&
+        looksLike(leafOf(issue.name), leafOf(other.name)),
+    );
+    if (!missing) continue;
+    issues.delete(missing.name);
+    issue.detail = `${issue.detail}; did you mean ${leafOf(missing.name)}?`;
+  }
+}
+
 /**
  * Turns TypeBox errors into the spec's issues: one per offending property, naming missing and
  * unknown properties themselves rather than their parent object.
@@ -88,7 +160,7 @@ export function schemaIssues(
 ): ProblemIssue[] {
   const validator = compile(schema);
   if (validator.Check(value)) return [];
-  const errors = [...validator.Errors(value)] as SchemaError[];
+  const errors = closestBranches([...validator.Errors(value)] as SchemaError[]);
   const issues = new Map<string, ProblemIssue>();
   const add = (pointer: string, detail: string, schemaPath: string) => {
     const name = [prefix, pointerToName(pointer)].filter(Boolean).join('.') || location;
@@ -96,9 +168,26 @@ export function schemaIssues(
     const echoed = isWriteOnly(schema, schemaPath) ? undefined : valueAt(value, pointer);
     issues.set(name, { in: location, name, value: echoed, detail: `${name} ${detail}` });
   };
-  // Leaf errors first: an anyOf failure is only reported when nothing more precise was said.
+  // Leaf errors first: an anyOf failure is only reported when nothing more precise was said (at
+  // its value or inside it).
   const ordered = [...errors].sort((a, b) => Number(a.keyword === 'anyOf') - Number(b.keyword === 'anyOf'));
+  const saidInside = (pointer: string) =>
+    ordered.some(
+      (other) =>
+        other.keyword !== 'anyOf' &&
+        other.keyword !== 'boolean' &&
+        other.instancePath.startsWith(pointer) &&
+        (other.instancePath !== pointer ||
+          other.keyword === 'required' ||
+          other.keyword === 'additionalProperties'),
+    );
   for (const error of ordered) {
+    if (
+      error.keyword === 'anyOf' &&
+      saidInside(error.instancePath) &&
+      !errors.some((other) => other.instancePath === error.instancePath && other.keyword === 'const')
+    )
+      continue;
     if (error.keyword === 'boolean') continue; // duplicate of additionalProperties
     if (error.keyword === 'required') {
       for (const property of error.params.requiredProperties as string[])
@@ -119,6 +208,7 @@ export function schemaIssues(
       add(error.instancePath, describe(error), error.schemaPath);
     }
   }
+  joinTypos(issues);
   return [...issues.values()];
 }
 

@@ -114,6 +114,18 @@ async function missingDestinationIssues(
     }));
 }
 
+/** The destinations a manifest names that the project does not have, named as in the manifest. */
+export async function manifestDestinationIssues(
+  em: EntityManager,
+  projectId: string,
+  manifest: Manifest,
+): Promise<ProblemIssue[]> {
+  const issues: ProblemIssue[] = [];
+  for (const [index, content] of manifest.integrations.entries())
+    issues.push(...(await missingDestinationIssues(em, projectId, content, `integrations[${index}]`)));
+  return issues;
+}
+
 /**
  * Rejects content whose own rules fail, that names another integration or provider, or that names
  * a destination the project does not have.

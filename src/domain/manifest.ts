@@ -1,8 +1,9 @@
-import { isMap, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { ProblemError, type ProblemIssue } from '../core/problem.js';
 import { decoded, schemaIssues } from '../core/validation.js';
-import { ManifestSchema, type Manifest } from '../schemas/integration-content.js';
+import { IntegrationContentSchema, ManifestSchema, type Manifest } from '../schemas/integration-content.js';
 import { distinctSchedulesIssue, integrationContentIssues } from './integration-content.js';
+import { manifestWarnings } from './manifest-warnings.js';
 
 /** `integrations[0].read.objects[1].schedule` → `['integrations', 0, 'read', 'objects', 1, 'schedule']`. */
 function nameToPath(name: string): (string | number)[] {
@@ -18,6 +19,75 @@ function nodeAt(document: Document, path: (string | number)[]): Node | undefined
     if (node && (isMap(node) || isSeq(node) || typeof node === 'object')) return node as Node;
   }
   return undefined;
+}
+
+/**
+ * Where an issue starts in the text: an unknown property at its key (where the author typed it),
+ * anything else at its value, or the nearest thing around it that exists (a missing key's map).
+ */
+function positionOf(document: Document, issue: ProblemIssue): number | undefined {
+  const path = nameToPath(issue.name);
+  if (issue.detail.includes(' is not an allowed property')) {
+    const parent = document.getIn(path.slice(0, -1), true);
+    if (isMap(parent)) {
+      const pair = parent.items.find(
+        (item) => (isScalar(item.key) ? item.key.value : item.key) === path.at(-1),
+      );
+      if (pair && isScalar(pair.key)) return pair.key.range?.[0];
+    }
+  }
+  return nodeAt(document, path)?.range?.[0];
+}
+
+/**
+ * Issues with the line and column each starts at (`line 11, column 15: …`), named under the field
+ * that held the YAML, in the order of the text, as an editor lists them.
+ */
+function placed(
+  document: Document,
+  lineCounter: LineCounter,
+  issues: ProblemIssue[],
+  field: string,
+): ProblemIssue[] {
+  return issues
+    .map((issue) => ({ issue, offset: positionOf(document, issue) ?? 0 }))
+    .sort((a, b) => a.offset - b.offset)
+    .map(({ issue, offset }) => {
+      const { line, col } = lineCounter.linePos(offset);
+      return {
+        ...issue,
+        name: `${field}:${issue.name}`,
+        detail: `line ${line}, column ${col}: ${issue.detail}`,
+      };
+    });
+}
+
+/** A 400 for issues found beyond the text (a destination the project lacks), placed like the rest. */
+export function manifestProblem(
+  sourceYaml: string,
+  issues: ProblemIssue[],
+  field = 'sourceYaml',
+): ProblemError {
+  const lineCounter = new LineCounter();
+  const document = parseDocument(sourceYaml, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  return ProblemError.invalid(
+    placed(document, lineCounter, issues, field),
+    'The manifest does not describe valid integrations.',
+  );
+}
+
+/**
+ * A valid manifest with what it names that the providers' deep connectors do not know (unknown
+ * objects, fields), placed like errors; a manifest with errors throws as `parseManifest` does.
+ */
+export function checkManifest(
+  sourceYaml: string,
+  field = 'sourceYaml',
+): { manifest: Manifest; warnings: ProblemIssue[] } {
+  const manifest = parseManifest(sourceYaml, field);
+  const lineCounter = new LineCounter();
+  const document = parseDocument(sourceYaml, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  return { manifest, warnings: placed(document, lineCounter, manifestWarnings(manifest), field) };
 }
 
 /**
@@ -59,13 +129,20 @@ export function parseManifest(sourceYaml: string, field = 'sourceYaml'): Manifes
   if (!issues.length) value = decoded<Manifest>(ManifestSchema, value);
   const tooMany = issues.length ? undefined : distinctSchedulesIssue((value as Manifest).integrations, field);
   if (tooMany) issues.push(tooMany);
-  if (!issues.length) {
-    const manifest = value as Manifest;
-    manifest.integrations.forEach((content, index) => {
-      issues.push(...integrationContentIssues(content, `integrations[${index}]`));
+  // Every mistake in one pass: an integration whose shape is right is checked further (schedules,
+  // fields, destinations) even when another integration of the manifest is malformed.
+  const integrations = (value as { integrations?: unknown }).integrations;
+  if (Array.isArray(integrations)) {
+    integrations.forEach((item, index) => {
+      const prefix = `integrations[${index}]`;
+      if (issues.some((issue) => issue.name === prefix || issue.name.startsWith(`${prefix}.`))) return;
+      if (schemaIssues(IntegrationContentSchema, item, 'body').length) return;
+      issues.push(...integrationContentIssues(decoded(IntegrationContentSchema, item), prefix));
     });
     const seen = new Set<string>();
-    manifest.integrations.forEach(({ name }, index) => {
+    integrations.forEach((item, index) => {
+      const name = (item as { name?: unknown } | null)?.name;
+      if (typeof name !== 'string') return;
       if (seen.has(name)) {
         issues.push({
           in: 'body',
@@ -79,15 +156,7 @@ export function parseManifest(sourceYaml: string, field = 'sourceYaml'): Manifes
   }
   if (issues.length) {
     throw ProblemError.invalid(
-      issues.map((issue): ProblemIssue => {
-        const node = nodeAt(document, nameToPath(issue.name));
-        const { line, column } = at(node?.range?.[0]);
-        return {
-          ...issue,
-          name: `${field}:${issue.name}`,
-          detail: `line ${line}, column ${column}: ${issue.detail}`,
-        };
-      }),
+      placed(document, lineCounter, issues, field),
       'The manifest does not describe valid integrations.',
     );
   }

@@ -73,6 +73,25 @@ export const BatchQuery = Type.Object({
 /** The public answer of a batch: the manifest's integrations, a bare array (deleted ones are not listed). */
 export const BatchResultSchema = Type.Array(IntegrationSchema);
 
+const ManifestWarningSchema = Type.Object({
+  in: Type.String({ description: '`body`' }),
+  name: Type.String({
+    description: 'Where, as in an error: `sourceYaml:integrations[0].read.objects[1].objectName`.',
+  }),
+  value: Type.Optional(Type.Unknown({ description: 'The name the manifest gives.' })),
+  detail: Type.String({ description: 'Starts with the line and column: `line 12, column 23: …`.' }),
+});
+
+export const ManifestCheckSchema = Type.Object({
+  integrations: Type.Array(Type.Object({ name: Type.String(), provider: Type.String() }), {
+    description: 'The integrations the manifest declares, in its order.',
+  }),
+  warnings: Type.Array(ManifestWarningSchema, {
+    description:
+      'What the manifest names that a provider’s deep connector does not know (objects, fields), each with its line and column; deploying it is still allowed.',
+  }),
+});
+
 export const IntegrationParams = Type.Object({
   projectIdOrName: ProjectIdOrName,
   integrationIdOrName: NfcName({ minLength: 1, description: 'The integration ID or name.' }),

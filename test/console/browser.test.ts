@@ -169,12 +169,27 @@ describeWithBrowser('the builder console in a real browser', () => {
     await page.getByRole('button', { name: 'Deploy' }).click();
     const lineButton = page.getByRole('button', { name: /^Line \d+$/ }).first();
     await lineButton.waitFor();
-    const line = Number((await lineButton.textContent())!.replace('Line ', ''));
-    expect(line).toBeGreaterThanOrEqual(7);
-    expect(await page.locator('.gutter li.bad-line').first().textContent()).toBe(String(line));
+    // The schedule is on line 9, and the problem is said once, there.
+    expect(await page.getByRole('button', { name: /^Line \d+$/ }).allTextContents()).toEqual(['Line 9']);
+    expect(await page.locator('.gutter li.bad-line').allTextContents()).toEqual(['9']);
     await lineButton.click();
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('manifest');
     await shot('manifest-errors');
+
+    // Check: a name the sandbox connector does not know is a warning on its line; nothing deploys.
+    await page
+      .getByLabel('Manifest (amp.yaml)')
+      .fill(
+        bad
+          .replace('every minute please', '0 0 1 1 *')
+          .replace('objectName: contacts', 'objectName: contatcs'),
+      );
+    await page.getByRole('button', { name: 'Check' }).click();
+    const warnings = page.getByRole('list', { name: /^Warnings/ });
+    await warnings.waitFor();
+    expect(await warnings.textContent()).toContain('did you mean contacts?');
+    expect(await page.locator('.gutter li.warn-line').allTextContents()).toEqual(['7']);
+    await shot('manifest-warnings');
 
     const good =
       bad.replace('every minute please', '0 0 1 1 *') + '\n          delivery:\n            pageSize: 100\n';
@@ -187,6 +202,23 @@ describeWithBrowser('the builder console in a real browser', () => {
     await page.getByRole('link', { name: integrationName }).click();
     await expect(page.locator('pre.yaml').textContent()).resolves.toContain('objectName: contacts');
     await shot('integrations');
+
+    // A second revision, compared with the first: only the line that changed is marked.
+    const second = await stack.api('PUT', `/projects/${stack.project.id}/integrations:batch`, {
+      body: {
+        sourceYaml: good.replace(
+          `    provider: sandboxApiKey`,
+          `    displayName: CRM sync\n    provider: sandboxApiKey`,
+        ),
+      },
+    });
+    expect(second.status).toBe(200);
+    await page.reload();
+    await page.getByLabel('Compare with').selectOption({ index: 1 });
+    await page.locator('pre.diff').waitFor();
+    expect(await page.locator('pre.diff .added').allTextContents()).toEqual(['+ displayName: CRM sync\n']);
+    expect(await page.locator('pre.diff .removed').count()).toBe(0);
+    await shot('revisions-compared');
   });
 
   it('follows a backfill started from the installations view: progress, result and logs', async () => {

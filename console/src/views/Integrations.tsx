@@ -1,8 +1,10 @@
 import { useMemo, useRef, useState } from 'react';
 import { stringify } from 'yaml';
-import { call, projectPath, type Integration, type Problem, type Revision } from '../api';
+import { call, projectPath, type Integration, type Problem, type ProblemIssue, type Revision } from '../api';
 import { Loading, ProblemNote, fieldIssues, time, toProblem, useLoad } from '../ui';
 import { href } from '../App';
+// One diff for the CLI's `ferry deploy` and this view (a pure function from the core floor).
+import { lineDiff } from '../../../src/core/line-diff';
 
 /** The manifest (`amp.yaml`) that declares these integrations as they are now. */
 function manifestOf(integrations: Integration[]): string {
@@ -87,7 +89,9 @@ function Revisions({ project, integration }: { project: string; integration: Int
     [project, integration.id, integration.latestRevision.id],
   );
   const [shown, setShown] = useState<string>();
+  const [against, setAgainst] = useState('');
   const revision = revisions.value?.find((item) => item.id === shown) ?? revisions.value?.[0];
+  const older = revisions.value?.find((item) => item.id === against);
   return (
     <article aria-labelledby="revisions-title">
       <h2 id="revisions-title">{integration.name}: revisions</h2>
@@ -108,7 +112,41 @@ function Revisions({ project, integration }: { project: string; integration: Int
               ))}
             </select>
           </label>
-          {revision && (
+          <label htmlFor="revision-against">
+            Compare with
+            <select
+              id="revision-against"
+              value={against}
+              onChange={(event) => setAgainst(event.target.value)}
+            >
+              <option value="">nothing (show the revision)</option>
+              {revisions.value
+                .filter((item) => item.id !== revision?.id)
+                .map((item) => (
+                  <option key={item.id} value={item.id}>
+                    {time(item.createTime)} ({item.id.slice(0, 8)})
+                  </option>
+                ))}
+            </select>
+          </label>
+          {revision && older && (
+            <pre
+              className="yaml diff"
+              tabIndex={0}
+              aria-label={`Changes from revision ${older.id} to ${revision.id}`}
+            >
+              {lineDiff(stringify(older.content), stringify(revision.content)).map((line, index) => (
+                <span
+                  key={index}
+                  className={line.startsWith('+') ? 'added' : line.startsWith('-') ? 'removed' : undefined}
+                >
+                  {line}
+                  {'\n'}
+                </span>
+              ))}
+            </pre>
+          )}
+          {revision && !older && (
             <pre className="yaml" tabIndex={0} aria-label={`Revision ${revision.id} as YAML`}>
               {stringify(revision.content)}
             </pre>
@@ -124,12 +162,48 @@ function Deploy(props: { project: string; initial: string; onDeployed: () => voi
   const [problem, setProblem] = useState<Problem>();
   const [busy, setBusy] = useState(false);
   const [deployed, setDeployed] = useState<string>();
+  const [warnings, setWarnings] = useState<ProblemIssue[]>([]);
   const editor = useRef<HTMLTextAreaElement>(null);
   const issues = fieldIssues(problem, 'sourceYaml');
   const badLines = useMemo(
     () => new Set(issues.map((issue) => lineOf(issue.detail)).filter(Boolean) as number[]),
     [issues],
   );
+  const warnLines = useMemo(
+    () => new Set(warnings.map((issue) => lineOf(issue.detail)).filter(Boolean) as number[]),
+    [warnings],
+  );
+  const base = projectPath(props.project);
+  /** Every error in one pass (400), or the warnings of a valid manifest: nothing is deployed. */
+  const check = async () => {
+    const checked = await call<{ warnings: ProblemIssue[] }>('POST', `${base}/integrations:check`, {
+      body: { sourceYaml: source },
+    });
+    setWarnings(checked.warnings);
+    return checked.warnings;
+  };
+  const run = async (deploy: boolean) => {
+    setBusy(true);
+    setProblem(undefined);
+    setDeployed(undefined);
+    setWarnings([]);
+    try {
+      const found = await check();
+      if (!deploy) {
+        setDeployed(found.length ? undefined : 'No problems found.');
+        return;
+      }
+      const result = await call<Integration[]>('PUT', `${base}/integrations:batch`, {
+        body: { sourceYaml: source },
+      });
+      setDeployed(`Deployed ${result.map((item) => item.name).join(', ') || 'nothing'}.`);
+      props.onDeployed();
+    } catch (error) {
+      setProblem(toProblem(error));
+    } finally {
+      setBusy(false);
+    }
+  };
   const lines = source.split('\n');
 
   const goToLine = (line: number) => {
@@ -146,31 +220,21 @@ function Deploy(props: { project: string; initial: string; onDeployed: () => voi
     <article aria-labelledby="deploy-title">
       <h2 id="deploy-title">Deploy a manifest</h2>
       <form
-        onSubmit={async (event) => {
+        onSubmit={(event) => {
           event.preventDefault();
-          setBusy(true);
-          setProblem(undefined);
-          setDeployed(undefined);
-          try {
-            const deployed = await call<Integration[]>(
-              'PUT',
-              `${projectPath(props.project)}/integrations:batch`,
-              { body: { sourceYaml: source } },
-            );
-            setDeployed(`Deployed ${deployed.map((item) => item.name).join(', ') || 'nothing'}.`);
-            props.onDeployed();
-          } catch (error) {
-            setProblem(toProblem(error));
-          } finally {
-            setBusy(false);
-          }
+          void run(true);
         }}
       >
         <label htmlFor="manifest">Manifest (amp.yaml)</label>
         <div className="editor">
           <ol className="gutter" aria-hidden="true">
             {lines.map((_, index) => (
-              <li key={index} className={badLines.has(index + 1) ? 'bad-line' : undefined}>
+              <li
+                key={index}
+                className={
+                  badLines.has(index + 1) ? 'bad-line' : warnLines.has(index + 1) ? 'warn-line' : undefined
+                }
+              >
                 {index + 1}
               </li>
             ))}
@@ -191,29 +255,59 @@ function Deploy(props: { project: string; initial: string; onDeployed: () => voi
             }}
           />
         </div>
-        {issues.length > 0 && (
-          <ul id="manifest-issues" className="field-error issues" aria-label="Problems in the manifest">
-            {issues.map((issue, index) => {
-              const line = lineOf(issue.detail);
-              return (
-                <li key={index}>
-                  {line ? (
-                    <button type="button" className="link" onClick={() => goToLine(line)}>
-                      Line {line}
-                    </button>
-                  ) : null}{' '}
-                  {line ? withoutPosition(issue.detail) : issue.detail} <code>{issue.name}</code>
-                </li>
-              );
-            })}
-          </ul>
-        )}
+        <IssueList
+          id="manifest-issues"
+          label="Problems in the manifest"
+          className="field-error issues"
+          issues={issues}
+          goToLine={goToLine}
+        />
+        <IssueList
+          id="manifest-warnings"
+          label="Warnings: names the provider's connector does not know"
+          className="warnings issues"
+          issues={warnings}
+          goToLine={goToLine}
+        />
         <ProblemNote problem={problem} skip={['sourceYaml']} />
         {deployed && <p role="status">{deployed}</p>}
-        <button type="submit" aria-busy={busy || undefined} disabled={busy}>
-          Deploy
-        </button>
+        <div className="actions">
+          <button type="submit" aria-busy={busy || undefined} disabled={busy}>
+            Deploy
+          </button>
+          <button type="button" className="secondary" disabled={busy} onClick={() => void run(false)}>
+            Check
+          </button>
+        </div>
       </form>
     </article>
+  );
+}
+
+/** Issues of the manifest, each with a button that selects its line in the editor. */
+function IssueList(props: {
+  id: string;
+  label: string;
+  className: string;
+  issues: ProblemIssue[];
+  goToLine: (line: number) => void;
+}) {
+  if (!props.issues.length) return null;
+  return (
+    <ul id={props.id} className={props.className} aria-label={props.label}>
+      {props.issues.map((issue, index) => {
+        const line = lineOf(issue.detail);
+        return (
+          <li key={index}>
+            {line ? (
+              <button type="button" className="link" onClick={() => props.goToLine(line)}>
+                Line {line}
+              </button>
+            ) : null}{' '}
+            {line ? withoutPosition(issue.detail) : issue.detail} <code>{issue.name}</code>
+          </li>
+        );
+      })}
+    </ul>
   );
 }

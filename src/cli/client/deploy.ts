@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { stringify } from 'yaml';
 import { ProblemError } from '../../core/problem.js';
-import { parseManifest } from '../../domain/manifest.js';
+import { checkManifest } from '../../domain/manifest.js';
 import type { IntegrationView } from '../../schemas/integrations.js';
 import { CLIENT_OPTIONS_HELP, CommandError, FerryClient, clientArgs } from './http.js';
-import { lineDiff } from './line-diff.js';
+import { lineDiff } from '../../core/line-diff.js';
 
 export const deployHelp = [
   'Deploys a manifest (amp.yaml): prints, per integration, how it differs from the live revision,',
@@ -43,7 +43,9 @@ export async function deployCommand(args: string[]): Promise<void> {
   let manifest;
   try {
     // The server checks it again, with what only it knows (destinations, the provider catalog).
-    manifest = parseManifest(sourceYaml);
+    const checked = checkManifest(sourceYaml);
+    manifest = checked.manifest;
+    for (const warning of checked.warnings) process.stderr.write(`${file}: warning: ${warning.detail}\n`);
   } catch (error) {
     if (!(error instanceof ProblemError)) throw error;
     const issues = error.issues ?? [];
