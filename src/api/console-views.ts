@@ -109,7 +109,7 @@ export const consoleViewRoutes = [
     auth: ['apiKey', 'bearer'],
     params: InstallationParams,
     responses: { 200: { description: 'The schedules', schema: InstallationScheduleSchema } },
-  }).handle(async ({ em, project, params }) => {
+  }).handle(async ({ em, project, params, settings }) => {
     const integration = await findIntegration(em, project.id, params.integrationId);
     const installation = await findInstallation(em, project.id, params.installationId, integration.id);
     const described = await describeInstallation(installation.id, { deadlineMs: 5_000 }).catch((error) => {
@@ -122,7 +122,7 @@ export const consoleViewRoutes = [
       });
     });
     const workflowId = installationWorkflowId(installation.id);
-    const { temporalUiUrl, temporal } = config();
+    const { temporalUiUrl, temporal } = settings;
     return {
       status: 200,
       body: {
