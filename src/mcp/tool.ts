@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Config } from '../config.js';
 import type { Static, TObject } from 'typebox';
 import type { Installation } from '../db/entities/installation.js';
 import type { LogEntry } from '../domain/operation-logs.js';
@@ -29,6 +30,8 @@ export interface CallContext {
   logs: LogEntry[];
   /** Facts for the call's operation metadata (the id of a write's own operation). */
   facts: Record<string, unknown>;
+  /** The deployment's settings, handed to the session where it started. */
+  settings: Config;
 }
 
 export interface Tool<S extends TObject = TObject> {

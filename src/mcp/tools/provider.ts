@@ -1,5 +1,4 @@
 import Type from 'typebox';
-import { config } from '../../config.js';
 import { ProblemError } from '../../core/problem.js';
 import { ConnectionEntity } from '../../db/entities/connection.js';
 import { authSchemes } from '../../domain/connections/sealed-credentials.js';
@@ -85,10 +84,10 @@ export const proxyRequest = defineTool({
   ),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   secretArguments: ['headers'],
-  async run({ em, installation, logs }, args) {
+  async run({ em, installation, logs, settings }, args) {
     await assertProxyEnabled(em, installation);
     const method = args.method ?? 'GET';
-    const allowed = config().mcp.proxyMethods;
+    const allowed = settings.mcp.proxyMethods;
     if (!allowed.includes(method)) {
       throw new ProblemError({
         status: 403,
