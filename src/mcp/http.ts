@@ -157,7 +157,12 @@ export function createMcpListener(given: Config): McpListener {
     if (sessions.size >= settings.maxSessions) {
       throw ProblemError.unavailable('Too many MCP sessions are open on this listener; try again later.', 30);
     }
-    const scope = await openScope(await newEntityManager(), targetOf(req, query), credentialsOf(req, query));
+    const scope = await openScope(
+      await newEntityManager(),
+      targetOf(req, query),
+      credentialsOf(req, query),
+      given,
+    );
     const id = randomUUID();
     const session: McpSession = {
       id,
@@ -195,7 +200,7 @@ export function createMcpListener(given: Config): McpListener {
         `MCP session "${id}" is not open (it ended, or this listener restarted); start a new one with initialize.`,
       );
     }
-    await confirmScope(await newEntityManager(), open.session.scope, credentialsOf(req, query));
+    await confirmScope(await newEntityManager(), open.session.scope, credentialsOf(req, query), given);
     open.lastUsed = Date.now();
     const body = req.method === 'POST' ? await readJson(req, given.bodyLimitBytes) : undefined;
     await open.transport.handleRequest(req, res, body);

@@ -18,7 +18,7 @@ export async function serveStdio(
   credentials: SessionCredentials,
   settings: Config,
 ): Promise<void> {
-  const scope = await openScope(await newEntityManager(), target, credentials);
+  const scope = await openScope(await newEntityManager(), target, credentials, settings);
   const session: McpSession = {
     id: randomUUID(),
     transport: 'stdio',

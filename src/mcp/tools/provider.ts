@@ -28,7 +28,7 @@ export const connectionStatus = defineTool({
     'The health of this installation’s connection to the provider: `working`, `bad_credentials` (the provider refused the credentials: the answer then carries a reauthorizeUrl for the customer to open in a browser) or `error`.',
   input: Type.Object({}, { additionalProperties: false }),
   annotations: { ...readOnly, openWorldHint: false },
-  async run({ em, scope, installation }) {
+  async run({ em, scope, installation, settings }) {
     const connection = await em.findOneOrFail(ConnectionEntity, { id: installation.connectionId });
     const answer: Record<string, unknown> = {
       connectionId: connection.id,
@@ -45,7 +45,7 @@ export const connectionStatus = defineTool({
     }
     const project = await findProject(em, scope.projectId);
     try {
-      const url = await startOAuthUpdate(em, project!, connection.id);
+      const url = await startOAuthUpdate(em, project!, connection.id, settings.publicApiUrl);
       return {
         ...answer,
         reauthorizeUrl: url,
