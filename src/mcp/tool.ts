@@ -23,6 +23,8 @@ export interface ToolAnnotations {
 
 export interface CallContext {
   em: EntityManager;
+  /** The deployment's settings, handed to the session where it started. */
+  settings: Config;
   scope: McpScope;
   /** The session's installation, found again for this call. */
   installation: Installation;
@@ -30,8 +32,6 @@ export interface CallContext {
   logs: LogEntry[];
   /** Facts for the call's operation metadata (the id of a write's own operation). */
   facts: Record<string, unknown>;
-  /** The deployment's settings, handed to the session where it started. */
-  settings: Config;
 }
 
 export interface Tool<S extends TObject = TObject> {
