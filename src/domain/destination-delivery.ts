@@ -146,6 +146,7 @@ export async function sendMessage(
       {
         timeoutMs: options.timeoutMs ?? config().delivery.timeoutMs,
         policy: options.policy ?? destinationPolicy(config()),
+        publicApiUrl: config().publicApiUrl,
       },
     );
   } catch (error) {
