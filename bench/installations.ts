@@ -141,7 +141,9 @@ async function runWorker(read: string, maxCached: number): Promise<void> {
     overrides: { ...stub, ...(maxCached > 0 && { maxCachedWorkflows: maxCached }) },
   });
   // Beside the Temporal worker, what `ferry worker` runs too: the outbox relay and the repair loop.
-  const relay = (await import('../src/notifications/outbox-relay.js')).startOutboxRelay();
+  const relay = (await import('../src/notifications/outbox-relay.js')).startOutboxRelay(
+    (await import('../src/config.js')).config(),
+  );
   const repair = (await import('../src/cli/repair-loop.js')).startRepairLoop();
   const shutdown = () => {
     void Promise.all([repair.stop(), relay.stop()]).finally(() => {

@@ -284,7 +284,7 @@ export async function benchRetention(args: string[]): Promise<void> {
     const taskSeconds: Record<string, number> = {};
     for (const task of RETENTION_TASKS) {
       const taskStarted = performance.now();
-      tasks.push(await runRetentionTask(task));
+      tasks.push(await runRetentionTask(task, { retention: config().retention }));
       taskSeconds[task] = Number(((performance.now() - taskStarted) / 1000).toFixed(2));
     }
     const passSeconds = (performance.now() - started) / 1000;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Koa from 'koa';
 import Router from '@koa/router';
 import cors from '@koa/cors';
-import { config } from '../config.js';
+import { config, type Config } from '../config.js';
 import { em as newEntityManager } from '../db/orm.js';
 import { authenticate, registerBearerVerifier } from './auth.js';
 import { resolveProject } from '../domain/project-access.js';
@@ -26,7 +26,14 @@ import { mountDocs } from './docs.js';
 import { jsonBodyReader, rawBodyReader } from './request-body.js';
 import type { ListenerPorts } from './listener-origins.js';
 import { ProblemError } from '../core/problem.js';
-import { toKoaPath, type AnyRoute, type HandlerContext, type HandlerResult, type Host } from './route.js';
+import {
+  requestSettings,
+  toKoaPath,
+  type AnyRoute,
+  type HandlerContext,
+  type HandlerResult,
+  type Host,
+} from './route.js';
 import { allRoutes } from './routes.js';
 import { BatchedList, jsonListText } from './batched-list.js';
 import { mountConsole } from './console.js';
@@ -38,7 +45,7 @@ function hostsOf(route: AnyRoute): Host[] {
   return route.hosts ?? ['api'];
 }
 
-function mount(router: Router, route: AnyRoute): void {
+function mount(router: Router, route: AnyRoute, settings: Config): void {
   const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
   router[method](toKoaPath(route.path), async (ctx) => {
     const em = await newEntityManager();
@@ -66,6 +73,7 @@ function mount(router: Router, route: AnyRoute): void {
       em,
       requestId: ctx.state.requestId as string,
       koa: ctx,
+      settings: requestSettings(ctx),
     };
     const result = await route.handler(handlerContext as never);
     const declared = route.responses[result.status];
@@ -73,12 +81,14 @@ function mount(router: Router, route: AnyRoute): void {
     const listText =
       answer instanceof BatchedList
         ? await jsonListText(answer, {
-            check: config().checkResponses ? declaredItemCheck(route, result.status) : undefined,
+            check: settings.checkResponses
+              ? declaredItemCheck(route, result.status, settings.dataDir)
+              : undefined,
             // A client that left while its list waited for a turn: its turn is not spent reading.
             abandoned: () => ctx.req.destroyed,
           })
         : undefined;
-    if (config().checkResponses && !listText) assertDeclaredAnswer(route, result);
+    if (settings.checkResponses && !listText) assertDeclaredAnswer(route, result, settings.dataDir);
     ctx.status = result.status;
     for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
     if (listText) {
@@ -104,7 +114,7 @@ function withNotFoundRemedy(route: AnyRoute, error: unknown): unknown {
 }
 
 /** In tests: an answer the route does not declare, or of another shape than declared, fails the request. */
-function assertDeclaredAnswer(route: AnyRoute, result: HandlerResult): void {
+function assertDeclaredAnswer(route: AnyRoute, result: HandlerResult, dataDir: string): void {
   const declared = route.responses[result.status];
   if (!declared) {
     throw new Error(`${route.operationId} answered ${result.status}, which its declaration does not list`);
@@ -117,17 +127,17 @@ function assertDeclaredAnswer(route: AnyRoute, result: HandlerResult): void {
         .join('; ')}`,
     );
   }
-  noteCheckedAnswer(route.operationId, result.status);
+  noteCheckedAnswer(route.operationId, result.status, dataDir);
 }
 
 /** In tests: a batched list must be a declared array, and each item is checked as it is written. */
-function declaredItemCheck(route: AnyRoute, status: number): (item: unknown) => void {
+function declaredItemCheck(route: AnyRoute, status: number, dataDir: string): (item: unknown) => void {
   const items = (route.responses[status]?.schema as { items?: TSchema } | undefined)?.items;
   if (!items)
     throw new Error(
       `${route.operationId} answered ${status} with a list, which it does not declare an array`,
     );
-  noteCheckedAnswer(route.operationId, status);
+  noteCheckedAnswer(route.operationId, status, dataDir);
   return (item) => {
     const issues = schemaIssues(items, item, 'body');
     if (issues.length) {
@@ -144,30 +154,37 @@ const checkedAnswers = new Set<string>();
  * Lists each checked (operation, status) once per process in `answers.log` of the data directory,
  * so the test run can tell which routes never had an answer checked.
  */
-function noteCheckedAnswer(operationId: string, status: number): void {
+function noteCheckedAnswer(operationId: string, status: number, dataDir: string): void {
   const key = `${operationId} ${status}`;
   if (checkedAnswers.has(key)) return;
   checkedAnswers.add(key);
-  appendFileSync(join(config().dataDir, 'answers.log'), `${key}\n`);
+  appendFileSync(join(dataDir, 'answers.log'), `${key}\n`);
 }
 
 /**
  * Builds the Koa application for one host (api, read, write or search) from the route declarations.
  * `ports` are the listeners' bound ports, for the API reference's try-it (filled in once they listen).
+ * `settings` shape the app itself; each request reads the settings afresh where it enters and hands
+ * them on (`HandlerContext.settings`), so handlers and what they call never read the environment.
  */
-export function createApp(host: Host, routes: AnyRoute[] = allRoutes(), ports: ListenerPorts = {}): Koa {
+export function createApp(
+  host: Host,
+  routes: AnyRoute[] = allRoutes(),
+  ports: ListenerPorts = {},
+  settings: Config = config(),
+): Koa {
   // Bearer tokens are either a builder's (issued by Ferry) or signed with a project JWT key.
   registerBearerVerifier(verifyBuilderToken);
   registerBearerVerifier(verifyProjectJwt);
-  const app = new Koa({ proxy: config().env === 'production' });
+  const app = new Koa({ proxy: settings.env === 'production' });
   const hostRoutes = routes.filter((route) => hostsOf(route).includes(host));
   const rawBodyPaths = hostRoutes
     .filter((route) => route.rawBody)
     .map((route) => new RegExp(`^${toKoaPath(route.path).replace(/\\:/g, ':').replace(/:\w+/g, '[^/]+')}$`));
   // The console (served by the api host) calls the other hosts from the api host's public origin.
-  const origins = [...new Set([...config().corsOrigins, new URL(config().publicApiUrl).origin])];
+  const origins = [...new Set([...settings.corsOrigins, new URL(settings.publicApiUrl).origin])];
   const router = new Router();
-  for (const route of hostRoutes) mount(router, route);
+  for (const route of hostRoutes) mount(router, route, settings);
   const document = buildOpenApiDocument(host, hostRoutes);
   router.get('/v1/openapi.json', (ctx) => {
     ctx.body = document;
@@ -179,6 +196,10 @@ export function createApp(host: Host, routes: AnyRoute[] = allRoutes(), ports: L
   if (host === 'api') mountConsole(router, ports);
 
   app.on('error', answerCutShort);
+  app.use((ctx, next) => {
+    ctx.state.settings = config();
+    return next();
+  });
   app.use(requestMetrics(host));
   app.use(requestTracing(host));
   app.use(requestId);
@@ -209,10 +230,10 @@ export function createApp(host: Host, routes: AnyRoute[] = allRoutes(), ports: L
     await next();
   });
   app.use(requireJsonBody);
-  const readJsonBody = jsonBodyReader(config().bodyLimitBytes);
+  const readJsonBody = jsonBodyReader(settings.bodyLimitBytes);
   // A raw-body route (provider webhooks) gets the exact bytes it was sent, whatever their type:
   // signatures are computed over them.
-  const readRawBody = rawBodyReader(config().bodyLimitBytes);
+  const readRawBody = rawBodyReader(settings.bodyLimitBytes);
   app.use((ctx, next) => (ctx.state.rawBodyRoute ? readRawBody(ctx, next) : readJsonBody(ctx, next)));
   app.use(boundedInput);
   app.use(router.routes());

@@ -5,13 +5,18 @@ import { ApiKeyEntity } from '../db/entities/project.js';
 import { isFrontendOnly, refuseFrontendKey, type Principal } from '../core/principal.js';
 import { hashToken } from '../crypto/secrets.js';
 import { ProblemError } from '../core/problem.js';
-import type { AuthScheme } from './route.js';
+import type { Config } from '../config.js';
+import { requestSettings, type AuthScheme } from './route.js';
 
 /**
  * Bearer tokens are checked by verifiers registered at start-up (builder tokens, project JWT keys);
  * each returns a principal, `undefined` when the token is not its kind, or throws a 401 problem.
  */
-export type BearerVerifier = (token: string, em: EntityManager) => Promise<Principal | undefined>;
+export type BearerVerifier = (
+  token: string,
+  em: EntityManager,
+  settings: Config,
+) => Promise<Principal | undefined>;
 
 const bearerVerifiers: BearerVerifier[] = [];
 
@@ -80,9 +85,9 @@ async function lookUpApiKey(keyHash: string, em: EntityManager): Promise<Princip
   return principal;
 }
 
-async function authenticateBearer(token: string, em: EntityManager): Promise<Principal> {
+async function authenticateBearer(token: string, em: EntityManager, settings: Config): Promise<Principal> {
   for (const verify of bearerVerifiers) {
-    const principal = await verify(token, em);
+    const principal = await verify(token, em, settings);
     if (principal) return principal;
   }
   throw ProblemError.unauthorized('The bearer token is not valid.');
@@ -110,7 +115,7 @@ export async function authenticate(
     if (!schemes.includes('bearer') && !schemes.includes('projectJwt')) {
       throw ProblemError.unauthorized('This endpoint requires an X-Api-Key header.');
     }
-    const principal = await authenticateBearer(bearer, em);
+    const principal = await authenticateBearer(bearer, em, requestSettings(ctx));
     // Authenticated, but with a kind of token this endpoint does not take: forbidden, not unauthorized.
     if (principal.kind === 'projectJwt' && !schemes.includes('projectJwt')) {
       const instead = schemes.includes('bearer') ? 'it needs a builder token' : 'use an API key';

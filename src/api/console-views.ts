@@ -11,7 +11,6 @@ import { DeliveryAttemptEntity } from '../db/entities/delivery.js';
 import Type from 'typebox';
 import { invalidPageToken, pageTokenCodec } from '../crypto/page-token.js';
 import { ProblemError } from '../core/problem.js';
-import { config } from '../config.js';
 import { findDestination } from '../domain/destinations.js';
 import { findIntegration } from '../domain/integrations.js';
 import { findInstallation } from '../domain/installations/lookups.js';
@@ -22,11 +21,10 @@ import { installationWorkflowId } from '../temporal/contracts/workflow-ids.js';
 const attemptsToken = pageTokenCodec(
   'delivery-attempts',
   Type.Object({ id: Type.String({ pattern: '^[0-9]{1,19}$' }) }, { additionalProperties: false }),
-  () => config().encryptionKey,
 );
 
-function decodeAttemptsToken(scope: string, token: string): string {
-  const { id } = attemptsToken.decode(scope, token);
+function decodeAttemptsToken(scope: string, token: string, secret: Buffer): string {
+  const { id } = attemptsToken.decode(scope, token, secret);
   // An attempt id: a bigint, whose range ends short of some 19-digit numbers.
   if (BigInt(id) >= 2n ** 63n) throw invalidPageToken(token);
   return id;
@@ -53,10 +51,13 @@ export const consoleViewRoutes = [
     params: DestinationParams,
     query: DeliveryAttemptListQuery,
     responses: { 200: { description: 'A page of attempts', schema: Paginated(DeliveryAttemptSchema) } },
-  }).handle(async ({ em, project, params, query }) => {
+  }).handle(async ({ em, project, params, query, settings }) => {
     const destination = await findDestination(em, project.id, params.destinationNameOrId);
     const scope = `${project.id}/${destination.id}`;
-    const before = query.pageToken === undefined ? undefined : decodeAttemptsToken(scope, query.pageToken);
+    const before =
+      query.pageToken === undefined
+        ? undefined
+        : decodeAttemptsToken(scope, query.pageToken, settings.encryptionKey);
     const pageSize = query.pageSize ?? 50;
     const attempts = await em.find(
       DeliveryAttemptEntity,
@@ -92,7 +93,11 @@ export const consoleViewRoutes = [
         pagination: {
           done: !more,
           ...(more && {
-            nextPageToken: attemptsToken.encode(scope, { id: String(page[page.length - 1].id) }),
+            nextPageToken: attemptsToken.encode(
+              scope,
+              { id: String(page[page.length - 1].id) },
+              settings.encryptionKey,
+            ),
           }),
         },
       },
@@ -109,7 +114,7 @@ export const consoleViewRoutes = [
     auth: ['apiKey', 'bearer'],
     params: InstallationParams,
     responses: { 200: { description: 'The schedules', schema: InstallationScheduleSchema } },
-  }).handle(async ({ em, project, params }) => {
+  }).handle(async ({ em, project, params, settings }) => {
     const integration = await findIntegration(em, project.id, params.integrationId);
     const installation = await findInstallation(em, project.id, params.installationId, integration.id);
     const described = await describeInstallation(installation.id, { deadlineMs: 5_000 }).catch((error) => {
@@ -122,7 +127,7 @@ export const consoleViewRoutes = [
       });
     });
     const workflowId = installationWorkflowId(installation.id);
-    const { temporalUiUrl, temporal } = config();
+    const { temporalUiUrl, temporal } = settings;
     return {
       status: 200,
       body: {

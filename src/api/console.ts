@@ -2,7 +2,8 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { extname, join, relative } from 'node:path';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { config, projectRoot } from '../config.js';
+import { projectRoot } from '../config.js';
+import { requestSettings } from './route.js';
 import { ProblemError } from '../core/problem.js';
 import { listenerOrigins, type ListenerPorts } from './listener-origins.js';
 
@@ -28,14 +29,15 @@ type OtherHost = 'read' | 'write' | 'search';
 
 /** Where the browser reaches the read, write and search hosts (their API roots). */
 function hostUrls(ctx: Context, ports: ListenerPorts): Record<OtherHost, string> {
-  const origins = listenerOrigins(ctx, 'api', ports);
-  const configured = config().publicHostUrls;
+  const settings = requestSettings(ctx);
+  const origins = listenerOrigins(ctx, 'api', ports, settings);
+  const configured = settings.publicHostUrls;
   const at = (host: OtherHost) => configured[host] ?? `${origins[host]}/v1`;
   return { read: at('read'), write: at('write'), search: at('search') };
 }
 
 function consoleConfig(ctx: Context, ports: ListenerPorts) {
-  const { temporalUiUrl, temporal } = config();
+  const { temporalUiUrl, temporal } = requestSettings(ctx);
   return {
     apiUrl: '/v1',
     hosts: hostUrls(ctx, ports),

@@ -11,6 +11,7 @@ import {
 import { DestinationEntity } from '../db/entities/operation.js';
 import {
   createDestination,
+  destinationPolicy,
   destinationView,
   findDestination,
   openSecrets,
@@ -64,9 +65,9 @@ export const destinationRoutes = [
     params: ProjectPathParams,
     body: CreateDestinationBody(destinationTypeNames(), typeExamples),
     responses: { 201: { description: 'Created', schema: DestinationSchema } },
-  }).handle(async ({ em, project, body }) => {
+  }).handle(async ({ em, project, body, settings }) => {
     const destination = await em.transactional(
-      async (tx) => (await createDestination(tx, project.id, body)).destination,
+      async (tx) => (await createDestination(tx, project.id, body, destinationPolicy(settings))).destination,
     );
     return { status: 201, body: destinationView(destination) };
   }),
@@ -97,11 +98,14 @@ export const destinationRoutes = [
     params: DestinationParams,
     query: GetDestinationQuery,
     responses: { 200: { description: 'The destination', schema: DestinationSchema } },
-  }).handle(async ({ em, project, params, query }) => {
+  }).handle(async ({ em, project, params, query, settings }) => {
     if (query.rotate) {
       const { destination, secrets } = await em.transactional(async (tx) => {
         const found = await findDestination(tx, project.id, params.destinationNameOrId);
-        return { destination: found, secrets: rotateDestinationSecret(found) };
+        return {
+          destination: found,
+          secrets: rotateDestinationSecret(found, settings.delivery.secretRotationGraceMs),
+        };
       });
       return { status: 200, body: destinationView(destination, secrets) };
     }
@@ -120,14 +124,14 @@ export const destinationRoutes = [
     params: DestinationParams,
     body: UpdateDestinationBody,
     responses: { 200: { description: 'The updated destination', schema: DestinationSchema } },
-  }).handle(async ({ em, project, params, body }) => {
+  }).handle(async ({ em, project, params, body, settings }) => {
     let failingSince: Date | undefined;
     const destination = await em.transactional(async (tx) => {
       const found = await findDestination(tx, project.id, params.destinationNameOrId);
       if (found.disabledTime && body.updateMask.includes('disabled') && body.destination.disabled === false) {
         failingSince = found.firstFailureTime ?? found.disabledTime;
       }
-      await updateDestination(tx, found, body.updateMask, body.destination);
+      await updateDestination(tx, found, body.updateMask, body.destination, destinationPolicy(settings));
       return found;
     });
     // Re-enabled: what waited for it resumes (reads from their last page, notifications it missed).

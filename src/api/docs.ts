@@ -5,7 +5,7 @@ import type Router from '@koa/router';
 import { buildOpenApiDocument } from './openapi.js';
 import { proxyOpenApiDocument } from './proxy/openapi.js';
 import { listenerOrigins, listeners, type Listener, type ListenerPorts } from './listener-origins.js';
-import type { AnyRoute, Host } from './route.js';
+import { requestSettings, type AnyRoute, type Host } from './route.js';
 
 /**
  * The API reference: Swagger UI (swagger-ui-dist, served from node_modules, no CDN) over one OpenAPI
@@ -103,7 +103,7 @@ window.ui = SwaggerUIBundle({
 export function mountDocs(router: Router, host: Host, routes: AnyRoute[], ports: ListenerPorts): void {
   const routesOf = (listener: Host) => routes.filter((route) => (route.hosts ?? ['api']).includes(listener));
   router.get('/v1/docs', (ctx) => {
-    const known = listenerOrigins(ctx, host, ports);
+    const known = listenerOrigins(ctx, host, ports, requestSettings(ctx));
     ctx.set(securityHeaders(Object.values(known)));
     ctx.type = 'text/html; charset=utf-8';
     ctx.body = page();
@@ -111,7 +111,7 @@ export function mountDocs(router: Router, host: Host, routes: AnyRoute[], ports:
   router.get('/v1/docs/init.js', (ctx) => {
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.type = 'application/javascript; charset=utf-8';
-    ctx.body = initScript(host, listenerOrigins(ctx, host, ports).proxy);
+    ctx.body = initScript(host, listenerOrigins(ctx, host, ports, requestSettings(ctx)).proxy);
   });
   router.get('/v1/docs/assets/:name', (ctx) => {
     const type = Object.hasOwn(assets, ctx.params.name) ? assets[ctx.params.name] : undefined;
@@ -123,7 +123,7 @@ export function mountDocs(router: Router, host: Host, routes: AnyRoute[], ports:
   router.get('/v1/docs/openapi/:listener.json', (ctx) => {
     const listener = ctx.params.listener as Listener;
     if (!listeners.includes(listener)) return;
-    const origin = listenerOrigins(ctx, host, ports)[listener];
+    const origin = listenerOrigins(ctx, host, ports, requestSettings(ctx))[listener];
     const servers = [
       {
         url: '{origin}',

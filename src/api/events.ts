@@ -22,12 +22,13 @@ export const eventRoutes = [
     params: ProjectPathParams,
     query: EventListQuery,
     responses: { 200: { description: 'A page of events', schema: Paginated(NotificationEventSchema) } },
-  }).handle(async ({ em, project, query }) => {
-    const page = await listEvents(em, project.id, {
-      eventType: query.eventType,
-      pageSize: query.pageSize ?? 200,
-      pageToken: query.pageToken,
-    });
+  }).handle(async ({ em, project, query, settings }) => {
+    const page = await listEvents(
+      em,
+      project.id,
+      { eventType: query.eventType, pageSize: query.pageSize ?? 200, pageToken: query.pageToken },
+      settings.encryptionKey,
+    );
     return { status: 200, body: page };
   }),
   defineRoute({

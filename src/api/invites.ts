@@ -31,11 +31,11 @@ export const inviteRoutes = [
     params: OrgParams,
     body: CreateInviteBody,
     responses: { 201: { description: 'The new invite', schema: InviteSchema } },
-  }).handle(async ({ em, principal, params, body }) => {
+  }).handle(async ({ em, principal, params, body, settings }) => {
     const builder = requireBuilder(principal);
     const invite = await em.transactional(async (tx) => {
       const org = await findMemberOrg(tx, params.orgId, builder.builderId);
-      return createInvite(tx, org.id, body.email, builder.builderId);
+      return createInvite(tx, org.id, body.email, builder.builderId, settings.inviteTtlSeconds);
     });
     return { status: 201, body: inviteView(invite) };
   }),

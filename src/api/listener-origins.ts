@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { config } from '../config.js';
+import type { Config } from '../config.js';
 import type { Host } from './route.js';
 
 export type Listener = Host | 'proxy';
@@ -13,8 +13,13 @@ export type ListenerPorts = Partial<Record<Listener, number>>;
  * public URL (`FERRY_PUBLIC_*_URL`) when there is one, else the host name it used with each
  * listener's own port. The API reference's try-it and the console both call what this names.
  */
-export function listenerOrigins(ctx: Context, host: Host, ports: ListenerPorts): Record<Listener, string> {
-  const port = (listener: Listener) => ports[listener] ?? config().ports[listener];
+export function listenerOrigins(
+  ctx: Context,
+  host: Host,
+  ports: ListenerPorts,
+  settings: Pick<Config, 'ports' | 'publicHostUrls'>,
+): Record<Listener, string> {
+  const port = (listener: Listener) => ports[listener] ?? settings.ports[listener];
   // The Host header ends up in a header (CSP) and in documents: anything but a plain name is ignored.
   const plain =
     /^([\w.-]+|\[[\d:a-f.]+\])(:\d+)?$/i.test(ctx.host) &&
@@ -23,7 +28,7 @@ export function listenerOrigins(ctx: Context, host: Host, ports: ListenerPorts):
     URL.canParse(`http://${ctx.host}`);
   const hostname = plain ? ctx.hostname : 'localhost';
   const own = plain ? ctx.host : `localhost:${port(host)}`;
-  const configured = config().publicHostUrls as Partial<Record<Listener, string>>;
+  const configured = settings.publicHostUrls as Partial<Record<Listener, string>>;
   return Object.fromEntries(
     listeners.map((listener) => {
       const publicUrl = listener === host ? undefined : configured[listener];

@@ -143,7 +143,7 @@ export const oauthRoutes = [
     auth: ['apiKey', 'projectJwt'],
     body: OAuthConnectBody,
     responses: { 200: authorizationUrlAnswer },
-  }).handle(async ({ em, principal, body, koa }) => {
+  }).handle(async ({ em, principal, body, koa, settings }) => {
     if (principal.kind === 'projectJwt' && principal.groupRef !== body.groupRef) {
       throw new ProblemError({
         status: 403,
@@ -153,7 +153,7 @@ export const oauthRoutes = [
       });
     }
     const project = await resolveProject(principal, body.projectIdOrName, em);
-    return authorizationUrl(koa, await startOAuthConnect(em, project, body));
+    return authorizationUrl(koa, await startOAuthConnect(em, project, body, settings.publicApiUrl));
   }),
   defineRoute({
     method: 'PATCH',
@@ -166,12 +166,15 @@ export const oauthRoutes = [
     auth: ['apiKey', 'bearer', 'projectJwt'],
     params: ConnectionParams,
     responses: { 200: authorizationUrlAnswer },
-  }).handle(async ({ em, project, params, principal, koa }) => {
+  }).handle(async ({ em, project, params, principal, koa, settings }) => {
     if (scopedGroupRef(principal) !== undefined) {
       const connection = await findConnection(em, project.id, params.connectionId);
       await assertActsForGroupId(em, principal, connection.groupId);
     }
-    return authorizationUrl(koa, await startOAuthUpdate(em, project, params.connectionId));
+    return authorizationUrl(
+      koa,
+      await startOAuthUpdate(em, project, params.connectionId, settings.publicApiUrl),
+    );
   }),
   defineRoute({
     method: 'GET',

@@ -28,7 +28,7 @@ export const operationRoutes = [
     params: InstallationOperationsParams,
     query: OperationListQuery,
     responses: { 200: { description: 'A page of operations', schema: OperationPageSchema } },
-  }).handle(async ({ em, project, params, query, koa }) => {
+  }).handle(async ({ em, project, params, query, koa, settings }) => {
     // The query converter would truncate `2.5` to 2; a page size is a whole number as written.
     const rawPageSize = koa.query.pageSize;
     if (rawPageSize !== undefined && !/^\d+$/.test(String(rawPageSize))) {
@@ -41,10 +41,14 @@ export const operationRoutes = [
         },
       ]);
     }
-    const page = await operationPageView(em, project.id, params.integrationId, params.installationId, {
-      pageSize: query.pageSize ?? 200,
-      pageToken: query.pageToken,
-    });
+    const page = await operationPageView(
+      em,
+      project.id,
+      params.integrationId,
+      params.installationId,
+      { pageSize: query.pageSize ?? 200, pageToken: query.pageToken },
+      settings,
+    );
     return { status: 200, body: page };
   }),
   defineRoute({
@@ -56,8 +60,8 @@ export const operationRoutes = [
     auth: ['apiKey', 'bearer'],
     params: OperationParams,
     responses: { 200: { description: 'The operation', schema: OperationSchema } },
-  }).handle(async ({ em, project, params }) => {
-    return { status: 200, body: await getOperationView(em, project.id, params.operationId) };
+  }).handle(async ({ em, project, params, settings }) => {
+    return { status: 200, body: await getOperationView(em, project.id, params.operationId, settings) };
   }),
   defineRoute({
     method: 'GET',

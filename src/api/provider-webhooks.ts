@@ -1,7 +1,6 @@
 import Type from 'typebox';
 import { FailureLimiter } from '../core/failure-limiter.js';
 import { ProblemError } from '../core/problem.js';
-import { config } from '../config.js';
 import { receiveAppWebhook } from '../domain/subscriptions/app-inbound.js';
 import { receiveProviderWebhook } from '../domain/subscriptions/inbound.js';
 import { defineRoute } from './route.js';
@@ -66,12 +65,12 @@ export const providerWebhookRoutes = [
       }),
     }),
     responses: received,
-  }).handle(async ({ params, koa }) => {
+  }).handle(async ({ params, koa, settings }) => {
     const result = await limited([`ip:${koa.ip}`, `subscription:${params.subscriptionId}`], () =>
       receiveProviderWebhook({
         provider: params.provider,
         subscriptionId: params.subscriptionId,
-        request: { method: koa.method, uri: `${config().publicApiUrl}${koa.originalUrl}` },
+        request: { method: koa.method, uri: `${settings.publicApiUrl}${koa.originalUrl}` },
         headers: koa.headers,
         rawBody: (koa.state.rawBody as Buffer | undefined) ?? Buffer.alloc(0),
       }),
@@ -97,14 +96,14 @@ export const providerWebhookRoutes = [
       }),
     }),
     responses: received,
-  }).handle(async ({ params, koa }) => {
+  }).handle(async ({ params, koa, settings }) => {
     const result = await limited([`ip:${koa.ip}`, `app:${params.providerAppId}`], () =>
       receiveAppWebhook({
         provider: params.provider,
         providerAppId: params.providerAppId,
         method: koa.method,
         // The provider signs the URL it posted to: Ferry's public URL, not the one behind a proxy.
-        uri: `${config().publicApiUrl}${koa.originalUrl}`,
+        uri: `${settings.publicApiUrl}${koa.originalUrl}`,
         headers: koa.headers,
         rawBody: (koa.state.rawBody as Buffer | undefined) ?? Buffer.alloc(0),
       }),

@@ -4,6 +4,7 @@ import type { Static, TSchema } from 'typebox';
 import type { Project } from '../db/entities/project.js';
 import type { Principal } from '../core/principal.js';
 import type { BatchedList } from './batched-list.js';
+import type { Config } from '../config.js';
 
 export type Host = 'api' | 'read' | 'write' | 'search';
 /**
@@ -37,6 +38,13 @@ export interface HandlerContext<P, Q, B> {
   em: EntityManager;
   requestId: string;
   koa: Context;
+  /** The deployment's settings, read once for this request where it enters (`createApp`). */
+  settings: Config;
+}
+
+/** The settings a request was given where it entered the app (`createApp`), for Koa middleware outside the routes. */
+export function requestSettings(ctx: Context): Config {
+  return ctx.state.settings as Config;
 }
 
 interface ResultExtras {

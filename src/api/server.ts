@@ -63,6 +63,7 @@ function listen(
   bind: string,
   bound: ListenerPorts,
   mcp: McpListener,
+  settings: Config,
 ): Promise<Server> {
   return new Promise((resolve, reject) => {
     const handler: RequestListener =
@@ -70,12 +71,12 @@ function listen(
         ? proxyHandler
         : listener === 'mcp'
           ? mcp.handle
-          : (createApp(listener, allRoutes(), bound).callback() as RequestListener);
+          : (createApp(listener, allRoutes(), bound, settings).callback() as RequestListener);
     const server = createServer(
-      { maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: config().requestTimeoutMs },
+      { maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: settings.requestTimeoutMs },
       handler,
     );
-    server.headersTimeout = Math.min(config().requestTimeoutMs, 20_000);
+    server.headersTimeout = Math.min(settings.requestTimeoutMs, 20_000);
     // Longer than clients' and load balancers' idle timeouts (60 s is common), so a client never
     // reuses a socket the server is closing at that moment (ECONNRESET on a busy machine).
     server.keepAliveTimeout = 65_000;
@@ -96,20 +97,26 @@ function listen(
 
 /**
  * Starts the api, read, write, search, proxy and MCP listeners (port 0 picks a free port, for tests;
- * a caller that names no MCP port gets a free one).
+ * a caller that names no MCP port gets a free one). The entry point of the listeners: the settings
+ * are read here and handed to each app and listener.
  */
 export async function startServers(
-  ports: Omit<Config['ports'], 'mcp'> & { mcp?: number } = config().ports,
-  bind = config().host,
+  portsGiven?: Omit<Config['ports'], 'mcp'> & { mcp?: number },
+  bindGiven?: string,
+  settings: Config = config(),
 ): Promise<RunningServers> {
+  const ports = portsGiven ?? settings.ports;
+  const bind = bindGiven ?? settings.host;
   // Before any listener answers, so the first request is traced too (a no-op unless tracing is on).
   await startTracing('api');
   const hosts: Listener[] = ['api', 'read', 'write', 'search', 'proxy', 'mcp'];
   const portOf = (host: Listener) => (host === 'mcp' ? (ports.mcp ?? 0) : ports[host]);
   // Each app's API reference sends try-it requests to the other listeners, at the ports they bound.
   const bound: ListenerPorts = {};
-  const mcp = createMcpListener();
-  const servers = await Promise.all(hosts.map((host) => listen(host, portOf(host), bind, bound, mcp)));
+  const mcp = createMcpListener(settings);
+  const servers = await Promise.all(
+    hosts.map((host) => listen(host, portOf(host), bind, bound, mcp, settings)),
+  );
   const urls = Object.fromEntries(
     hosts.map((host, index) => {
       const address = servers[index].address();

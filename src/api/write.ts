@@ -37,10 +37,12 @@ export const writeRoutes = [
       502: { description: 'The provider failed (see `retryable`)', schema: ProblemSchema },
       503: { description: 'The workflow service is unreachable', schema: ProblemSchema },
     },
-  }).handle(async ({ em, project, params, body }) => {
+  }).handle(async ({ em, project, params, body, settings }) => {
     const write = await prepareWrite(em, project.id, params.integrationId, params.objectName, body);
     const answer =
-      write.mode === 'asynchronous' ? await startAsyncWrite(em, write) : await writeSynchronously(em, write);
+      write.mode === 'asynchronous'
+        ? await startAsyncWrite(em, write)
+        : await writeSynchronously(em, write, settings.repair.stuckAfterMs);
     return { status: 200, body: answer };
   }),
 ];

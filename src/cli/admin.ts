@@ -79,7 +79,9 @@ export async function builderTokenCommand(args: string[]): Promise<void> {
   const email = required(values.email, 'email');
   if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) throw new Error(`"${email}" is not an email address`);
   const token = await run(() =>
-    transaction(async (em) => issueBuilderToken(await findOrCreateBuilder(em, email))),
+    transaction(async (em) =>
+      issueBuilderToken(await findOrCreateBuilder(em, email), config().builderTokenSecret),
+    ),
   );
   process.stdout.write(`${token}\n`);
 }

@@ -1,5 +1,6 @@
 import { options } from './options.js';
 import { ProblemError } from '../core/problem.js';
+import { config } from '../config.js';
 import { closeOrm } from '../db/orm.js';
 import { serveStdio } from '../mcp/stdio.js';
 
@@ -24,6 +25,7 @@ export async function mcpCommand(args: string[]): Promise<void> {
     await serveStdio(
       { project: values.project, integration: values.integration, groupRef: values.group },
       { ...(apiKey && { apiKey }), ...(!apiKey && bearer && { bearer }) },
+      config(),
     );
   } catch (error) {
     if (!(error instanceof ProblemError)) throw error;

@@ -50,7 +50,7 @@ export async function worker(): Promise<void> {
   // Reads, writes and deliveries run here: the worker serves its own `/metrics` (FERRY_WORKER_METRICS_PORT).
   const metrics = await startMetricsServer(config().metricsPorts.worker, config().host);
   if (metrics) logger.info({ url: metrics.url }, 'metrics listening');
-  const relay = startOutboxRelay();
+  const relay = startOutboxRelay(config());
   const run = running.run();
   // Repairs drift between PostgreSQL and Temporal from now on, crashes included, without a restart.
   const repair = startRepairLoop();

@@ -8,8 +8,9 @@ import { runRetentionNow, startRetentionWorkflow } from '../temporal/gateway.js'
  * FERRY_RETENTION_SCHEDULE. Logs a failure; never stops the worker.
  */
 export function startRetentionInBackground(): void {
-  const { schedule } = config().retention;
-  startRetentionWorkflow({ schedule })
+  const { retention, temporal } = config();
+  const { schedule } = retention;
+  startRetentionWorkflow({ schedule, taskQueue: temporal.taskQueue })
     .then(() => logger.info({ schedule }, 'retention workflow running'))
     .catch((error: unknown) => logger.error({ err: error }, 'could not start the retention workflow'));
 }
@@ -17,7 +18,7 @@ export function startRetentionInBackground(): void {
 /** `ferry retention run`: one cleanup pass now, through the running workflow; prints what it deleted. */
 export async function retentionRunCommand(): Promise<void> {
   try {
-    const result = await runRetentionNow({ deadlineMs: 60 * 60_000 });
+    const result = await runRetentionNow({ taskQueue: config().temporal.taskQueue, deadlineMs: 60 * 60_000 });
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     await closeTemporalClient();

@@ -293,7 +293,7 @@ async function bringUp(stops: (() => Promise<void>)[], started: number, temporal
   stops.unshift(() => repair.stop());
   (await import('./retention.js')).startRetentionInBackground();
   const { startOutboxRelay } = await import('../notifications/outbox-relay.js');
-  const relay = startOutboxRelay();
+  const relay = startOutboxRelay(config());
   stops.unshift(() => relay.stop());
   stops.push(closeOrm);
 

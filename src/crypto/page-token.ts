@@ -13,9 +13,10 @@ import { schemaIssues } from '../core/validation.js';
  */
 
 export interface PageTokenCodec<Position> {
-  encode(scope: string, position: Position): string;
+  /** `secret`: the deployment's key (FERRY_ENCRYPTION_KEY), handed down from where settings are read. */
+  encode(scope: string, position: Position, secret: Buffer | string): string;
   /** The position `token` carries; a `ProblemError` 400 for anything this listing did not return. */
-  decode(scope: string, token: string): Position;
+  decode(scope: string, token: string, secret: Buffer | string): Position;
 }
 
 /** MAC characters kept (22 of base64url: 132 bits). */
@@ -36,31 +37,27 @@ export function invalidPageToken(token: string): ProblemError {
 }
 
 /**
- * A codec for one listing. `listing` names it (its tokens are never accepted by another); `secret`
- * is read when a token is made or checked, so a codec can be declared at module load.
+ * A codec for one listing. `listing` names it (its tokens are never accepted by another); the secret
+ * is given with each token made or checked, so a codec can be declared at module load.
  */
-export function pageTokenCodec<S extends TSchema>(
-  listing: string,
-  schema: S,
-  secret: () => Buffer | string,
-): PageTokenCodec<Static<S>> {
-  const mac = (scope: string, payload: string) => {
-    const key = createHmac('sha256', secret()).update(`ferry/page-token/${listing}/v1`).digest();
+export function pageTokenCodec<S extends TSchema>(listing: string, schema: S): PageTokenCodec<Static<S>> {
+  const mac = (scope: string, payload: string, secret: Buffer | string) => {
+    const key = createHmac('sha256', secret).update(`ferry/page-token/${listing}/v1`).digest();
     return createHmac('sha256', key)
       .update(`${scope}\u0000${payload}`)
       .digest('base64url')
       .slice(0, MAC_CHARS);
   };
   return {
-    encode(scope, position) {
+    encode(scope, position, secret) {
       const payload = Buffer.from(JSON.stringify(position)).toString('base64url');
-      return `${payload}.${mac(scope, payload)}`;
+      return `${payload}.${mac(scope, payload, secret)}`;
     },
-    decode(scope, token) {
+    decode(scope, token, secret) {
       if (token.length > MAX_TOKEN_CHARS) throw invalidPageToken(token);
       const [payload, signature, extra] = token.split('.');
       if (!payload || !signature || extra !== undefined) throw invalidPageToken(token);
-      const expected = Buffer.from(mac(scope, payload));
+      const expected = Buffer.from(mac(scope, payload, secret));
       const given = Buffer.from(signature);
       if (given.length !== expected.length || !timingSafeEqual(given, expected))
         throw invalidPageToken(token);

@@ -46,6 +46,8 @@ export interface SendOptions {
   timeoutMs: number;
   /** Whether private and loopback addresses may be reached (FERRY_ALLOW_PRIVATE_DESTINATIONS). */
   policy: DestinationPolicy;
+  /** Ferry's public URL (FERRY_PUBLIC_API_URL), for messages that link back to it; none without. */
+  publicApiUrl?: string;
 }
 
 /**

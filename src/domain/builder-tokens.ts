@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { SignJWT, errors, jwtVerify } from 'jose';
-import { config } from '../config.js';
+import type { Config } from '../config.js';
 import { canonicalEmail } from '../core/names.js';
 import { ProblemError } from '../core/problem.js';
 import type { Principal } from '../core/principal.js';
@@ -26,7 +26,11 @@ export async function findOrCreateBuilder(em: EntityManager, email: string): Pro
 }
 
 /** Ferry signs builder tokens itself (HS256 under FERRY_BUILDER_TOKEN_SECRET). */
-export async function issueBuilderToken(builder: Builder, ttlSeconds = 12 * 3600): Promise<string> {
+export async function issueBuilderToken(
+  builder: Builder,
+  secret: Config['builderTokenSecret'],
+  ttlSeconds = 12 * 3600,
+): Promise<string> {
   return new SignJWT({ email: builder.email })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuer(ISSUER)
@@ -34,11 +38,15 @@ export async function issueBuilderToken(builder: Builder, ttlSeconds = 12 * 3600
     .setSubject(builder.id)
     .setIssuedAt()
     .setExpirationTime(`${ttlSeconds}s`)
-    .sign(config().builderTokenSecret);
+    .sign(secret);
 }
 
 /** Accepts Ferry-issued builder tokens; leaves other bearer tokens to the next verifier. */
-export async function verifyBuilderToken(token: string, em: EntityManager): Promise<Principal | undefined> {
+export async function verifyBuilderToken(
+  token: string,
+  em: EntityManager,
+  settings: Pick<Config, 'builderTokenSecret'>,
+): Promise<Principal | undefined> {
   let header: { alg?: string };
   try {
     header = JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString('utf8')) as {
@@ -49,7 +57,7 @@ export async function verifyBuilderToken(token: string, em: EntityManager): Prom
   }
   if (header.alg !== 'HS256') return undefined;
   try {
-    const { payload } = await jwtVerify(token, config().builderTokenSecret, {
+    const { payload } = await jwtVerify(token, settings.builderTokenSecret, {
       issuer: ISSUER,
       audience: AUDIENCE,
       algorithms: ['HS256'],

@@ -145,7 +145,8 @@ export async function sendMessage(
       },
       {
         timeoutMs: options.timeoutMs ?? config().delivery.timeoutMs,
-        policy: options.policy ?? destinationPolicy(),
+        policy: options.policy ?? destinationPolicy(config()),
+        publicApiUrl: config().publicApiUrl,
       },
     );
   } catch (error) {

@@ -3,7 +3,7 @@ import Type from 'typebox';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProblemError, type ProblemIssue } from '../core/problem.js';
 import { isUuid } from '../core/ids.js';
-import { config } from '../config.js';
+import type { Config } from '../config.js';
 import { decryptJson, encryptJson } from '../crypto/secrets.js';
 import { DestinationEntity, type Destination } from '../db/entities/operation.js';
 import { generateSigningSecret } from '../delivery/signing.js';
@@ -141,8 +141,8 @@ function shownMetadata(destination: Destination): Record<string, unknown> {
   return destinationType(destination.type)?.redact?.(metadata) ?? metadata;
 }
 
-export function destinationPolicy(): DestinationPolicy {
-  return { allowPrivate: config().allowPrivateDestinations };
+export function destinationPolicy(settings: Pick<Config, 'allowPrivateDestinations'>): DestinationPolicy {
+  return { allowPrivate: settings.allowPrivateDestinations };
 }
 
 export async function findDestination(
@@ -192,7 +192,7 @@ export async function createDestination(
   em: EntityManager,
   projectId: string,
   given: DestinationInput,
-  policy: DestinationPolicy = destinationPolicy(),
+  policy: DestinationPolicy,
 ): Promise<{ destination: Destination; secrets: DestinationSecrets }> {
   if (given.type !== 'webhook') {
     await assertNameFree(em, projectId, given.name);
@@ -244,7 +244,11 @@ export async function createDestination(
 }
 
 /** Issues a new signing secret; the old one keeps signing for FERRY_SECRET_ROTATION_GRACE_SECONDS. */
-export function rotateDestinationSecret(destination: Destination, now = new Date()): DestinationSecrets {
+export function rotateDestinationSecret(
+  destination: Destination,
+  graceMs: Config['delivery']['secretRotationGraceMs'],
+  now = new Date(),
+): DestinationSecrets {
   if (destination.type !== 'webhook') {
     throw ProblemError.invalid([
       {
@@ -254,7 +258,7 @@ export function rotateDestinationSecret(destination: Destination, now = new Date
       },
     ]);
   }
-  const secrets = rotateSigningSecret(openSecrets(destination), now, config().delivery.secretRotationGraceMs);
+  const secrets = rotateSigningSecret(openSecrets(destination), now, graceMs);
   sealSecrets(destination, secrets);
   destination.updateTime = now;
   return secrets;
@@ -351,7 +355,7 @@ export async function updateDestination(
   destination: Destination,
   mask: string[],
   patch: DestinationPatch,
-  policy: DestinationPolicy = destinationPolicy(),
+  policy: DestinationPolicy,
 ): Promise<DestinationSecrets> {
   if (destination.type !== 'webhook') return updateTypedDestination(em, destination, mask, patch, policy);
   const shape = webhookPatchIssues(patch);

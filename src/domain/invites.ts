@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { config } from '../config.js';
 import { ProblemError } from '../core/problem.js';
 import { isUuid } from '../core/ids.js';
 import { canonicalEmail } from '../core/names.js';
@@ -63,6 +62,8 @@ export async function createInvite(
   orgId: string,
   email: string,
   invitedBy: string,
+  /** How long the invite stays pending (FERRY_INVITE_TTL_SECONDS). */
+  ttlSeconds: number,
 ): Promise<Invite> {
   const invitedEmail = canonicalEmail(email);
   await settleExpiredInvites(em, { orgId });
@@ -82,7 +83,7 @@ export async function createInvite(
     invitedEmail,
     status: 'pending',
     invitedBy,
-    expireTime: new Date(now.getTime() + config().inviteTtlSeconds * 1000),
+    expireTime: new Date(now.getTime() + ttlSeconds * 1000),
     createTime: now,
     updateTime: now,
   });

@@ -1,7 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProblemError } from '../core/problem.js';
-import { config } from '../config.js';
 import { decryptSecret, encryptSecret, hashToken } from '../crypto/secrets.js';
 import {
   ConsumerEntity,
@@ -51,8 +50,9 @@ export const STATE_TTL_MS = 10 * 60_000;
 /** Consumed and expired states are kept this long, so the callback can say "used" or "expired". */
 const STATE_RETENTION_MS = 24 * 60 * 60_000;
 
-export function oauthCallbackUrl(): string {
-  return `${config().publicApiUrl}/v1/oauth-callback`;
+/** Where providers send the browser back: under Ferry's public URL (FERRY_PUBLIC_API_URL). */
+export function oauthCallbackUrl(publicApiUrl: string): string {
+  return `${publicApiUrl}/v1/oauth-callback`;
 }
 
 interface AuthorizationRequest {
@@ -67,6 +67,8 @@ interface AuthorizationRequest {
   providerMetadata: ProviderMetadata;
   connectionId?: string;
   redirectUrl?: string;
+  /** Ferry's public URL, which the callback's is under. */
+  publicApiUrl: string;
 }
 
 function requireAuthorizationCodeGrant(provider: OAuth2Provider, field: string): void {
@@ -125,7 +127,7 @@ async function authorizationUrl(em: EntityManager, request: AuthorizationRequest
 
   const state = randomBytes(32).toString('base64url');
   const pkce = opts.pkce || opts.grantType === 'authorizationCodePKCE' ? pkcePair() : undefined;
-  const redirectUri = oauthCallbackUrl();
+  const redirectUri = oauthCallbackUrl(request.publicApiUrl);
   await sweepStates(em);
   em.persist(
     em.create(OAuthStateEntity, {
@@ -171,6 +173,7 @@ export async function startOAuthConnect(
   em: EntityManager,
   project: Project,
   input: OAuthConnectInput,
+  publicApiUrl: string,
 ): Promise<string> {
   const provider = requireOAuth2Provider(input.provider);
   requireAuthorizationCodeGrant(provider, 'provider');
@@ -213,6 +216,7 @@ export async function startOAuthConnect(
   const providerMetadata = normaliseProviderMetadata(input.providerMetadata);
   checkTemplateValues(provider, providerMetadata);
   return authorizationUrl(em, {
+    publicApiUrl,
     projectId: project.id,
     provider,
     app,
@@ -231,6 +235,7 @@ export async function startOAuthUpdate(
   em: EntityManager,
   project: Project,
   connectionId: string,
+  publicApiUrl: string,
 ): Promise<string> {
   const connection: Connection = await findConnection(em, project.id, connectionId);
   if (connection.authScheme !== authSchemes.oauth2AuthorizationCode) {
@@ -252,6 +257,7 @@ export async function startOAuthUpdate(
   const group = await em.findOneOrFail(GroupEntity, { id: connection.groupId });
   const consumer = await em.findOneOrFail(ConsumerEntity, { id: connection.consumerId });
   return authorizationUrl(em, {
+    publicApiUrl,
     projectId: project.id,
     provider,
     app,

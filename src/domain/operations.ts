@@ -4,7 +4,7 @@ import Type from 'typebox';
 import { invalidPageToken, pageTokenCodec } from '../crypto/page-token.js';
 import { ProblemError } from '../core/problem.js';
 import { isUuid } from '../core/ids.js';
-import { config } from '../config.js';
+import type { Config } from '../config.js';
 import { OperationEntity, type Operation } from '../db/entities/operation.js';
 import type { OperationView } from '../schemas/operations.js';
 import {
@@ -28,7 +28,10 @@ export interface OperationProgress {
 }
 
 /** The Temporal run behind an operation, for operators: its workflow id and its page in the Temporal UI. */
-function temporalRun(operation: Operation): { workflowId: string; url: string } | undefined {
+function temporalRun(
+  operation: Operation,
+  settings: OperationViewSettings,
+): { workflowId: string; url: string } | undefined {
   const workflowId =
     operation.actionType === 'read'
       ? // A read run inline is an activity of its installation's workflow (`read/<operationId>` if handed over).
@@ -39,13 +42,16 @@ function temporalRun(operation: Operation): { workflowId: string; url: string } 
         ? writeWorkflowId(operation.id)
         : undefined;
   if (!workflowId) return undefined;
-  const { temporalUiUrl, temporal } = config();
+  const { temporalUiUrl, temporal } = settings;
   const url = `${temporalUiUrl}/namespaces/${encodeURIComponent(temporal.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
   return { workflowId, url };
 }
 
-export function operationView(operation: Operation): OperationView {
-  const run = temporalRun(operation);
+/** What an operation's view needs of the settings: its Temporal UI link, its listing's token key. */
+export type OperationViewSettings = Pick<Config, 'temporalUiUrl' | 'temporal' | 'encryptionKey'>;
+
+export function operationView(operation: Operation, settings: OperationViewSettings): OperationView {
+  const run = temporalRun(operation, settings);
   return {
     id: operation.id,
     projectId: operation.projectId,
@@ -128,15 +134,14 @@ export async function followLatestOperation(em: EntityManager, installationId: s
 const operationsToken = pageTokenCodec(
   'operations',
   Type.Object({ seq: Type.String({ pattern: '^[0-9]{1,19}$' }) }, { additionalProperties: false }),
-  () => config().encryptionKey,
 );
 
-export function encodePageToken(scope: string, seq: bigint): string {
-  return operationsToken.encode(scope, { seq: seq.toString() });
+export function encodePageToken(scope: string, seq: bigint, secret: Buffer): string {
+  return operationsToken.encode(scope, { seq: seq.toString() }, secret);
 }
 
-export function decodePageToken(scope: string, token: string): bigint {
-  const seq = BigInt(operationsToken.decode(scope, token).seq);
+export function decodePageToken(scope: string, token: string, secret: Buffer): bigint {
+  const seq = BigInt(operationsToken.decode(scope, token, secret).seq);
   // A bigint column ends short of some 19-digit numbers.
   if (seq >= 2n ** 63n) throw invalidPageToken(token);
   return seq;
@@ -148,15 +153,21 @@ export interface OperationPage {
 }
 
 /** A page from `pageSize + 1` operations, newest first: the extra one says another page follows. */
-export function operationPage(operations: Operation[], pageSize: number, scope: string): OperationPage {
+export function operationPage(
+  operations: Operation[],
+  pageSize: number,
+  scope: string,
+  settings: OperationViewSettings,
+): OperationPage {
   const page = operations.slice(0, pageSize);
   const done = operations.length <= pageSize;
   const last = page[page.length - 1];
   return {
-    results: page.map(operationView),
+    results: page.map((operation) => operationView(operation, settings)),
     pagination: {
       done,
-      ...(!done && last && { nextPageToken: encodePageToken(scope, BigInt(last.seq!)) }),
+      ...(!done &&
+        last && { nextPageToken: encodePageToken(scope, BigInt(last.seq!), settings.encryptionKey) }),
     },
   };
 }
@@ -166,13 +177,17 @@ export async function listInstallationOperations(
   projectId: string,
   installationId: string,
   options: { pageSize: number; pageToken?: string },
+  settings: OperationViewSettings,
 ): Promise<OperationPage> {
   const scope = `${projectId}/${installationId}`;
-  const before = options.pageToken === undefined ? undefined : decodePageToken(scope, options.pageToken);
+  const before =
+    options.pageToken === undefined
+      ? undefined
+      : decodePageToken(scope, options.pageToken, settings.encryptionKey);
   const operations = await em.find(
     OperationEntity,
     { projectId, installationId, ...(before !== undefined && { seq: { $lt: before as never } }) },
     { orderBy: { seq: 'desc' } as never, limit: options.pageSize + 1 },
   );
-  return operationPage(operations, options.pageSize, scope);
+  return operationPage(operations, options.pageSize, scope, settings);
 }

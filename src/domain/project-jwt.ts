@@ -1,7 +1,7 @@
 import { createPublicKey } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
-import { config } from '../config.js';
+import type { Config } from '../config.js';
 import { ProblemError } from '../core/problem.js';
 import { type Principal } from '../core/principal.js';
 import { isUuid } from '../core/ids.js';
@@ -19,7 +19,11 @@ const reject = (detail: string) => ProblemError.unauthorized(detail);
  * audience and issuer the key requires, if it requires any. Other bearer tokens (HS256 builder
  * tokens) are left to their own verifier.
  */
-export async function verifyProjectJwt(token: string, em: EntityManager): Promise<Principal | undefined> {
+export async function verifyProjectJwt(
+  token: string,
+  em: EntityManager,
+  settings: Pick<Config, 'projectJwtMaxLifetimeSeconds'>,
+): Promise<Principal | undefined> {
   let header: { alg?: string; kid?: string };
   try {
     header = decodeProtectedHeader(token);
@@ -49,7 +53,7 @@ export async function verifyProjectJwt(token: string, em: EntityManager): Promis
   if (payload.groupRef !== undefined && (typeof payload.groupRef !== 'string' || !payload.groupRef)) {
     throw reject('The token\'s "groupRef" claim must be a group reference (a non-empty string).');
   }
-  assertLifetime(payload, typeof payload.groupRef === 'string');
+  assertLifetime(payload, typeof payload.groupRef === 'string', settings.projectJwtMaxLifetimeSeconds);
   return {
     kind: 'projectJwt',
     projectId: key.projectId,
@@ -98,11 +102,15 @@ function refusal(error: unknown, key: JwtKey): ProblemError {
  * working after the key's holder forgot it. A token for one group lives in a browser, so its bound
  * is set apart from a project-wide token's.
  */
-function assertLifetime(payload: JWTPayload, groupScoped: boolean): void {
+function assertLifetime(
+  payload: JWTPayload,
+  groupScoped: boolean,
+  lifetimes: Config['projectJwtMaxLifetimeSeconds'],
+): void {
   const now = Math.floor(Date.now() / 1000);
   const issued = typeof payload.iat === 'number' ? Math.min(payload.iat, now) : now;
   const lifetime = Math.ceil(payload.exp! - issued);
-  const { groupScoped: groupMax, projectWide: projectMax } = config().projectJwtMaxLifetimeSeconds;
+  const { groupScoped: groupMax, projectWide: projectMax } = lifetimes;
   const max = groupScoped ? groupMax : projectMax;
   if (lifetime <= max + CLOCK_TOLERANCE_SECONDS) return;
   const from = typeof payload.iat === 'number' ? 'its "iat"' : 'now (it has no "iat")';

@@ -24,6 +24,7 @@ import {
   findOperation,
   operationPage,
   operationView,
+  type OperationViewSettings,
   type OperationPage,
 } from './operations.js';
 import { findInstallationOfIntegration } from './reads/installation-context.js';
@@ -318,6 +319,7 @@ export async function getOperationView(
   em: EntityManager,
   projectId: string,
   operationId: string,
+  settings: OperationViewSettings,
 ): Promise<OperationView> {
   const { columns, operation } = operationQuery(em);
   const read = keyedRead(em, 'operation', 'id', () => ({
@@ -326,7 +328,7 @@ export async function getOperationView(
   }));
   const [row] = isUuid(operationId) ? await batchedRows(em, read, [projectId, operationId]) : [];
   if (!row) await findOperation(em, projectId, operationId);
-  return operationView(operation(row));
+  return operationView(operation(row), settings);
 }
 
 /**
@@ -339,6 +341,7 @@ export async function operationPageView(
   integrationIdOrName: string,
   installationId: string,
   options: { pageSize: number; pageToken?: string },
+  settings: OperationViewSettings,
 ): Promise<OperationPage> {
   if (!isUuid(installationId)) {
     await findInstallationOfIntegration(em, projectId, integrationIdOrName, installationId);
@@ -347,7 +350,10 @@ export async function operationPageView(
   const scope = `${projectId}/${installationId.toLowerCase()}`;
   let before: bigint | undefined;
   try {
-    before = options.pageToken === undefined ? undefined : decodePageToken(scope, options.pageToken);
+    before =
+      options.pageToken === undefined
+        ? undefined
+        : decodePageToken(scope, options.pageToken, settings.encryptionKey);
   } catch (error) {
     // A missing installation is a 404 before a bad token is a 400.
     await findInstallationOfIntegration(em, projectId, integrationIdOrName, installationId);
@@ -376,5 +382,5 @@ export async function operationPageView(
   );
   // No rows: an installation without operations, or none at all (the ORM path says which: 404).
   if (!rows.length) await findInstallationOfIntegration(em, projectId, integrationIdOrName, installationId);
-  return operationPage(rows.map(operation), options.pageSize, scope);
+  return operationPage(rows.map(operation), options.pageSize, scope, settings);
 }

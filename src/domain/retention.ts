@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { config, type RetentionConfig } from '../config.js';
+import type { RetentionConfig } from '../config.js';
 import { em as newEntityManager } from '../db/orm.js';
 import {
   RETENTION_TASKS,
@@ -36,8 +36,8 @@ export interface RetentionOptions {
   budgetMs?: number;
   /** Called after every batch (activities heartbeat here). */
   onBatch?: (progress: RetentionProgress) => void;
-  /** Defaults to FERRY_RETENTION_*. */
-  retention?: RetentionConfig;
+  /** The windows and batch size (FERRY_RETENTION_*), handed in by the activity. */
+  retention: RetentionConfig;
 }
 
 const LOCK_TIMEOUT = '2s';
@@ -341,15 +341,15 @@ const STEPS: Record<RetentionTask, (run: Run, retention: RetentionConfig) => Pro
 /** One task of a cleanup pass: deletes its table's expired rows until none are left or the budget is spent. */
 export async function runRetentionTask(
   task: RetentionTask,
-  options: RetentionOptions = {},
+  options: RetentionOptions,
 ): Promise<RetentionProgress> {
   const run = new Run(task, options);
-  run.progress.done = await STEPS[task](run, options.retention ?? config().retention);
+  run.progress.done = await STEPS[task](run, options.retention);
   return run.progress;
 }
 
 /** A whole pass, every task in order (the bench and `ferry` tooling; the workflow calls tasks one by one). */
-export async function runRetentionPass(options: RetentionOptions = {}): Promise<RetentionProgress[]> {
+export async function runRetentionPass(options: RetentionOptions): Promise<RetentionProgress[]> {
   const results: RetentionProgress[] = [];
   for (const task of RETENTION_TASKS) {
     let progress = await runRetentionTask(task, options);

@@ -8,6 +8,7 @@ import { createOperation } from '../domain/operations.js';
 import { logger } from '../logger.js';
 import { mcpToolCallDuration, mcpToolCalls } from '../metrics.js';
 import { toProblem } from '../providers/errors.js';
+import type { Config } from '../config.js';
 import type { CallLimiter } from './rate-limit.js';
 import { currentInstallation, type McpScope } from './scope.js';
 import type { Tool } from './tool.js';
@@ -25,6 +26,8 @@ export interface McpSession {
   transport: 'http' | 'stdio';
   scope: McpScope;
   limiter: CallLimiter;
+  /** The deployment's settings, read where the session's listener or command started. */
+  settings: Config;
 }
 
 export interface ToolCallAnswer {
@@ -116,7 +119,12 @@ async function run(
     if (issues.length) {
       throw ProblemError.invalid(issues, `The arguments do not match ${name}'s input schema.`);
     }
-    return { result: await tool.run({ em, scope: session.scope, installation, logs, facts }, args as never) };
+    return {
+      result: await tool.run(
+        { em, scope: session.scope, installation, logs, facts, settings: session.settings },
+        args as never,
+      ),
+    };
   } catch (error) {
     const problem = toProblem(error);
     if (problem instanceof ProblemError) return { problem };

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { config } from '../config.js';
+import type { Config } from '../config.js';
 import { ProblemError } from '../core/problem.js';
 import { em as newEntityManager } from '../db/orm.js';
 import { logger } from '../logger.js';
@@ -57,8 +57,7 @@ function targetOf(req: IncomingMessage, query: URLSearchParams): SessionTarget {
   };
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const limit = config().bodyLimitBytes;
+async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -120,10 +119,11 @@ function answerCors(req: IncomingMessage, res: ServerResponse, origins: readonly
   return true;
 }
 
-export function createMcpListener(): McpListener {
+/** `given`: the deployment's settings, handed in by `startServers` and on to each session's tools. */
+export function createMcpListener(given: Config): McpListener {
   const sessions = new Map<string, OpenSession>();
-  const settings = config().mcp;
-  const origins = [...new Set([...config().corsOrigins, new URL(config().publicApiUrl).origin])];
+  const settings = given.mcp;
+  const origins = [...new Set([...given.corsOrigins, new URL(given.publicApiUrl).origin])];
 
   const closeSession = async (id: string) => {
     const open = sessions.get(id);
@@ -148,7 +148,7 @@ export function createMcpListener(): McpListener {
         'No MCP session: start one with a POST of `initialize`, then send its Mcp-Session-Id header.',
       );
     }
-    const body = await readJson(req);
+    const body = await readJson(req, given.bodyLimitBytes);
     if (!isInitializeRequest(body)) {
       throw ProblemError.badRequest(
         'No MCP session: the first message must be `initialize`; later ones carry the Mcp-Session-Id header.',
@@ -157,13 +157,19 @@ export function createMcpListener(): McpListener {
     if (sessions.size >= settings.maxSessions) {
       throw ProblemError.unavailable('Too many MCP sessions are open on this listener; try again later.', 30);
     }
-    const scope = await openScope(await newEntityManager(), targetOf(req, query), credentialsOf(req, query));
+    const scope = await openScope(
+      await newEntityManager(),
+      targetOf(req, query),
+      credentialsOf(req, query),
+      given,
+    );
     const id = randomUUID();
     const session: McpSession = {
       id,
       transport: 'http',
       scope,
       limiter: new CallLimiter(settings.callsPerMinute),
+      settings: given,
     };
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id });
     const server = createMcpServer(session);
@@ -194,9 +200,9 @@ export function createMcpListener(): McpListener {
         `MCP session "${id}" is not open (it ended, or this listener restarted); start a new one with initialize.`,
       );
     }
-    await confirmScope(await newEntityManager(), open.session.scope, credentialsOf(req, query));
+    await confirmScope(await newEntityManager(), open.session.scope, credentialsOf(req, query), given);
     open.lastUsed = Date.now();
-    const body = req.method === 'POST' ? await readJson(req) : undefined;
+    const body = req.method === 'POST' ? await readJson(req, given.bodyLimitBytes) : undefined;
     await open.transport.handleRequest(req, res, body);
   }
 

@@ -5,6 +5,7 @@ import { ProblemError, type ProblemIssue } from '../core/problem.js';
 import { hashToken } from '../crypto/secrets.js';
 import type { Installation } from '../db/entities/installation.js';
 import { resolveProject } from '../domain/project-access.js';
+import type { Config } from '../config.js';
 import { verifyProjectJwt } from '../domain/project-jwt.js';
 import { findInstallationForGroup } from '../domain/reads/installation-context.js';
 import { authenticateApiKey } from '../api/auth.js';
@@ -57,11 +58,15 @@ function missingTarget(target: SessionTarget): ProblemIssue[] {
     }));
 }
 
+/** What checking a session's credential needs of the settings (a project JWT's longest lifetime). */
+type ScopeSettings = Pick<Config, 'projectJwtMaxLifetimeSeconds'>;
+
 /** The principal of the credential, refusing what may not open a session here. */
 async function principalOf(
   em: EntityManager,
   credentials: SessionCredentials,
   groupRef: string,
+  settings: ScopeSettings,
 ): Promise<Principal & { kind: 'apiKey' | 'projectJwt' }> {
   if (credentials.apiKey) {
     const principal = await authenticateApiKey(credentials.apiKey, em);
@@ -77,7 +82,7 @@ async function principalOf(
     return principal;
   }
   if (credentials.bearer) {
-    const principal = await verifyProjectJwt(credentials.bearer, em);
+    const principal = await verifyProjectJwt(credentials.bearer, em, settings);
     if (!principal || principal.kind !== 'projectJwt') {
       throw ProblemError.unauthorized(
         'The bearer token is not a project JWT; send an API key, or a project JWT signed with one of the project’s JWT keys.',
@@ -110,11 +115,12 @@ export async function openScope(
   em: EntityManager,
   target: SessionTarget,
   credentials: SessionCredentials,
+  settings: ScopeSettings,
 ): Promise<McpScope> {
   const missing = missingTarget(target);
   if (missing.length) throw ProblemError.invalid(missing, 'The MCP session names no target.');
   const groupRef = canonicalName(target.groupRef!.trim());
-  const principal = await principalOf(em, credentials, groupRef);
+  const principal = await principalOf(em, credentials, groupRef, settings);
   // Another project's key or token finds nothing: the same 404 as a project that does not exist.
   const project = await resolveProject(principal, target.project!.trim(), em, { plain: true });
   const { integration } = await findInstallationForGroup(
@@ -149,6 +155,7 @@ export async function confirmScope(
   em: EntityManager,
   scope: McpScope,
   credentials: SessionCredentials,
+  settings: ScopeSettings,
 ): Promise<void> {
   const credential = credentials.apiKey ?? credentials.bearer;
   if (!credential || hashToken(credential) !== scope.credentialHash) {
@@ -158,7 +165,7 @@ export async function confirmScope(
       retryable: false,
     });
   }
-  await principalOf(em, credentials, scope.groupRef);
+  await principalOf(em, credentials, scope.groupRef, settings);
 }
 
 /** The session's installation as it is now (it may have been reinstalled or removed since the session opened). */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { config } from '../config.js';
+import type { Config } from '../config.js';
 import { em as newEntityManager } from '../db/orm.js';
 import { logger } from '../logger.js';
 import type { McpSession } from './calls.js';
@@ -13,13 +13,18 @@ import { createMcpServer } from './server.js';
  * (`ferry mcp`): the same scope, checks, tools and operations as the HTTP listener. It runs until
  * the client closes stdin. Logs go to stderr, as all of Ferry's do: stdout carries only the protocol.
  */
-export async function serveStdio(target: SessionTarget, credentials: SessionCredentials): Promise<void> {
-  const scope = await openScope(await newEntityManager(), target, credentials);
+export async function serveStdio(
+  target: SessionTarget,
+  credentials: SessionCredentials,
+  settings: Config,
+): Promise<void> {
+  const scope = await openScope(await newEntityManager(), target, credentials, settings);
   const session: McpSession = {
     id: randomUUID(),
     transport: 'stdio',
     scope,
-    limiter: new CallLimiter(config().mcp.callsPerMinute),
+    limiter: new CallLimiter(settings.mcp.callsPerMinute),
+    settings,
   };
   const server = createMcpServer(session);
   const transport = new StdioServerTransport();

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Config } from '../config.js';
 import type { Static, TObject } from 'typebox';
 import type { Installation } from '../db/entities/installation.js';
 import type { LogEntry } from '../domain/operation-logs.js';
@@ -22,6 +23,8 @@ export interface ToolAnnotations {
 
 export interface CallContext {
   em: EntityManager;
+  /** The deployment's settings, handed to the session where it started. */
+  settings: Config;
   scope: McpScope;
   /** The session's installation, found again for this call. */
   installation: Installation;

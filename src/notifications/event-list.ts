@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import Type from 'typebox';
-import { config } from '../config.js';
 import { invalidPageToken, pageTokenCodec } from '../crypto/page-token.js';
 import type { NotificationEventView } from '../schemas/notifications.js';
 
@@ -34,11 +33,10 @@ const eventsToken = pageTokenCodec(
     { time: Type.String({ pattern: timestampPattern }), id: Type.String({ format: 'uuid' }) },
     { additionalProperties: false },
   ),
-  () => config().encryptionKey,
 );
 
-function decodeCursor(projectId: string, token: string): Cursor {
-  const cursor = eventsToken.decode(projectId, token);
+function decodeCursor(projectId: string, token: string, secret: Buffer): Cursor {
+  const cursor = eventsToken.decode(projectId, token, secret);
   // The shape alone lets through times no calendar has (2024-02-30, hour 99).
   const time = new Date(cursor.time);
   if (Number.isNaN(time.getTime()) || time.toISOString().slice(0, 23) !== cursor.time.slice(0, 23)) {
@@ -74,8 +72,10 @@ export async function listEvents(
   em: EntityManager,
   projectId: string,
   options: { eventType?: string; pageSize: number; pageToken?: string },
+  /** The key page tokens are signed under (FERRY_ENCRYPTION_KEY). */
+  secret: Buffer,
 ): Promise<EventPage> {
-  const cursor = options.pageToken ? decodeCursor(projectId, options.pageToken) : undefined;
+  const cursor = options.pageToken ? decodeCursor(projectId, options.pageToken, secret) : undefined;
   const conditions = ['project_id = ?'];
   const params: unknown[] = [projectId];
   if (options.eventType) {
@@ -113,6 +113,9 @@ export async function listEvents(
     ),
     pagination: done
       ? { done }
-      : { done, nextPageToken: eventsToken.encode(projectId, { time: last.cursor_time, id: last.id }) },
+      : {
+          done,
+          nextPageToken: eventsToken.encode(projectId, { time: last.cursor_time, id: last.id }, secret),
+        },
   };
 }

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
-import { config } from '../config.js';
+import type { Config } from '../config.js';
 import { logger } from '../logger.js';
 import { em as newEntityManager, transaction } from '../db/orm.js';
 import { measureOutboxLagWith } from '../metrics.js';
@@ -51,10 +51,10 @@ interface EventRow {
 
 /** Relays one batch; returns how many events it claimed. */
 export async function relayBatch(
-  options: Pick<OutboxRelayOptions, 'batchSize' | 'taskQueue' | 'onlyProjects'> = {},
+  options: Pick<OutboxRelayOptions, 'batchSize' | 'onlyProjects'> & { taskQueue: string },
 ): Promise<number> {
   const batchSize = options.batchSize ?? 100;
-  const taskQueue = options.taskQueue ?? config().temporal.taskQueue;
+  const { taskQueue } = options;
   const projects = options.onlyProjects && [...options.onlyProjects()];
   if (projects && !projects.length) return 0;
   return transaction(async (em: EntityManager) => {
@@ -107,11 +107,14 @@ class EventListener {
   /** After a failure, wait before connecting again rather than trying (and logging) on every poll. */
   private retryAt = 0;
 
-  constructor(private readonly onEvent: () => void) {}
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly onEvent: () => void,
+  ) {}
 
   ensure(): void {
     if (this.client || this.connecting || Date.now() < this.retryAt) return;
-    const client = new pg.Client({ connectionString: config().databaseUrl });
+    const client = new pg.Client({ connectionString: this.databaseUrl });
     client.on('notification', () => this.onEvent());
     client.on('error', (error) => {
       logger.warn({ err: error }, 'outbox relay lost its LISTEN connection; polling until it reconnects');
@@ -154,7 +157,11 @@ export async function outboxLagSeconds(): Promise<number> {
   return Math.max(0, Number(row?.lag ?? 0));
 }
 
-export function startOutboxRelay(options: OutboxRelayOptions = {}): OutboxRelay {
+/** `settings`: where the events are (DATABASE_URL) and the deployment's task queue, read by the caller. */
+export function startOutboxRelay(
+  settings: Pick<Config, 'databaseUrl' | 'temporal'>,
+  options: OutboxRelayOptions = {},
+): OutboxRelay {
   // The process that relays reports how far behind the relays are (ferry_outbox_lag_seconds).
   measureOutboxLagWith(outboxLagSeconds);
   const intervalMs = options.intervalMs ?? 500;
@@ -166,7 +173,7 @@ export function startOutboxRelay(options: OutboxRelayOptions = {}): OutboxRelay 
     pendingWake = true;
     wakeUp?.();
   };
-  const listener = options.listen === false ? undefined : new EventListener(wake);
+  const listener = options.listen === false ? undefined : new EventListener(settings.databaseUrl, wake);
 
   const idle = () =>
     new Promise<void>((resolve) => {
@@ -189,7 +196,7 @@ export function startOutboxRelay(options: OutboxRelayOptions = {}): OutboxRelay 
       try {
         claimed = await relayBatch({
           batchSize,
-          taskQueue: options.taskQueue,
+          taskQueue: options.taskQueue ?? settings.temporal.taskQueue,
           onlyProjects: options.onlyProjects,
         });
         if (failing) logger.info('outbox relay recovered');

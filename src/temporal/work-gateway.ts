@@ -6,7 +6,6 @@ import {
   temporalCall,
   type WorkflowIdentity,
 } from './temporal-call.js';
-import { config } from '../config.js';
 import { NOTIFICATION_WORKFLOW_TYPE, type NotificationDeliveryInput } from './contracts/notification.js';
 import { WRITE_WORKFLOW_TYPE, type AsyncWriteInput } from './contracts/write.js';
 import { SUBSCRIPTION_EVENT_WORKFLOW_TYPE, type SubscriptionEventInput } from './contracts/subscription.js';
@@ -129,11 +128,13 @@ export async function startSchemaWatchDelivery(
  * Starts the deployment's cleanup workflow, or, when it runs already, hands it the schedule
  * (signal-with-start): any number of workers starting at once leave one run, on the latest schedule.
  */
-export async function startRetentionWorkflow(
-  options: { schedule?: string; taskQueue?: string } = {},
-): Promise<void> {
-  const taskQueue = options.taskQueue ?? config().temporal.taskQueue;
-  const schedule = options.schedule ?? config().retention.schedule;
+export async function startRetentionWorkflow(options: {
+  /** FERRY_RETENTION_SCHEDULE. */
+  schedule: string;
+  /** The deployment's base task queue (FERRY_TASK_QUEUE): the workflow is one per deployment. */
+  taskQueue: string;
+}): Promise<void> {
+  const { taskQueue, schedule } = options;
   const workflowId = retentionWorkflowId(taskQueue);
   const input: RetentionWorkflowInput = { schedule };
   await temporalCall('starting the retention workflow', workflowId, (client) =>
@@ -148,10 +149,11 @@ export async function startRetentionWorkflow(
 }
 
 /** Runs a cleanup pass now (the `runRetentionNow` Update) and answers what it deleted. */
-export async function runRetentionNow(
-  options: { taskQueue?: string; deadlineMs?: number } = {},
-): Promise<RetentionPassResult> {
-  const workflowId = retentionWorkflowId(options.taskQueue ?? config().temporal.taskQueue);
+export async function runRetentionNow(options: {
+  taskQueue: string;
+  deadlineMs?: number;
+}): Promise<RetentionPassResult> {
+  const workflowId = retentionWorkflowId(options.taskQueue);
   return temporalCall(
     'running a retention pass',
     workflowId,
@@ -160,8 +162,8 @@ export async function runRetentionNow(
   );
 }
 
-export async function describeRetention(options: { taskQueue?: string } = {}): Promise<RetentionDescription> {
-  const workflowId = retentionWorkflowId(options.taskQueue ?? config().temporal.taskQueue);
+export async function describeRetention(options: { taskQueue: string }): Promise<RetentionDescription> {
+  const workflowId = retentionWorkflowId(options.taskQueue);
   return temporalCall('describing the retention workflow', workflowId, (client) =>
     client.workflow.getHandle(workflowId).query(describeRetentionQuery),
   );

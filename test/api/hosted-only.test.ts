@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { transaction } from '../../src/db/orm.js';
+import { config } from '../../src/config.js';
 import { findOrCreateBuilder, issueBuilderToken } from '../../src/domain/builder-tokens.js';
 import { PublicApi } from '../support/public-api.js';
 import { request, startTestStack, type TestStack } from '../support/stack.js';
@@ -13,7 +14,10 @@ let token: string;
 beforeAll(async () => {
   stack = await startTestStack();
   token = await transaction(async (em) =>
-    issueBuilderToken(await findOrCreateBuilder(em, `billing-${randomUUID().slice(0, 8)}@example.com`)),
+    issueBuilderToken(
+      await findOrCreateBuilder(em, `billing-${randomUUID().slice(0, 8)}@example.com`),
+      config().builderTokenSecret,
+    ),
   );
 });
 afterAll(async () => stack.close());

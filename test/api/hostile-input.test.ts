@@ -310,10 +310,11 @@ describe('hostile input', () => {
   it('refuses page tokens it did not sign, and signed ones whose values the database cannot hold', async () => {
     // Tokens signed as the listings sign theirs (crypto/page-token): only their positions are wrong.
     const eventsToken = (time: string) =>
-      pageTokenCodec('events', Type.Unknown(), () => config().encryptionKey).encode(stack.project.id, {
-        time,
-        id: '00000000-0000-0000-0000-000000000000',
-      });
+      pageTokenCodec('events', Type.Unknown()).encode(
+        stack.project.id,
+        { time, id: '00000000-0000-0000-0000-000000000000' },
+        config().encryptionKey,
+      );
     for (const time of ['2024-99-99T99:99:99.000000Z', '2024-02-30T00:00:00.000000Z']) {
       const response = await stack.api('GET', `${base}/events?pageToken=${eventsToken(time)}`);
       expect([time, response.status]).toEqual([time, 400]);
@@ -327,9 +328,10 @@ describe('hostile input', () => {
       body: { name: 'attempts-hook', type: 'webhook', metadata: { url: 'http://127.0.0.1:9/hook' } },
     });
     const attemptsToken = (id: string) =>
-      pageTokenCodec('delivery-attempts', Type.Unknown(), () => config().encryptionKey).encode(
+      pageTokenCodec('delivery-attempts', Type.Unknown()).encode(
         `${stack.project.id}/${destination.body.id}`,
         { id },
+        config().encryptionKey,
       );
     for (const [token, status] of [
       ['9223372036854775807', 400],

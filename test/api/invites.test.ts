@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { request, startTestStack, type TestStack } from '../support/stack.js';
 import { transaction } from '../../src/db/orm.js';
+import { config } from '../../src/config.js';
 import { findOrCreateBuilder, issueBuilderToken } from '../../src/domain/builder-tokens.js';
 import { PublicApi } from '../support/public-api.js';
 
@@ -17,7 +18,9 @@ afterAll(async () => stack.close());
 const email = (name = 'person') => `${name}-${randomUUID().slice(0, 8)}@example.com`;
 
 async function signIn(address = email('builder')) {
-  return transaction(async (em) => issueBuilderToken(await findOrCreateBuilder(em, address)));
+  return transaction(async (em) =>
+    issueBuilderToken(await findOrCreateBuilder(em, address), config().builderTokenSecret),
+  );
 }
 
 const api = (method: string, path: string, bearer?: string, body?: unknown) =>

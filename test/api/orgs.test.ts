@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { request, startTestStack, type TestStack } from '../support/stack.js';
 import { transaction } from '../../src/db/orm.js';
+import { config } from '../../src/config.js';
 import { findOrCreateBuilder, issueBuilderToken } from '../../src/domain/builder-tokens.js';
 import { PublicApi } from '../support/public-api.js';
 
@@ -13,14 +14,20 @@ beforeAll(async () => {
 afterAll(async () => stack.close());
 
 async function signIn(email = `builder-${randomUUID().slice(0, 8)}@example.com`) {
-  return transaction(async (em) => issueBuilderToken(await findOrCreateBuilder(em, email)));
+  return transaction(async (em) =>
+    issueBuilderToken(await findOrCreateBuilder(em, email), config().builderTokenSecret),
+  );
 }
 
 /** A signed-in builder with their ID, for calls that name builders. */
 async function builder(email = `builder-${randomUUID().slice(0, 8)}@example.com`) {
   return transaction(async (em) => {
     const found = await findOrCreateBuilder(em, email);
-    return { id: found.id, email: found.email, token: await issueBuilderToken(found) };
+    return {
+      id: found.id,
+      email: found.email,
+      token: await issueBuilderToken(found, config().builderTokenSecret),
+    };
   });
 }
 

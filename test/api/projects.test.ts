@@ -3,6 +3,7 @@ import pg from 'pg';
 import { request, startTestStack, type TestStack } from '../support/stack.js';
 import { em as newEntityManager, transaction } from '../../src/db/orm.js';
 import { authenticateApiKey } from '../../src/api/auth.js';
+import { config } from '../../src/config.js';
 import { findOrCreateBuilder, issueBuilderToken } from '../../src/domain/builder-tokens.js';
 import { OrgMembershipEntity } from '../../src/db/entities/org.js';
 import { ApiKeyEntity } from '../../src/db/entities/project.js';
@@ -330,7 +331,7 @@ describe('projects', () => {
         createTime: new Date(),
         updateTime: new Date(),
       });
-      return { token: await issueBuilderToken(builder), orgId: org.id };
+      return { token: await issueBuilderToken(builder, config().builderTokenSecret), orgId: org.id };
     });
     const name = `proj-${randomUUID().slice(0, 8)}`;
     const created = await request('POST', `${stack.urls.api}/projects`, {

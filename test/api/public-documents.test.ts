@@ -12,7 +12,7 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { recordSchedulePaused, recordSubscriptionFailure } from '../../activities/installation.js';
 import { hostedOnlyRoutes } from '../../src/api/hosted-only.js';
-import { resetConfig } from '../../src/config.js';
+import { config, resetConfig } from '../../src/config.js';
 import { transaction } from '../../src/db/orm.js';
 import { findOrCreateBuilder, issueBuilderToken } from '../../src/domain/builder-tokens.js';
 import { devClient, startSandbox, type Sandbox } from '../../src/sandbox/index.js';
@@ -93,7 +93,11 @@ async function eventually<T>(probe: () => Promise<T | undefined | false>, timeou
 async function builderToken(email = `builder-${randomUUID().slice(0, 8)}@example.com`) {
   return transaction(async (em) => {
     const builder = await findOrCreateBuilder(em, email);
-    return { id: builder.id, email: builder.email, token: await issueBuilderToken(builder) };
+    return {
+      id: builder.id,
+      email: builder.email,
+      token: await issueBuilderToken(builder, config().builderTokenSecret),
+    };
   });
 }
 

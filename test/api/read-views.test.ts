@@ -242,11 +242,13 @@ describe('the lean read path answers as the ORM path does', () => {
     const em = await newEntityManager();
     for (const { operation } of ids) {
       same(
-        await getOperationView(em, projectId, operation),
-        operationView(await findOperation(em, projectId, operation)),
+        await getOperationView(em, projectId, operation, config()),
+        operationView(await findOperation(em, projectId, operation), config()),
       );
     }
-    await expect(getOperationView(em, projectId, 'x')).rejects.toThrow('Operation "x" was not found.');
+    await expect(getOperationView(em, projectId, 'x', config())).rejects.toThrow(
+      'Operation "x" was not found.',
+    );
     let token: string | undefined;
     let pages = 0;
     do {
@@ -259,29 +261,53 @@ describe('the lean read path answers as the ORM path does', () => {
           pageSize: 5,
           pageToken: token,
         },
+        config(),
       );
-      const orm = await listInstallationOperations(em, projectId, hot.installation_id, {
-        pageSize: 5,
-        pageToken: token,
-      });
+      const orm = await listInstallationOperations(
+        em,
+        projectId,
+        hot.installation_id,
+        {
+          pageSize: 5,
+          pageToken: token,
+        },
+        config(),
+      );
       same(lean, orm);
       token = lean.pagination.nextPageToken;
       pages++;
     } while (token);
     expect(pages).toBe(Math.ceil(ROWS / 5));
     const other = ids.find((row) => row.installation !== hot.installation_id)!;
-    same(await operationPageView(em, projectId, other.integration, other.installation, { pageSize: 5 }), {
-      results: [],
-      pagination: { done: true },
-    });
+    same(
+      await operationPageView(
+        em,
+        projectId,
+        other.integration,
+        other.installation,
+        { pageSize: 5 },
+        config(),
+      ),
+      {
+        results: [],
+        pagination: { done: true },
+      },
+    );
     await expect(
-      operationPageView(em, projectId, hot.integration_id, randomUUID(), { pageSize: 5 }),
+      operationPageView(em, projectId, hot.integration_id, randomUUID(), { pageSize: 5 }, config()),
     ).rejects.toThrow(/Installation ".*" was not found/);
     await expect(
-      operationPageView(em, projectId, hot.integration_id, hot.installation_id, {
-        pageSize: 5,
-        pageToken: 'bad',
-      }),
+      operationPageView(
+        em,
+        projectId,
+        hot.integration_id,
+        hot.installation_id,
+        {
+          pageSize: 5,
+          pageToken: 'bad',
+        },
+        config(),
+      ),
     ).rejects.toMatchObject({ status: 400, issues: [expect.objectContaining({ name: 'pageToken' })] });
   });
 
@@ -292,7 +318,7 @@ describe('the lean read path answers as the ORM path does', () => {
     const alone = async () => {
       const answers: unknown[] = [];
       for (const row of ids) {
-        answers.push(await getOperationView(em, projectId, row.operation));
+        answers.push(await getOperationView(em, projectId, row.operation, config()));
         answers.push(await getIntegrationView(em, projectId, row.name));
         answers.push(await getIntegrationView(em, projectId, row.integration));
         answers.push((await getInstallationView(em, projectId, row.name, row.installation)).view);
@@ -304,7 +330,7 @@ describe('the lean read path answers as the ORM path does', () => {
     const before = await batchSizes();
     const together = await Promise.all(
       ids.flatMap((row) => [
-        getOperationView(em, projectId, row.operation),
+        getOperationView(em, projectId, row.operation, config()),
         getIntegrationView(em, projectId, row.name),
         getIntegrationView(em, projectId, row.integration),
         getInstallationView(em, projectId, row.name, row.installation).then((found) => found.view),
@@ -327,10 +353,10 @@ describe('the lean read path answers as the ORM path does', () => {
       return (await createProject(tx, { name: `p-${randomUUID().slice(0, 8)}`, orgId: org.id })).id;
     });
     const mixed = await Promise.allSettled([
-      getOperationView(em, projectId, ids[0].operation),
-      getOperationView(em, projectId, missing),
-      getOperationView(em, projectId, ids[1].operation),
-      getOperationView(em, otherProject, ids[1].operation),
+      getOperationView(em, projectId, ids[0].operation, config()),
+      getOperationView(em, projectId, missing, config()),
+      getOperationView(em, projectId, ids[1].operation, config()),
+      getOperationView(em, otherProject, ids[1].operation, config()),
     ]);
     expect(mixed.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected']);
     expect((mixed[1] as PromiseRejectedResult).reason).toMatchObject({ status: 404 });
@@ -354,7 +380,7 @@ describe('the lean read path answers as the ORM path does', () => {
     // More than a batch holds: split, every answer still its own.
     const many = Array.from({ length: MAX_READ_BATCH * 2 + 1 }, (_, index) => ids[index % ROWS].operation);
     const counted = (await batchSizes()).operation;
-    const answers = await Promise.all(many.map((id) => getOperationView(em, projectId, id)));
+    const answers = await Promise.all(many.map((id) => getOperationView(em, projectId, id, config())));
     expect(answers.map((answer) => answer.id)).toEqual(many);
     expect((await batchSizes()).operation.count - counted.count).toBe(3);
 
@@ -368,13 +394,13 @@ describe('the lean read path answers as the ORM path does', () => {
           'run',
           tx.getTransactionContext(),
         );
-      const [inside] = await Promise.all([getOperationView(tx, projectId, ids[0].operation)]);
+      const [inside] = await Promise.all([getOperationView(tx, projectId, ids[0].operation, config())]);
       expect(inside.status).toBe('failure');
       throw new Rollback();
     }).catch((error) => {
       if (!(error instanceof Rollback)) throw error;
     });
-    expect((await getOperationView(em, projectId, ids[0].operation)).status).toBe('success');
+    expect((await getOperationView(em, projectId, ids[0].operation, config())).status).toBe('success');
   });
 
   it('projects: a plain row by id or name, as findProject finds it', async () => {

@@ -4,6 +4,7 @@ import { createTestProject, request, startTestStack, type TestStack } from '../s
 import { transaction } from '../../src/db/orm.js';
 import { recordEvent } from '../../src/domain/events.js';
 import { OrgMembershipEntity } from '../../src/db/entities/org.js';
+import { config } from '../../src/config.js';
 import { findOrCreateBuilder, issueBuilderToken } from '../../src/domain/builder-tokens.js';
 
 let stack: TestStack;
@@ -229,7 +230,7 @@ describe('notification event-topic routes', () => {
         createTime: new Date(),
         updateTime: new Date(),
       });
-      return issueBuilderToken(builder);
+      return issueBuilderToken(builder, config().builderTokenSecret);
     });
     const topic = await newTopic();
     const created = await request('POST', `${stack.urls.api}${routes()}`, {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { projectRoot, resetConfig } from '../../src/config.js';
+import { config as ferryConfig, projectRoot, resetConfig } from '../../src/config.js';
 import { transaction } from '../../src/db/orm.js';
 import { findOrCreateBuilder, issueBuilderToken } from '../../src/domain/builder-tokens.js';
 import { addMember } from '../../src/domain/orgs.js';
@@ -652,7 +652,7 @@ describeWithBrowser('the builder console in a real browser', () => {
       addMember(em, stack.project.orgId, builder.id, 'owner');
       await createProject(em, { name: other, orgId: stack.project.orgId });
       return builder;
-    }).then((builder) => issueBuilderToken(builder));
+    }).then((builder) => issueBuilderToken(builder, ferryConfig().builderTokenSecret));
     const fresh = await context.browser()!.newContext({ viewport: { width: 1280, height: 900 } });
     try {
       const builderPage = await fresh.newPage();

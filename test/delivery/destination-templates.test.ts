@@ -38,11 +38,13 @@ describe('templates', () => {
 
 describe('slack summaries', () => {
   it('say what happened, never the records', () => {
-    const text = slackSummary(JSON.parse(message));
+    const text = slackSummary(JSON.parse(message), 'https://ferry.example.com');
     expect(text).toContain('*deal.line items*');
     expect(text).toContain('2 records, 1 deleted');
     expect(text).toContain('`i-1`');
-    expect(text).toContain('/v1/projects/p-1/operations/op-123456789|operation op-12345');
+    expect(text).toContain(
+      'https://ferry.example.com/v1/projects/p-1/operations/op-123456789|operation op-12345',
+    );
     expect(text).not.toContain('ada@example.com');
   });
 

@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { resetConfig } from '../../src/config.js';
+import { config, resetConfig } from '../../src/config.js';
 import { transaction } from '../../src/db/orm.js';
 import { InstallationConfigEntity } from '../../src/db/entities/installation.js';
 import { createMcpListener, MCP_PATH } from '../../src/mcp/http.js';
@@ -516,7 +516,7 @@ describe('sessions refused', () => {
     // A listener of its own, started with a limit of 2 calls a minute.
     process.env.FERRY_MCP_CALLS_PER_MINUTE = '2';
     resetConfig();
-    const listener = createMcpListener();
+    const listener = createMcpListener(config());
     const server = createServer(listener.handle);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     delete process.env.FERRY_MCP_CALLS_PER_MINUTE;

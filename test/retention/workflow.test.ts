@@ -35,17 +35,17 @@ afterAll(async () => {
 describe('the retention workflow on the real stack', () => {
   it('is started once however many workers start it, on the latest schedule', async () => {
     await Promise.all([
-      startRetentionWorkflow({ schedule: '0 3 * * *' }),
-      startRetentionWorkflow({ schedule: '0 3 * * *' }),
+      startRetentionWorkflow({ schedule: '0 3 * * *', taskQueue: stack.taskQueue }),
+      startRetentionWorkflow({ schedule: '0 3 * * *', taskQueue: stack.taskQueue }),
     ]);
     const client = await temporalClient();
     const handle = client.workflow.getHandle(retentionWorkflowId(stack.taskQueue));
     const first = await handle.describe();
-    await startRetentionWorkflow({ schedule: '45 * * * *' });
+    await startRetentionWorkflow({ schedule: '45 * * * *', taskQueue: stack.taskQueue });
     const second = await handle.describe();
     expect(second.runId).toBe(first.runId);
     expect(second.status.name).toBe('RUNNING');
-    expect((await describeRetention()).schedule).toBe('45 * * * *');
+    expect((await describeRetention({ taskQueue: stack.taskQueue })).schedule).toBe('45 * * * *');
   });
 
   it('deletes what is past its window when asked for a pass, and keeps the rest', async () => {
@@ -54,7 +54,7 @@ describe('the retention workflow on the real stack', () => {
     await fixture.logs(old, 40, 25);
     await fixture.logs(fresh, 1, 4);
     await fixture.attempts(old, 40, { count: 3 });
-    const result = await runRetentionNow({ deadlineMs: 120_000 });
+    const result = await runRetentionNow({ taskQueue: stack.taskQueue, deadlineMs: 120_000 });
     expect(result.tasks.map((task) => task.task)).toEqual([
       'operation-logs',
       'delivery-attempts',
@@ -69,7 +69,9 @@ describe('the retention workflow on the real stack', () => {
     expect(await fixture.count('operation_logs', 'operation_id = $2', [old])).toBe(0);
     expect(await fixture.count('operation_logs', 'operation_id = $2', [fresh])).toBe(4);
     expect(await fixture.count('delivery_attempts', 'operation_id = $2', [old])).toBe(0);
-    expect((await describeRetention()).lastPass?.finishedAt).toBe(result.finishedAt);
+    expect((await describeRetention({ taskQueue: stack.taskQueue })).lastPass?.finishedAt).toBe(
+      result.finishedAt,
+    );
   });
 });
 

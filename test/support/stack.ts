@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FerryWorker } from '../../src/cli/worker.js';
-import { resetConfig } from '../../src/config.js';
+import { config, resetConfig } from '../../src/config.js';
 import { closeOrm, transaction } from '../../src/db/orm.js';
 import { startServers, type RunningServers } from '../../src/api/server.js';
 import { createApiKey, createOrg, createProject } from '../../src/domain/projects.js';
@@ -109,7 +109,7 @@ export async function startTestStack(options: { worker?: boolean } = {}): Promis
     worker = await createWorker({ taskQueue, workflowBundlePath: process.env.FERRY_TEST_WORKFLOW_BUNDLE });
     workerRun = worker.run();
     const { startOutboxRelay } = await import('../../src/notifications/outbox-relay.js');
-    relay = startOutboxRelay({ taskQueue, onlyProjects: () => ownProjects });
+    relay = startOutboxRelay(config(), { taskQueue, onlyProjects: () => ownProjects });
   }
   const project = await createTestProject();
   const on =

@@ -86,7 +86,9 @@ async function runWorker(): Promise<void> {
   const extras =
     process.env.FERRY_TEST_WORKER_REPAIR === '1'
       ? [
-          (await import('../../src/notifications/outbox-relay.js')).startOutboxRelay(),
+          (await import('../../src/notifications/outbox-relay.js')).startOutboxRelay(
+            (await import('../../src/config.js')).config(),
+          ),
           (await import('../../src/cli/repair-loop.js')).startRepairLoop(),
         ]
       : [];

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { config, ConfigError, loadConfig } from '../../src/config.js';
 import { createWorker, type FerryWorker } from '../../src/cli/worker.js';
 import { transaction } from '../../src/db/orm.js';
 import { recordEvent } from '../../src/domain/events.js';
@@ -98,7 +98,10 @@ describe('a worker serving some concerns', () => {
     });
     expect(subscribed.status).toBe(201);
 
-    const relay = startOutboxRelay({ taskQueue: stack.taskQueue, onlyProjects: () => [project.id] });
+    const relay = startOutboxRelay(config(), {
+      taskQueue: stack.taskQueue,
+      onlyProjects: () => [project.id],
+    });
     try {
       const eventId = await transaction(
         async (em) =>

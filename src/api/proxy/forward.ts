@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { config } from '../../config.js';
+import { config, type Config } from '../../config.js';
 import { ProblemError } from '../../core/problem.js';
 import { transaction } from '../../db/orm.js';
 import { connectionTarget } from '../../domain/credentials.js';
@@ -76,8 +76,7 @@ export function checkedProxyPath(target: string): string {
 }
 
 /** The request body, at most the configured body limit (413 beyond it). */
-async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
-  const limit = config().bodyLimitBytes;
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > limit) {
     throw new ProblemError({ status: 413, detail: `The request body is larger than ${limit} bytes.` });
@@ -119,11 +118,16 @@ function sendProblem(res: ServerResponse, problem: ProblemError, requestId: stri
   res.end(body);
 }
 
-async function forward(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<string> {
+async function forward(
+  req: IncomingMessage,
+  res: ServerResponse,
+  requestId: string,
+  settings: Config,
+): Promise<string> {
   const proxyHeaders = parseProxyHeaders(req.headers);
   const path = checkedProxyPath(req.url ?? '');
   const installation = await transaction((em) => resolveProxyInstallation(em, proxyHeaders));
-  const body = await readBody(req);
+  const body = await readBody(req, settings.bodyLimitBytes);
   let answer: ProxyStreamResponse;
   try {
     const connector = connectorFor(await connectionTarget(installation.connectionId));
@@ -164,13 +168,18 @@ async function forward(req: IncomingMessage, res: ServerResponse, requestId: str
  * The proxy's server span (tracing on): named `<method> proxy`, never by the provider path it
  * forwards, which is the caller's and may hold anything. The provider call is its child.
  */
-function tracedForward(req: IncomingMessage, res: ServerResponse, requestId: string): Promise<string> {
+function tracedForward(
+  req: IncomingMessage,
+  res: ServerResponse,
+  requestId: string,
+  settings: Config,
+): Promise<string> {
   const method = req.method ?? 'GET';
   const attributes = { 'http.request.method': method, 'ferry.listener': 'proxy' };
   return inServerSpan(req.headers, attributes, async (span) => {
     span.updateName(`${method} proxy`);
     try {
-      return await forward(req, res, requestId);
+      return await forward(req, res, requestId, settings);
     } finally {
       span.setAttribute('http.response.status_code', res.statusCode);
       if (res.statusCode >= 500) failSpan(span, `HTTP ${res.statusCode}`);
@@ -178,7 +187,9 @@ function tracedForward(req: IncomingMessage, res: ServerResponse, requestId: str
   });
 }
 
+/** The proxy listener's entry point: each request reads the settings here and hands them on. */
 export function proxyHandler(req: IncomingMessage, res: ServerResponse): void {
+  const settings = config();
   const started = performance.now();
   const incoming = req.headers['x-request-id'];
   const requestId = typeof incoming === 'string' && requestIdPattern.test(incoming) ? incoming : randomUUID();
@@ -195,7 +206,9 @@ export function proxyHandler(req: IncomingMessage, res: ServerResponse): void {
       },
       'proxy',
     );
-  const forwarded = tracingOn() ? tracedForward(req, res, requestId) : forward(req, res, requestId);
+  const forwarded = tracingOn()
+    ? tracedForward(req, res, requestId, settings)
+    : forward(req, res, requestId, settings);
   forwarded.then(done, (error: unknown) => {
     let problem = error instanceof ProblemError ? error : undefined;
     if (!problem) {

@@ -1,5 +1,4 @@
 import Type from 'typebox';
-import { config } from '../../config.js';
 import { deliverMessage } from '../deliver.js';
 import { redactUrl } from '../url-guard.js';
 import type { DestinationType } from '../destination-type.js';
@@ -22,16 +21,16 @@ const str = (value: unknown) => (typeof value === 'string' || typeof value === '
 /** Slack's mrkdwn treats `<`, `>` and `&` as markup. */
 const escape = (value: string) => value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-function operationLink(message: Message): string {
+function operationLink(message: Message, publicApiUrl: string | undefined): string {
   const operationId = str(message.operationId);
   const projectId = str(message.projectId);
-  if (!operationId || !projectId) return '';
-  const url = `${config().publicApiUrl}/v1/projects/${projectId}/operations/${operationId}`;
+  if (!operationId || !projectId || !publicApiUrl) return '';
+  const url = `${publicApiUrl}/v1/projects/${projectId}/operations/${operationId}`;
   return ` <${url}|operation ${operationId.slice(0, 8)}>`;
 }
 
 /** The summary Slack shows; built from the message's identifiers and counts only. */
-export function slackSummary(message: Message): string {
+export function slackSummary(message: Message, publicApiUrl?: string): string {
   if (Array.isArray(message.result)) {
     const count =
       (message.resultInfo as { numRecords?: number } | undefined)?.numRecords ?? message.result.length;
@@ -45,7 +44,7 @@ export function slackSummary(message: Message): string {
     ]
       .filter(Boolean)
       .join(' ')
-      .concat(operationLink(message));
+      .concat(operationLink(message, publicApiUrl));
   }
   const type = str(message.notificationType) || 'a notification';
   const data = (message.data ?? {}) as Message;
@@ -100,7 +99,11 @@ export const slackType: DestinationType<SlackMetadata, Record<string, never>> = 
     }
     const result = await deliverMessage({
       url: target.metadata.url,
-      body: JSON.stringify({ text: slackSummary(parsed), unfurl_links: false, unfurl_media: false }),
+      body: JSON.stringify({
+        text: slackSummary(parsed, options.publicApiUrl),
+        unfurl_links: false,
+        unfurl_media: false,
+      }),
       messageId: message.messageId,
       secrets: [],
       timeoutMs: options.timeoutMs,

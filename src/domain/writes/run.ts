@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProblemError } from '../../core/problem.js';
-import { config } from '../../config.js';
+import type { Config } from '../../config.js';
 import { OperationEntity } from '../../db/entities/operation.js';
 import { em as newEntityManager } from '../../db/orm.js';
 import { logger } from '../../logger.js';
@@ -90,11 +90,23 @@ function withWriteMark<T>(write: PreparedWrite, reason: string, work: (operation
 }
 
 /** Writes every record now; answers with the result of each. */
-export function writeSynchronously(em: EntityManager, write: PreparedWrite): Promise<WriteAnswer> {
-  return withWriteMark(write, 'write synchronously', (operationId) => writeNow(em, write, operationId));
+/** `stuckAfterMs` (FERRY_STUCK_OPERATION_SECONDS) sets how often the write's operation is touched. */
+export function writeSynchronously(
+  em: EntityManager,
+  write: PreparedWrite,
+  stuckAfterMs: Config['repair']['stuckAfterMs'],
+): Promise<WriteAnswer> {
+  return withWriteMark(write, 'write synchronously', (operationId) =>
+    writeNow(em, write, operationId, stuckAfterMs),
+  );
 }
 
-async function writeNow(em: EntityManager, write: PreparedWrite, operationId: string): Promise<WriteAnswer> {
+async function writeNow(
+  em: EntityManager,
+  write: PreparedWrite,
+  operationId: string,
+  stuckAfterMs: number,
+): Promise<WriteAnswer> {
   const logs: LogEntry[] = [];
   const connector = await writeConnector(write.installation.connectionId, logs);
   assertCapable(connector.capabilities, connector.provider, write.type);
@@ -102,7 +114,7 @@ async function writeNow(em: EntityManager, write: PreparedWrite, operationId: st
   const results: WriteRecordResultView[] = [];
   const outcomes: WriteOutcome[] = [];
   let singleFailure: unknown;
-  const heartbeatMs = config().repair.stuckAfterMs / 4;
+  const heartbeatMs = stuckAfterMs / 4;
   let touched = Date.now();
   for (const [index, item] of write.items.entries()) {
     // The operation's heartbeat, four per FERRY_STUCK_OPERATION_SECONDS: one left untouched has

@@ -1,5 +1,4 @@
 import Type from 'typebox';
-import { config } from '../../config.js';
 import { ConnectionEntity } from '../../db/entities/connection.js';
 import { connectorOf, describeObject } from '../../domain/object-metadata.js';
 import { connectorFor } from '../../providers/connectors/index.js';
@@ -26,7 +25,7 @@ export const listObjects = defineTool({
     'Lists the objects of this installation and what you may do with each: read (read_records, search_records), write (create_record, update_record) and delete (delete_record); and whether the proxy is enabled. Call it first.',
   input: Type.Object({}, { additionalProperties: false }),
   annotations: { ...readOnly, openWorldHint: false },
-  async run({ em, installation }) {
+  async run({ em, installation, settings }) {
     const objects = await installationObjects(em, installation);
     const connector = connectorFor(await connectionTarget(installation.connectionId));
     const names = [
@@ -47,7 +46,7 @@ export const listObjects = defineTool({
         };
       }),
       proxy: objects.proxyEnabled
-        ? { enabled: true, methods: config().mcp.proxyMethods }
+        ? { enabled: true, methods: settings.mcp.proxyMethods }
         : { enabled: false },
     };
   },

@@ -1,5 +1,4 @@
 import Type from 'typebox';
-import { config } from '../../config.js';
 import { ProblemError } from '../../core/problem.js';
 import { ConnectionEntity } from '../../db/entities/connection.js';
 import { authSchemes } from '../../domain/connections/sealed-credentials.js';
@@ -29,7 +28,7 @@ export const connectionStatus = defineTool({
     'The health of this installation’s connection to the provider: `working`, `bad_credentials` (the provider refused the credentials: the answer then carries a reauthorizeUrl for the customer to open in a browser) or `error`.',
   input: Type.Object({}, { additionalProperties: false }),
   annotations: { ...readOnly, openWorldHint: false },
-  async run({ em, scope, installation }) {
+  async run({ em, scope, installation, settings }) {
     const connection = await em.findOneOrFail(ConnectionEntity, { id: installation.connectionId });
     const answer: Record<string, unknown> = {
       connectionId: connection.id,
@@ -46,7 +45,7 @@ export const connectionStatus = defineTool({
     }
     const project = await findProject(em, scope.projectId);
     try {
-      const url = await startOAuthUpdate(em, project!, connection.id);
+      const url = await startOAuthUpdate(em, project!, connection.id, settings.publicApiUrl);
       return {
         ...answer,
         reauthorizeUrl: url,
@@ -85,10 +84,10 @@ export const proxyRequest = defineTool({
   ),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   secretArguments: ['headers'],
-  async run({ em, installation, logs }, args) {
+  async run({ em, installation, logs, settings }, args) {
     await assertProxyEnabled(em, installation);
     const method = args.method ?? 'GET';
-    const allowed = config().mcp.proxyMethods;
+    const allowed = settings.mcp.proxyMethods;
     if (!allowed.includes(method)) {
       throw new ProblemError({
         status: 403,

@@ -108,7 +108,7 @@ async function write(
     record,
   });
   try {
-    const answer = await writeSynchronously(call.em, prepared);
+    const answer = await writeSynchronously(call.em, prepared, call.settings.repair.stuckAfterMs);
     call.facts.writeOperationId = answer.operationId;
     return { recordId: answer.result?.recordId, writeOperationId: answer.operationId };
   } catch (error) {
