@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { config } from '../../src/config.js';
 import { schemaIssues } from '../../src/core/validation.js';
 import { em as newEntityManager } from '../../src/db/orm.js';
 import { ReadRun } from '../../src/domain/reads/read-run.js';
+import { runRetentionTask } from '../../src/domain/retention.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { RecordEntrySchema } from '../../src/schemas/messages.js';
 import type { ReadObjectInput } from '../../src/temporal/contracts/read.js';
@@ -59,13 +61,13 @@ function entriesOf(operationId: string): any[] {
 const read = (readType: ReadObjectInput['readType']) =>
   runRead(stack, fixture, { readType, objectName: 'people' });
 
-async function fingerprinted(ids?: string[]): Promise<number> {
+async function fingerprinted(ids?: string[], installationId = fixture.installationId): Promise<number> {
   const rows = await (
     await newEntityManager()
   ).execute<{ count: string }[]>(
     `select count(*) from read_fingerprints where installation_id = ? and object_name = 'people'
        ${ids ? 'and record_id = any(?::text[])' : ''}`,
-    [fixture.installationId, ...(ids ? [`{${ids.join(',')}}`] : [])],
+    [installationId, ...(ids ? [`{${ids.join(',')}}`] : [])],
   );
   return Number(rows[0].count);
 }
@@ -161,6 +163,26 @@ describe('a full-read object', () => {
     const entries = entriesOf(scheduled.operationId);
     expect(sorted(entries.map((entry) => entry.id))).toEqual(sorted(deleted));
     expect(entries.every((entry) => entry.deleted && entry.inferred)).toBe(true);
+  });
+
+  it('forgets the fingerprints of an object that leaves the config, at the next retention pass', async () => {
+    const other = await createReadFixture(stack, { objectName: 'people', receiver: fixture.receiver });
+    await runRead(stack, other, { readType: 'backfill', objectName: 'people' });
+    expect(await fingerprinted(undefined, other.installationId)).toBe(RECORDS + 20 - 13);
+    await (
+      await newEntityManager()
+    ).execute(
+      `update installation_configs set content = jsonb_set(content, '{read,objects}', '{}')
+        where id = (select config_id from installations where id = ?)`,
+      [other.installationId],
+    );
+    const progress = await runRetentionTask('read-fingerprints', {
+      retention: { ...config().retention, batchSize: 1000 },
+    });
+    expect(progress).toMatchObject({ done: true, deleted: RECORDS + 20 - 13 });
+    expect(await fingerprinted(undefined, other.installationId)).toBe(0);
+    // The object still read keeps its own.
+    expect(await fingerprinted()).toBe(RECORDS + 20 - 13);
   });
 
   it('still delivers everything on a backfill, and its fingerprints go with the installation', async () => {
