@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ReadPlan } from './plan.js';
+import { textArray } from './seen-versions.js';
 
 /**
  * Full reads with change detection, for objects whose provider cannot list what changed since a
@@ -63,8 +64,8 @@ async function storedFingerprints(
   const rows = await em.execute<{ record_id: string; hash: string }[]>(
     `select record_id, encode(content_hash, 'hex') as hash from read_fingerprints
       where installation_id = ? and object_name = ?
-        and record_id = any(array(select jsonb_array_elements_text(?::jsonb)))`,
-    [plan.installationId, plan.objectName, JSON.stringify(ids)],
+        and record_id = any(?::text[])`,
+    [plan.installationId, plan.objectName, textArray(ids)],
   );
   return new Map(rows.map((row) => [row.record_id, row.hash]));
 }
@@ -134,26 +135,25 @@ export function fingerprintStatement(
 ): { sql: string; params: unknown[] } {
   // One row per record: a record listed twice in one write (changed mid-walk) keeps its last version.
   const latest = new Map(fingerprints.map(({ id, hash }) => [id, hash]));
-  return {
-    sql: `, marked as (
+  const sql: string[] = [];
+  const params: unknown[] = [];
+  if (latest.size) {
+    sql.push(`, marked as (
          insert into read_fingerprints (installation_id, object_name, record_id, content_hash, seen_by)
          select ?, ?, f.id, decode(f.hash, 'hex'), ?::uuid
            from cp, jsonb_to_recordset(?::jsonb) as f(id text, hash text)
          on conflict (installation_id, object_name, record_id)
          do update set content_hash = excluded.content_hash, seen_by = excluded.seen_by
-       ), forgotten as (
+       )`);
+    const rows = [...latest].map(([id, hash]) => ({ id, hash }));
+    params.push(plan.installationId, plan.objectName, plan.context.operationId, JSON.stringify(rows));
+  }
+  if (forgotten.length) {
+    sql.push(`, forgotten as (
          delete from read_fingerprints f using cp
-          where f.installation_id = ? and f.object_name = ?
-            and f.record_id = any(array(select jsonb_array_elements_text(?::jsonb)))
-       )`,
-    params: [
-      plan.installationId,
-      plan.objectName,
-      plan.context.operationId,
-      JSON.stringify([...latest].map(([id, hash]) => ({ id, hash }))),
-      plan.installationId,
-      plan.objectName,
-      JSON.stringify(forgotten),
-    ],
-  };
+          where f.installation_id = ? and f.object_name = ? and f.record_id = any(?::text[])
+       )`);
+    params.push(plan.installationId, plan.objectName, textArray(forgotten));
+  }
+  return { sql: sql.join(''), params };
 }
