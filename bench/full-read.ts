@@ -15,9 +15,9 @@ import { startSandbox, startWorker } from './read.js';
  * time filter, `read.fullRead`) are backfilled through Ferry (fresh database, Temporal dev server,
  * sandbox and worker in processes of their own, api in this one); then `--changes` changes are made
  * at the provider (updates, creates and deletes, about half, a third and a sixth) and one scheduled
- * read runs. It must deliver exactly those: the changed and created records, and the deleted ones
- * as inferred deletions. The worker's resident set is reported when ready, after the backfill and
- * after the scheduled read: fingerprints live in PostgreSQL, compared a page at a time, so it stays
+ * read runs, then one more after no change. The first must deliver exactly those (the changed and
+ * created records, and the deleted ones as inferred deletions), the second nothing. The worker's
+ * resident set is reported when ready, after the backfill and after each scheduled read: fingerprints live in PostgreSQL, compared a page at a time, so it stays
  * flat. Every process it starts is stopped, however it ends. The last line printed is one JSON object.
  */
 
@@ -74,7 +74,8 @@ export async function benchFullRead(args: string[]): Promise<void> {
     throw new Error('--changes must be 6..records/10');
 
   const bench = benchEnvironment('ferry_bench_full_read', { FERRY_ALLOW_PRIVATE_DESTINATIONS: 'true' });
-  process.env.FERRY_TASK_QUEUE = `bench-${bench.runId}`;
+  const taskQueue = `bench-${bench.runId}`;
+  process.env.FERRY_TASK_QUEUE = taskQueue;
   const reaper = startReaper();
   const stops: (() => Promise<void>)[] = [];
   const stopAll = async () => {
@@ -218,28 +219,35 @@ export async function benchFullRead(args: string[]): Promise<void> {
         ((await provider('POST', '/contacts', { email: `new${n}@bench.example` })) as { id: string }).id,
       );
 
-    say(`a scheduled read after ${changes} changes`);
-    const operationId = randomUUID();
-    const delivered = receiver.entries(operationId);
-    const scheduledStarted = Date.now();
+    /** One scheduled read in its own workflow, as the installation's would run it: what it delivered. */
     const client = await temporalClient();
-    const scheduled = (await client.workflow.execute('readObjectWorkflow', {
-      taskQueue: process.env.FERRY_TASK_QUEUE,
-      workflowId: `read/${operationId}`,
-      args: [
-        {
-          operationId,
-          installationId: installation.id,
-          projectId: project.id,
-          objectName: 'people',
-          readType: 'scheduled',
-        },
-      ],
-      workflowExecutionTimeout: '30 minutes',
-    })) as { status: string; recordsProcessed: number; result: string };
-    const scheduledSeconds = (Date.now() - scheduledStarted) / 1000;
-    const afterScheduledRssMb = procStatusMb(pid, 'VmRSS');
-    say(`scheduled: ${scheduled.result} in ${scheduledSeconds} s`);
+    const scheduledRead = async () => {
+      const operationId = randomUUID();
+      const delivered = receiver.entries(operationId);
+      const started = Date.now();
+      const outcome = (await client.workflow.execute('readObjectWorkflow', {
+        taskQueue,
+        workflowId: `read/${operationId}`,
+        args: [
+          {
+            operationId,
+            installationId: installation.id,
+            projectId: project.id,
+            objectName: 'people',
+            readType: 'scheduled',
+          },
+        ],
+        workflowExecutionTimeout: '30 minutes',
+      })) as { status: string; recordsProcessed: number; result: string };
+      const seconds = (Date.now() - started) / 1000;
+      say(`scheduled: ${outcome.result} in ${seconds} s`);
+      return { ...outcome, seconds, delivered, rssMb: procStatusMb(pid, 'VmRSS') };
+    };
+    say(`a scheduled read after ${changes} changes`);
+    const scheduled = await scheduledRead();
+    const { delivered, seconds: scheduledSeconds, rssMb: afterScheduledRssMb } = scheduled;
+    say('a scheduled read after no change');
+    const unchanged = await scheduledRead();
 
     const changedIds = delivered.filter((entry) => !entry.deleted).map((entry) => entry.raw?.id ?? '');
     const inferredIds = delivered
@@ -273,11 +281,18 @@ export async function benchFullRead(args: string[]): Promise<void> {
           delivered.length === changes,
         result: scheduled.result,
       },
+      unchangedScheduled: {
+        seconds: unchanged.seconds,
+        delivered: unchanged.delivered.length,
+        result: unchanged.result,
+      },
       fingerprints: { rows: Number(size.rows), tableMb: Number((Number(size.bytes) / 2 ** 20).toFixed(1)) },
       workerRssMb: {
         ready: readyRssMb ?? null,
         afterBackfill: afterBackfillRssMb ?? null,
         afterScheduled: afterScheduledRssMb ?? null,
+        afterUnchangedScheduled: unchanged.rssMb ?? null,
+        peak: procStatusMb(pid, 'VmHWM') ?? null,
       },
     };
     await stopAll();
