@@ -244,7 +244,7 @@ interface SandboxProcess {
 }
 
 /** The sandbox provider in a process of its own, as a real provider would be. */
-async function startSandbox(contacts: number): Promise<SandboxProcess> {
+export async function startSandbox(contacts: number): Promise<SandboxProcess> {
   const port = await freePort();
   const child = await startSandboxProcess(['--port', String(port), '--contacts', String(contacts)]);
   return {
@@ -263,7 +263,7 @@ interface WorkerChild {
   stop(): Promise<void>;
 }
 
-async function startWorker(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<WorkerChild> {
+export async function startWorker(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<WorkerChild> {
   const child = spawn(process.execPath, [...nodeArgs, join(projectRoot, 'bin', 'ferry.js'), 'worker'], {
     env: { ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -92,6 +92,11 @@ const commands: Record<
     summary: 'Benchmark a backfill through Ferry against a plain loop: [--records 200000] [--page-size 500]',
     run: async (a) => (await import('../../bench/read.js')).benchRead(a),
   },
+  'bench full-read': {
+    summary:
+      'Benchmark a full read with change detection: backfill, changes, one scheduled read: [--records 100000] [--changes 50]',
+    run: async (a) => (await import('../../bench/full-read.js')).benchFullRead(a),
+  },
   'bench soak': {
     summary:
       'Soak scheduled reads against a second-precision, late-committing sandbox while killing the worker: [--minutes 30] [--kill-every-seconds 240] [--rate 2]',

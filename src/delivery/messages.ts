@@ -46,10 +46,14 @@ export interface ResultEntry extends MappedRecord {
   associations?: Record<string, unknown>;
 }
 
-/** A read's entry: a record, or a deletion (`deleted`, with the record's `id`). */
+/**
+ * A read's entry: a record, or a deletion (`deleted`, with the record's `id`; `inferred` when a full
+ * read found the record no longer listed rather than the provider saying so).
+ */
 export interface ReadResultEntry extends ResultEntry {
   id?: string;
   deleted?: true;
+  inferred?: true;
 }
 
 export interface SubscribeResultEntry extends ResultEntry {

@@ -218,6 +218,48 @@ async function readCheckpoints(run: Run, retention: RetentionConfig): Promise<bo
   );
 }
 
+/**
+ * Fingerprints of full reads (read_fingerprints) whose object left its installation's config: they
+ * describe records no read will compare again. The objects holding fingerprints are found by a skip
+ * scan of the key (one probe per object, however many records), then emptied in batches. Those of a
+ * deleted installation went with it (cascade).
+ */
+async function readFingerprints(run: Run, retention: RetentionConfig): Promise<boolean> {
+  const objects = await (
+    await newEntityManager()
+  ).execute<{ installation_id: string; object_name: string }[]>(
+    `with recursive held as (
+       (select installation_id, object_name from read_fingerprints order by installation_id, object_name limit 1)
+       union all
+       select next.installation_id, next.object_name from held, lateral (
+         select f.installation_id, f.object_name from read_fingerprints f
+          where (f.installation_id, f.object_name) > (held.installation_id, held.object_name)
+          order by f.installation_id, f.object_name limit 1) next
+     )
+     select held.installation_id, held.object_name from held
+       join installations i on i.id = held.installation_id
+       join installation_configs c on c.id = i.config_id
+      where c.content->'read'->'objects'->held.object_name is null`,
+  );
+  for (const object of objects) {
+    const finished = await run.repeat(async (tx) => {
+      const [row] = await tx.execute<{ deleted: number }[]>(
+        `with doomed as (
+           select f.ctid as row from read_fingerprints f
+            where f.installation_id = ? and f.object_name = ? limit ? for update of f skip locked
+         ), gone as (
+           delete from read_fingerprints f where f.ctid = any(array(select row from doomed)) returning 1
+         )
+         select count(*)::int as deleted from gone`,
+        [object.installation_id, object.object_name, retention.batchSize],
+      );
+      return { deleted: row.deleted, more: row.deleted >= retention.batchSize };
+    });
+    if (!finished) return false;
+  }
+  return true;
+}
+
 async function subscriptionEvents(run: Run, retention: RetentionConfig): Promise<boolean> {
   return deleteByAge(
     run,
@@ -333,6 +375,7 @@ const STEPS: Record<RetentionTask, (run: Run, retention: RetentionConfig) => Pro
   'delivery-attempts': deliveryAttempts,
   'stored-pages': storedPages,
   'read-checkpoints': readCheckpoints,
+  'read-fingerprints': readFingerprints,
   'subscription-events': subscriptionEvents,
   events,
   operations,

@@ -114,6 +114,11 @@ export interface ChangeTracking {
   precisionMs: number;
   /** The unit of the times in the listing of deletions (ms). */
   deletionsPrecisionMs: number;
+  /**
+   * Every read walks the whole listing (`read.fullRead`): changes are found by comparing records with
+   * their fingerprints, and deletions inferred from complete walks.
+   */
+  fullRead?: boolean;
 }
 
 export interface WriteInput {

@@ -179,6 +179,12 @@ export const ReadDeclarationSchema = Type.Object(
     incremental: Type.Optional(ListingSchema),
     /** How deleted records are revealed; every readable object says (the loader refuses one that does not). */
     deletions: Type.Optional(DeletionsSchema),
+    /**
+     * The provider cannot list what changed since a time: every read walks the whole `list`, Ferry
+     * keeps a fingerprint of each record, and scheduled reads deliver what is new or changed, then
+     * records no longer listed as deletions marked `inferred` (no `deletions`, no `incremental`).
+     */
+    fullRead: Type.Optional(Type.Object({ reason: Type.String({ minLength: 1 }) }, strict)),
     /** One record by id (`{{id}}`): a change event that names only its record is read through this. */
     get: Type.Optional(Type.Object({ request: DeclaredRequestSchema, record: JsonPointerSchema }, strict)),
     /** How many records a window holds (`{{since}}`, `{{until}}`), where the provider can say. */

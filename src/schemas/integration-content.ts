@@ -79,7 +79,7 @@ export const ReadObjectSchema = Type.Object(
             Type.Boolean({
               default: true,
               description:
-                'Scheduled and triggered reads deliver records deleted at the provider as entries `{id, deleted: true, ...}`, where the provider reveals deletions. false: live records only.',
+                'Scheduled and triggered reads deliver records deleted at the provider as entries `{id, deleted: true, ...}`, where the provider reveals deletions (`inferred: true` when a full read no longer found the record). false: live records only.',
             }),
           ),
         },

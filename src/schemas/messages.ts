@@ -36,6 +36,12 @@ export const RecordEntrySchema = Type.Object(
           'The record was deleted (or archived, trashed) at the provider since the last read: scheduled and triggered reads deliver deletions where the provider reveals them, unless the read object says `delivery.deletions: false`. `raw` is what the provider still shows of it.',
       }),
     ),
+    inferred: Type.Optional(
+      Type.Literal(true, {
+        description:
+          'On deletions only: the provider never said so; a scheduled full read (an object its provider cannot list by change time) walked the whole listing and no longer found the record. `fields`, `mappedFields` and `raw` are empty.',
+      }),
+    ),
   },
   strict,
 );

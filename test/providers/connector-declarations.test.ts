@@ -157,6 +157,20 @@ describe('what a read needs to lose no change', () => {
     );
   });
 
+  it('refuses a full-read object that declares deletions or filters its listing by time', () => {
+    const value = declaration();
+    value.objects.people.read.fullRead = { reason: 'Acme cannot list people by change.' };
+    const problems = problemsOf(value);
+    expect(problems).toContain('objects.people.read.fullRead: infers deletions and walks `list` only');
+    expect(problems).toContain(
+      'objects.people.read.fullRead: walks the whole list: its request cannot filter',
+    );
+    delete value.objects.people.read.deletions;
+    delete value.objects.people.read.list.request.query.since;
+    delete value.objects.people.read.list.changes;
+    expect(() => checkDeclaration('acme.json', value, known)).not.toThrow();
+  });
+
   it('refuses marked deletions without a mark, and a listing of deletions checked like any listing', () => {
     const marked = declaration();
     marked.objects.people.read.deletions = { style: 'marked' };

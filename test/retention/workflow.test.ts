@@ -60,6 +60,7 @@ describe('the retention workflow on the real stack', () => {
       'delivery-attempts',
       'stored-pages',
       'read-checkpoints',
+      'read-fingerprints',
       'subscription-events',
       'events',
       'operations',

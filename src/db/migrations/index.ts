@@ -17,6 +17,7 @@ import { Migration20261129000000_nfc_names } from './Migration20261129000000_nfc
 import { Migration20261129100000_jwt_key_claims } from './Migration20261129100000_jwt_key_claims.js';
 import { Migration20261129200000_change_tracking } from './Migration20261129200000_change_tracking.js';
 import { Migration20261130100000_destination_metadata } from './Migration20261130100000_destination_metadata.js';
+import { Migration20261130200000_read_fingerprints } from './Migration20261130200000_read_fingerprints.js';
 
 /**
  * Migrations are listed explicitly rather than discovered from disk, so they run the same under
@@ -50,4 +51,5 @@ export const migrationsList: MigrationObject[] = [
     name: 'Migration20261130100000_destination_metadata',
     class: Migration20261130100000_destination_metadata,
   },
+  { name: 'Migration20261130200000_read_fingerprints', class: Migration20261130200000_read_fingerprints },
 ];

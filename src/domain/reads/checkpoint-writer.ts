@@ -12,6 +12,7 @@ import type { SeenVersion } from './change-window.js';
 import type { ShapedPage } from './page-feed.js';
 import type { ReadPlan } from './plan.js';
 import { storeMessages } from './stored-pages.js';
+import { fingerprintStatement } from './full-read.js';
 
 /** The versions the pages remember, the latest of each record (one row each in `read_seen`). */
 function latestVersions(
@@ -48,6 +49,8 @@ function latestVersions(
 export class CheckpointWriter {
   /** Where the checkpoint stands in the database. */
   pageIndex: number;
+  /** The provider's token (or a full read's) of the page at `pageIndex`. */
+  pageToken: string | undefined;
   recordsProcessed: number;
   done = false;
   /** Another run of this read moved the checkpoint: this one must stop. */
@@ -66,6 +69,7 @@ export class CheckpointWriter {
     options: { destinationHadFailures?: boolean } = {},
   ) {
     this.pageIndex = checkpoint.pageIndex;
+    this.pageToken = checkpoint.pageToken ?? undefined;
     this.recordsProcessed = checkpoint.recordsProcessed;
     this.#clearFailures = options.destinationHadFailures ?? false;
   }
@@ -142,6 +146,13 @@ export class CheckpointWriter {
     const whole = attempts.filter((attempt) => attempt.ledgerId === undefined);
     const answers = begun.length ? completedAnswers(begun) : undefined;
     const clearFailures = this.#clearFailures && attempts.length > 0;
+    const fingerprints =
+      plan.fingerprints &&
+      fingerprintStatement(
+        plan,
+        pages.flatMap((page) => page.fingerprints ?? []),
+        pages.flatMap((page) => page.forget ?? []),
+      );
     // One statement: the checkpoint moves from the page expected (or nothing does), and only then
     // the versions delivered, the operation's progress, the pages' logs, the answers of the pages'
     // delivery attempts and the destination's health follow it.
@@ -171,7 +182,7 @@ export class CheckpointWriter {
                 l.entry->>'error', l.entry->'details'
            from cp, jsonb_array_elements(?::jsonb) with ordinality as l(entry, n)
           order by l.n
-       )${
+       )${fingerprints ? fingerprints.sql : ''}${
          answers
            ? `, answered as (
          update delivery_attempts a ${answers.set} from ${answers.from}, cp where a.id = v.id
@@ -211,6 +222,7 @@ export class CheckpointWriter {
           details: entry.details ?? {},
         })),
       ),
+      ...(fingerprints?.params ?? []),
       ...(answers?.params ?? []),
       ...(clearFailures ? [plan.destinationId] : []),
     ];
@@ -232,6 +244,7 @@ export class CheckpointWriter {
       await recordAttempts(em, whole);
       if (clearFailures) this.#clearFailures = false;
       this.pageIndex = last.pageIndex + 1;
+      this.pageToken = last.nextPageToken;
       this.recordsProcessed = rows[0].records_processed;
       this.done = last.done;
     };

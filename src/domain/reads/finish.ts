@@ -14,6 +14,7 @@ import type { ShapedPage } from './page-feed.js';
 import { readPlanOf, type ReadPlan } from './plan.js';
 import { readMetadata, startedLog, type PlannedRead } from './start.js';
 import { forgetOldVersions } from './seen-versions.js';
+import { forgetUnlisted } from './full-read.js';
 
 /**
  * The end of a read: the operation's status and human summary, the installation's health, the
@@ -89,6 +90,7 @@ export async function completeWindow(em: EntityManager, plan: ReadPlan, outcome:
     ],
     'run',
   );
+  await forgetUnlisted(em, plan);
   await forgetOldVersions(em, plan, {
     overlapMs: plan.overlapMs ?? 0,
     deletionsOverlapMs: plan.deletionsOverlapMs ?? 0,

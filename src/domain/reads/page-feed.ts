@@ -14,6 +14,14 @@ import { newestTime, undelivered, versionsToRemember, type SeenVersion } from '.
 import { pageConnector } from './connector.js';
 import type { ReadPlan } from './plan.js';
 import { seenVersions } from './seen-versions.js';
+import {
+  compareFingerprints,
+  inferredDeletionsAfter,
+  inferredDeletionsToken,
+  INFERRED_DELETIONS_PAGE,
+  unlistedRecords,
+  type Fingerprint,
+} from './full-read.js';
 
 /**
  * The provider side of a read: fetches pages one after the other from a page token and shapes each
@@ -40,6 +48,10 @@ export interface ShapedPage {
   resumeCursor?: string;
   /** DEBUG entries for the provider requests, and ERRORs for records left out. */
   logs: LogEntry[];
+  /** A full read: the fingerprints of every record listed on the page, marked with its checkpoint. */
+  fingerprints?: Fingerprint[];
+  /** A full read's inferred deletions: their fingerprints go with the page's checkpoint. */
+  forget?: string[];
 }
 
 /** A page could not be fetched; carries the request logs of the failed attempts. */
@@ -66,9 +78,21 @@ const SHAPE_CHUNK = 50;
  */
 export async function pageMessages(
   plan: ReadPlan,
-  records: readonly ProviderRecord[],
+  records: readonly ListedRecord[],
   logs: LogEntry[],
 ): Promise<MessagePart[]> {
+  return messagesOf(
+    plan,
+    await encodeRecords(plan, records),
+    records.map((record) => record.id),
+    logs,
+  );
+}
+
+/** A record as a read delivers it: `inferred` on a deletion a full read inferred (full-read.ts). */
+type ListedRecord = ProviderRecord & { inferred?: true };
+
+async function encodeRecords(plan: ReadPlan, records: readonly ListedRecord[]): Promise<Buffer[]> {
   const mapRecord = fieldMapper(plan.selection);
   const encoded: Buffer[] = [];
   for (let start = 0; start < records.length; start += SHAPE_CHUNK) {
@@ -77,12 +101,17 @@ export async function pageMessages(
     for (let index = start; index < end; index++) {
       const record = records[index];
       const mapped = mapRecord(record.raw, record.values);
-      // A deletion says so, with the id of the record it removes.
-      const entry: ReadResultEntry = record.deleted ? { id: record.id, deleted: true, ...mapped } : mapped;
+      // A deletion says so, with the id of the record it removes (and whether Ferry inferred it).
+      const entry: ReadResultEntry = record.deleted
+        ? { id: record.id, deleted: true, ...(record.inferred && { inferred: true }), ...mapped }
+        : mapped;
       encoded.push(encodeEntry(entry));
     }
   }
-  const ids = records.map((record) => record.id);
+  return encoded;
+}
+
+function messagesOf(plan: ReadPlan, encoded: Buffer[], ids: string[], logs: LogEntry[]): MessagePart[] {
   for (;;) {
     if (!encoded.length) return [];
     try {
@@ -111,12 +140,14 @@ interface ProviderPage {
   nextPageToken?: string;
   done: boolean;
   /** The records to deliver: what the provider listed, less what was delivered before. */
-  records: readonly ProviderRecord[];
+  records: readonly ListedRecord[];
   /** The newest time the provider listed on the page, delivered before or not. */
   newest?: number;
   deletions?: boolean;
   resumeCursor?: string;
   logs: LogEntry[];
+  /** A full read's page of inferred deletions. */
+  inferred?: boolean;
 }
 
 /** The read's request for one page: its window, fields and deletions, at the provider's page size. */
@@ -125,7 +156,8 @@ function pageRequest(plan: ReadPlan, pageToken: string | undefined, resume: bool
     objectName: plan.objectName,
     ...(plan.fields && { fields: plan.fields }),
     ...(plan.since && { since: new Date(plan.since) }),
-    until: new Date(plan.until),
+    // A full read lists everything there is, changed since it began or not.
+    ...(!plan.fingerprints && { until: new Date(plan.until) }),
     ...(plan.providerPageSize !== undefined && { pageSize: plan.providerPageSize }),
     ...(pageToken && { pageToken }),
     ...(!pageToken && resume && plan.resumeFrom !== undefined && { resumeFrom: plan.resumeFrom }),
@@ -158,6 +190,8 @@ async function readProviderPage(
 ): Promise<ProviderPage> {
   const logs: LogEntry[] = [];
   try {
+    const after = plan.fingerprints && inferredDeletionsAfter(pageToken);
+    if (after !== undefined) return await inferredDeletionsPage(plan, pageIndex, after);
     const connector = await connectorFor(logs);
     const page = await connector.readPage(pageRequest(plan, pageToken, true)).catch((error: unknown) => {
       if (pageToken || plan.resumeFrom === undefined || !cursorRefused(error)) throw error;
@@ -169,10 +203,13 @@ async function readProviderPage(
       return connector.readPage(pageRequest(plan, pageToken, false));
     });
     const records = plan.dedupe ? await unseen(plan, page.records, memory) : page.records;
+    // A full read that delivers deletions infers them once the whole listing is walked.
+    const inferNext = page.done && plan.fingerprints?.inferDeletions === true;
+    const nextPageToken = inferNext ? inferredDeletionsToken() : page.nextPageToken;
     return {
       pageIndex,
-      ...(page.nextPageToken && { nextPageToken: page.nextPageToken }),
-      done: page.done,
+      ...(nextPageToken && { nextPageToken }),
+      done: page.done && !inferNext,
       records,
       newest: newestTime(page.records),
       ...(page.deletions && { deletions: true }),
@@ -182,6 +219,24 @@ async function readProviderPage(
   } catch (error) {
     throw new PageFetchError(pageIndex, error, logs);
   }
+}
+
+/** A full read's next page of inferred deletions: records it did not list, after `after`. */
+async function inferredDeletionsPage(
+  plan: ReadPlan,
+  pageIndex: number,
+  after: string,
+): Promise<ProviderPage> {
+  const ids = await unlistedRecords(await newEntityManager(), plan, after);
+  const done = ids.length < INFERRED_DELETIONS_PAGE;
+  return {
+    pageIndex,
+    ...(!done && { nextPageToken: inferredDeletionsToken(ids[ids.length - 1]) }),
+    done,
+    records: ids.map((id) => ({ id, raw: {}, deleted: true, inferred: true })),
+    inferred: true,
+    logs: [],
+  };
 }
 
 /**
@@ -213,7 +268,17 @@ async function unseen(
 }
 
 async function shapePage(plan: ReadPlan, page: ProviderPage): Promise<ShapedPage> {
-  const parts = await pageMessages(plan, page.records, page.logs);
+  let ids = page.records.map((record) => record.id);
+  let encoded = await encodeRecords(plan, page.records);
+  let fingerprints: Fingerprint[] | undefined;
+  if (plan.fingerprints && !page.inferred)
+    ({ ids, encoded, fingerprints } = await compareFingerprints(
+      await newEntityManager(),
+      plan,
+      ids,
+      encoded,
+    ));
+  const parts = messagesOf(plan, encoded, ids, page.logs);
   const overlap = (page.deletions ? plan.deletionsOverlapMs : plan.overlapMs) ?? 0;
   return {
     pageIndex: page.pageIndex,
@@ -225,11 +290,14 @@ async function shapePage(plan: ReadPlan, page: ProviderPage): Promise<ShapedPage
     ...(page.deletions && { deletions: true }),
     // A scheduled read remembers all it delivers until it finishes (a later run of it, or a later page
     // of a feed listed newest first, recognises them); finishing forgets all but the overlap.
-    remember: plan.advancesWatermark
-      ? versionsToRemember(page.records, page.newest, plan.dedupe ? Infinity : overlap)
-      : [],
+    remember:
+      plan.advancesWatermark && !plan.fingerprints
+        ? versionsToRemember(page.records, page.newest, plan.dedupe ? Infinity : overlap)
+        : [],
     ...(page.resumeCursor !== undefined && { resumeCursor: page.resumeCursor }),
     logs: page.logs,
+    ...(fingerprints && { fingerprints }),
+    ...(page.inferred && { forget: ids }),
   };
 }
 
@@ -247,6 +315,16 @@ export interface PageFeed {
   next(): Promise<ShapedPage | undefined>;
   /** Fetch nothing more. */
   stop(): void;
+  /**
+   * The feed stopped before a full read's inferred deletions: they are read by a new feed once every
+   * page before them is checkpointed (full-read.ts).
+   */
+  readonly paused: boolean;
+}
+
+/** A page after which the feed pauses: the next is the first of a full read's inferred deletions. */
+function pausesAfter(page: { done: boolean; nextPageToken?: string }): boolean {
+  return !page.done && page.nextPageToken === inferredDeletionsToken();
 }
 
 /**
@@ -267,6 +345,7 @@ export function pageFeed(
   let failure: unknown;
   let finished = false;
   let stopped = false;
+  let paused = false;
   let wakeConsumer: (() => void) | undefined;
   let wakeProducer: (() => void) | undefined;
   const wake = (which: 'consumer' | 'producer') => {
@@ -279,6 +358,10 @@ export function pageFeed(
   if (start.fetched) ready.push(Promise.resolve(start.fetched));
   void (async () => {
     if (start.fetched?.done) return;
+    if (start.fetched && pausesAfter(start.fetched)) {
+      paused = true;
+      return;
+    }
     let token = start.fetched ? start.fetched.nextPageToken : start.pageToken;
     const connector = pageConnector(plan.connectionId);
     const memory: ReadMemory | undefined = plan.dedupe ? new Map() : undefined;
@@ -295,6 +378,10 @@ export function pageFeed(
       ready.push(shaped);
       wake('consumer');
       if (page.done) break;
+      if (pausesAfter(page)) {
+        paused = true;
+        break;
+      }
       token = page.nextPageToken;
     }
   })()
@@ -322,6 +409,9 @@ export function pageFeed(
     stop() {
       stopped = true;
       wake('producer');
+    },
+    get paused() {
+      return paused;
     },
   };
 }

@@ -149,16 +149,18 @@ export async function readPages(operationId: string, options: ReadPagesOptions =
     destinationHadFailures: Boolean(destination?.destination.firstFailureTime),
   });
   const window = new DeliveryWindow(checkpoint, plan, writer, destination, options.heartbeat);
-  const feed = pageFeed(
+  const maxPages = options.maxPages ?? config().readPagesPerActivity;
+  const deadline = Date.now() + (options.budgetMs ?? config().readActivityMs);
+  let feed = pageFeed(
     plan,
     {
       pageIndex: checkpoint.pageIndex,
       pageToken: checkpoint.pageToken ?? undefined,
       ...(options.fetched?.pageIndex === checkpoint.pageIndex && { fetched: options.fetched }),
     },
-    options.maxPages ?? config().readPagesPerActivity,
+    maxPages,
     undefined,
-    Date.now() + (options.budgetMs ?? config().readActivityMs),
+    deadline,
   );
   try {
     for (;;) {
@@ -171,7 +173,17 @@ export async function readPages(operationId: string, options: ReadPagesOptions =
         throw error.reason;
       });
       // Stop at once when the checkpoint cannot move: another run owns it, or writing it failed.
-      if (!page || writer.lost || writer.failed) break;
+      if (writer.lost || writer.failed) break;
+      if (!page) {
+        if (!feed.paused || window.pagesRead >= maxPages || Date.now() >= deadline) break;
+        // A full read's listing is delivered: its inferred deletions are read once it is all checkpointed.
+        await window.settle();
+        await writer.flush();
+        if (writer.lost) break;
+        const next = { pageIndex: writer.pageIndex, pageToken: writer.pageToken };
+        feed = pageFeed(plan, next, maxPages - window.pagesRead, undefined, deadline);
+        continue;
+      }
       // On request the window sends nothing: the writer stores the page with its checkpoint.
       await window.deliver(page);
     }

@@ -71,6 +71,14 @@ export const ReadPlanSchema = Type.Object(
     resumeFrom: Type.Optional(Type.String()),
     /** Deliver deletions too, from this instant; absent: live records only. */
     deletedSince: Type.Optional(Time),
+    /**
+     * A full read (`read.fullRead`): every record listed is compared with its fingerprint, which the
+     * read refreshes; `changedOnly` delivers only records new or changed since (scheduled reads), and
+     * `inferDeletions` delivers, after a complete walk, the records it no longer listed.
+     */
+    fingerprints: Type.Optional(
+      Type.Object({ changedOnly: Type.Boolean(), inferDeletions: Type.Boolean() }, strict),
+    ),
     /** Leave out versions delivered before (a scheduled read's overlap shows them again). */
     dedupe: Type.Optional(Type.Boolean()),
     /** Versions within this much of the newest are remembered for the next read (ms). */

@@ -47,6 +47,8 @@ function mayBeQuiet(input: ReadObjectInput, planned: PlannedRead): boolean {
     !planned.recorded &&
     !planned.checkpointed &&
     planned.plan.deliveryMode === 'auto' &&
+    // A full read's empty page is one whose records are unchanged: they must still be marked seen.
+    !planned.plan.fingerprints &&
     // A destination that cannot receive fails the read the long way, with its reason.
     !planned.destination.disabledTime
   );

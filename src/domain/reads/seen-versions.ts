@@ -26,7 +26,7 @@ export async function seenVersions(
   >(
     `select record_id, updated_at, deleted, content_hash from read_seen
       where installation_id = ? and object_name = ? and record_id = any(?::text[])`,
-    [object.installationId, object.objectName, `{${recordIds.map(arrayItem).join(',')}}`],
+    [object.installationId, object.objectName, textArray(recordIds)],
   );
   for (const row of rows) {
     seen.set(row.record_id, {
@@ -38,9 +38,12 @@ export async function seenVersions(
   return seen;
 }
 
-/** One element of a PostgreSQL text array literal. */
-function arrayItem(text: string): string {
-  return `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+/**
+ * A PostgreSQL text array literal, for `= any(?::text[])`: the planner sees the values and probes
+ * the key's index for each (an array built in SQL from JSON hides them, and a scan follows).
+ */
+export function textArray(items: readonly string[]): string {
+  return `{${items.map((text) => `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
 }
 
 /**

@@ -105,10 +105,14 @@ export async function planRead(em: EntityManager, input: ReadObjectInput): Promi
     readType: input.readType,
   };
   const fields = providerFields(selection);
+  // A full read walks the whole listing whatever the read asked for: its window is all of history.
+  const fullRead = tracking?.fullRead === true;
+  if (fullRead) Object.assign(window, { since: undefined, advancesWatermark: true });
   // Deletions matter to a copy kept in step: scheduled reads and windowed triggered ones deliver
   // them where the provider reveals them, unless the manifest asks for live records only.
   const deletedSince =
     tracking &&
+    !fullRead &&
     tracking.deletions !== 'none' &&
     setup.declared.delivery?.deletions !== false &&
     window.since &&
@@ -128,7 +132,13 @@ export async function planRead(em: EntityManager, input: ReadObjectInput): Promi
     advancesWatermark: window.advancesWatermark,
     ...(window.resumeFrom !== undefined && { resumeFrom: window.resumeFrom }),
     ...(deletedSince && { deletedSince: deletedSince.toISOString() }),
-    ...(input.readType === 'scheduled' && { dedupe: true }),
+    ...(fullRead && {
+      fingerprints: {
+        changedOnly: input.readType === 'scheduled',
+        inferDeletions: input.readType === 'scheduled' && setup.declared.delivery?.deletions !== false,
+      },
+    }),
+    ...(input.readType === 'scheduled' && !fullRead && { dedupe: true }),
     ...(tracking ? memoryOf(tracking) : { overlapMs: 0, deletionsOverlapMs: 0 }),
     ...(fields && { fields }),
     selection: {

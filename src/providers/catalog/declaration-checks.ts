@@ -206,6 +206,18 @@ export class Checker {
   /** A readable object says how deletions are revealed; `marked` needs a mark, `listing` a listing. */
   deletions(prefix: string, read: NonNullable<ObjectDeclaration['read']>): void {
     const deletions = read.deletions;
+    if (read.fullRead) {
+      // Deletions are inferred from complete walks; a walk filtered by time would infer wrongly.
+      if (deletions || read.incremental)
+        this.problem(
+          `${prefix}.read.fullRead`,
+          'infers deletions and walks `list` only: no deletions, no incremental',
+        );
+      const used = placeholdersOf(read.list.request).map((placeholder) => placeholder.name);
+      if (['since', 'until', 'window'].some((name) => used.includes(name)))
+        this.problem(`${prefix}.read.fullRead`, 'walks the whole list: its request cannot filter by time');
+      return;
+    }
     if (!deletions) {
       this.problem(
         `${prefix}.read.deletions`,

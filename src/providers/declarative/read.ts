@@ -119,6 +119,7 @@ export function changeTracking(object: ObjectDeclaration): ChangeTracking {
       unitOfFormat(object.updated?.format),
     ),
     deletionsPrecisionMs: deletions?.style === 'listing' ? unitOf(deletions.listing.changes) : 1,
+    fullRead: object.read?.fullRead !== undefined,
   };
 }
 

@@ -15,6 +15,7 @@ export const RETENTION_TASKS = [
   'delivery-attempts',
   'stored-pages',
   'read-checkpoints',
+  'read-fingerprints',
   'subscription-events',
   'events',
   'operations',

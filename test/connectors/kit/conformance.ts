@@ -209,39 +209,59 @@ export function conformance(spec: ConformanceSpec): void {
         expect(mine.sort()).toEqual([...ids].sort());
       });
 
-      it('reads exactly the records changed in [since, until)', async () => {
-        const start = Date.UTC(2025, 5, 1);
-        // The provider's clock a day after the window: feeds that keep a month of changes still hold it.
-        fake.setClock(() => start + 86_400_000);
-        const ids = fake.seed(
-          name,
-          Array.from({ length: 12 }, (_, i) => start + i * minute),
-        );
-        // An old record edited inside the window counts; one edited after it does not.
-        const [old, later] = fake.seed(name, [base - 86_400_000, base - 86_400_000]);
-        fake.touch(name, old, start + 5 * minute + 30_000);
-        fake.touch(name, later, start + 20 * minute);
-        const since = new Date(start + 3 * minute);
-        const until = new Date(start + 8 * minute);
-        const read = await readAll({ objectName: name, pageSize: smallPage(name), since, until });
-        // A listing that resumes from the provider's cursor is never cut at `until`: the cursor moves
-        // past what it lists, so what it lists must be delivered.
-        const resumable = connector().changeTracking(name).resumable;
-        const expected = [...ids.slice(3, 8), old];
-        const readIds = read.map((record) => record.id);
-        if (resumable) {
-          expect(readIds.filter((id) => expected.includes(id)).sort()).toEqual(expected.sort());
-          expect(readIds).not.toContain(ids[2]);
-        } else {
-          expect(readIds.sort()).toEqual(expected.sort());
-        }
-        for (const record of read) {
-          const time = Date.parse(record.updatedAt!);
-          expect(time).toBeGreaterThanOrEqual(since.getTime());
-          if (!resumable) expect(time).toBeLessThan(until.getTime());
-        }
-        fake.setClock(() => Date.now());
-      });
+      const fullRead = effectiveObject(declaration(), name)?.read?.fullRead !== undefined;
+      if (fullRead) {
+        it('lists every live record on a full read, and no deleted one', async () => {
+          fake.setClock(() => Date.UTC(2025, 5, 2));
+          const ids = fake.seed(
+            name,
+            Array.from({ length: 12 }, (_, i) => Date.UTC(2025, 5, 1) + i * minute),
+          );
+          fake.touch(name, ids[4], Date.UTC(2025, 5, 1, 12));
+          fake.remove(name, ids[7], Date.UTC(2025, 5, 1, 13));
+          const read = (await readAll({ objectName: name, pageSize: smallPage(name) })).map((r) => r.id);
+          expect(read.filter((id) => ids.includes(id)).sort()).toEqual(
+            ids.filter((id) => id !== ids[7]).sort(),
+          );
+          expect(new Set(read).size).toBe(read.length);
+          fake.setClock(() => Date.now());
+        });
+      }
+
+      if (!fullRead)
+        it('reads exactly the records changed in [since, until)', async () => {
+          const start = Date.UTC(2025, 5, 1);
+          // The provider's clock a day after the window: feeds that keep a month of changes still hold it.
+          fake.setClock(() => start + 86_400_000);
+          const ids = fake.seed(
+            name,
+            Array.from({ length: 12 }, (_, i) => start + i * minute),
+          );
+          // An old record edited inside the window counts; one edited after it does not.
+          const [old, later] = fake.seed(name, [base - 86_400_000, base - 86_400_000]);
+          fake.touch(name, old, start + 5 * minute + 30_000);
+          fake.touch(name, later, start + 20 * minute);
+          const since = new Date(start + 3 * minute);
+          const until = new Date(start + 8 * minute);
+          const read = await readAll({ objectName: name, pageSize: smallPage(name), since, until });
+          // A listing that resumes from the provider's cursor is never cut at `until`: the cursor moves
+          // past what it lists, so what it lists must be delivered.
+          const resumable = connector().changeTracking(name).resumable;
+          const expected = [...ids.slice(3, 8), old];
+          const readIds = read.map((record) => record.id);
+          if (resumable) {
+            expect(readIds.filter((id) => expected.includes(id)).sort()).toEqual(expected.sort());
+            expect(readIds).not.toContain(ids[2]);
+          } else {
+            expect(readIds.sort()).toEqual(expected.sort());
+          }
+          for (const record of read) {
+            const time = Date.parse(record.updatedAt!);
+            expect(time).toBeGreaterThanOrEqual(since.getTime());
+            if (!resumable) expect(time).toBeLessThan(until.getTime());
+          }
+          fake.setClock(() => Date.now());
+        });
 
       if (object.fields) {
         const { selected, other } = object.fields;
@@ -339,6 +359,7 @@ export function conformance(spec: ConformanceSpec): void {
       fidelityChecks({
         name,
         object,
+        fullRead,
         fake: () => fake,
         connector,
         get smallPage() {

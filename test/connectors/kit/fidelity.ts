@@ -24,6 +24,8 @@ export interface FidelityContext {
   smallPage: number;
   /** A day of the provider's clock no other check uses (ms). */
   day: (index: number) => number;
+  /** The object is read whole (`read.fullRead`): it has no window whose edges to check. */
+  fullRead: boolean;
 }
 
 const SECOND = 1000;
@@ -74,81 +76,114 @@ export function fidelityChecks(context: FidelityContext): void {
     for (const listing of listings) expect(listing).toMatchObject({ pageSize: listing.maxPageSize });
   });
 
-  it('delivers once each change stamped in the second a read ends and the next begins', async () => {
-    const fake = context.fake();
-    await withClock(fake, async (clock) => {
-      const t = context.day(1);
-      const reads = new ScheduledReads(context.connector, name, t - HOUR);
-      const [a, b, untouched] = fake.seed(name, [t - 10 * MINUTE, t - 10 * MINUTE, t - 10 * MINUTE]);
-      clock.now = t - SECOND;
-      await reads.read(clock.now);
-      fake.touch(name, a, t + 100);
-      clock.now = t + 500;
-      await reads.read(clock.now);
-      fake.touch(name, b, t + 800);
-      clock.now = t + 1500;
-      await reads.read(clock.now);
-      clock.now = t + HOUR;
-      await reads.read(clock.now);
-      await reads.read(clock.now + HOUR);
-      expect(deliveriesSince(reads.delivered, [a, b, untouched], t)).toEqual([1, 1, 0]);
-      expectNoVersionTwice(reads.delivered);
+  // A full read has no window: it is checked for what it delivers instead.
+  if (context.fullRead) {
+    it('delivers on a full read what changed since the last, each once, and what went as inferred deletions', async () => {
+      const fake = context.fake();
+      await withClock(fake, async (clock) => {
+        const t = context.day(1);
+        const reads = new ScheduledReads(context.connector, name, t - HOUR, context.smallPage);
+        const ids = fake.seed(
+          name,
+          Array.from({ length: context.smallPage * 3 }, (_, i) => t - 10 * MINUTE + i * SECOND),
+        );
+        clock.now = t;
+        await reads.read(clock.now);
+        const before = reads.delivered.length;
+        fake.touch(name, ids[1], t + SECOND);
+        fake.touch(name, ids[ids.length - 1], t + 2 * SECOND);
+        fake.remove(name, ids[2], t + 3 * SECOND);
+        const [created] = fake.seed(name, [t + 4 * SECOND]);
+        clock.now = t + MINUTE;
+        const read = await reads.read(clock.now);
+        expect(
+          read
+            .filter((record) => !record.deleted)
+            .map((record) => record.id)
+            .sort(),
+        ).toEqual([ids[1], ids[ids.length - 1], created].sort());
+        expect(read.filter((record) => record.deleted).map((record) => record.id)).toEqual([ids[2]]);
+        expect(await reads.read(clock.now + HOUR)).toEqual([]);
+        expect(reads.delivered.length - before).toBe(4);
+      });
     });
-  });
+  } else {
+    it('delivers once each change stamped in the second a read ends and the next begins', async () => {
+      const fake = context.fake();
+      await withClock(fake, async (clock) => {
+        const t = context.day(1);
+        const reads = new ScheduledReads(context.connector, name, t - HOUR);
+        const [a, b, untouched] = fake.seed(name, [t - 10 * MINUTE, t - 10 * MINUTE, t - 10 * MINUTE]);
+        clock.now = t - SECOND;
+        await reads.read(clock.now);
+        fake.touch(name, a, t + 100);
+        clock.now = t + 500;
+        await reads.read(clock.now);
+        fake.touch(name, b, t + 800);
+        clock.now = t + 1500;
+        await reads.read(clock.now);
+        clock.now = t + HOUR;
+        await reads.read(clock.now);
+        await reads.read(clock.now + HOUR);
+        expect(deliveriesSince(reads.delivered, [a, b, untouched], t)).toEqual([1, 1, 0]);
+        expectNoVersionTwice(reads.delivered);
+      });
+    });
 
-  it('delivers once a change stamped at the very end of a window', async () => {
-    const fake = context.fake();
-    await withClock(fake, async (clock) => {
-      const t = context.day(2);
-      const reads = new ScheduledReads(context.connector, name, t - HOUR);
-      const [record] = fake.seed(name, [t - 10 * MINUTE]);
-      clock.now = t - SECOND;
-      await reads.read(clock.now);
-      fake.touch(name, record, t);
-      clock.now = t;
-      await reads.read(clock.now);
-      clock.now = t + HOUR;
-      await reads.read(clock.now);
-      expect(deliveriesSince(reads.delivered, [record], t)).toEqual([1]);
+    it('delivers once a change stamped at the very end of a window', async () => {
+      const fake = context.fake();
+      await withClock(fake, async (clock) => {
+        const t = context.day(2);
+        const reads = new ScheduledReads(context.connector, name, t - HOUR);
+        const [record] = fake.seed(name, [t - 10 * MINUTE]);
+        clock.now = t - SECOND;
+        await reads.read(clock.now);
+        fake.touch(name, record, t);
+        clock.now = t;
+        await reads.read(clock.now);
+        clock.now = t + HOUR;
+        await reads.read(clock.now);
+        expect(deliveriesSince(reads.delivered, [record], t)).toEqual([1]);
+      });
     });
-  });
 
-  it('delivers a change the provider shows only after the read that ran first', async () => {
-    const fake = context.fake();
-    await withClock(fake, async (clock) => {
-      const t = context.day(3);
-      const reads = new ScheduledReads(context.connector, name, t - HOUR);
-      const [lagging, late] = fake.seed(name, [t - 10 * MINUTE, t - 10 * MINUTE]);
-      clock.now = t - SECOND;
-      await reads.read(clock.now);
-      // One shown when the provider's documented lag says, and one committed two seconds after
-      // its stamp, while a newer change was already shown and read.
-      fake.touch(name, late, t + 500, { visibleFromMs: t + 2500 });
-      fake.touch(name, lagging, t + 1000);
-      clock.now = t + 1500;
-      await reads.read(clock.now);
-      clock.now = t + HOUR;
-      await reads.read(clock.now);
-      await reads.read(clock.now + HOUR);
-      expect(deliveriesSince(reads.delivered, [lagging, late], t)).toEqual([1, 1]);
+    it('delivers a change the provider shows only after the read that ran first', async () => {
+      const fake = context.fake();
+      await withClock(fake, async (clock) => {
+        const t = context.day(3);
+        const reads = new ScheduledReads(context.connector, name, t - HOUR);
+        const [lagging, late] = fake.seed(name, [t - 10 * MINUTE, t - 10 * MINUTE]);
+        clock.now = t - SECOND;
+        await reads.read(clock.now);
+        // One shown when the provider's documented lag says, and one committed two seconds after
+        // its stamp, while a newer change was already shown and read.
+        fake.touch(name, late, t + 500, { visibleFromMs: t + 2500 });
+        fake.touch(name, lagging, t + 1000);
+        clock.now = t + 1500;
+        await reads.read(clock.now);
+        clock.now = t + HOUR;
+        await reads.read(clock.now);
+        await reads.read(clock.now + HOUR);
+        expect(deliveriesSince(reads.delivered, [lagging, late], t)).toEqual([1, 1]);
+      });
     });
-  });
 
-  it('delivers once each of more records sharing one time than a page holds', async () => {
-    const fake = context.fake();
-    await withClock(fake, async (clock) => {
-      const t = context.day(4);
-      const ids = fake.seed(
-        name,
-        Array.from({ length: context.smallPage * 2 + 1 }, () => t),
-      );
-      const reads = new ScheduledReads(context.connector, name, t - MINUTE, context.smallPage);
-      clock.now = t + HOUR;
-      await reads.read(clock.now);
-      await reads.read(clock.now + HOUR);
-      expect(deliveriesSince(reads.delivered, ids, t)).toEqual(ids.map(() => 1));
+    it('delivers once each of more records sharing one time than a page holds', async () => {
+      const fake = context.fake();
+      await withClock(fake, async (clock) => {
+        const t = context.day(4);
+        const ids = fake.seed(
+          name,
+          Array.from({ length: context.smallPage * 2 + 1 }, () => t),
+        );
+        const reads = new ScheduledReads(context.connector, name, t - MINUTE, context.smallPage);
+        clock.now = t + HOUR;
+        await reads.read(clock.now);
+        await reads.read(clock.now + HOUR);
+        expect(deliveriesSince(reads.delivered, ids, t)).toEqual(ids.map(() => 1));
+      });
     });
-  });
+  }
 
   if (object.revealsDeletions !== undefined) {
     it(
@@ -161,7 +196,8 @@ export function fidelityChecks(context: FidelityContext): void {
           expect(tracking.deletions).toBe('none');
           return;
         }
-        expect(tracking.deletions).not.toBe('none');
+        // A full read infers deletions from complete walks, whatever the provider reveals.
+        if (!tracking.fullRead) expect(tracking.deletions).not.toBe('none');
         const fake = context.fake();
         await withClock(fake, async (clock) => {
           const t = context.day(5);
@@ -245,7 +281,8 @@ export function fidelityChecks(context: FidelityContext): void {
   it('delivers every change of a steady stream once, and every deletion', async () => {
     const fake = context.fake();
     const tracking = context.connector().changeTracking(name);
-    const deletes = object.revealsDeletions === true && tracking.deletions !== 'none';
+    const deletes =
+      object.revealsDeletions === true && (tracking.deletions !== 'none' || tracking.fullRead === true);
     const firstRequest = fake.requests.length;
     await withClock(fake, async (clock) => {
       const t = context.day(7);
@@ -253,9 +290,13 @@ export function fidelityChecks(context: FidelityContext): void {
         name,
         Array.from({ length: 12 }, (_, i) => t - HOUR + i * SECOND),
       );
-      const last = new Map<string, { at: number; deleted: boolean }>(
-        live.map((id) => [id, { at: 0, deleted: false }]),
-      );
+      // `mark`: how many versions were delivered when the record last changed (a full read's records
+      // carry no time); `bornAfter`: the read before the record was created; `unread`: created and
+      // deleted between two reads, which a full read never sees.
+      const last = new Map<
+        string,
+        { at: number; deleted: boolean; mark: number; bornAfter?: number; unread?: boolean }
+      >(live.map((id) => [id, { at: 0, deleted: false, mark: 0 }]));
       // As an installation reads, its selected field only: a provider that fetches values per record
       // (ActiveCampaign's custom values, five calls a second) would otherwise spend minutes here.
       const selected = object.fields && [object.fields.selected];
@@ -274,15 +315,16 @@ export function fidelityChecks(context: FidelityContext): void {
           const ids = [...last].filter(([, state]) => !state.deleted).map(([id]) => id);
           if (roll < 0.15 || !ids.length) {
             const [id] = fake.seed(name, [at]);
-            last.set(id, { at, deleted: false });
+            last.set(id, { at, deleted: false, mark: reads.delivered.length, bornAfter: lastRead });
           } else if (deletes && roll < 0.25) {
             const id = ids[Math.floor(next() * ids.length)];
             fake.remove(name, id, at);
-            last.set(id, { at, deleted: true });
+            const unread = last.get(id)!.bornAfter === lastRead;
+            last.set(id, { ...last.get(id)!, at, deleted: true, mark: reads.delivered.length, unread });
           } else {
             const id = ids[Math.floor(next() * ids.length)];
             fake.touch(name, id, at);
-            last.set(id, { at, deleted: false });
+            last.set(id, { ...last.get(id)!, at, deleted: false, mark: reads.delivered.length });
           }
         }
         if (at - lastRead >= MINUTE) {
@@ -299,8 +341,10 @@ export function fidelityChecks(context: FidelityContext): void {
         .filter(([id, state]) => {
           const versions = reads.delivered.filter((record) => record.id === id);
           const latest = versions.at(-1);
-          if (!latest) return true;
+          // A full read never saw a record made and deleted between two reads: nothing to tell.
+          if (!latest) return !(tracking.fullRead && state.unread);
           if (state.deleted) return !latest.deleted;
+          if (tracking.fullRead) return reads.delivered.lastIndexOf(latest) < state.mark;
           // Compared at the provider's precision: it keeps no finer time.
           const unit = tracking.precisionMs;
           return Date.parse(latest.updatedAt!) < Math.floor(state.at / unit) * unit;

@@ -1,4 +1,5 @@
 import {
+  contentHash,
   memoryOf,
   newestTime,
   scheduledWindow,
@@ -19,6 +20,8 @@ export class ScheduledReads {
   readonly seen = new Map<string, SeenVersion>();
   /** Everything delivered, in order, across reads. */
   readonly delivered: ProviderRecord[] = [];
+  /** A full read's fingerprints (read_fingerprints), by record id. */
+  readonly fingerprints = new Map<string, string>();
 
   constructor(
     private readonly connector: () => Connector,
@@ -35,6 +38,7 @@ export class ScheduledReads {
   async read(now: number): Promise<ProviderRecord[]> {
     const connector = this.connector();
     const tracking = connector.changeTracking(this.objectName);
+    if (tracking.fullRead) return this.readWhole(connector);
     const window = scheduledWindow(this.position, tracking, new Date(this.start));
     const deliveredNow: ProviderRecord[] = [];
     let pageToken: string | undefined;
@@ -70,6 +74,41 @@ export class ScheduledReads {
       pageToken = page.nextPageToken;
     }
     throw new Error(`a scheduled read of ${this.objectName} never ended`);
+  }
+
+  /**
+   * A full read (full-read.ts): the whole listing, each record delivered when its fingerprint is new
+   * or different; after the last page, the records it no longer listed as inferred deletions.
+   */
+  private async readWhole(connector: Connector): Promise<ProviderRecord[]> {
+    const deliveredNow: ProviderRecord[] = [];
+    const listed = new Set<string>();
+    let pageToken: string | undefined;
+    for (let pages = 0; pages < 10_000; pages++) {
+      const page = await connector.readPage({
+        objectName: this.objectName,
+        ...(this.pageSize !== undefined && { pageSize: this.pageSize }),
+        ...(this.fields && { fields: this.fields }),
+        ...(pageToken && { pageToken }),
+      });
+      for (const record of page.records) {
+        listed.add(record.id);
+        const hash = contentHash(record);
+        if (this.fingerprints.get(record.id) === hash) continue;
+        this.fingerprints.set(record.id, hash);
+        deliveredNow.push(record);
+      }
+      if (page.done) {
+        for (const id of [...this.fingerprints.keys()].filter((id) => !listed.has(id))) {
+          this.fingerprints.delete(id);
+          deliveredNow.push({ id, raw: {}, deleted: true });
+        }
+        this.delivered.push(...deliveredNow);
+        return deliveredNow;
+      }
+      pageToken = page.nextPageToken;
+    }
+    throw new Error(`a full read of ${this.objectName} never ended`);
   }
 
   /** As `forgetOldVersions` does when a read finishes, with the plan's horizons (`memoryOf`). */
