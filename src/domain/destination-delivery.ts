@@ -1,6 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { config } from '../config.js';
+import { isUuid } from '../core/ids.js';
 import { DestinationEntity, type Destination } from '../db/entities/operation.js';
 import { em as newEntityManager } from '../db/orm.js';
 import type { DeliveryResult } from '../delivery/deliver.js';
@@ -105,7 +106,10 @@ export async function openDestination(
   now = new Date(),
 ): Promise<OpenDestination | DeliveryAttemptResult> {
   const em = await newEntityManager();
-  const destination = await em.findOne(DestinationEntity, { id: destinationId, projectId });
+  // An operation whose metadata lost its destination's id names none: gone, as a deleted one is.
+  const destination = isUuid(destinationId)
+    ? await em.findOne(DestinationEntity, { id: destinationId, projectId })
+    : null;
   if (!destination) {
     return { delivered: false, retryable: false, disabled: false, error: 'the destination no longer exists' };
   }

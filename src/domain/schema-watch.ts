@@ -19,6 +19,7 @@ import { appendLogs, type LogEntry } from './operation-logs.js';
 import { createOperation } from './operations.js';
 import { requestLog } from './reads/connector.js';
 import { installationParties, resultMessageContext } from './reads/installation-context.js';
+import { schemaWatchMetadataOf } from './operation-metadata.js';
 
 /**
  * watchSchema: on its schedule, each installed read object's field metadata is compared with the
@@ -268,7 +269,8 @@ export async function attemptSchemaWatchDelivery(
   const operation = await em.findOneOrFail(OperationEntity, { id: row.operationId });
   const result = await attemptDelivery({
     projectId: row.projectId,
-    destinationId: operation.metadata.destinationId as string,
+    // No destination id: the destination did not exist, and the attempt says so.
+    destinationId: schemaWatchMetadataOf(operation.metadata).destinationId ?? '',
     messageId: stableMessageId('schema.watch', row.id),
     body: row.message,
     kind: 'record',
@@ -287,7 +289,7 @@ export async function finishSchemaWatch(
   await transaction(async (tx) => {
     const operation = await tx.findOne(OperationEntity, { id: operationId });
     if (!operation || operation.status !== 'in_progress') return;
-    const destination = operation.metadata.destination as string;
+    const { destination } = schemaWatchMetadataOf(operation.metadata);
     operation.status = outcome.failed ? 'failure' : 'success';
     operation.result = outcome.failed
       ? `Could not deliver ${outcome.failed} schema change message(s) to destination "${destination}": ${outcome.error ?? 'unknown error'}`

@@ -23,6 +23,7 @@ import { createOperation, followLatestOperation } from '../operations.js';
 import { installationParties, readObjectSetup, resultMessageContext } from '../reads/installation-context.js';
 import { readSelection } from '../reads/plan.js';
 import { unwatchedReason, type SubscribeEventType } from './watch.js';
+import { objectNameOf, subscribeMetadataOf } from '../operation-metadata.js';
 
 /**
  * Delivering one change event a provider sent: the message is built once (the record fetched from
@@ -196,7 +197,7 @@ export async function attemptSubscriptionDelivery(
   const operation = await (await newEntityManager()).findOneOrFail(OperationEntity, { id: row.operationId! });
   const result = await attemptDelivery({
     projectId: row.projectId,
-    destinationId: operation.metadata.destinationId as string,
+    destinationId: subscribeMetadataOf(operation.metadata).destinationId,
     messageId: stableMessageId('subscribe', row.id),
     body: row.message!,
     kind: 'record',
@@ -217,10 +218,11 @@ export async function finishSubscriptionEvent(
   await transaction(async (tx) => {
     const operation = await tx.findOne(OperationEntity, { id: row.operationId! });
     if (!operation || operation.status !== 'in_progress') return;
-    const what = `${operation.metadata.subscribeEventType} of ${(operation.metadata.objects as string[])[0]} ${operation.metadata.recordId}`;
+    const metadata = subscribeMetadataOf(operation.metadata);
+    const what = `${metadata.subscribeEventType} of ${objectNameOf(metadata)} ${metadata.recordId}`;
     operation.status = outcome.delivered ? 'success' : 'failure';
     operation.result = outcome.delivered
-      ? `Delivered the ${what} to destination "${operation.metadata.destination}".`
+      ? `Delivered the ${what} to destination "${metadata.destination}".`
       : `Could not deliver the ${what}: ${outcome.error ?? 'unknown error'}`;
     operation.updateTime = new Date();
     await tx.flush();
