@@ -1,5 +1,3 @@
-import { config } from '../../config.js';
-import { nextAttemptDelay } from '../../core/retry-schedule.js';
 import { InstallationEntity } from '../../db/entities/installation.js';
 import { DestinationEntity, OperationEntity } from '../../db/entities/operation.js';
 import { SubscriptionEntity } from '../../db/entities/subscription.js';
@@ -15,7 +13,8 @@ import { fieldMapper, type FieldSelection } from '../../delivery/record-mapping.
 import type { IncomingProviderEvent } from '../../providers/connector.js';
 import { connectorFor } from '../../providers/connectors/index.js';
 import { connectionTarget } from '../credentials.js';
-import { attemptDelivery, type DeliveryAttemptResult } from '../destination-delivery.js';
+import type { SingleMessageOutcome } from '../../delivery/single-message.js';
+import { attemptDelivery } from '../destination-delivery.js';
 import { inheritsFieldsAndMappings } from '../installations/config-validation.js';
 import { currentConfig } from '../installations/event-data.js';
 import { appendLogs, type LogEntry } from '../operation-logs.js';
@@ -183,10 +182,7 @@ export async function prepareSubscriptionEvent(
   });
 }
 
-export interface SubscriptionAttemptOutcome extends DeliveryAttemptResult {
-  /** When to try again; absent when no retry is due. */
-  nextAttemptInMs?: number;
-}
+export type SubscriptionAttemptOutcome = SingleMessageOutcome;
 
 /** One attempt to deliver the event's message; every attempt carries the same id and bytes. */
 export async function attemptSubscriptionDelivery(
@@ -195,17 +191,17 @@ export async function attemptSubscriptionDelivery(
 ): Promise<SubscriptionAttemptOutcome> {
   const row = await loadEvent(subscriptionEventId);
   const operation = await (await newEntityManager()).findOneOrFail(OperationEntity, { id: row.operationId! });
-  const result = await attemptDelivery({
-    projectId: row.projectId,
-    destinationId: subscribeMetadataOf(operation.metadata).destinationId,
-    messageId: stableMessageId('subscribe', row.id),
-    body: row.message!,
-    kind: 'record',
-    operationId: operation.id,
-  });
-  if (result.delivered || !result.retryable) return result;
-  const nextAttemptInMs = nextAttemptDelay(attempt, result.retryAfterMs, config().delivery.retryScheduleMs);
-  return { ...result, ...(nextAttemptInMs !== undefined && { nextAttemptInMs }) };
+  return attemptDelivery(
+    {
+      projectId: row.projectId,
+      destinationId: subscribeMetadataOf(operation.metadata).destinationId,
+      messageId: stableMessageId('subscribe', row.id),
+      body: row.message!,
+      kind: 'record',
+      operationId: operation.id,
+    },
+    { attempt },
+  );
 }
 
 /** Ends the event's operation; finishing it again changes nothing. */
