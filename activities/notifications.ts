@@ -1,8 +1,7 @@
-import { config } from '../src/config.js';
 import { em } from '../src/db/orm.js';
 import { NotificationEventEntity } from '../src/db/entities/event.js';
-import { attemptDelivery, type DeliveryAttemptResult } from '../src/domain/destination-delivery.js';
-import { nextAttemptDelay } from '../src/core/retry-schedule.js';
+import { attemptDelivery } from '../src/domain/destination-delivery.js';
+import type { SingleMessageOutcome } from '../src/delivery/single-message.js';
 import { notificationBody, notificationDeliveryMessageId } from '../src/notifications/message.js';
 
 export interface NotificationAttemptInput {
@@ -13,10 +12,7 @@ export interface NotificationAttemptInput {
   attempt: number;
 }
 
-export interface NotificationAttemptOutcome extends DeliveryAttemptResult {
-  /** When to try again (FERRY_DELIVERY_RETRY_SCHEDULE, or the receiver's Retry-After); absent when no retry is due. */
-  nextAttemptInMs?: number;
-}
+export type NotificationAttemptOutcome = SingleMessageOutcome;
 
 /**
  * One attempt to deliver one notification event to one destination. A failed HTTP delivery is a
@@ -30,19 +26,15 @@ export async function deliverNotificationAttempt(
   ).findOne(NotificationEventEntity, { id: input.eventId, projectId: input.projectId });
   if (!event)
     return { delivered: false, retryable: false, disabled: false, error: 'the event no longer exists' };
-  const result = await attemptDelivery({
-    projectId: input.projectId,
-    destinationId: input.destinationId,
-    messageId: notificationDeliveryMessageId(input.eventId, input.destinationId),
-    body: notificationBody(event),
-    kind: 'notification',
-    createdAt: event.createTime,
-  });
-  if (result.delivered || !result.retryable) return result;
-  const nextAttemptInMs = nextAttemptDelay(
-    input.attempt,
-    result.retryAfterMs,
-    config().delivery.retryScheduleMs,
+  return attemptDelivery(
+    {
+      projectId: input.projectId,
+      destinationId: input.destinationId,
+      messageId: notificationDeliveryMessageId(input.eventId, input.destinationId),
+      body: notificationBody(event),
+      kind: 'notification',
+      createdAt: event.createTime,
+    },
+    { attempt: input.attempt },
   );
-  return { ...result, ...(nextAttemptInMs !== undefined && { nextAttemptInMs }) };
 }

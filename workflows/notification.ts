@@ -1,9 +1,10 @@
-import { log, proxyActivities, sleep } from '@temporalio/workflow';
+import { log, proxyActivities } from '@temporalio/workflow';
 import type * as activities from '../activities/notifications.js';
 import type {
   NotificationDeliveryInput,
   NotificationDeliveryResult,
 } from '../src/temporal/contracts/notification.js';
+import { deliverUntilSettled } from './message-retries.js';
 
 // HTTP failures come back as results; these retries only cover the activity itself failing (database down, worker lost).
 const { deliverNotificationAttempt } = proxyActivities<typeof activities>({
@@ -21,15 +22,8 @@ const { deliverNotificationAttempt } = proxyActivities<typeof activities>({
 export async function deliverNotificationWorkflow(
   input: NotificationDeliveryInput,
 ): Promise<NotificationDeliveryResult> {
-  for (let attempt = 1; ; attempt++) {
-    const result = await deliverNotificationAttempt({ ...input, attempt });
-    if (result.delivered) return { outcome: 'delivered', attempts: attempt };
-    if (result.disabled) return { outcome: 'destination-disabled', attempts: attempt, error: result.error };
-    if (!result.retryable) return { outcome: 'failed', attempts: attempt, error: result.error };
-    if (result.nextAttemptInMs === undefined) {
-      return { outcome: 'retries-exhausted', attempts: attempt, error: result.error };
-    }
-    log.info('notification delivery failed; retrying', { attempt, delayMs: result.nextAttemptInMs });
-    await sleep(result.nextAttemptInMs);
-  }
+  return deliverUntilSettled(
+    (attempt) => deliverNotificationAttempt({ ...input, attempt }),
+    (attempt, delayMs) => log.info('notification delivery failed; retrying', { attempt, delayMs }),
+  );
 }

@@ -1,9 +1,10 @@
-import { proxyActivities, sleep } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type * as activities from '../activities/schema-watch.js';
 import type {
   SchemaWatchDeliveryInput,
   SchemaWatchDeliveryResult,
 } from '../src/temporal/contracts/schema-watch.js';
+import { deliverUntilSettled } from './message-retries.js';
 
 // HTTP failures come back as results; these retries only cover the activity itself failing.
 const { deliverSchemaWatchAttempt, finishSchemaWatchDelivery } = proxyActivities<typeof activities>({
@@ -24,18 +25,11 @@ export async function deliverSchemaWatchWorkflow(
   let failed = 0;
   let lastError: string | undefined;
   for (const messageId of input.messageIds) {
-    for (let attempt = 1; ; attempt++) {
-      const result = await deliverSchemaWatchAttempt({ messageId, attempt });
-      if (result.delivered) {
-        delivered++;
-        break;
-      }
-      if (result.disabled || !result.retryable || result.nextAttemptInMs === undefined) {
-        failed++;
-        lastError = result.error ?? 'not delivered';
-        break;
-      }
-      await sleep(result.nextAttemptInMs);
+    const settled = await deliverUntilSettled((attempt) => deliverSchemaWatchAttempt({ messageId, attempt }));
+    if (settled.outcome === 'delivered') delivered++;
+    else {
+      failed++;
+      lastError = settled.error ?? 'not delivered';
     }
   }
   await finishSchemaWatchDelivery({

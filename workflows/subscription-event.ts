@@ -1,9 +1,10 @@
-import { log, proxyActivities, sleep } from '@temporalio/workflow';
+import { log, proxyActivities } from '@temporalio/workflow';
 import type * as activities from '../activities/subscriptions.js';
 import type {
   SubscriptionEventInput,
   SubscriptionEventResult,
 } from '../src/temporal/contracts/subscription.js';
+import { deliverUntilSettled } from './message-retries.js';
 
 const { prepareSubscriptionMessage } = proxyActivities<typeof activities>({
   startToCloseTimeout: '1 minute',
@@ -38,31 +39,14 @@ export async function deliverSubscriptionEventWorkflow(
       ...(prepared.skippedReason && { error: prepared.skippedReason }),
     };
   }
-  for (let attempt = 1; ; attempt++) {
-    const result = await deliverSubscriptionAttempt({ subscriptionEventId, attempt });
-    const ended: SubscriptionEventResult['outcome'] | undefined = result.delivered
-      ? 'delivered'
-      : result.disabled
-        ? 'destination-disabled'
-        : !result.retryable
-          ? 'failed'
-          : result.nextAttemptInMs === undefined
-            ? 'retries-exhausted'
-            : undefined;
-    if (ended) {
-      await finishSubscriptionDelivery({
-        subscriptionEventId,
-        delivered: result.delivered,
-        attempts: attempt,
-        ...(result.error && { error: result.error }),
-      });
-      return {
-        outcome: ended,
-        operationId: prepared.operationId,
-        attempts: attempt,
-        ...(result.error && { error: result.error }),
-      };
-    }
-    await sleep(result.nextAttemptInMs!);
-  }
+  const settled = await deliverUntilSettled((attempt) =>
+    deliverSubscriptionAttempt({ subscriptionEventId, attempt }),
+  );
+  await finishSubscriptionDelivery({
+    subscriptionEventId,
+    delivered: settled.outcome === 'delivered',
+    attempts: settled.attempts,
+    ...(settled.error && { error: settled.error }),
+  });
+  return { ...settled, operationId: prepared.operationId };
 }

@@ -1,4 +1,4 @@
-import type { TSchema } from 'typebox';
+import type { Static, TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import Value, { DecodeUnsafe, HasCodec } from 'typebox/value';
 import Format from 'typebox/format';
@@ -28,6 +28,11 @@ function compile(schema: TSchema): ReturnType<typeof Compile> {
     compiled.set(schema, validator);
   }
   return validator;
+}
+
+/** Whether a value fits its schema: a type guard, so a stored value that checked needs no cast. */
+export function conforms<T extends TSchema>(schema: T, value: unknown): value is Static<T> {
+  return compile(schema).Check(value);
 }
 
 /** `/latestRevision/content/read/objects/0/schedule` → `latestRevision.content.read.objects[0].schedule`. */

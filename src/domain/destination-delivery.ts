@@ -1,9 +1,16 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { config } from '../config.js';
+import { isUuid } from '../core/ids.js';
 import { DestinationEntity, type Destination } from '../db/entities/operation.js';
 import { em as newEntityManager } from '../db/orm.js';
 import type { DeliveryResult } from '../delivery/deliver.js';
+import {
+  deliverSingleMessage,
+  type DestinationLedger,
+  type SingleMessageOutcome,
+  type SingleMessageResult,
+} from '../delivery/single-message.js';
 import type { DestinationTarget } from '../delivery/destination-type.js';
 import type { AnyDestinationType } from '../delivery/registry.js';
 import { shouldDisable } from '../core/retry-schedule.js';
@@ -42,19 +49,8 @@ export interface DeliveryAttemptInput {
   createdAt?: Date;
 }
 
-export interface DeliveryAttemptResult {
-  delivered: boolean;
-  /** Another attempt later may succeed (timeout, network, 408, 429, 5xx). */
-  retryable: boolean;
-  /** The receiver's Retry-After, in milliseconds. */
-  retryAfterMs?: number;
-  /** The destination is disabled (before this attempt, or because of it): nothing more will be sent. */
-  disabled: boolean;
-  /** The receiver's HTTP status, when it answered. */
-  status?: number;
-  /** Why the attempt failed; never holds secrets, header values or query strings. */
-  error?: string;
-}
+/** What one attempt answered (src/delivery/single-message.ts). */
+export type DeliveryAttemptResult = SingleMessageResult;
 
 export interface DeliveryAttemptOptions {
   /** Overrides FERRY_ALLOW_PRIVATE_DESTINATIONS for this attempt (tests of the SSRF guard). */
@@ -105,7 +101,10 @@ export async function openDestination(
   now = new Date(),
 ): Promise<OpenDestination | DeliveryAttemptResult> {
   const em = await newEntityManager();
-  const destination = await em.findOne(DestinationEntity, { id: destinationId, projectId });
+  // An operation whose metadata lost its destination's id names none: gone, as a deleted one is.
+  const destination = isUuid(destinationId)
+    ? await em.findOne(DestinationEntity, { id: destinationId, projectId })
+    : null;
   if (!destination) {
     return { delivered: false, retryable: false, disabled: false, error: 'the destination no longer exists' };
   }
@@ -368,18 +367,31 @@ export async function recordFailedAttempt(attempt: AttemptRecord): Promise<Deliv
   };
 }
 
+/**
+ * One attempt of one message, through the delivery floor's single path (`deliverSingleMessage`):
+ * with `attempt`, a retryable failure says when to try again on the delivery retry schedule.
+ */
 export async function attemptDelivery(
   input: DeliveryAttemptInput,
-  options: DeliveryAttemptOptions = {},
-): Promise<DeliveryAttemptResult> {
-  const time = options.now?.() ?? new Date();
-  const open = await openDestination(input.projectId, input.destinationId, time);
-  if (!isOpen(open)) return open;
+  options: DeliveryAttemptOptions & { attempt?: number } = {},
+): Promise<SingleMessageOutcome> {
   const em = await newEntityManager();
-  const [ledgerId] = await beginAttempts(em, [input], time);
-  const result = await sendMessage(open, input, options);
-  if (!result.ok) return recordFailedAttempt({ input, result, time, ledgerId });
-  await recordAttempts(em, [{ input, result, time, ledgerId }]);
-  if (open.destination.firstFailureTime) await clearFailures(em, open.destination.id);
-  return { delivered: true, retryable: false, disabled: false, status: result.status };
+  const ledger: DestinationLedger<OpenDestination> = {
+    open: async (time) => {
+      const open = await openDestination(input.projectId, input.destinationId, time);
+      return isOpen(open) ? { open } : { refused: open };
+    },
+    begin: async (time) => (await beginAttempts(em, [input], time))[0],
+    send: (open) => sendMessage(open, input, options),
+    delivered: async (open, result, time, ledgerId) => {
+      await recordAttempts(em, [{ input, result, time, ledgerId }]);
+      if (open.destination.firstFailureTime) await clearFailures(em, open.destination.id);
+    },
+    failed: (result, time, ledgerId) => recordFailedAttempt({ input, result, time, ledgerId }),
+  };
+  return deliverSingleMessage(ledger, {
+    ...(options.attempt !== undefined && { attempt: options.attempt }),
+    retryScheduleMs: config().delivery.retryScheduleMs,
+    time: options.now?.() ?? new Date(),
+  });
 }

@@ -8,6 +8,7 @@ import type { Project } from '../db/entities/project.js';
 import { ReadCheckpointEntity } from '../db/entities/read-checkpoint.js';
 import { em as newEntityManager, transaction } from '../db/orm.js';
 import type { ReadType } from '../schemas/reads.js';
+import type { ReadOperationMetadata } from '../schemas/operation-metadata.js';
 import type { RetryResult } from '../temporal/contracts/installation.js';
 import {
   retryInInstallation,
@@ -17,6 +18,7 @@ import {
 } from '../temporal/gateway.js';
 import { runIdentityOf, tellInstallation } from './installations/workflow.js';
 import { appendLogs } from './operation-logs.js';
+import { objectNameOf, readMetadataOf, writeMetadataOf } from './operation-metadata.js';
 import { createOperation } from './operations.js';
 import { createReadOperation } from './reads/read-operation.js';
 import { readPlanOf } from './reads/plan.js';
@@ -51,29 +53,25 @@ export async function describeFailedOperation(
   }
   const base = { projectId: operation.projectId, installationId: operation.installationId };
   if (operation.actionType === 'read') {
-    return {
-      ...base,
-      actionType: 'read',
-      objectName: (operation.metadata.objects as string[])[0],
-      readType: (operation.metadata.readType as ReadType | undefined) ?? 'triggered',
-    };
+    const metadata = readMetadataOf(operation.metadata);
+    return { ...base, actionType: 'read', objectName: objectNameOf(metadata), readType: metadata.readType };
   }
   if (operation.actionType === 'write') {
-    if (operation.metadata.mode !== 'asynchronous') {
+    const metadata = writeMetadataOf(operation.metadata);
+    if (metadata.mode !== 'asynchronous') {
       throw new ProblemError({
         status: 422,
         detail: `Operation ${operationId} was a synchronous write, answered when it was sent; send the records again.`,
       });
     }
-    return { ...base, actionType: 'write', objectName: (operation.metadata.objects as string[])[0] };
+    return { ...base, actionType: 'write', objectName: objectNameOf(metadata) };
   }
   throw new ProblemError({ status: 422, detail: `A ${operation.actionType} operation cannot be retried.` });
 }
 
 /** Whether a read had delivered records before it failed (its progress says so even once its checkpoint is gone). */
-function readBefore(metadata: Record<string, unknown>): boolean {
-  const progress = metadata.progress as { recordsProcessed?: number } | undefined;
-  return (progress?.recordsProcessed ?? 0) > 0;
+function readBefore(metadata: ReadOperationMetadata): boolean {
+  return (metadata.progress?.recordsProcessed ?? 0) > 0;
 }
 
 function retriedLog(retryId: string) {
@@ -91,18 +89,13 @@ export async function prepareReadRetry(operationId: string, newOperationId: stri
     const installation = await tx.findOne(InstallationEntity, { id: failed.installationId });
     if (!installation) throw ProblemError.notFound(`Installation ${failed.installationId} no longer exists.`);
     const checkpoint = await tx.findOne(ReadCheckpointEntity, { operationId });
-    const objectName = (failed.metadata.objects as string[])[0];
-    const keep = ['backfill', 'requested', 'requestedWindow', 'window', 'destination'] as const;
+    const metadata = readMetadataOf(failed.metadata);
+    const { backfill, requested, requestedWindow, window, destination } = metadata;
     createReadOperation(tx, installation, {
       operationId: newOperationId,
-      objectName,
-      readType: (failed.metadata.readType as ReadType | undefined) ?? 'triggered',
-      metadata: {
-        ...Object.fromEntries(
-          keep.filter((key) => key in failed.metadata).map((key) => [key, failed.metadata[key]]),
-        ),
-        retryOf: operationId,
-      },
+      objectName: objectNameOf(metadata),
+      readType: metadata.readType,
+      metadata: { backfill, requested, requestedWindow, window, destination, retryOf: operationId },
     });
     const now = new Date();
     if (checkpoint && !checkpoint.done) {
@@ -125,7 +118,7 @@ export async function prepareReadRetry(operationId: string, newOperationId: stri
         msg:
           checkpoint && !checkpoint.done
             ? `Retries operation ${operationId} from page ${checkpoint.pageIndex + 1}, after its last delivered page.`
-            : readBefore(failed.metadata)
+            : readBefore(metadata)
               ? `Retries operation ${operationId} from the start: its checkpoint is no longer kept (retention).`
               : `Retries operation ${operationId} from the start: it failed before reading a page.`,
         details: { retryOf: operationId, ...(checkpoint && { pageIndex: checkpoint.pageIndex }) },
@@ -147,9 +140,8 @@ export async function retryAsyncWrite(operationId: string, newOperationId: strin
       detail: `The records of operation ${operationId} are no longer kept (Temporal's retention ended); send them again.`,
     });
   }
-  const failedIndexes = ((failed.metadata.errors as { index: number }[] | undefined) ?? []).map(
-    (error) => error.index,
-  );
+  const metadata = writeMetadataOf(failed.metadata);
+  const failedIndexes = (metadata.errors ?? []).map((error) => error.index);
   const items = failedIndexes.map((index) => input.items[index]).filter(Boolean);
   if (!items.length) {
     throw ProblemError.conflict(`Operation ${operationId} has no failed records to write again.`);
@@ -165,8 +157,8 @@ export async function retryAsyncWrite(operationId: string, newOperationId: strin
         configId: installation.configId,
         actionType: 'write',
         metadata: {
-          objects: failed.metadata.objects,
-          writeType: failed.metadata.writeType,
+          objects: metadata.objects,
+          writeType: metadata.writeType,
           mode: 'asynchronous',
           records: items.length,
           retryOf: operationId,

@@ -6,7 +6,9 @@ import { ProblemError } from '../core/problem.js';
 import { isUuid } from '../core/ids.js';
 import type { Config } from '../config.js';
 import { OperationEntity, type Operation } from '../db/entities/operation.js';
+import { readMetadataOf, writeMetadataOf } from './operation-metadata.js';
 import type { OperationView } from '../schemas/operations.js';
+import type { OperationActionType, OperationMetadataOf } from '../schemas/operation-metadata.js';
 import {
   installationWorkflowId,
   readWorkflowId,
@@ -35,10 +37,10 @@ function temporalRun(
   const workflowId =
     operation.actionType === 'read'
       ? // A read run inline is an activity of its installation's workflow (`read/<operationId>` if handed over).
-        operation.metadata.inline === true
+        readMetadataOf(operation.metadata).inline === true
         ? installationWorkflowId(operation.installationId)
         : readWorkflowId(operation.id)
-      : operation.actionType === 'write' && operation.metadata.mode === 'asynchronous'
+      : operation.actionType === 'write' && writeMetadataOf(operation.metadata).mode === 'asynchronous'
         ? writeWorkflowId(operation.id)
         : undefined;
   if (!workflowId) return undefined;
@@ -79,15 +81,14 @@ export async function findOperation(
   return operation;
 }
 
-export interface NewOperation {
+/** A new operation, its metadata typed by its action kind (schemas/operation-metadata.ts). */
+export type NewOperation = {
   id?: string;
   projectId: string;
   integrationId: string;
   installationId: string;
   configId: string;
-  actionType: Operation['actionType'];
-  metadata?: Record<string, unknown>;
-}
+} & { [K in OperationActionType]: { actionType: K; metadata: OperationMetadataOf<K> } }[OperationActionType];
 
 /** Persists an `in_progress` operation in the caller's unit of work. */
 export function createOperation(em: EntityManager, input: NewOperation): Operation {
@@ -100,7 +101,7 @@ export function createOperation(em: EntityManager, input: NewOperation): Operati
     configId: input.configId,
     actionType: input.actionType,
     status: 'in_progress',
-    metadata: input.metadata ?? {},
+    metadata: input.metadata,
     createTime: now,
     updateTime: now,
   });

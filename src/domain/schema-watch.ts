@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { config } from '../config.js';
-import { nextAttemptDelay } from '../core/retry-schedule.js';
 import { InstallationEntity } from '../db/entities/installation.js';
 import { RevisionEntity } from '../db/entities/integration.js';
 import { DestinationEntity, OperationEntity } from '../db/entities/operation.js';
@@ -12,13 +10,15 @@ import { describeError } from '../providers/errors.js';
 import type { WatchSchema } from '../schemas/integration-content.js';
 import type { FieldMetadata } from '../schemas/object-metadata.js';
 import { connectionTarget } from './credentials.js';
-import { attemptDelivery, type DeliveryAttemptResult } from './destination-delivery.js';
+import type { SingleMessageOutcome } from '../delivery/single-message.js';
+import { attemptDelivery } from './destination-delivery.js';
 import { currentConfig } from './installations/event-data.js';
 import { readPlan } from './installations/read-plan.js';
 import { appendLogs, type LogEntry } from './operation-logs.js';
 import { createOperation } from './operations.js';
 import { requestLog } from './reads/connector.js';
 import { installationParties, resultMessageContext } from './reads/installation-context.js';
+import { schemaWatchMetadataOf } from './operation-metadata.js';
 
 /**
  * watchSchema: on its schedule, each installed read object's field metadata is compared with the
@@ -254,9 +254,7 @@ export async function runSchemaWatch(
   });
 }
 
-export interface SchemaWatchAttemptOutcome extends DeliveryAttemptResult {
-  nextAttemptInMs?: number;
-}
+export type SchemaWatchAttemptOutcome = SingleMessageOutcome;
 
 /** One attempt to deliver one `schema.watch` message; every attempt carries the same id and bytes. */
 export async function attemptSchemaWatchDelivery(
@@ -266,17 +264,18 @@ export async function attemptSchemaWatchDelivery(
   const em = await newEntityManager();
   const row = await em.findOneOrFail(SchemaWatchMessageEntity, { id: messageId });
   const operation = await em.findOneOrFail(OperationEntity, { id: row.operationId });
-  const result = await attemptDelivery({
-    projectId: row.projectId,
-    destinationId: operation.metadata.destinationId as string,
-    messageId: stableMessageId('schema.watch', row.id),
-    body: row.message,
-    kind: 'record',
-    operationId: operation.id,
-  });
-  if (result.delivered || !result.retryable) return result;
-  const nextAttemptInMs = nextAttemptDelay(attempt, result.retryAfterMs, config().delivery.retryScheduleMs);
-  return { ...result, ...(nextAttemptInMs !== undefined && { nextAttemptInMs }) };
+  return attemptDelivery(
+    {
+      projectId: row.projectId,
+      // No destination id: the destination did not exist, and the attempt says so.
+      destinationId: schemaWatchMetadataOf(operation.metadata).destinationId ?? '',
+      messageId: stableMessageId('schema.watch', row.id),
+      body: row.message,
+      kind: 'record',
+      operationId: operation.id,
+    },
+    { attempt },
+  );
 }
 
 /** Ends the run's operation once its messages were delivered or given up; again changes nothing. */
@@ -287,7 +286,7 @@ export async function finishSchemaWatch(
   await transaction(async (tx) => {
     const operation = await tx.findOne(OperationEntity, { id: operationId });
     if (!operation || operation.status !== 'in_progress') return;
-    const destination = operation.metadata.destination as string;
+    const { destination } = schemaWatchMetadataOf(operation.metadata);
     operation.status = outcome.failed ? 'failure' : 'success';
     operation.result = outcome.failed
       ? `Could not deliver ${outcome.failed} schema change message(s) to destination "${destination}": ${outcome.error ?? 'unknown error'}`

@@ -12,6 +12,8 @@ import { appendLogs } from './operation-logs.js';
 import { followLatestOperation } from './operations.js';
 import { failTriggeredReads } from './reads/finish.js';
 import { finishWrite } from './writes/operation.js';
+import { objectNameOf, readMetadataOf, writeMetadataOf } from './operation-metadata.js';
+import type { ReadOperationMetadata } from '../schemas/operation-metadata.js';
 
 /**
  * Finds operations left `in_progress` with no live run behind them (a process killed between
@@ -90,7 +92,8 @@ export async function settleOperation(operationId: string): Promise<'resumed' | 
 }
 
 async function settle(operation: Operation): Promise<'resumed' | 'ended' | undefined> {
-  if (operation.actionType === 'write' && operation.metadata.mode !== 'asynchronous') {
+  const read = operation.actionType === 'read' ? readMetadataOf(operation.metadata) : undefined;
+  if (operation.actionType === 'write' && writeMetadataOf(operation.metadata).mode !== 'asynchronous') {
     // A synchronous write runs in the API process that answered it, touching the operation after
     // every record: one untouched this long has lost its process.
     return end(
@@ -101,15 +104,16 @@ async function settle(operation: Operation): Promise<'resumed' | 'ended' | undef
   const workflowId =
     operation.actionType === 'read' ? readWorkflowId(operation.id) : writeWorkflowId(operation.id);
   let run = await workflowRunState(workflowId);
-  if (run.state === 'missing' && operation.actionType === 'read' && operation.metadata.inline === true) {
+  if (run.state === 'missing' && read?.inline === true) {
     // Run inline by its installation's workflow, which finishes it or hands it to `read/<id>`.
     run = await workflowRunState(installationWorkflowId(operation.installationId));
   }
   if (run.state === 'running') return undefined;
   if (run.state === 'closed')
     return end(operation, `Its run ended (${run.status}) before it recorded an outcome.`);
-  if (operation.actionType === 'read' && operation.metadata.readType === 'triggered') {
-    return resumeTriggeredRead(operation);
+  // A row too damaged to name its object cannot be asked for again: it is ended below.
+  if (read?.readType === 'triggered' && objectNameOf(read)) {
+    return resumeTriggeredRead(operation, read);
   }
   return end(
     operation,
@@ -124,12 +128,9 @@ async function settle(operation: Operation): Promise<'resumed' | 'ended' | undef
  * leaves a read nobody runs. Telling the workflow again is safe: it ignores an operation id it has
  * seen, so a read merely queued behind another is not run twice.
  */
-async function resumeTriggeredRead(operation: Operation): Promise<'resumed'> {
-  const [objectName] = (operation.metadata.objects as string[] | undefined) ?? [];
-  const requested = (operation.metadata.requested ?? {}) as {
-    sinceTimestamp?: string;
-    untilTimestamp?: string;
-  };
+async function resumeTriggeredRead(operation: Operation, read: ReadOperationMetadata): Promise<'resumed'> {
+  const objectName = objectNameOf(read);
+  const requested = read.requested ?? {};
   const em = await newEntityManager();
   await triggerInstallationRead(em, operation.installationId, {
     operationId: operation.id,
@@ -138,7 +139,7 @@ async function resumeTriggeredRead(operation: Operation): Promise<'resumed'> {
     ...(requested.untilTimestamp && { untilTimestamp: requested.untilTimestamp }),
   });
   // Touched so the next sweep leaves it to the workflow for a while; logged once, not every sweep.
-  const first = operation.metadata.resumedAfterStall !== true;
+  const first = read.resumedAfterStall !== true;
   await transaction(async (tx) => {
     const updated = await tx.nativeUpdate(
       OperationEntity,
@@ -165,17 +166,17 @@ async function end(operation: Operation, reason: string): Promise<'ended'> {
     'ending a stuck operation',
   );
   if (operation.actionType === 'write') {
-    const records = Number(operation.metadata.records ?? 0);
+    const { records, mode } = writeMetadataOf(operation.metadata);
     await finishWrite({
       operationId: operation.id,
       outcomes: Array.from({ length: records }, (_, index) => ({ index, success: false, error: reason })),
       logs: [{ severity: 'ERROR', msg: reason, error: reason }],
-      notify: operation.metadata.mode === 'asynchronous',
+      notify: mode === 'asynchronous',
     });
     return 'ended';
   }
   // Both ways keep the installation's lastOperationStatus on its newest operation.
-  if (operation.metadata.readType === 'triggered') {
+  if (operation.actionType === 'read' && readMetadataOf(operation.metadata).readType === 'triggered') {
     await failTriggeredReads([operation.id], reason);
     return 'ended';
   }

@@ -11,7 +11,7 @@ import { toProblem } from '../providers/errors.js';
 import type { Config } from '../config.js';
 import type { CallLimiter } from './rate-limit.js';
 import { currentInstallation, type McpScope } from './scope.js';
-import type { Tool } from './tool.js';
+import type { McpCallFacts, Tool } from './tool.js';
 import { tools, toolsByName } from './tools/index.js';
 
 /**
@@ -111,7 +111,7 @@ async function run(
   name: string,
   args: Record<string, unknown>,
   logs: LogEntry[],
-  facts: Record<string, unknown>,
+  facts: McpCallFacts,
 ): Promise<Outcome> {
   try {
     if (!tool) throw unknownTool(name);
@@ -144,7 +144,7 @@ async function recordCall(
   installation: Installation,
   call: { tool: string; args: Record<string, unknown>; started: Date; outcome: Outcome },
   logs: LogEntry[],
-  facts: Record<string, unknown>,
+  facts: McpCallFacts,
 ): Promise<string | undefined> {
   const { problem } = call.outcome;
   try {
@@ -223,7 +223,7 @@ export async function callTool(
   }
   const args = rawArgs ?? {};
   const logs: LogEntry[] = [];
-  const facts: Record<string, unknown> = {};
+  const facts: McpCallFacts = {};
   const outcome = await run(em, session, installation, tool, name, args, logs, facts);
   const operationId = await recordCall(
     session,

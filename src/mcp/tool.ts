@@ -4,6 +4,9 @@ import type { Static, TObject } from 'typebox';
 import type { Installation } from '../db/entities/installation.js';
 import type { LogEntry } from '../domain/operation-logs.js';
 import type { McpScope } from './scope.js';
+import type { McpToolOperationMetadata } from '../schemas/operation-metadata.js';
+
+export type McpCallFacts = Pick<McpToolOperationMetadata, 'writeOperationId'>;
 
 /**
  * One tool an agent may call: its input schema (TypeBox, so the JSON Schema the agent reads is the
@@ -31,7 +34,7 @@ export interface CallContext {
   /** Entries for the call's operation log (provider requests, what the tool decided). */
   logs: LogEntry[];
   /** Facts for the call's operation metadata (the id of a write's own operation). */
-  facts: Record<string, unknown>;
+  facts: McpCallFacts;
 }
 
 export interface Tool<S extends TObject = TObject> {

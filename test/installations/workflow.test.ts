@@ -361,6 +361,7 @@ describe('the installation workflow, through the API', () => {
         installationId: ranBefore.id,
         configId: ranBefore.config.id,
         actionType: 'read',
+        metadata: { objects: ['contacts'], readType: 'scheduled' },
       });
     });
     // Their starts at creation failed, or Temporal lost them.

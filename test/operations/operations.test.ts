@@ -32,7 +32,7 @@ async function addOperations(count: number, installationId = fixture.installatio
         installationId,
         configId: randomUUID(),
         actionType: 'read',
-        metadata: { index },
+        metadata: { objects: [`object${index}`], readType: 'scheduled' },
       });
       ids.push(operation.id);
       // One flush per row: `seq` follows insertion order.
@@ -63,7 +63,8 @@ describe('GET .../installations/{id}/operations', () => {
       actionType: 'read',
       status: 'in_progress',
       metadata: {
-        index: 6,
+        objects: ['object6'],
+        readType: 'scheduled',
         temporal: {
           workflowId: `read/${ids[6]}`,
           url: `http://localhost:8233/namespaces/default/workflows/${encodeURIComponent(`read/${ids[6]}`)}`,

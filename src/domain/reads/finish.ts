@@ -15,6 +15,7 @@ import { readPlanOf, type ReadPlan } from './plan.js';
 import { readMetadata, startedLog, type PlannedRead } from './start.js';
 import { forgetOldVersions } from './seen-versions.js';
 import { forgetUnlisted } from './full-read.js';
+import { amendMetadata, objectNameOf, readMetadataOf } from '../operation-metadata.js';
 
 /**
  * The end of a read: the operation's status and human summary, the installation's health, the
@@ -193,21 +194,20 @@ export async function finishRead(input: FinishReadInput, quiet?: QuietEnd): Prom
         readType: input.readType,
       });
     }
-    const progress = (operation.metadata.progress ?? {
+    const progress = readMetadataOf(operation.metadata).progress ?? {
       installationId: installation.id,
       objectName: input.objectName,
       operationId: input.operationId,
-    }) as Record<string, unknown>;
+    };
     operation.status = input.status;
     operation.result = result;
-    operation.metadata = {
-      ...operation.metadata,
+    amendMetadata(operation, 'read', {
       progress: { ...progress, recordsProcessed: records },
       ...(input.error && { error: input.error }),
       ...(input.authFailure && { authFailure: true }),
       // Which destination to wait for: re-enabling it retries this read (see destination-recovery).
       ...(input.destinationFailure && plan && { failedAtDestinationId: plan.destinationId }),
-    };
+    });
     const health = input.status === 'success' ? 'healthy' : 'unhealthy';
     if (!quiet) installation.healthStatus = health;
     else if (installation.healthStatus !== health) {
@@ -273,11 +273,9 @@ export async function failTriggeredReads(operationIds: readonly string[], reason
       const installation =
         operation.installationId && (await tx.findOne(InstallationEntity, { id: operation.installationId }));
       if (!installation) continue;
-      const [objectName] = (operation.metadata.objects as string[] | undefined) ?? [];
-      const requested = (operation.metadata.requested ?? {}) as {
-        sinceTimestamp?: string;
-        untilTimestamp?: string;
-      };
+      const metadata = readMetadataOf(operation.metadata);
+      const objectName = objectNameOf(metadata);
+      const requested = metadata.requested ?? {};
       recordEvent(tx, installation.projectId, 'read.triggered.error', {
         ...(await eventBase(tx, installation, undefined, objectName)),
         operationId: operation.id,

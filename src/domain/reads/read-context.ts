@@ -22,6 +22,8 @@ import {
 import { DestinationEntity, type Destination } from '../../db/entities/operation.js';
 import { memoized, rawRows, rowMapper, selectColumns } from '../../db/raw.js';
 import type { ChangePosition } from './change-window.js';
+import type { ReadOperationMetadata } from '../../schemas/operation-metadata.js';
+import { readMetadataOf } from '../operation-metadata.js';
 
 /**
  * Everything a read's plan is made of, in one statement instead of a query per table: at every
@@ -39,7 +41,7 @@ export interface ReadContext {
   /** Where the object's reads stand, from what the provider returned. */
   position: ChangePosition;
   /** The read's operation, when something recorded it before the read began (a triggered read). */
-  operation?: { status: string; result?: string; createTime: Date; metadata: Record<string, unknown> };
+  operation?: { status: string; result?: string; createTime: Date; metadata: ReadOperationMetadata };
   /** The read has a checkpoint: it began before (a retried activity, a resumed workflow). */
   checkpointed: boolean;
 }
@@ -103,7 +105,7 @@ function buildContextQuery(em: EntityManager) {
           status: row['o.status'] as string,
           ...(row['o.result'] != null && { result: row['o.result'] as string }),
           createTime: new Date(row['o.create_time'] as string),
-          metadata: row['o.metadata'] as Record<string, unknown>,
+          metadata: readMetadataOf(row['o.metadata']),
         },
       }),
       checkpointed: row['p.operation_id'] != null,

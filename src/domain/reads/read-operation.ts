@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Installation } from '../../db/entities/installation.js';
 import type { Operation } from '../../db/entities/operation.js';
 import type { ReadType } from '../../schemas/reads.js';
+import type { ReadOperationMetadata } from '../../schemas/operation-metadata.js';
 import { createOperation, type OperationProgress } from '../operations.js';
 
 export interface NewReadOperation {
@@ -9,7 +10,7 @@ export interface NewReadOperation {
   objectName: string;
   readType: ReadType;
   /** More metadata: the window asked for, the plan's window and destination, an error. */
-  metadata?: Record<string, unknown>;
+  metadata?: Omit<Partial<ReadOperationMetadata>, 'objects' | 'readType'>;
 }
 
 /**

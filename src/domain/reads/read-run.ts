@@ -16,6 +16,7 @@ import { finishRead, type FinishedRead } from './finish.js';
 import { fetchPage, type ShapedPage } from './page-feed.js';
 import { readPages } from './pages.js';
 import { observeLateness, planRead, startRead, type PlannedRead, type StartedRead } from './start.js';
+import { amendMetadata } from '../operation-metadata.js';
 
 /**
  * One read, one owner. Every read of an object is a ReadRun of three steps, whoever runs it:
@@ -185,7 +186,7 @@ async function handOver(input: InlineReadInput, reason: string, wait?: ReadWait)
   await em.transactional(async (tx) => {
     const operation = await tx.findOne(OperationEntity, { id: input.operationId });
     if (!operation) return;
-    operation.metadata = { ...operation.metadata, inline: false };
+    amendMetadata(operation, 'read', { inline: false });
     appendLogs(tx, operation.projectId, input.operationId, [
       { severity: 'INFO', msg: `The read continues in its own workflow: ${reason}.` },
     ]);

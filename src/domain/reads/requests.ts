@@ -3,13 +3,13 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProblemError } from '../../core/problem.js';
 import { DestinationEntity, OperationEntity, type Operation } from '../../db/entities/operation.js';
 import { em as newEntityManager } from '../../db/orm.js';
-import type { OperationProgress } from '../operations.js';
 import { triggerInstallationRead } from '../installations/workflow.js';
 import { withRepairMark } from '../marked-changes.js';
 import { createReadOperation } from './read-operation.js';
 import { findInstallationForGroup, readObjectSetup, type ReadObjectSetup } from './installation-context.js';
 import { drainStoredPages, grantPages } from './stored-pages.js';
 import type { Installation } from '../../db/entities/installation.js';
+import { readMetadataOf } from '../operation-metadata.js';
 
 /**
  * What the read host asks of reads: trigger one now, or send pages kept for `delivery.mode:
@@ -216,7 +216,7 @@ export async function latestBackfill(
  * succeeded without one reports what it read. A failed one keeps it unknown rather than claim 100 %.
  */
 export function backfillProgressView(operation: Operation) {
-  const progress = (operation.metadata.progress ?? {}) as Partial<OperationProgress>;
+  const progress = readMetadataOf(operation.metadata).progress ?? {};
   const recordsProcessed = progress.recordsProcessed ?? 0;
   const recordsEstimatedTotal =
     progress.recordsEstimatedTotal ?? (operation.status === 'success' ? recordsProcessed : undefined);

@@ -10,6 +10,8 @@ import type { ReadObjectInput } from '../../temporal/contracts/read.js';
 import { appendLogs, type LogEntry } from '../operation-logs.js';
 import { followLatestOperation, type OperationProgress } from '../operations.js';
 import { createReadOperation } from './read-operation.js';
+import { amendMetadata, readMetadataOf } from '../operation-metadata.js';
+import type { ReadOperationMetadata } from '../../schemas/operation-metadata.js';
 import { readConnector } from './connector.js';
 import { changeTrackingFor } from '../../providers/connectors/index.js';
 import { classifyReadError, ReadSetupError } from './failures.js';
@@ -170,9 +172,7 @@ export async function planRead(em: EntityManager, input: ReadObjectInput): Promi
       operation: {
         status: operation.status,
         result: operation.result,
-        recordsProcessed: Number(
-          (operation.metadata.progress as OperationProgress | undefined)?.recordsProcessed ?? 0,
-        ),
+        recordsProcessed: operation.metadata.progress?.recordsProcessed ?? 0,
       },
     }),
     checkpointed: parties.checkpointed,
@@ -216,7 +216,7 @@ export function readMetadata(
   input: ReadObjectInput,
   plan: ReadPlan,
   recordsEstimatedTotal?: number,
-): Record<string, unknown> & { window: { since?: string; until: string } } {
+): ReadOperationMetadata & { window: { since?: string; until: string } } {
   const progress: OperationProgress = {
     installationId: plan.installationId,
     objectName: plan.objectName,
@@ -272,7 +272,7 @@ export async function startRead(input: ReadObjectInput, planned?: PlannedRead): 
     if (existing) {
       const plan = readPlanOf(existing.plan);
       const operation = await em.findOne(OperationEntity, { id: input.operationId });
-      const progress = operation?.metadata.progress as OperationProgress | undefined;
+      const progress = operation && readMetadataOf(operation.metadata).progress;
       return started(plan, true, progress?.recordsEstimatedTotal);
     }
   }
@@ -283,7 +283,7 @@ export async function startRead(input: ReadObjectInput, planned?: PlannedRead): 
   await em.transactional(async (tx) => {
     const operation = recorded ? await tx.findOne(OperationEntity, { id: input.operationId }) : null;
     if (operation) {
-      operation.metadata = { ...operation.metadata, ...metadata };
+      amendMetadata(operation, 'read', metadata);
     } else {
       createReadOperation(tx, installation, {
         operationId: input.operationId,

@@ -1,5 +1,3 @@
-import { config } from '../../config.js';
-import { nextAttemptDelay } from '../../core/retry-schedule.js';
 import { InstallationEntity } from '../../db/entities/installation.js';
 import { DestinationEntity, OperationEntity } from '../../db/entities/operation.js';
 import { SubscriptionEntity } from '../../db/entities/subscription.js';
@@ -15,7 +13,8 @@ import { fieldMapper, type FieldSelection } from '../../delivery/record-mapping.
 import type { IncomingProviderEvent } from '../../providers/connector.js';
 import { connectorFor } from '../../providers/connectors/index.js';
 import { connectionTarget } from '../credentials.js';
-import { attemptDelivery, type DeliveryAttemptResult } from '../destination-delivery.js';
+import type { SingleMessageOutcome } from '../../delivery/single-message.js';
+import { attemptDelivery } from '../destination-delivery.js';
 import { inheritsFieldsAndMappings } from '../installations/config-validation.js';
 import { currentConfig } from '../installations/event-data.js';
 import { appendLogs, type LogEntry } from '../operation-logs.js';
@@ -23,6 +22,7 @@ import { createOperation, followLatestOperation } from '../operations.js';
 import { installationParties, readObjectSetup, resultMessageContext } from '../reads/installation-context.js';
 import { readSelection } from '../reads/plan.js';
 import { unwatchedReason, type SubscribeEventType } from './watch.js';
+import { objectNameOf, subscribeMetadataOf } from '../operation-metadata.js';
 
 /**
  * Delivering one change event a provider sent: the message is built once (the record fetched from
@@ -182,10 +182,7 @@ export async function prepareSubscriptionEvent(
   });
 }
 
-export interface SubscriptionAttemptOutcome extends DeliveryAttemptResult {
-  /** When to try again; absent when no retry is due. */
-  nextAttemptInMs?: number;
-}
+export type SubscriptionAttemptOutcome = SingleMessageOutcome;
 
 /** One attempt to deliver the event's message; every attempt carries the same id and bytes. */
 export async function attemptSubscriptionDelivery(
@@ -194,17 +191,17 @@ export async function attemptSubscriptionDelivery(
 ): Promise<SubscriptionAttemptOutcome> {
   const row = await loadEvent(subscriptionEventId);
   const operation = await (await newEntityManager()).findOneOrFail(OperationEntity, { id: row.operationId! });
-  const result = await attemptDelivery({
-    projectId: row.projectId,
-    destinationId: operation.metadata.destinationId as string,
-    messageId: stableMessageId('subscribe', row.id),
-    body: row.message!,
-    kind: 'record',
-    operationId: operation.id,
-  });
-  if (result.delivered || !result.retryable) return result;
-  const nextAttemptInMs = nextAttemptDelay(attempt, result.retryAfterMs, config().delivery.retryScheduleMs);
-  return { ...result, ...(nextAttemptInMs !== undefined && { nextAttemptInMs }) };
+  return attemptDelivery(
+    {
+      projectId: row.projectId,
+      destinationId: subscribeMetadataOf(operation.metadata).destinationId,
+      messageId: stableMessageId('subscribe', row.id),
+      body: row.message!,
+      kind: 'record',
+      operationId: operation.id,
+    },
+    { attempt },
+  );
 }
 
 /** Ends the event's operation; finishing it again changes nothing. */
@@ -217,10 +214,11 @@ export async function finishSubscriptionEvent(
   await transaction(async (tx) => {
     const operation = await tx.findOne(OperationEntity, { id: row.operationId! });
     if (!operation || operation.status !== 'in_progress') return;
-    const what = `${operation.metadata.subscribeEventType} of ${(operation.metadata.objects as string[])[0]} ${operation.metadata.recordId}`;
+    const metadata = subscribeMetadataOf(operation.metadata);
+    const what = `${metadata.subscribeEventType} of ${objectNameOf(metadata)} ${metadata.recordId}`;
     operation.status = outcome.delivered ? 'success' : 'failure';
     operation.result = outcome.delivered
-      ? `Delivered the ${what} to destination "${operation.metadata.destination}".`
+      ? `Delivered the ${what} to destination "${metadata.destination}".`
       : `Could not deliver the ${what}: ${outcome.error ?? 'unknown error'}`;
     operation.updateTime = new Date();
     await tx.flush();

@@ -10,6 +10,7 @@ import { appendLogs, type LogEntry } from '../operation-logs.js';
 import { createOperation, followLatestOperation } from '../operations.js';
 import { installationEventBase, installationParties } from '../reads/installation-context.js';
 import type { PreparedWrite } from './prepare.js';
+import { amendMetadata, objectNameOf, writeMetadataOf } from '../operation-metadata.js';
 
 /**
  * A write's operation: recorded `in_progress` when the write starts, and finished with the outcome
@@ -79,8 +80,9 @@ export async function finishWrite(input: {
     const operation = await em.findOneOrFail(OperationEntity, { id: input.operationId });
     if (operation.status !== 'in_progress') return undefined;
     const installation = await em.findOneOrFail(InstallationEntity, { id: operation.installationId });
-    const objectName = (operation.metadata.objects as string[])[0];
-    const type = operation.metadata.writeType as RecordChangeType;
+    const metadata = writeMetadataOf(operation.metadata);
+    const objectName = objectNameOf(metadata);
+    const type = metadata.writeType;
     const succeeded = input.outcomes.filter((outcome) => outcome.success);
     const successfulRecordIds = succeeded.map((outcome) => outcome.recordId!);
     const errors = input.outcomes
@@ -93,7 +95,7 @@ export async function finishWrite(input: {
     const success = errors.length === 0;
     operation.status = success ? 'success' : 'failure';
     operation.result = `${pastTense[type]} ${succeeded.length} of ${input.outcomes.length} ${objectName} records`;
-    operation.metadata = { ...operation.metadata, successfulRecordIds, ...(errors.length && { errors }) };
+    amendMetadata(operation, 'write', { successfulRecordIds, ...(errors.length && { errors }) });
     operation.updateTime = new Date();
     appendLogs(em, operation.projectId, operation.id, [
       ...(input.logs ?? []),

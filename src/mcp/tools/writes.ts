@@ -113,7 +113,7 @@ async function write(
     return { recordId: answer.result?.recordId, writeOperationId: answer.operationId };
   } catch (error) {
     const operationId = error instanceof ProblemError ? error.context?.operationId : undefined;
-    if (operationId) call.facts.writeOperationId = operationId;
+    if (typeof operationId === 'string') call.facts.writeOperationId = operationId;
     throw error;
   }
 }
