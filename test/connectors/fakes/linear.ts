@@ -10,6 +10,7 @@ import {
   queryCost,
   type ProjectOptions,
 } from './graphql-lite.js';
+import { linearWebhookMutations } from './linear-webhooks.js';
 import { VersionedStore } from './versions.js';
 
 /**
@@ -732,6 +733,7 @@ export async function startFakeLinear(): Promise<FakeLinear> {
     projectDelete: remove('projects'),
     projectArchive: archiveMutation('projects'),
     projectUnarchive: unarchive('projects'),
+    ...linearWebhookMutations({ invalidInput, graphqlError, now, nextSyncId: () => ++syncId }),
   };
 
   /** graphql-js's wording of a field the type lacks. */
