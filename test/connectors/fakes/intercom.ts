@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
 import type { ConformanceFake } from '../kit/conformance.js';
 import { bearerCredential, FakeHttpError, FakeProvider } from '../kit/fake-provider.js';
+import { INTERCOM_WORKSPACE_ID } from './intercom-webhooks.js';
 
 /**
  * A local stand-in for Intercom's REST API 2.14, written from its reference
@@ -460,7 +461,7 @@ export async function startFakeIntercom(): Promise<ConformanceFake> {
     return {
       type: 'contact',
       id,
-      workspace_id: 'ecahpwf5',
+      workspace_id: INTERCOM_WORKSPACE_ID,
       external_id: null,
       role: 'user',
       email: null,
@@ -562,7 +563,7 @@ export async function startFakeIntercom(): Promise<ConformanceFake> {
     type: 'company',
     id: (0x6762f0000000000000000000n + BigInt(nextId++)).toString(16),
     company_id: null,
-    app_id: 'ecahpwf5',
+    app_id: INTERCOM_WORKSPACE_ID,
     name: null,
     remote_created_at: null,
     created_at: seconds(ms),
