@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { ConformanceFake } from '../kit/conformance.js';
 import { bearerCredential, FakeHttpError, FakeProvider } from '../kit/fake-provider.js';
+import { githubHookRoutes } from './github-webhooks.js';
 import { VersionedStore, type Row } from './versions.js';
 
 /**
@@ -33,6 +34,7 @@ import { VersionedStore, type Row } from './versions.js';
  *   `color`, `description`), `DELETE /labels/{name}` (204).
  * - Errors `{message, documentation_url, status}`; validation failures 422
  *   `{message: "Validation Failed", errors: [{resource, code, field}], …}`.
+ * - Repository webhooks: see github-webhooks.ts.
  * - Every answer carries `x-ratelimit-limit`/`-remaining`/`-used`/`-reset` (epoch seconds) and
  *   `x-ratelimit-resource`; beyond the secondary limit of 900 points a minute (a GET costs 1, a
  *   write 5) it answers 429 with `retry-after`.
@@ -140,6 +142,9 @@ export async function startFakeGithub(): Promise<ConformanceFake> {
       throw new FakeHttpError(404, 'Not Found');
     await next();
   });
+
+  // Repository webhooks (github-webhooks.ts).
+  githubHookRoutes(router, () => `${repoUrl()}/hooks`, now);
 
   const pageParams = (ctx: Context, object: string) => {
     const perPageRaw = ctx.query.per_page === undefined ? PER_PAGE_DEFAULT : Number(ctx.query.per_page);
