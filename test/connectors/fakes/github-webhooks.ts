@@ -150,6 +150,9 @@ export function githubWebhookDelivery(
 ): { headers: Record<string, string>; body: string; deliveryId: string } {
   const hook = githubHooks.get(hookId);
   if (!hook) throw new Error(`no GitHub hook ${hookId}`);
+  // GitHub sends a hook only the events it subscribes to (and its ping).
+  if (event !== 'ping' && !hook.events.includes(event) && !hook.events.includes('*'))
+    throw new Error(`GitHub hook ${hookId} is not subscribed to ${event}`);
   const json = JSON.stringify(payload);
   const form = hook.config.content_type !== 'json';
   const body = form ? `payload=${encodeURIComponent(json)}` : json;

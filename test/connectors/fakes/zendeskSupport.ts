@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { ConformanceFake } from '../kit/conformance.js';
 import { FakeHttpError, FakeProvider, RecordStore, type StoredRecord } from '../kit/fake-provider.js';
+import { zendeskWebhookRoutes } from './zendeskSupport-webhooks.js';
 
 /**
  * A local stand-in for the Zendesk Support (Ticketing) API v2, written from Zendesk's reference
@@ -38,6 +39,7 @@ import { FakeHttpError, FakeProvider, RecordStore, type StoredRecord } from '../
  * - Writes take the record under its singular name; create 201, update `PUT` 200, ticket creates
  *   honour `Idempotency-Key`; a ticket delete answers 204, a user delete 200 with the user. Errors
  *   `{error, description}`, 422 `RecordInvalid` with `details` per field.
+ * - Webhooks subscribed to Zendesk events: see zendeskSupport-webhooks.ts.
  * - `X-Rate-Limit`/`X-Rate-Limit-Remaining` (and `ratelimit-*`) on answers; `Retry-After` on a 429.
  */
 
@@ -732,6 +734,9 @@ export async function startFakeZendesk(settings: FakeZendeskOptions = {}): Promi
       },
     };
   }
+
+  // Webhooks (zendeskSupport-webhooks.ts), before the routes that take any name.
+  zendeskWebhookRoutes(router, now);
 
   router.get('/api/v2/:file', (ctx) => {
     const name = bare(ctx.params.file);
