@@ -10,6 +10,7 @@ import {
   type FieldSelection,
   type Selection,
 } from './graphql-lite.js';
+import { shopifyWebhookRoots } from './shopify-webhooks.js';
 import { VersionedStore } from './versions.js';
 
 /**
@@ -36,6 +37,7 @@ import { VersionedStore } from './versions.js';
  *   `extensions.cost` with the bucket (2,000 points, 100 restored per second).
  * - Query errors and throttling inside a 200 answer (`errors[].extensions.code`), a 401 with
  *   `{errors: "[API] Invalid API key…"}`, and a 429 with `Retry-After`. Only what Ferry uses.
+ * - Webhook subscriptions and their deliveries: see shopify-webhooks.ts.
  */
 
 export const SHOPIFY_VERSION = '2025-10';
@@ -707,8 +709,12 @@ export async function startFakeShopify(): Promise<FakeShopify> {
       return { [payload]: created, userErrors: [] };
     };
 
+  // Webhook subscriptions (shopify-webhooks.ts).
+  const webhooks = shopifyWebhookRoots(now, SHOPIFY_VERSION);
+
   const queryRoot = {
     __typename: 'QueryRoot',
+    ...webhooks.queries,
     customers: connection('customers'),
     products: connection('products'),
     orders: connection('orders'),
@@ -743,6 +749,7 @@ export async function startFakeShopify(): Promise<FakeShopify> {
 
   const mutationRoot = {
     __typename: 'Mutation',
+    ...webhooks.mutations,
     customerCreate: create('customers', 'customer', 'CustomerInput', 'input', (input) =>
       !input.email && !input.phone && !input.firstName && !input.lastName
         ? { field: ['customer'], message: 'Customer must have a name, phone number or email address' }
