@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import type { ConformanceFake } from '../kit/conformance.js';
 import { bearerCredential, FakeHttpError, FakeProvider } from '../kit/fake-provider.js';
 import { jqlError, parseJql, type JqlRecord } from './atlassian-jql.js';
+import { addJiraWebhookRoutes } from './atlassian-webhooks.js';
 import { fieldCatalog, FIELDS, PRIORITIES, SEVERITIES, type FieldBean } from './atlassian-fields.js';
 import { VersionedStore, type Row } from './versions.js';
 
@@ -583,6 +584,8 @@ export async function startFakeAtlassian(): Promise<ConformanceFake> {
     issues.remove(row.id, now());
     ctx.status = 204;
   });
+
+  addJiraWebhookRoutes(router, now);
 
   await fake.start();
   const home = addProject(JIRA_PROJECT_KEY, 'Ferry');

@@ -125,7 +125,8 @@ export class FakeProvider {
       const logged = this.#logged.get(ctx);
       if (logged) logged.status = ctx.status;
     });
-    app.use(bodyParser({ enableTypes: ['json', 'form'] }));
+    // DELETE too: some providers take a body there (Jira's `DELETE /rest/api/3/webhook` {webhookIds}).
+    app.use(bodyParser({ enableTypes: ['json', 'form'], parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] }));
     // RFC 6749 refresh: a new access token, or invalid_grant once the grant is revoked.
     app.use(async (ctx, next) => {
       if (ctx.method !== 'POST' || ctx.path !== '/oauth/token') return next();
