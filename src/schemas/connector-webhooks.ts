@@ -10,10 +10,11 @@ export const WebhookEventSchema = Type.Union([
 ]);
 export type WebhookEvent = Static<typeof WebhookEventSchema>;
 
-/** How a provider signs what it posts: an HMAC-SHA256 of `signed`, keyed with the subscription's secret. */
+/** How a provider signs what it posts: an HMAC (SHA-256, or SHA-1) of `signed`, keyed with the subscription's secret. */
 export const HmacSignatureSchema = Type.Object(
   {
-    scheme: Type.Optional(Type.Literal('hmac-sha256')),
+    /** `hmac-sha256` (the default) or `hmac-sha1` (Intercom's `X-Hub-Signature`). */
+    scheme: Type.Optional(Type.Enum(['hmac-sha256', 'hmac-sha1'])),
     /** The header carrying the signature. */
     header: Type.String({ minLength: 1 }),
     /** A regular expression whose first group is one signature, matched repeatedly (several during a rotation); absent: the whole header. */
@@ -24,13 +25,18 @@ export const HmacSignatureSchema = Type.Object(
      * also `{{method}}` and `{{uri}}` (the URL the provider posted to), for HubSpot's v3 signature.
      */
     signed: Type.String({ minLength: 1 }),
-    /** Where the signing time is, for `{{timestamp}}` and the replay window: a header, optionally a pattern's first group. */
+    /**
+     * Where the signing time is, for `{{timestamp}}` and the replay window: a header (optionally a
+     * pattern's first group) or a member of the JSON body (Linear's `webhookTimestamp`); in seconds,
+     * milliseconds, or ISO 8601 (Zendesk's `X-Zendesk-Webhook-Signature-Timestamp`).
+     */
     timestamp: Type.Optional(
       Type.Object(
         {
-          header: Type.String({ minLength: 1 }),
+          header: Type.Optional(Type.String({ minLength: 1 })),
+          body: Type.Optional(JsonPointerSchema),
           pattern: Type.Optional(Type.String({ minLength: 1 })),
-          unit: Type.Enum(['seconds', 'milliseconds']),
+          unit: Type.Enum(['seconds', 'milliseconds', 'iso']),
         },
         strict,
       ),
@@ -68,12 +74,36 @@ export const EchoedSecretSchema = Type.Object(
 );
 export type EchoedSecret = Static<typeof EchoedSecretSchema>;
 
+/**
+ * Providers that sign no body but send a token (Jira to OAuth 2.0 apps): `Authorization: Bearer
+ * <JWT>`, HS256 with the secret, within its `exp` (and not issued in the future).
+ */
+export const JwtSignatureSchema = Type.Object(
+  {
+    scheme: Type.Literal('jwt'),
+    /** How far `exp` and `iat` may be off (default 60). */
+    toleranceSeconds: Type.Optional(Type.Integer({ minimum: 0 })),
+  },
+  strict,
+);
+
 export const WebhookSignatureSchema = Type.Union([
   HmacSignatureSchema,
   BasicSignatureSchema,
   EchoedSecretSchema,
+  JwtSignatureSchema,
 ]);
 export type WebhookSignature = Static<typeof WebhookSignatureSchema>;
+
+/** A value of a delivery: a member of the event (a JSON pointer) or a request header (GitHub's `X-GitHub-Event`). */
+export const WebhookValueSchema = Type.Union([
+  JsonPointerSchema,
+  Type.Object({ header: Type.String({ minLength: 1 }) }, strict),
+]);
+export type WebhookValue = Static<typeof WebhookValueSchema>;
+
+/** One change's provider event, or several (GitHub's `issues.closed` and `issues.edited` are both updates). */
+const ChangeEventsSchema = Type.Union([WebhookEventSchema, Type.Array(WebhookEventSchema, { minItems: 1 })]);
 
 /**
  * Change events the provider posts to Ferry: registering a subscription for one object
@@ -89,6 +119,12 @@ export const WebhooksDeclarationSchema = Type.Object(
      * each event to the installations whose connection's workspace is the event's `workspace`.
      */
     appLevel: Type.Optional(Type.Boolean()),
+    /**
+     * What keys the signature: the secret of the subscription (default), or the client secret of
+     * the provider app the connection was made through, for subscriptions registered per connection
+     * but signed by the app (Shopify, Jira to OAuth 2.0 apps).
+     */
+    signingKey: Type.Optional(Type.Enum(['subscription', 'appClientSecret'])),
     create: Type.Optional(
       Type.Object(
         {
@@ -123,11 +159,11 @@ export const WebhooksDeclarationSchema = Type.Object(
         /** The event within the body (or each listed item), e.g. `/event`; default the whole. */
         root: Type.Optional(JsonPointerSchema),
         /** The provider's event id, for deduplication; several values are joined with `:`. */
-        id: Type.Optional(Type.Union([JsonPointerSchema, Type.Array(JsonPointerSchema, { minItems: 1 })])),
+        id: Type.Optional(Type.Union([WebhookValueSchema, Type.Array(WebhookValueSchema, { minItems: 1 })])),
         /** The provider account the event belongs to (HubSpot's `portalId`), for `appLevel` webhooks. */
         workspace: Type.Optional(JsonPointerSchema),
         /** The event's name, from these values joined with `.` (e.g. `/type` and `/action`). */
-        type: Type.Array(JsonPointerSchema, { minItems: 1 }),
+        type: Type.Array(WebhookValueSchema, { minItems: 1 }),
         /** The changed record's id; or `recordIds`. */
         recordId: Type.Optional(JsonPointerSchema),
         /** A list of changed records' ids (Copper's `ids`): one event per id, each read by id. */
@@ -149,9 +185,9 @@ export const WebhooksDeclarationSchema = Type.Object(
       Type.String({ minLength: 1 }),
       Type.Object(
         {
-          create: Type.Optional(WebhookEventSchema),
-          update: Type.Optional(WebhookEventSchema),
-          delete: Type.Optional(WebhookEventSchema),
+          create: Type.Optional(ChangeEventsSchema),
+          update: Type.Optional(ChangeEventsSchema),
+          delete: Type.Optional(ChangeEventsSchema),
         },
         strict,
       ),

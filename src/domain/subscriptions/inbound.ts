@@ -4,15 +4,19 @@ import { isUuid } from '../../core/ids.js';
 import { jsonInputProblem } from '../../core/input-limits.js';
 import { ProblemError } from '../../core/problem.js';
 import { decryptSecret } from '../../crypto/secrets.js';
-import { InstallationEntity } from '../../db/entities/installation.js';
+import { ConnectionEntity, ProviderAppEntity } from '../../db/entities/connection.js';
+import { InstallationEntity, type Installation } from '../../db/entities/installation.js';
 import { SubscriptionEntity, type Subscription } from '../../db/entities/subscription.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { em as newEntityManager, transaction } from '../../db/orm.js';
 import { logger } from '../../logger.js';
 import type { IncomingProviderEvent } from '../../providers/connector.js';
+import { connectorDeclaration } from '../../providers/catalog/index.js';
 import { connectorFor } from '../../providers/connectors/index.js';
 import { CapabilityNotSupportedError, WebhookVerificationError } from '../../providers/errors.js';
 import { startSubscriptionEventDelivery, type WorkflowIdentity } from '../../temporal/gateway.js';
 import { runIdentityOf } from '../installations/workflow.js';
+import { providerAppSecret } from '../provider-apps.js';
 
 /**
  * What a provider posts to `/v1/webhooks/providers/{provider}/{subscriptionId}`: the signature is
@@ -57,16 +61,32 @@ async function subscriptionOf(
   if (!isUuid(subscriptionId)) return undefined;
   const em = await newEntityManager();
   const row = await em.findOne(SubscriptionEntity, { id: subscriptionId });
-  if (!row?.secretEncrypted) return undefined;
+  if (!row) return undefined;
   const installation = await em.findOne(InstallationEntity, { id: row.installationId });
   if (!installation) return undefined;
-  const entry = {
-    row,
-    secret: decryptSecret(row.secretEncrypted),
-    identity: await runIdentityOf(em, installation),
-  };
+  const secret = await signingSecretOf(em, row, installation);
+  if (!secret) return undefined;
+  const entry = { row, secret, identity: await runIdentityOf(em, installation) };
   known.set(subscriptionId, entry, now);
   return row.provider === provider ? entry : undefined;
+}
+
+/**
+ * What keys a subscription's signatures: its own secret, or (as the declaration says) the client
+ * secret of the provider app its connection was made through (Shopify, Jira to OAuth 2.0 apps).
+ */
+async function signingSecretOf(
+  em: EntityManager,
+  row: Subscription,
+  installation: Installation,
+): Promise<string | undefined> {
+  if (connectorDeclaration(row.provider)?.webhooks?.signingKey !== 'appClientSecret')
+    return row.secretEncrypted ? decryptSecret(row.secretEncrypted) : undefined;
+  const connection = await em.findOne(ConnectionEntity, { id: installation.connectionId });
+  const app = connection?.providerAppId
+    ? await em.findOne(ProviderAppEntity, { id: connection.providerAppId })
+    : undefined;
+  return app ? providerAppSecret(app) : undefined;
 }
 
 /** The provider's event id, or a digest of the event when it gives none, to keep each event once. */

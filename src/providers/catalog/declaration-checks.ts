@@ -409,6 +409,14 @@ export function webhookProblems(declaration: ConnectorDeclaration, webhooks: Web
       problems.push(`${provider}: webhooks.signature: the basic scheme needs ferrySecret, its password`);
     return problems;
   }
+  if (
+    webhooks.signingKey === 'appClientSecret' &&
+    (webhooks.ferrySecret || webhooks.create?.secret || webhooks.secret)
+  )
+    problems.push(`${provider}: webhooks.signingKey: the app's client secret signs; no other secret is kept`);
+  if (signature.scheme === 'jwt') return problems;
+  if (signature.timestamp && !signature.timestamp.header === (signature.timestamp.body === undefined))
+    problems.push(`${provider}: webhooks.signature.timestamp: needs exactly one of header and body`);
   if (!signature.signed.includes('{{body}}'))
     problems.push(`${provider}: webhooks.signature.signed: must include {{body}}`);
   if (signature.signed.includes('{{timestamp}}') && !signature.timestamp)

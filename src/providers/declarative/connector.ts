@@ -428,7 +428,7 @@ export class DeclaredConnector implements Connector, HookContext {
     const webhooks = this.webhooks();
     const body = Buffer.isBuffer(rawBody) ? rawBody : Buffer.from(rawBody);
     checkSignature(this.provider, webhooks.signature, headers, body, secret, Date.now(), request);
-    return readWebhookEvents(this.provider, webhooks, body);
+    return readWebhookEvents(this.provider, webhooks, body, headers);
   }
 
   async proxy(request: ProxyRequest): Promise<ProxyResponse> {

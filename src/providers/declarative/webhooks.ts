@@ -1,11 +1,9 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { RecordChangeType } from '../../schemas/write.js';
 import type {
   DeclaredRequest,
-  EchoedSecret,
-  HmacSignature,
   WebhookEvent,
-  WebhookSignature,
+  WebhookValue,
   WebhooksDeclaration,
 } from '../../schemas/connector-declaration.js';
 import type { IncomingProviderEvent, SubscribeInput, Subscription } from '../connector.js';
@@ -13,6 +11,7 @@ import { ProviderError, WebhookVerificationError } from '../errors.js';
 import type { ProviderHttpClient, ProviderHttpRequest } from '../http.js';
 import type { CapabilityNotSupportedError } from '../errors.js';
 import { valueAt } from './json-pointer.js';
+import { headerValue, type Headers } from './webhook-signatures.js';
 import type { TemplateValues } from './template.js';
 import { isoTime } from './times.js';
 
@@ -22,7 +21,7 @@ import { isoTime } from './times.js';
  * the same way with different names (Stripe, Close, Zendesk, Linear, Attio), so this is data.
  */
 
-type Headers = Record<string, string | string[] | undefined>;
+export { checkSignature, type WebhookRequest } from './webhook-signatures.js';
 
 /** What registering needs of the connector. */
 export interface WebhookConnector {
@@ -37,6 +36,9 @@ const changes: RecordChangeType[] = ['create', 'update', 'delete'];
 
 const eventName = (event: WebhookEvent) => (typeof event === 'string' ? event : event.name);
 const registered = (event: WebhookEvent) => (typeof event === 'string' ? event : event.register);
+/** A change's declared events: one, or several (GitHub's `issues.closed` and `issues.edited`). */
+const eventsOf = (declared: WebhookEvent | WebhookEvent[] | undefined): WebhookEvent[] =>
+  declared === undefined ? [] : Array.isArray(declared) ? declared : [declared];
 
 /** What registering for the input's changes sends as `{{events}}`: each value once, in order. */
 export function registeredEvents(webhooks: WebhooksDeclaration, input: SubscribeInput): unknown[] {
@@ -45,12 +47,12 @@ export function registeredEvents(webhooks: WebhooksDeclaration, input: Subscribe
   const seen = new Set<string>();
   const events: unknown[] = [];
   for (const change of input.events) {
-    const event = object[change];
-    if (!event) continue;
-    const value = registered(event);
-    const key = JSON.stringify(value);
-    if (!seen.has(key)) events.push(value);
-    seen.add(key);
+    for (const event of eventsOf(object[change])) {
+      const value = registered(event);
+      const key = JSON.stringify(value);
+      if (!seen.has(key)) events.push(value);
+      seen.add(key);
+    }
   }
   return events;
 }
@@ -160,115 +162,6 @@ export async function unregisterWebhook(
   }
 }
 
-function headerValue(headers: Headers, name: string): string | undefined {
-  const wanted = name.toLowerCase();
-  for (const [key, value] of Object.entries(headers)) {
-    if (key.toLowerCase() === wanted) return Array.isArray(value) ? value[0] : value;
-  }
-  return undefined;
-}
-
-function matches(value: string, pattern: string | undefined): string[] {
-  if (!pattern) return [value.trim()];
-  return [...value.matchAll(new RegExp(pattern, 'g'))].map((match) => match[1]).filter(Boolean);
-}
-
-function keyOf(signature: HmacSignature, secret: string): Buffer {
-  const bare =
-    signature.secretPrefix && secret.startsWith(signature.secretPrefix)
-      ? secret.slice(signature.secretPrefix.length)
-      : secret;
-  return Buffer.from(bare, signature.secretEncoding ?? 'utf8');
-}
-
-/** The request a webhook came in, for signatures over more than the body (HubSpot's v3). */
-export interface WebhookRequest {
-  method: string;
-  /** The URL the provider posted to, as it sees it (Ferry's public URL). */
-  uri: string;
-}
-
-/** Checks the signature (and its age); throws WebhookVerificationError saying what did not match. */
-export function checkSignature(
-  provider: string,
-  signature: WebhookSignature,
-  headers: Headers,
-  rawBody: Buffer,
-  secret: string,
-  now = Date.now(),
-  request?: WebhookRequest,
-): void {
-  const refuse = (why: string) => new WebhookVerificationError(why, provider);
-  if (signature.scheme === 'echoed') {
-    checkEchoedSecret(signature, rawBody, secret, refuse);
-    return;
-  }
-  if (signature.scheme === 'basic') {
-    const expected = Buffer.from(
-      `Basic ${Buffer.from(`${signature.username}:${secret}`).toString('base64')}`,
-    );
-    const given = Buffer.from(headerValue(headers, 'authorization') ?? '');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      throw refuse('The webhook does not carry the credentials registered with the provider.');
-    }
-    return;
-  }
-  const header = headerValue(headers, signature.header);
-  if (!header) throw refuse(`The webhook has no ${signature.header} header.`);
-  let timestamp = '';
-  if (signature.timestamp) {
-    const source = headerValue(headers, signature.timestamp.header) ?? '';
-    timestamp = matches(source, signature.timestamp.pattern)[0] ?? '';
-    if (!/^\d+$/.test(timestamp))
-      throw refuse(`The webhook has no signing time in ${signature.timestamp.header}.`);
-    const signedAt = Number(timestamp) * (signature.timestamp.unit === 'seconds' ? 1000 : 1);
-    if (Math.abs(now - signedAt) > (signature.toleranceSeconds ?? 300) * 1000) {
-      throw refuse('The webhook was signed too long ago (or in the future): a replay is refused.');
-    }
-  }
-  const [before, after] = signature.signed.split('{{body}}');
-  const filled = (part: string) =>
-    part
-      .replaceAll('{{timestamp}}', timestamp)
-      .replaceAll('{{method}}', request?.method ?? '')
-      .replaceAll('{{uri}}', request?.uri ?? '');
-  const expected = createHmac('sha256', keyOf(signature, secret))
-    .update(filled(before))
-    .update(rawBody)
-    .update(filled(after ?? ''))
-    .digest();
-  const given = matches(header, signature.pattern).map((value) => Buffer.from(value, signature.encoding));
-  if (
-    !given.some((candidate) => candidate.length === expected.length && timingSafeEqual(candidate, expected))
-  ) {
-    throw refuse(`The ${signature.header} signature does not match the body.`);
-  }
-}
-
-/** The secret echoed in the body, compared by digest so neither its length nor its bytes leak by timing. */
-function checkEchoedSecret(
-  signature: EchoedSecret,
-  rawBody: Buffer,
-  secret: string,
-  refuse: (why: string) => WebhookVerificationError,
-): void {
-  let body: unknown;
-  try {
-    body = JSON.parse(rawBody.toString('utf8'));
-  } catch {
-    throw refuse('The webhook body is not JSON.');
-  }
-  const given = signature.at
-    .map((pointer) => text(valueAt(body, pointer)))
-    .find((value) => value !== undefined);
-  if (given === undefined)
-    throw refuse('The webhook does not carry the secret registered with the provider.');
-  const digest = (value: string) => createHash('sha256').update(value).digest();
-  if (!timingSafeEqual(digest(given), digest(secret))) {
-    throw refuse('The webhook carries another secret than the one registered with the provider.');
-  }
-}
-
 function fieldsUpdated(webhooks: WebhooksDeclaration, event: unknown): string[] | undefined {
   const declared = webhooks.event.fieldsUpdated;
   if (!declared) return undefined;
@@ -278,11 +171,15 @@ function fieldsUpdated(webhooks: WebhooksDeclaration, event: unknown): string[] 
   return value && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : undefined;
 }
 
-function eventIdOf(webhooks: WebhooksDeclaration, event: unknown): string | undefined {
+/** A declared value of a delivery: a member of the event, or a request header. */
+const valueOf = (declared: WebhookValue, event: unknown, headers: Headers) =>
+  typeof declared === 'string' ? text(valueAt(event, declared)) : headerValue(headers, declared.header);
+
+function eventIdOf(webhooks: WebhooksDeclaration, event: unknown, headers: Headers): string | undefined {
   const declared = webhooks.event.id;
   if (!declared) return undefined;
-  const parts = (Array.isArray(declared) ? declared : [declared]).map((pointer) =>
-    text(valueAt(event, pointer)),
+  const parts = (Array.isArray(declared) ? declared : [declared]).map((value) =>
+    valueOf(value, event, headers),
   );
   return parts.every((part) => part !== undefined) ? parts.join(':') : undefined;
 }
@@ -296,10 +193,9 @@ export function objectsOfEvent(webhooks: WebhooksDeclaration, event: IncomingPro
   const prefix = `${event.providerEventType.split('.')[0]}.`;
   return Object.entries(webhooks.objects)
     .filter(([, object]) =>
-      changes.some((change) => {
-        const declared = object[change];
-        return declared !== undefined && eventName(declared).startsWith(prefix);
-      }),
+      changes.some((change) =>
+        eventsOf(object[change]).some((declared) => eventName(declared).startsWith(prefix)),
+      ),
     )
     .map(([name]) => name);
 }
@@ -309,6 +205,7 @@ export function readWebhookEvents(
   provider: string,
   webhooks: WebhooksDeclaration,
   rawBody: Buffer,
+  headers: Headers = {},
 ): IncomingProviderEvent[] {
   let body: unknown;
   try {
@@ -322,18 +219,17 @@ export function readWebhookEvents(
   const byName = new Map<string, { objectName: string; change: RecordChangeType }>();
   for (const [objectName, object] of Object.entries(webhooks.objects)) {
     for (const change of changes) {
-      const event = object[change];
-      if (event) byName.set(eventName(event), { objectName, change });
+      for (const event of eventsOf(object[change])) byName.set(eventName(event), { objectName, change });
     }
   }
   return items.flatMap((item) => {
     const event = webhooks.event.root ? valueAt(item, webhooks.event.root) : item;
-    const type = webhooks.event.type.map((pointer) => text(valueAt(event, pointer)) ?? '').join('.');
+    const type = webhooks.event.type.map((value) => valueOf(value, event, headers) ?? '').join('.');
     const known = byName.get(type);
     const record = webhooks.event.record ? valueAt(event, webhooks.event.record) : undefined;
     const occurred = webhooks.event.occurredAt;
     const occurredAt = occurred && isoTime(valueAt(event, occurred.field), occurred.format);
-    const id = eventIdOf(webhooks, event);
+    const id = eventIdOf(webhooks, event, headers);
     const workspace = webhooks.event.workspace && text(valueAt(event, webhooks.event.workspace));
     const updated = fieldsUpdated(webhooks, event);
     const translated = (recordId: string, eventId: string | undefined): IncomingProviderEvent => ({
