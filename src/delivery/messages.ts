@@ -56,7 +56,7 @@ export interface SubscribeResultEntry extends ResultEntry {
   subscribeEventType: 'create' | 'update' | 'delete' | 'associationUpdate' | 'other';
   providerEventType?: string;
   rawEvent?: unknown;
-  /** The deleted record's id, on delete events. */
+  /** The changed record's id (the provider's event names it; a deleted record has nothing else). */
   id?: string;
   fieldsUpdated?: string[];
 }

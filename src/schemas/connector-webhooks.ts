@@ -102,6 +102,9 @@ export const WebhookValueSchema = Type.Union([
 ]);
 export type WebhookValue = Static<typeof WebhookValueSchema>;
 
+/** A pointer, or several of which the first present counts (events of several objects in one shape). */
+const PointersSchema = Type.Union([JsonPointerSchema, Type.Array(JsonPointerSchema, { minItems: 1 })]);
+
 /** One change's provider event, or several (GitHub's `issues.closed` and `issues.edited` are both updates). */
 const ChangeEventsSchema = Type.Union([WebhookEventSchema, Type.Array(WebhookEventSchema, { minItems: 1 })]);
 
@@ -164,12 +167,12 @@ export const WebhooksDeclarationSchema = Type.Object(
         workspace: Type.Optional(JsonPointerSchema),
         /** The event's name, from these values joined with `.` (e.g. `/type` and `/action`). */
         type: Type.Array(WebhookValueSchema, { minItems: 1 }),
-        /** The changed record's id; or `recordIds`. */
-        recordId: Type.Optional(JsonPointerSchema),
+        /** The changed record's id (the first present of several: GitHub's `/issue/number`, `/label/name`); or `recordIds`. */
+        recordId: Type.Optional(PointersSchema),
         /** A list of changed records' ids (Copper's `ids`): one event per id, each read by id. */
         recordIds: Type.Optional(JsonPointerSchema),
         /** The record as it is after the change; absent: Ferry reads it by id. */
-        record: Type.Optional(JsonPointerSchema),
+        record: Type.Optional(PointersSchema),
         occurredAt: Type.Optional(
           Type.Object({ field: JsonPointerSchema, format: TimeFormatSchema }, strict),
         ),
@@ -199,6 +202,8 @@ export const WebhooksDeclarationSchema = Type.Object(
           create: Type.Optional(ChangeEventsSchema),
           update: Type.Optional(ChangeEventsSchema),
           delete: Type.Optional(ChangeEventsSchema),
+          /** Put before a record id that lacks it: Shopify's deletions name `id` 123, its API `gid://shopify/Product/123`. */
+          recordIdPrefix: Type.Optional(Type.String({ minLength: 1 })),
         },
         strict,
       ),

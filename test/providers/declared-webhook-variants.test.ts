@@ -115,8 +115,8 @@ describe('events named by headers, and several events for one change', () => {
     event: {
       id: { header: 'X-GitHub-Delivery' },
       type: [{ header: 'X-GitHub-Event' }, '/action'],
-      recordId: '/issue/number',
-      record: '/issue',
+      recordId: ['/issue/number', '/label/name'],
+      record: ['/issue', '/label'],
     },
     objects: {
       issues: {
@@ -127,6 +127,8 @@ describe('events named by headers, and several events for one change', () => {
         ],
         delete: { name: 'issues.deleted', register: 'issues' },
       },
+      labels: { create: { name: 'label.created', register: 'label' } },
+      products: { delete: 'products/delete', recordIdPrefix: 'gid://shopify/Product/' },
     },
   } as unknown as WebhooksDeclaration;
 
@@ -152,6 +154,39 @@ describe('events named by headers, and several events for one change', () => {
       headers,
     );
     expect(labeled).toMatchObject({ eventType: 'other', providerEventType: 'issues.labeled' });
+    const label = { name: 'bug', color: 'f00' };
+    const [created] = readWebhookEvents('acme', webhooks, body({ action: 'created', label }), {
+      'X-GitHub-Event': 'label',
+    });
+    expect(created).toMatchObject({
+      objectName: 'labels',
+      eventType: 'create',
+      recordId: 'bug',
+      record: label,
+    });
+    // Shopify's deletion names the REST id: the declared prefix makes it the API's id.
+    const shopify = {
+      ...webhooks,
+      event: {
+        id: { header: 'X-Shopify-Webhook-Id' },
+        type: [{ header: 'X-Shopify-Topic' }],
+        recordId: ['/admin_graphql_api_id', '/id'],
+      },
+    } as unknown as WebhooksDeclaration;
+    const topic = { 'X-Shopify-Topic': 'products/delete', 'X-Shopify-Webhook-Id': 'w-1' };
+    const [gone] = readWebhookEvents('acme', shopify, body({ id: 788 }), topic);
+    expect(gone).toMatchObject({
+      eventId: 'w-1',
+      eventType: 'delete',
+      recordId: 'gid://shopify/Product/788',
+    });
+    const [kept] = readWebhookEvents(
+      'acme',
+      shopify,
+      body({ id: 9, admin_graphql_api_id: 'gid://shopify/Product/9' }),
+      topic,
+    );
+    expect(kept.recordId).toBe('gid://shopify/Product/9');
   });
 });
 

@@ -121,7 +121,8 @@ export async function prepareSubscriptionEvent(
     providerEventType: event.providerEventType,
     rawEvent: event.rawEvent,
     ...(event.fieldsUpdated && { fieldsUpdated: event.fieldsUpdated }),
-    ...((event.eventType === 'delete' || !record) && { id: event.recordId }),
+    // Which record, always: a record the event carried names its id only in the provider's terms.
+    ...(event.recordId && { id: event.recordId }),
   };
   const message = buildResultMessage(
     resultMessageContext(installation, parties, {

@@ -177,6 +177,15 @@ function fieldsUpdated(webhooks: WebhooksDeclaration, event: unknown): string[] 
   return value && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : undefined;
 }
 
+/** The value at the first of the pointers that has one. */
+function firstAt(event: unknown, pointers: string | string[] | undefined): unknown {
+  for (const pointer of pointers === undefined ? [] : Array.isArray(pointers) ? pointers : [pointers]) {
+    const value = valueAt(event, pointer);
+    if (value !== undefined && value !== null) return value;
+  }
+  return undefined;
+}
+
 /** A declared value of a delivery: a member of the event, or a request header. */
 const valueOf = (declared: WebhookValue, event: unknown, headers: Headers) =>
   typeof declared === 'string' ? text(valueAt(event, declared)) : headerValue(headers, declared.header);
@@ -232,7 +241,7 @@ export function readWebhookEvents(
     const event = webhooks.event.root ? valueAt(item, webhooks.event.root) : item;
     const type = webhooks.event.type.map((value) => valueOf(value, event, headers) ?? '').join('.');
     const known = byName.get(type);
-    const record = webhooks.event.record ? valueAt(event, webhooks.event.record) : undefined;
+    const record = firstAt(event, webhooks.event.record);
     const occurred = webhooks.event.occurredAt;
     const occurredAt = occurred && isoTime(valueAt(event, occurred.field), occurred.format);
     const id = eventIdOf(webhooks, event, headers);
@@ -253,8 +262,11 @@ export function readWebhookEvents(
       rawEvent: (item ?? {}) as Record<string, unknown>,
     });
     if (!webhooks.event.recordIds) {
-      const recordId = webhooks.event.recordId && text(valueAt(event, webhooks.event.recordId));
-      return [translated(recordId ?? '', id)];
+      const recordId = text(firstAt(event, webhooks.event.recordId)) ?? '';
+      const prefix = known && webhooks.objects[known.objectName].recordIdPrefix;
+      return [
+        translated(prefix && recordId && !recordId.startsWith(prefix) ? prefix + recordId : recordId, id),
+      ];
     }
     // One notification naming several records (Copper's `ids`): an event per record.
     const ids = valueAt(event, webhooks.event.recordIds);
