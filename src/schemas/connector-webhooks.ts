@@ -176,9 +176,20 @@ export const WebhooksDeclarationSchema = Type.Object(
         occurredAt: Type.Optional(
           Type.Object({ field: JsonPointerSchema, format: TimeFormatSchema }, strict),
         ),
-        /** Which fields changed: a list of names, an object whose keys are the names (previous values), or one name. */
+        /**
+         * Which fields changed: a list of names, an object whose keys are the names (previous values),
+         * or one name; with `each`, a list of objects each naming one at that pointer (Jira's
+         * `changelog.items[].fieldId`).
+         */
         fieldsUpdated: Type.Optional(
-          Type.Object({ pointer: JsonPointerSchema, as: Type.Enum(['list', 'keys', 'name']) }, strict),
+          Type.Object(
+            {
+              pointer: JsonPointerSchema,
+              as: Type.Enum(['list', 'keys', 'name']),
+              each: Type.Optional(JsonPointerSchema),
+            },
+            strict,
+          ),
         ),
       },
       strict,

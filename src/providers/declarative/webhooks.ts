@@ -166,7 +166,13 @@ function fieldsUpdated(webhooks: WebhooksDeclaration, event: unknown): string[] 
   const declared = webhooks.event.fieldsUpdated;
   if (!declared) return undefined;
   const value = valueAt(event, declared.pointer);
-  if (declared.as === 'list') return Array.isArray(value) ? value.map(String) : undefined;
+  if (declared.as === 'list' && Array.isArray(value)) {
+    const names = declared.each
+      ? value.map((item) => text(valueAt(item, declared.each!)))
+      : value.map(String);
+    return [...new Set(names.filter((name): name is string => name !== undefined))];
+  }
+  if (declared.as === 'list') return undefined;
   if (declared.as === 'name') return typeof value === 'string' && value ? [value] : undefined;
   return value && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : undefined;
 }
