@@ -77,7 +77,11 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
-export async function startMoto(port?: number): Promise<MotoServer> {
+/** `onSpawn` hears each server process's pid (a bench's reaper stops it should the bench die). */
+export async function startMoto(
+  port?: number,
+  onSpawn?: (pid: number | undefined) => void,
+): Promise<MotoServer> {
   const chosen = port ?? (await freePort());
   const endpoint = `http://127.0.0.1:${chosen}`;
   let child: ChildProcess | undefined;
@@ -89,6 +93,7 @@ export async function startMoto(port?: number): Promise<MotoServer> {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     running.add(started);
+    onSpawn?.(started.pid);
     started.once('exit', () => running.delete(started));
     // Keep only the end of the server's chatter, for a failure message.
     started.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
