@@ -4,7 +4,6 @@ import {
   GetRecordsCommand,
   type GetRecordsCommandOutput,
   GetShardIteratorCommand,
-  KinesisClient,
   ListShardsCommand,
   PutRecordsCommand,
 } from '@aws-sdk/client-kinesis';
@@ -13,18 +12,16 @@ import {
   GetObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
-  S3Client,
 } from '@aws-sdk/client-s3';
 import {
   CreateQueueCommand,
   DeleteMessageBatchCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
-  SQSClient,
 } from '@aws-sdk/client-sqs';
 import { defaultObjectKey } from '../../src/delivery/types/s3.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, MESSAGE_ID_ATTRIBUTE, queueParts } from '../../src/delivery/types/sqs.js';
-import { MOTO_CREDENTIALS, MOTO_REGION } from '../../test/support/moto.js';
+import { MOTO_CREDENTIALS, MOTO_REGION, motoClients } from '../../test/support/moto.js';
 import type { FarSide, Landed } from './far-side.js';
 
 /**
@@ -41,12 +38,6 @@ export interface AwsPlace {
   ferryEndpoint?: string;
 }
 
-const clientOptions = (endpoint: string) => ({
-  endpoint,
-  region: MOTO_REGION,
-  credentials: { accessKeyId: MOTO_CREDENTIALS.awsKeyId, secretAccessKey: MOTO_CREDENTIALS.awsSecretKey },
-});
-
 const idsOf = (body: string): string[] =>
   ((JSON.parse(body) as { result?: { raw?: { id?: unknown } }[] }).result ?? []).map((entry) =>
     String(entry.raw?.id),
@@ -56,8 +47,9 @@ export async function awsFarSide(type: string, name: string, place: AwsPlace): P
   const ferryEndpoint = place.ferryEndpoint ?? place.endpoint;
   const common = { endpointUrl: ferryEndpoint };
   const secrets = MOTO_CREDENTIALS;
+  const clients = motoClients(place.endpoint);
   if (type === 's3') {
-    const client = new S3Client({ ...clientOptions(place.endpoint), forcePathStyle: true });
+    const client = clients.s3;
     const recreate = async () => void (await client.send(new CreateBucketCommand({ Bucket: name })));
     await recreate();
     const objects = new Map<string, Landed>();
@@ -95,11 +87,11 @@ export async function awsFarSide(type: string, name: string, place: AwsPlace): P
         return [...objects.values()];
       },
       recreate,
-      close: async () => client.destroy(),
+      close: async () => clients.destroy(),
     };
   }
   if (type === 'sqs') {
-    const client = new SQSClient(clientOptions(place.endpoint));
+    const client = clients.sqs;
     let queueUrl = '';
     const recreate = async () => {
       queueUrl = (await client.send(new CreateQueueCommand({ QueueName: name }))).QueueUrl!;
@@ -148,10 +140,10 @@ export async function awsFarSide(type: string, name: string, place: AwsPlace): P
         }
       },
       recreate,
-      close: async () => client.destroy(),
+      close: async () => clients.destroy(),
     };
   }
-  const client = new KinesisClient(clientOptions(place.endpoint));
+  const client = clients.kinesis;
   let iterator: string | undefined;
   const recreate = async () => {
     await client.send(new CreateStreamCommand({ StreamName: name, ShardCount: 1 }));
@@ -200,7 +192,7 @@ export async function awsFarSide(type: string, name: string, place: AwsPlace): P
     recreate,
     async close() {
       await client.send(new DeleteStreamCommand({ StreamName: name })).catch(() => undefined);
-      client.destroy();
+      clients.destroy();
     },
   };
 }

@@ -39,7 +39,12 @@ export function say(line: string): void {
 
 export async function startFerryStack(name: string): Promise<FerryStack> {
   const reaper = startReaper();
-  const bench = benchEnvironment(name, { FERRY_ALLOW_PRIVATE_DESTINATIONS: 'true' });
+  // Metrics ports off: a second worker (after a kill) or another bench would collide on the defaults.
+  const bench = benchEnvironment(name, {
+    FERRY_ALLOW_PRIVATE_DESTINATIONS: 'true',
+    FERRY_WORKER_METRICS_PORT: '0',
+    FERRY_METRICS_PORT: '0',
+  });
   process.env.FERRY_TASK_QUEUE = `bench-${bench.runId}`;
   const stops: (() => Promise<void>)[] = [];
   let closing: Promise<void> | undefined;
