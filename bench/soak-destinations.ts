@@ -33,7 +33,7 @@ import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.js';
  * The verdict per type: 0 lost; 0 records under two message ids; on postgres and s3, 0 duplicate rows
  * or objects at all (a row's key and an object's key are the message id's). Deliveries retry on a
  * short schedule (FERRY_DELIVERY_RETRY_SCHEDULE) so an outage costs seconds, not Svix's 5 minutes.
- * The last line printed is one JSON object; the exit code is 1 when a type failed its verdict.
+ * The workers' logs stay in the directory it names. The last line printed is one JSON object; the exit code is 1 when a type failed its verdict.
  */
 
 const SCHEDULE = '0,1s,2s,4s,8s,15s,30s,60s,120s';
@@ -107,12 +107,19 @@ async function disturbance(type: string, stack: FerryStack, dir: string): Promis
   };
 }
 
-async function soakOne(stack: FerryStack, type: string, records: number, pageSize: number, dir: string) {
-  const disturb = await disturbance(type, stack, dir);
+async function soakOne(
+  stack: FerryStack,
+  type: string,
+  records: number,
+  pageSize: number,
+  dirs: { data: string; logs: string },
+) {
+  const disturb = await disturbance(type, stack, dirs.data);
   const far = await openFarSide(type, `soak_${type}`, disturb.servers);
   const events: string[] = [];
   try {
-    let worker = await stack.startWorker();
+    const log = join(dirs.logs, `worker-${type}.log`);
+    let worker = await stack.startWorker(log);
     const deliveredBefore = await stack.deliveredMessages();
     const backfill = await stack.backfill(`soak-${type}`, far.destination, pageSize);
     // Points in delivered messages (Ferry's ledger: progress only) where each blow lands.
@@ -124,6 +131,8 @@ async function soakOne(stack: FerryStack, type: string, records: number, pageSiz
     ];
     for (const [at, blow] of plan) {
       for (;;) {
+        if (worker.child.exitCode !== null || worker.child.signalCode !== null)
+          throw new Error(`${type}: the worker died on its own; its log: ${log}`);
         const delivered = (await stack.deliveredMessages()) - deliveredBefore;
         if (delivered >= at) break;
         await new Promise((resolve) => setTimeout(resolve, 100));
@@ -132,7 +141,7 @@ async function soakOne(stack: FerryStack, type: string, records: number, pageSiz
       if (blow === 'kill') {
         await worker.kill();
         events.push(`${seconds}s: worker SIGKILLed`);
-        worker = await stack.startWorker();
+        worker = await stack.startWorker(log);
       } else {
         await disturb.run(far);
         events.push(`${seconds}s: ${disturb.what}`);
@@ -182,6 +191,9 @@ export async function benchSoakDestinations(args: string[]): Promise<void> {
   const pageSize = Number(opts['page-size'] ?? 500);
   process.env.FERRY_DELIVERY_RETRY_SCHEDULE = SCHEDULE;
   const dir = mkdtempSync(join(tmpdir(), 'ferry-soak-destinations-'));
+  // The workers' logs stay; the brokers' data goes.
+  const logs = mkdtempSync(join(tmpdir(), 'ferry-soak-destinations-logs-'));
+  say(`worker logs in ${logs}`);
   const stack = await startFerryStack('ferry_soak_dest');
   stack.onClose(async () => rmSync(dir, { recursive: true, force: true }));
   const results: Record<string, Awaited<ReturnType<typeof soakOne>>> = {};
@@ -190,7 +202,7 @@ export async function benchSoakDestinations(args: string[]): Promise<void> {
     stack.onClose(() => sandbox.close());
     for (const type of types) {
       say(`${type}: backfilling ${records.toLocaleString('en-US')} contacts`);
-      results[type] = await soakOne(stack, type, records, pageSize, dir);
+      results[type] = await soakOne(stack, type, records, pageSize, { data: dir, logs });
       say(`${type}: ${JSON.stringify(results[type])}`);
     }
   } finally {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { createWriteStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../../src/config.js';
 import { freePort } from './free-port.js';
@@ -41,11 +41,18 @@ export interface WorkerChild {
   kill(): Promise<void>;
 }
 
-export async function startWorker(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<WorkerChild> {
+/** `onSpawn` hears the pid at once (a reaper); `logFile` keeps everything the worker logs. */
+export async function startWorker(
+  env: NodeJS.ProcessEnv,
+  nodeArgs: string[] = [],
+  { onSpawn, logFile }: { onSpawn?: (pid: number | undefined) => void; logFile?: string } = {},
+): Promise<WorkerChild> {
   const child = spawn(process.execPath, [...nodeArgs, join(projectRoot, 'bin', 'ferry.js'), 'worker'], {
     env: { ...env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  onSpawn?.(child.pid);
+  if (logFile) child.stderr!.pipe(createWriteStream(logFile, { flags: 'a' }));
   let log = '';
   // Older workers (the baseline's) logged no repair pass; newer ones log their first.
   const repairs = existsSync(join(projectRoot, 'src', 'cli', 'repair-loop.ts'));

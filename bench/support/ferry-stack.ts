@@ -16,7 +16,8 @@ export interface FerryStack {
   api(method: string, path: string, body?: unknown): Promise<any>;
   /** Registers a process the bench started itself (a broker, moto), so the reaper stops it too. */
   watch(pid: number | undefined): void;
-  startWorker(): Promise<WorkerChild>;
+  /** A worker process; `logFile` keeps its log. */
+  startWorker(logFile?: string): Promise<WorkerChild>;
   startSandbox(contacts: number): Promise<SandboxProcess>;
   /** Creates the destination and an installation that backfills every contact into it. */
   backfill(label: string, destination: Record<string, unknown>, pageSize: number): Promise<Backfill>;
@@ -162,11 +163,8 @@ export async function startFerryStack(name: string): Promise<FerryStack> {
       databaseUrl: bench.databaseUrl,
       api,
       watch: (pid) => reaper.watch(pid),
-      async startWorker() {
-        const worker = await startWorker({ ...process.env });
-        reaper.watch(worker.child.pid);
-        return worker;
-      },
+      startWorker: (logFile) =>
+        startWorker({ ...process.env }, [], { onSpawn: (pid) => reaper.watch(pid), logFile }),
       async startSandbox(contacts) {
         const sandbox = await startSandbox(contacts);
         reaper.watch(sandbox.pid);
