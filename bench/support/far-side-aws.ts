@@ -22,7 +22,7 @@ import {
 import { defaultObjectKey } from '../../src/delivery/types/s3.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, MESSAGE_ID_ATTRIBUTE, queueParts } from '../../src/delivery/types/sqs.js';
 import { MOTO_CREDENTIALS, MOTO_REGION, motoClients } from '../../test/support/moto.js';
-import type { FarSide, Landed } from './far-side.js';
+import { recordIdsOf, type FarSide, type Landed } from './far-side-shape.js';
 
 /**
  * S3, SQS and Kinesis far sides on moto: a bucket, queue or one-shard stream of the bench's own.
@@ -37,11 +37,6 @@ export interface AwsPlace {
   endpoint: string;
   ferryEndpoint?: string;
 }
-
-const idsOf = (body: string): string[] =>
-  ((JSON.parse(body) as { result?: { raw?: { id?: unknown } }[] }).result ?? []).map((entry) =>
-    String(entry.raw?.id),
-  );
 
 export async function awsFarSide(type: string, name: string, place: AwsPlace): Promise<FarSide> {
   const ferryEndpoint = place.ferryEndpoint ?? place.endpoint;
@@ -79,7 +74,7 @@ export async function awsFarSide(type: string, name: string, place: AwsPlace): P
             const body = await object.Body!.transformToString();
             objects.set(Key, {
               messageId: object.Metadata?.['ferry-message-id'] ?? Key,
-              recordIds: idsOf(body),
+              recordIds: recordIdsOf(body),
             });
           }
           token = page.NextContinuationToken;
@@ -126,7 +121,7 @@ export async function awsFarSide(type: string, name: string, place: AwsPlace): P
           if (!Messages.length) return got;
           for (const message of Messages) {
             const id = message.MessageAttributes?.[MESSAGE_ID_ATTRIBUTE]?.StringValue;
-            got.push({ messageId: String(id), recordIds: idsOf(message.Body!) });
+            got.push({ messageId: String(id), recordIds: recordIdsOf(message.Body!) });
           }
           await client.send(
             new DeleteMessageBatchCommand({
@@ -183,7 +178,7 @@ export async function awsFarSide(type: string, name: string, place: AwsPlace): P
         for (const record of page.Records ?? [])
           got.push({
             messageId: record.PartitionKey!,
-            recordIds: idsOf(Buffer.from(record.Data!).toString()),
+            recordIds: recordIdsOf(Buffer.from(record.Data!).toString()),
           });
         iterator = page.NextShardIterator ?? iterator;
         if (!page.Records?.length) return got;

@@ -9,7 +9,7 @@ import pg from 'pg';
 import { createClient } from 'redis';
 import { Agent, request } from 'undici';
 import { awsFarSide, AWS_TYPES, type AwsPlace } from './far-side-aws.js';
-import type { PlainMessage } from './ferry-processes.js';
+import { recordIdsOf, type FarSide, type Landed } from './far-side-shape.js';
 
 /**
  * The far side of a destination, for the benches: where a destination of each type points (a queue,
@@ -17,25 +17,6 @@ import type { PlainMessage } from './ferry-processes.js';
  * same client library Ferry's type uses (the baseline loop), and what landed, read back from the
  * server itself: each message (row group, object, entry) with its message id and its records' ids.
  */
-
-export interface Landed {
-  /** The message id as the far side holds it (AMQP messageId, Nats-Msg-Id, the row's message_id…). */
-  messageId: string;
-  recordIds: string[];
-}
-
-export interface FarSide {
-  type: string;
-  /** The destination's create body: `type`, `metadata`, `secrets`. */
-  destination: Record<string, unknown>;
-  /** Sends one message and waits for the server to take it, as a plain program would. */
-  send(message: PlainMessage): Promise<void>;
-  /** Everything that landed so far (cumulative: a queue drained earlier keeps what it gave). */
-  landed(): Promise<Landed[]>;
-  /** Makes the bucket, queue or stream again after its server restarted empty (moto). */
-  recreate?(): Promise<void>;
-  close(): Promise<void>;
-}
 
 export interface Tally {
   /** Messages (rows grouped by message id, objects, entries) on the server. */
@@ -86,12 +67,9 @@ export interface Servers {
   databaseUrl?: string;
 }
 
-export const FAR_SIDE_TYPES = ['webhook', 'rabbitmq', 'postgres', 'nats', 'redis', 'mqtt', ...AWS_TYPES];
+export type { FarSide, Landed };
 
-const recordIdsOf = (body: string | Buffer): string[] => {
-  const parsed = JSON.parse(body.toString()) as { result?: { raw?: { id?: unknown } }[] };
-  return (parsed.result ?? []).map((entry) => String(entry.raw?.id));
-};
+export const FAR_SIDE_TYPES = ['webhook', 'rabbitmq', 'postgres', 'nats', 'redis', 'mqtt', ...AWS_TYPES];
 
 const tag = () => randomUUID().slice(0, 8);
 
