@@ -6,7 +6,7 @@ import { benchEnvironment } from './support/database.js';
 import { freePort } from './support/free-port.js';
 import { procStatusMb } from './support/measure.js';
 import { startReaper } from './support/reaper.js';
-import { startSandbox, startWorker } from './read.js';
+import { startSandbox, startWorker } from './support/ferry-processes.js';
 
 /**
  * `npm run bench:full-read -- [--records 100000] [--changes 50]`

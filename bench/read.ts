@@ -1,20 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { benchEnvironment } from './support/database.js';
 import { freePort } from './support/free-port.js';
 import { cpuSeconds, machineBusySeconds, procStatusMb, resetPeakRss } from './support/measure.js';
 import { options } from '../src/cli/options.js';
-import { projectRoot } from '../src/config.js';
-import { startSandboxProcess } from './support/sandbox-process.js';
+import { ferryShapedMessages, startSandbox, startWorker } from './support/ferry-processes.js';
 
 /**
  * `npm run bench:read -- --records N [--page-size 500] [--no-quarter] [--rounds R] [--worker-heap-mb M]
- *   [--worker-cpu-prof DIR]`
+ *   [--worker-cpu-prof DIR]`, or with `--destination <type>` bench/read-destinations.ts's comparison per type.
  *
  * Backfills N sandbox contacts to a local webhook receiver through Ferry (its own fresh database,
  * Temporal dev server, sandbox, api in this process, worker in a child process), and moves the same
@@ -158,55 +153,6 @@ const rawMessages: PageMessages = (records) => [
   },
 ];
 
-/**
- * The messages Ferry delivers for a page, made by Ferry's own message functions (no database, no
- * Temporal): every field selected (`selectedFieldsAuto: "all"`), the envelope of a backfill, at most
- * 500 records and 300 KB a message, each signed with a Standard Webhooks secret.
- */
-async function ferryShapedMessages(): Promise<PageMessages> {
-  const { fieldMapper } = await import('../src/delivery/record-mapping.js');
-  const { messageIdFor, splitIntoMessages } = await import('../src/delivery/messages.js');
-  const { generateSigningSecret, signatureHeaders } = await import('../src/delivery/signing.js');
-  const mapRecord = fieldMapper({ allFields: true });
-  const secrets = [generateSigningSecret()];
-  const context = {
-    action: 'read' as const,
-    projectId: randomUUID(),
-    provider: 'sandboxApiKey',
-    groupRef: 'group-baseline',
-    groupName: 'group-baseline',
-    consumerRef: 'consumer-baseline',
-    consumerName: 'consumer-baseline',
-    installationId: randomUUID(),
-    installationUpdateTime: new Date().toISOString(),
-    objectName: 'contacts',
-    rawObjectName: 'contacts',
-    operationId: randomUUID(),
-    operationTime: new Date().toISOString(),
-    readType: 'backfill' as const,
-  };
-  let pageIndex = 0;
-  return (records) => {
-    const page = pageIndex++;
-    return splitIntoMessages(
-      context,
-      records.map((record) => mapRecord(record)),
-      500,
-    ).map(({ partIndex, body }) => ({
-      body,
-      headers: {
-        'content-type': 'application/json',
-        ...signatureHeaders({
-          messageId: messageIdFor(context.operationId, page, partIndex),
-          timestamp: new Date(),
-          body,
-          secrets,
-        }),
-      },
-    }));
-  };
-}
-
 /** The baseline: page through the sandbox and POST each page's messages to the receiver, nothing else. */
 async function plainLoop(
   sandboxUrl: string,
@@ -236,65 +182,6 @@ async function plainLoop(
   } while (cursor);
   await dispatcher.close();
   return records;
-}
-
-interface SandboxProcess {
-  url: string;
-  close(): Promise<void>;
-}
-
-/** The sandbox provider in a process of its own, as a real provider would be. */
-export async function startSandbox(contacts: number): Promise<SandboxProcess> {
-  const port = await freePort();
-  const child = await startSandboxProcess(['--port', String(port), '--contacts', String(contacts)]);
-  return {
-    url: `http://127.0.0.1:${port}`,
-    async close() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
-interface WorkerChild {
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-export async function startWorker(env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<WorkerChild> {
-  const child = spawn(process.execPath, [...nodeArgs, join(projectRoot, 'bin', 'ferry.js'), 'worker'], {
-    env: { ...env, LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let log = '';
-  // Older workers (the baseline's) logged no repair pass; newer ones log their first.
-  const repairs = existsSync(join(projectRoot, 'src', 'cli', 'repair-loop.ts'));
-  await new Promise<void>((resolve, reject) => {
-    child.stderr!.on('data', (chunk: Buffer) => {
-      log = (log + chunk.toString()).slice(-20_000);
-      // The worker repairs installations when it starts; one created meanwhile could be taken
-      // for an orphan, so the bench waits for that first pass to finish.
-      if (log.includes('"msg":"worker ready"') && (log.includes('"msg":"repair pass"') || !repairs))
-        resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`the worker exited (${code}):\n${log}`)));
-  });
-  child.stderr!.on('data', (c: Buffer) => {
-    for (const l of c.toString().split('\n')) if (l.startsWith('PROF')) process.stderr.write(l + '\n');
-  });
-  return {
-    child,
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
 }
 
 interface FerryRun {
@@ -327,7 +214,16 @@ export async function benchRead(args: string[]): Promise<void> {
     'worker-heap-mb': { type: 'string' },
     'worker-cpu-prof': { type: 'string' },
     rounds: { type: 'string' },
+    destination: { type: 'string' },
   });
+  if (opts.destination) {
+    const { benchReadDestinations } = await import('./read-destinations.js');
+    return benchReadDestinations(
+      opts.destination,
+      Number(opts.records ?? 20_000),
+      Number(opts['page-size'] ?? 500),
+    );
+  }
   const rounds = Number(opts.rounds ?? 1);
   if (!Number.isInteger(rounds) || rounds < 1 || rounds > 9) throw new Error('--rounds must be 1..9');
   const workerHeapMb = opts['worker-heap-mb'] ? Number(opts['worker-heap-mb']) : undefined;

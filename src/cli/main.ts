@@ -89,7 +89,8 @@ const commands: Record<
     run: async (a) => (await import('../../bench/api.js')).benchApi(a),
   },
   'bench read': {
-    summary: 'Benchmark a backfill through Ferry against a plain loop: [--records 200000] [--page-size 500]',
+    summary:
+      'Benchmark a backfill through Ferry against a plain loop: [--records 200000] [--page-size 500] [--destination <type>,…|all]',
     run: async (a) => (await import('../../bench/read.js')).benchRead(a),
   },
   'bench full-read': {
@@ -101,6 +102,11 @@ const commands: Record<
     summary:
       'Soak scheduled reads against a second-precision, late-committing sandbox while killing the worker: [--minutes 30] [--kill-every-seconds 240] [--rate 2]',
     run: async (a) => (await import('../../bench/soak.js')).benchSoak(a),
+  },
+  'bench soak-destinations': {
+    summary:
+      'Backfill into each destination type with the worker SIGKILLed twice and the server restarted once; count on the server: [--types postgres,s3,nats,rabbitmq] [--records 200000]',
+    run: async (a) => (await import('../../bench/soak-destinations.js')).benchSoakDestinations(a),
   },
   mcp: {
     summary:

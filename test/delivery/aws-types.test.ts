@@ -1,15 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import {
-  CreateStreamCommand,
-  GetRecordsCommand,
-  GetShardIteratorCommand,
-  KinesisClient,
-  ListShardsCommand,
-} from '@aws-sdk/client-kinesis';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { CreateQueueCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
+import { CreateStreamCommand } from '@aws-sdk/client-kinesis';
+import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { CreateQueueCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import type {
   DestinationTarget,
   OutgoingMessage,
@@ -28,9 +21,12 @@ import type { AwsSecrets } from '../../src/delivery/types/aws.js';
 import {
   MOTO_CREDENTIALS,
   MOTO_REGION,
+  motoAvailable,
+  motoClients,
   motoInstalled,
-  requireMoto,
   startMoto,
+  streamRecords,
+  type MotoClients,
   type MotoServer,
 } from '../support/moto.js';
 
@@ -39,37 +35,23 @@ import {
  * server, never taken from Ferry's answer.
  */
 
-const suite = motoInstalled ? describe : describe.skip;
-if (!motoInstalled) requireMoto();
+const suite = motoAvailable() ? describe : describe.skip;
 
 let moto: MotoServer;
 const allowLocal: SendOptions = { timeoutMs: 10_000, policy: { allowPrivate: true } };
 const secrets: AwsSecrets = { ...MOTO_CREDENTIALS };
 
-function admin() {
-  const config = {
-    region: MOTO_REGION,
-    endpoint: moto.endpoint,
-    credentials: { accessKeyId: secrets.awsKeyId, secretAccessKey: secrets.awsSecretKey },
-  };
-  return {
-    s3: new S3Client({ ...config, forcePathStyle: true }),
-    sqs: new SQSClient(config),
-    // Kinesis's client speaks HTTP/2 by default, which moto's plain HTTP endpoint does not.
-    kinesis: new KinesisClient({ ...config, requestHandler: new NodeHttpHandler() }),
-  };
-}
-let clients: ReturnType<typeof admin>;
+let clients: MotoClients;
 
 beforeAll(async () => {
   if (!motoInstalled) return;
   moto = await startMoto();
-  clients = admin();
+  clients = motoClients(moto.endpoint);
 }, 60_000);
 
 afterAll(async () => {
   await Promise.all([s3Type.close?.(), sqsType.close?.(), kinesisType.close?.()]);
-  if (clients) for (const client of Object.values(clients)) client.destroy();
+  clients?.destroy();
   await moto?.stop();
 });
 
@@ -305,16 +287,7 @@ suite('kinesis', () => {
     return name;
   }
   async function records(name: string) {
-    const shards = await clients.kinesis.send(new ListShardsCommand({ StreamName: name }));
-    const iterator = await clients.kinesis.send(
-      new GetShardIteratorCommand({
-        StreamName: name,
-        ShardId: shards.Shards![0].ShardId!,
-        ShardIteratorType: 'TRIM_HORIZON',
-      }),
-    );
-    const got = await clients.kinesis.send(new GetRecordsCommand({ ShardIterator: iterator.ShardIterator! }));
-    return (got.Records ?? []).map((r) => ({
+    return (await streamRecords(clients.kinesis, name)).map((r) => ({
       key: r.PartitionKey!,
       data: Buffer.from(r.Data!).toString('utf8'),
     }));

@@ -1,15 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
-import {
-  CreateStreamCommand,
-  GetRecordsCommand,
-  GetShardIteratorCommand,
-  KinesisClient,
-  ListShardsCommand,
-} from '@aws-sdk/client-kinesis';
-import { CreateBucketCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { CreateQueueCommand, ReceiveMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
+import { CreateStreamCommand } from '@aws-sdk/client-kinesis';
+import { CreateBucketCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { CreateQueueCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { em as newEntityManager } from '../../src/db/orm.js';
 import { DeliveryAttemptEntity } from '../../src/db/entities/delivery.js';
 import { DestinationEntity } from '../../src/db/entities/operation.js';
@@ -18,10 +11,12 @@ import { closeDestinationTypes } from '../../src/delivery/registry.js';
 import { attemptDelivery } from '../../src/domain/destination-delivery.js';
 import {
   MOTO_CREDENTIALS,
-  MOTO_REGION,
+  motoAvailable,
+  motoClients,
   motoInstalled,
-  requireMoto,
   startMoto,
+  streamRecords,
+  type MotoClients,
   type MotoServer,
 } from '../support/moto.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
@@ -31,27 +26,19 @@ import { startTestStack, type TestStack } from '../support/stack.js';
  * what landed counted on moto by its own client; bad input is a 400 naming the field.
  */
 
-const suite = motoInstalled ? describe : describe.skip;
-if (!motoInstalled) requireMoto();
+const suite = motoAvailable() ? describe : describe.skip;
 
 let stack: TestStack;
 let moto: MotoServer;
-let s3: S3Client;
-let sqs: SQSClient;
-let kinesis: KinesisClient;
+let s3: MotoClients['s3'];
+let sqs: MotoClients['sqs'];
+let kinesis: MotoClients['kinesis'];
 const secrets = { ...MOTO_CREDENTIALS, awsSessionToken: 'FwoGZXIvYXdzEferry-session-token-DO-NOT-LOG' };
 
 beforeAll(async () => {
   if (!motoInstalled) return;
   [stack, moto] = await Promise.all([startTestStack(), startMoto()]);
-  const config = {
-    region: MOTO_REGION,
-    endpoint: moto.endpoint,
-    credentials: { accessKeyId: secrets.awsKeyId, secretAccessKey: secrets.awsSecretKey },
-  };
-  s3 = new S3Client({ ...config, forcePathStyle: true });
-  sqs = new SQSClient(config);
-  kinesis = new KinesisClient({ ...config, requestHandler: new NodeHttpHandler() });
+  ({ s3, sqs, kinesis } = motoClients(moto.endpoint));
 }, 60_000);
 
 afterAll(async () => {
@@ -221,21 +208,13 @@ suite('kinesis destinations', () => {
     const id = await destination('kinesis', { streamName, partitionKeyTemplate: 'installationId' });
     const messages = [page(), page()];
     for (const message of messages) expect(await deliver(id, message)).toMatchObject({ delivered: true });
-    const shards = await kinesis.send(new ListShardsCommand({ StreamName: streamName }));
-    const iterator = await kinesis.send(
-      new GetShardIteratorCommand({
-        StreamName: streamName,
-        ShardId: shards.Shards![0].ShardId!,
-        ShardIteratorType: 'TRIM_HORIZON',
-      }),
-    );
-    const got = await kinesis.send(new GetRecordsCommand({ ShardIterator: iterator.ShardIterator! }));
-    expect(got.Records?.map((r) => [r.PartitionKey, Buffer.from(r.Data!).toString()])).toEqual(
+    const got = { Records: await streamRecords(kinesis, streamName) };
+    expect(got.Records.map((r) => [r.PartitionKey, Buffer.from(r.Data!).toString()])).toEqual(
       messages.map((m) => ['inst_1', m.body]),
     );
     const rows = await ledger(id);
     expect(rows.map((row) => row.responseBody)).toEqual(
-      got.Records!.map((r) => `kinesis ${streamName} shardId-000000000000 seq ${r.SequenceNumber}`),
+      got.Records.map((r) => `kinesis ${streamName} shardId-000000000000 seq ${r.SequenceNumber}`),
     );
   });
 });

@@ -1,23 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
-import {
-  CreateStreamCommand,
-  GetRecordsCommand,
-  GetShardIteratorCommand,
-  KinesisClient,
-  ListShardsCommand,
-} from '@aws-sdk/client-kinesis';
-import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateStreamCommand } from '@aws-sdk/client-kinesis';
+import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { CreateQueueCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { closeDestinationTypes } from '../../src/delivery/registry.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import {
   MOTO_CREDENTIALS,
-  MOTO_REGION,
+  motoAvailable,
+  motoClients,
   motoInstalled,
-  requireMoto,
   startMoto,
+  streamRecords,
+  type MotoClients,
   type MotoServer,
 } from '../support/moto.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
@@ -27,8 +22,7 @@ import { startTestStack, type TestStack } from '../support/stack.js';
  * sandbox's objects lands once, counted in the bucket, on the queue and on the stream.
  */
 
-const suite = motoInstalled ? describe : describe.skip;
-if (!motoInstalled) requireMoto();
+const suite = motoAvailable() ? describe : describe.skip;
 
 const CONTACTS = 120;
 const COMPANIES = 7;
@@ -37,9 +31,9 @@ const DEALS = 9;
 let sandbox: Sandbox;
 let stack: TestStack;
 let moto: MotoServer;
-let s3: S3Client;
-let sqs: SQSClient;
-let kinesis: KinesisClient;
+let s3: MotoClients['s3'];
+let sqs: MotoClients['sqs'];
+let kinesis: MotoClients['kinesis'];
 const bucket = `ferry-${randomUUID().slice(0, 8)}`;
 const streamName = `ferry-${randomUUID().slice(0, 8)}`;
 let queueUrl: string;
@@ -57,14 +51,7 @@ beforeAll(async () => {
   ]);
   process.env.FERRY_SANDBOX_URL = sandbox.url;
   stack = await startTestStack({ worker: true });
-  const config = {
-    region: MOTO_REGION,
-    endpoint: moto.endpoint,
-    credentials: { accessKeyId: MOTO_CREDENTIALS.awsKeyId, secretAccessKey: MOTO_CREDENTIALS.awsSecretKey },
-  };
-  s3 = new S3Client({ ...config, forcePathStyle: true });
-  sqs = new SQSClient(config);
-  kinesis = new KinesisClient({ ...config, requestHandler: new NodeHttpHandler() });
+  ({ s3, sqs, kinesis } = motoClients(moto.endpoint));
   await s3.send(new CreateBucketCommand({ Bucket: bucket }));
   queueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: `ferry-${randomUUID().slice(0, 8)}` })))
     .QueueUrl!;
@@ -197,16 +184,7 @@ async function messagesOnQueue(): Promise<Delivered[]> {
 }
 
 async function recordsOnStream(): Promise<Delivered[]> {
-  const shards = await kinesis.send(new ListShardsCommand({ StreamName: streamName }));
-  const iterator = await kinesis.send(
-    new GetShardIteratorCommand({
-      StreamName: streamName,
-      ShardId: shards.Shards![0].ShardId!,
-      ShardIteratorType: 'TRIM_HORIZON',
-    }),
-  );
-  const got = await kinesis.send(new GetRecordsCommand({ ShardIterator: iterator.ShardIterator! }));
-  return (got.Records ?? []).map((r) => ({
+  return (await streamRecords(kinesis, streamName)).map((r) => ({
     messageId: r.PartitionKey,
     body: JSON.parse(Buffer.from(r.Data!).toString()),
   }));

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { closeDestinationTypes } from '../../src/delivery/registry.js';
+import { postgresType } from '../../src/delivery/types/postgres.js';
 import { attemptDelivery } from '../../src/domain/destination-delivery.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { createReadFixture, runRead } from '../reads/fixtures.js';
@@ -99,6 +100,49 @@ describe('postgres destinations', () => {
     expect(redelivered.delivered).toBe(true);
     const count = await client.query(`select count(*)::int as n from ${table}`);
     expect(count.rows[0].n).toBe(CONTACTS);
+  });
+
+  it('fails a send retryably when the server ends its connection mid-send, and the next send lands', async () => {
+    const ended = `ferry_dest_${randomUUID().slice(0, 8)}`;
+    const target = {
+      destinationId: randomUUID(),
+      version: '1',
+      metadata: { serverUrl: SERVER, table: ended, createTable: true },
+      secrets: { username: 'postgres' },
+    };
+    const options = { timeoutMs: 10_000, policy: { allowPrivate: true } };
+    const message = (messageId: string, id: string) => ({
+      messageId,
+      body: JSON.stringify({ action: 'read', objectName: 'contacts', result: [{ fields: {}, raw: { id } }] }),
+    });
+    expect(await postgresType.send(target, message('msg_first', '1'), options)).toMatchObject({ ok: true });
+    // A lock of the test's own holds the next insert; the server then ends the waiting connection.
+    const locker = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
+    await locker.connect();
+    try {
+      await locker.query('begin');
+      await locker.query(`lock table ${ended} in access exclusive mode`);
+      const sending = postgresType.send(target, message('msg_second', '2'), options);
+      let terminated = 0;
+      for (let tries = 0; tries < 100 && !terminated; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const answer = await client.query(
+          `select pg_terminate_backend(pid) from pg_stat_activity
+            where application_name = 'ferry-destination' and wait_event_type = 'Lock' and query like $1`,
+          [`%${ended}%`],
+        );
+        terminated = answer.rowCount ?? 0;
+      }
+      expect(terminated).toBe(1);
+      expect(await sending).toMatchObject({ ok: false, retryable: true });
+    } finally {
+      await locker.query('rollback');
+      await locker.end();
+    }
+    expect(await postgresType.send(target, message('msg_second', '2'), options)).toMatchObject({ ok: true });
+    const rows = await client.query(`select record_id from ${ended} order by record_id`);
+    expect(rows.rows.map((row) => row.record_id)).toEqual(['1', '2']);
+    await client.query(`drop table ${ended}`);
   });
 
   it('answers a missing table as a failure that will not pass by itself, and a closed port as retryable', async () => {

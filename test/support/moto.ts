@@ -1,6 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import {
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  KinesisClient,
+  ListShardsCommand,
+} from '@aws-sdk/client-kinesis';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { freePort } from './killable-services.js';
 
 /**
@@ -36,6 +45,49 @@ export interface MotoServer {
 export function requireMoto(): void {
   if (process.env.CI) throw new Error(`moto is missing at ${motoServerPath}; .ci/run installs it`);
   console.warn(`moto tests skipped: .tools/venv/bin/pip install 'moto[server]==${MOTO_VERSION}'`);
+}
+
+/** Whether moto's tests run: `motoAvailable() ? describe : describe.skip` (a missing moto fails in CI). */
+export function motoAvailable(): boolean {
+  if (!motoInstalled) requireMoto();
+  return motoInstalled;
+}
+
+export interface MotoClients {
+  s3: S3Client;
+  sqs: SQSClient;
+  kinesis: KinesisClient;
+  destroy(): void;
+}
+
+/** The AWS SDK's own clients on moto, for creating buckets, queues and streams and reading what landed. */
+export function motoClients(endpoint: string): MotoClients {
+  const config = {
+    region: MOTO_REGION,
+    endpoint,
+    credentials: { accessKeyId: MOTO_CREDENTIALS.awsKeyId, secretAccessKey: MOTO_CREDENTIALS.awsSecretKey },
+  };
+  const clients = {
+    s3: new S3Client({ ...config, forcePathStyle: true }),
+    sqs: new SQSClient(config),
+    // Kinesis's client speaks HTTP/2 by default, which moto's plain HTTP endpoint does not.
+    kinesis: new KinesisClient({ ...config, requestHandler: new NodeHttpHandler() }),
+  };
+  return { ...clients, destroy: () => Object.values(clients).forEach((client) => client.destroy()) };
+}
+
+/** The records on a one-shard stream from its start (one GetRecords call: what a test puts fits). */
+export async function streamRecords(kinesis: KinesisClient, streamName: string) {
+  const shards = await kinesis.send(new ListShardsCommand({ StreamName: streamName }));
+  const iterator = await kinesis.send(
+    new GetShardIteratorCommand({
+      StreamName: streamName,
+      ShardId: shards.Shards![0].ShardId!,
+      ShardIteratorType: 'TRIM_HORIZON',
+    }),
+  );
+  const got = await kinesis.send(new GetRecordsCommand({ ShardIterator: iterator.ShardIterator! }));
+  return got.Records ?? [];
 }
 
 const running = new Set<ChildProcess>();
@@ -77,7 +129,11 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
-export async function startMoto(port?: number): Promise<MotoServer> {
+/** `onSpawn` hears each server process's pid (a bench's reaper stops it should the bench die). */
+export async function startMoto(
+  port?: number,
+  onSpawn?: (pid: number | undefined) => void,
+): Promise<MotoServer> {
   const chosen = port ?? (await freePort());
   const endpoint = `http://127.0.0.1:${chosen}`;
   let child: ChildProcess | undefined;
@@ -89,6 +145,7 @@ export async function startMoto(port?: number): Promise<MotoServer> {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     running.add(started);
+    onSpawn?.(started.pid);
     started.once('exit', () => running.delete(started));
     // Keep only the end of the server's chatter, for a failure message.
     started.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));

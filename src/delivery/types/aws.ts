@@ -11,6 +11,7 @@ import {
   guardedLookup,
   type DestinationPolicy,
 } from '../url-guard.js';
+import { templateProblem } from './message-template.js';
 
 /**
  * What S3, SQS and Kinesis share: the credential fields (COMPAT.md's names), region and endpoint
@@ -73,6 +74,25 @@ export async function endpointIssue(
     if (error.code === 'unresolvable') return undefined;
     return { in: 'body', name, detail: error.message };
   }
+}
+
+/**
+ * The checks every AWS type makes beyond its schema, as 400 issues naming the field: the endpoint
+ * URL, and each template's syntax (`templates`: field name to template, absent when not set).
+ */
+export async function awsSettingsIssues(
+  settings: AwsEndpointSettings,
+  policy: DestinationPolicy,
+  templates: Record<string, string | undefined> = {},
+): Promise<ProblemIssue[]> {
+  const issues: ProblemIssue[] = [];
+  const endpoint = await endpointIssue('metadata.endpointUrl', settings.endpointUrl, policy);
+  if (endpoint) issues.push(endpoint);
+  for (const [field, template] of Object.entries(templates)) {
+    const problem = template === undefined ? undefined : templateProblem(template);
+    if (problem) issues.push({ in: 'body', name: `metadata.${field}`, detail: problem });
+  }
+  return issues;
 }
 
 /** What a client needs from the destination, and the connection options every AWS client shares. */

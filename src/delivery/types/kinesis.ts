@@ -1,6 +1,5 @@
 import type { KinesisClient, PutRecordsRequestEntry, PutRecordsResultEntry } from '@aws-sdk/client-kinesis';
 import Type from 'typebox';
-import type { ProblemIssue } from '../../core/problem.js';
 import { acceptedSend, failedSend, type DestinationType } from '../destination-type.js';
 import {
   assertEndpoint,
@@ -11,12 +10,12 @@ import {
   clientConfig,
   DEFAULT_REGION,
   EndpointUrl,
-  endpointIssue,
+  awsSettingsIssues,
   Region,
   withoutSecrets,
   type AwsSecrets,
 } from './aws.js';
-import { evaluateTemplate, TemplateError, templateProblem } from './message-template.js';
+import { evaluateTemplate, TemplateError } from './message-template.js';
 
 /**
  * Kinesis Data Streams: each message one record (its data the JSON a webhook receives), put with
@@ -119,17 +118,8 @@ export const kinesisType: DestinationType<KinesisMetadata, AwsSecrets> = {
     metadata: { region: 'us-east-1', streamName: 'ferry-records', partitionKeyTemplate: 'installationId' },
     secrets: { awsKeyId: 'AKIA…', awsSecretKey: '…' },
   },
-  async check(metadata, _secrets, policy) {
-    const issues: ProblemIssue[] = [];
-    const endpoint = await endpointIssue('metadata.endpointUrl', metadata.endpointUrl, policy);
-    if (endpoint) issues.push(endpoint);
-    const template =
-      metadata.partitionKeyTemplate === undefined
-        ? undefined
-        : templateProblem(metadata.partitionKeyTemplate);
-    if (template) issues.push({ in: 'body', name: 'metadata.partitionKeyTemplate', detail: template });
-    return issues;
-  },
+  check: (metadata, _secrets, policy) =>
+    awsSettingsIssues(metadata, policy, { partitionKeyTemplate: metadata.partitionKeyTemplate }),
   describe: (metadata) => `kinesis ${metadata.streamName}`,
   async send(target, message, options) {
     const startedAt = Date.now();

@@ -243,6 +243,12 @@ export const postgresType: DestinationType<PostgresMetadata, PostgresSecrets> = 
             });
           }
           const client = await link.pool.connect();
+          // A connection the server ends while it is checked out (a restart, pg_terminate_backend)
+          // emits 'error' on the client: unheard, it would end the worker. Heard, the query in
+          // flight fails (retryable) and the client is discarded.
+          let broken: Error | undefined;
+          const onError = (error: Error) => (broken = error);
+          client.on('error', onError);
           try {
             await client.query('begin');
             for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
@@ -267,7 +273,8 @@ export const postgresType: DestinationType<PostgresMetadata, PostgresSecrets> = 
             await client.query('rollback').catch(() => {});
             throw error;
           } finally {
-            client.release();
+            client.off('error', onError);
+            client.release(broken);
           }
         })(),
         options.timeoutMs,

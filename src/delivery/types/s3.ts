@@ -1,6 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import Type from 'typebox';
-import type { ProblemIssue } from '../../core/problem.js';
 import { acceptedSend, failedSend, type DestinationType, type OutgoingMessage } from '../destination-type.js';
 import {
   assertEndpoint,
@@ -11,11 +10,11 @@ import {
   clientConfig,
   DEFAULT_REGION,
   EndpointUrl,
-  endpointIssue,
+  awsSettingsIssues,
   Region,
   type AwsSecrets,
 } from './aws.js';
-import { evaluateTemplate, TemplateError, templateProblem } from './message-template.js';
+import { evaluateTemplate, TemplateError } from './message-template.js';
 
 /**
  * S3 (and S3-compatible stores through `endpointUrl`): one object per message, its body the JSON a
@@ -118,14 +117,8 @@ export const s3Type: DestinationType<S3Metadata, AwsSecrets> = {
     metadata: { region: 'us-east-1', bucket: 'ferry-records', storageClass: 'STANDARD' },
     secrets: { awsKeyId: 'AKIA…', awsSecretKey: '…' },
   },
-  async check(metadata, _secrets, policy) {
-    const issues: ProblemIssue[] = [];
-    const endpoint = await endpointIssue('metadata.endpointUrl', metadata.endpointUrl, policy);
-    if (endpoint) issues.push(endpoint);
-    const template = metadata.keyTemplate === undefined ? undefined : templateProblem(metadata.keyTemplate);
-    if (template) issues.push({ in: 'body', name: 'metadata.keyTemplate', detail: template });
-    return issues;
-  },
+  check: (metadata, _secrets, policy) =>
+    awsSettingsIssues(metadata, policy, { keyTemplate: metadata.keyTemplate }),
   describe: (metadata) => `s3://${metadata.bucket}`,
   async send(target, message, options) {
     const startedAt = Date.now();

@@ -19,6 +19,7 @@ import {
   clientConfig,
   DEFAULT_REGION,
   EndpointUrl,
+  awsSettingsIssues,
   endpointIssue,
   Region,
   type AwsSecrets,
@@ -208,9 +209,7 @@ export const sqsType: DestinationType<SqsMetadata, AwsSecrets> = {
       const queue = await endpointIssue('metadata.queueUrl', metadata.queueUrl, policy);
       if (queue) issues.push(queue);
     }
-    const endpoint = await endpointIssue('metadata.endpointUrl', metadata.endpointUrl, policy);
-    if (endpoint) issues.push(endpoint);
-    return issues;
+    return [...issues, ...(await awsSettingsIssues(metadata, policy))];
   },
   describe: (metadata) => `sqs ${safeQueueUrl(metadata.queueUrl)}`,
   async send(target, message, options) {
