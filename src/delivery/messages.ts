@@ -60,7 +60,7 @@ export interface SubscribeResultEntry extends ResultEntry {
   subscribeEventType: 'create' | 'update' | 'delete' | 'associationUpdate' | 'other';
   providerEventType?: string;
   rawEvent?: unknown;
-  /** The changed record's id (the provider's event names it; a deleted record has nothing else). */
+  /** The deleted record's id, on delete events (or when the event carried no record). */
   id?: string;
   fieldsUpdated?: string[];
 }

@@ -121,8 +121,9 @@ export async function prepareSubscriptionEvent(
     providerEventType: event.providerEventType,
     rawEvent: event.rawEvent,
     ...(event.fieldsUpdated && { fieldsUpdated: event.fieldsUpdated }),
-    // Which record, always: a record the event carried names its id only in the provider's terms.
-    ...(event.recordId && { id: event.recordId }),
+    // The public message shape (COMPAT.md) names the id on deletions only, where nothing else says
+    // which record it was; strict clients of that shape refuse an unexpected member elsewhere.
+    ...((event.eventType === 'delete' || !record) && event.recordId && { id: event.recordId }),
   };
   const message = buildResultMessage(
     resultMessageContext(installation, parties, {
