@@ -21,9 +21,11 @@ export function parseTime(value: unknown, format: TimeFormat): Date | undefined 
     ms = format === 'unixSeconds' ? number * 1000 : number;
   } else {
     // `+0000` (Salesforce) is read as `+00:00`; more than millisecond precision is cut to it.
+    // A date and time without a zone is UTC (ServiceNow's `2024-01-01 12:34:56`), whatever the host's zone.
     const text = String(value)
       .replace(/([+-]\d{2})(\d{2})$/, '$1:$2')
-      .replace(/(\.\d{3})\d+/, '$1');
+      .replace(/(\.\d{3})\d+/, '$1')
+      .replace(/^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)$/, '$1T$2Z');
     ms = Date.parse(text);
   }
   return Number.isFinite(ms) ? new Date(ms) : undefined;
