@@ -557,6 +557,7 @@ const documentedKinds: Record<string, string[]> = {
   serviceNow: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'basicAuth'],
   shopify: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
   stripe: ['apiKey'],
+  xero: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   zendeskSupport: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'basicAuth'],
   zoho: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
 };
