@@ -400,6 +400,11 @@ export const ObjectDeclarationSchema = Type.Object(
     values: Type.Optional(Type.Array(ValuesContainerSchema, { minItems: 1 })),
     /** Fields no endpoint describes (standard fields of providers that describe only custom ones). */
     fields: Type.Optional(Type.Record(Type.String({ minLength: 1 }), StaticFieldSchema)),
+    /**
+     * Fields every read that chooses fields asks for too: a provider that returns only the fields
+     * named (ServiceNow's `sysparm_fields`) would otherwise leave records without their id.
+     */
+    alwaysSelect: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
   },
   strict,
 );

@@ -554,8 +554,10 @@ const documentedKinds: Record<string, string[]> = {
   recurly: ['apiKey', 'basicAuth'],
   salesforce: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'jwt'],
   salesloft: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
+  serviceNow: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'basicAuth'],
   shopify: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
   stripe: ['apiKey'],
+  xero: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   zendeskSupport: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'basicAuth'],
   zoho: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
 };

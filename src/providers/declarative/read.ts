@@ -345,7 +345,8 @@ export function deletionsPageToken(
  * asked for (Klaviyo's sparse fieldsets, `$select`, `_fields`) would otherwise leave records
  * without the time every scheduled read tracks changes by. Added under the name chosen fields have
  * (`/attributes/updated` inside Klaviyo's `attributes` container is `updated`); a time outside the
- * container chosen fields are named in (HubSpot's top-level `updatedAt`) always comes back.
+ * container chosen fields are named in (HubSpot's top-level `updatedAt`) always comes back. The
+ * object's `alwaysSelect` fields (an id the provider returns only when named) are added too.
  */
 function withModificationTime(fields: string[], object: ObjectDeclaration): string[] {
   const pointer = object.updated?.field;
@@ -357,7 +358,9 @@ function withModificationTime(fields: string[], object: ObjectDeclaration): stri
     : !containers.length && pointer.lastIndexOf('/') === 0
       ? pointer.slice(1)
       : undefined;
-  return name && !name.includes('/') && !fields.includes(name) ? [...fields, name] : fields;
+  const always = (object.alwaysSelect ?? []).filter((field) => !fields.includes(field));
+  const chosen = always.length ? [...fields, ...always] : fields;
+  return name && !name.includes('/') && !chosen.includes(name) ? [...chosen, name] : chosen;
 }
 
 /**

@@ -12,6 +12,8 @@ const wholePattern = /^\{\{\s*([A-Za-z][\w.]*)\s*(?:\|\s*([^}]*?)\s*)?\}\}$/;
  * `unixSecondsBelow` is the last whole second before the time (11 for 12.0 s, 12 for 12.5 s): a
  * provider's strict "after" bound then still returns what changed at the time itself;
  * `isoSecondsBelow` is that second written as `isoSeconds`.
+ * `dateTimeSeconds` writes the UTC date and time to the second with a space between
+ * (`2024-01-01 12:34:56`, ServiceNow's encoded queries).
  * `dateBefore` and `dateAfter` are the UTC dates of the day before and after: a provider that
  * compares whole days in its account's own time zone (monday.com) then still covers the window.
  */
@@ -24,6 +26,7 @@ export const timeFormats = [
   'unixSecondsBelow',
   'unixMs',
   'date',
+  'dateTimeSeconds',
   'dateBefore',
   'dateAfter',
 ] as const;
@@ -85,6 +88,8 @@ function formatTime(time: Date, format: string): string | number {
       return time.getTime();
     case 'date':
       return time.toISOString().slice(0, 10);
+    case 'dateTimeSeconds':
+      return time.toISOString().slice(0, 19).replace('T', ' ');
     case 'dateBefore':
       return new Date(time.getTime() - day).toISOString().slice(0, 10);
     case 'dateAfter':

@@ -19,11 +19,17 @@ export function parseTime(value: unknown, format: TimeFormat): Date | undefined 
   if (format === 'unixSeconds' || format === 'unixMs') {
     const number = typeof value === 'number' ? value : Number(value);
     ms = format === 'unixSeconds' ? number * 1000 : number;
+  } else if (typeof value === 'string' && /^\/Date\(-?\d+([+-]\d{4})?\)\/$/.test(value)) {
+    // Microsoft's JSON date (Xero's `/Date(1573755038314+0000)/`): milliseconds since the epoch, the
+    // offset only a display zone.
+    ms = Number(/-?\d+/.exec(value)![0]);
   } else {
     // `+0000` (Salesforce) is read as `+00:00`; more than millisecond precision is cut to it.
+    // A date and time without a zone is UTC (ServiceNow's `2024-01-01 12:34:56`), whatever the host's zone.
     const text = String(value)
       .replace(/([+-]\d{2})(\d{2})$/, '$1:$2')
-      .replace(/(\.\d{3})\d+/, '$1');
+      .replace(/(\.\d{3})\d+/, '$1')
+      .replace(/^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)$/, '$1T$2Z');
     ms = Date.parse(text);
   }
   return Number.isFinite(ms) ? new Date(ms) : undefined;
