@@ -542,6 +542,7 @@ const documentedKinds: Record<string, string[]> = {
   greenhouse: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   helpScoutMailbox: ['oauth2ClientCredentials', 'oauth2AuthorizationCode'],
   hubspot: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
+  insightly: ['basicAuth'],
   intercom: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
   keap: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   klaviyo: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
