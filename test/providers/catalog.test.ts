@@ -548,6 +548,7 @@ const documentedKinds: Record<string, string[]> = {
   klaviyo: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   lever: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   linear: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
+  microsoft: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   monday: ['apiKey', 'oauth2AuthorizationCode'],
   notion: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
   outreach: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
