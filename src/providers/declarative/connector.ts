@@ -173,10 +173,17 @@ export class DeclaredConnector implements Connector, HookContext {
     for (const [name, template] of Object.entries(declared.query ?? {})) {
       if (name === SPREAD) {
         // `"...": "{{filters}}"`: an object's members become parameters (ActiveCampaign's `?email=`).
+        // A list of `equals` clauses (Insightly's `{field_name, field_value}`) spreads each clause;
+        // two clauses naming one parameter are refused, since the provider would keep one.
         const spread = renderString(template, values, true);
-        if (spread && typeof spread === 'object' && !Array.isArray(spread)) {
-          for (const [key, value] of Object.entries(spread)) {
-            if (value !== undefined && value !== null) query[key] = queryText(value);
+        const objects = Array.isArray(spread) ? spread : [spread];
+        for (const object of objects) {
+          if (!object || typeof object !== 'object' || Array.isArray(object)) continue;
+          for (const [key, value] of Object.entries(object)) {
+            if (value === undefined || value === null) continue;
+            if (Array.isArray(spread) && Object.hasOwn(query, key))
+              throw new ConnectorInputError(`${declared.path} takes one value of "${key}"`, this.provider);
+            query[key] = queryText(value);
           }
         }
         continue;
