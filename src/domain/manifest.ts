@@ -131,7 +131,7 @@ export function parseManifest(sourceYaml: string, field = 'sourceYaml'): Manifes
   if (tooMany) issues.push(tooMany);
   // Every mistake in one pass: an integration whose shape is right is checked further (schedules,
   // fields, destinations) even when another integration of the manifest is malformed.
-  const integrations = (value as { integrations?: unknown }).integrations;
+  const integrations = (value as { integrations?: unknown } | null)?.integrations;
   if (Array.isArray(integrations)) {
     integrations.forEach((item, index) => {
       const prefix = `integrations[${index}]`;
