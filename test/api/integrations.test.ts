@@ -244,8 +244,14 @@ describe('integrations', () => {
   it('accepts both field shapes and refuses anything else', async () => {
     await expectIssue(
       createBody('f', {}, { optionalFields: [{ prompt: 'missing mapToName and fieldName' }] }),
+      // The shape it came closest to (a prompt is an input field's) says what is missing, once.
+      'latestRevision.content.read.objects[0].optionalFields[0].mapToName',
+      /is required/,
+    );
+    await expectIssue(
+      createBody('f2', {}, { optionalFields: [42] }),
       'latestRevision.content.read.objects[0].optionalFields[0]',
-      /any allowed shape|is required/,
+      /must be object/,
     );
   });
 

@@ -91,8 +91,10 @@ describe('Jira webhooks', () => {
     expect(first.body.result[0]).toMatchObject({
       subscribeEventType: 'create',
       providerEventType: 'jira:issue_created',
-      id: issueId,
+      // The record itself says which it is; `id` is on deletions only (the public message shape).
+      raw: expect.objectContaining({ id: issueId }),
     });
+    expect(first.body.result[0].id).toBeUndefined();
 
     const before = String(issue().fields.summary);
     expect((await jira('PUT', `/3/issue/${issueId}`, { fields: { summary: 'Ship webhooks' } })).status).toBe(
@@ -107,7 +109,7 @@ describe('Jira webhooks', () => {
     expect((await e2e.nextMessage(2)).body.result[0]).toMatchObject({
       subscribeEventType: 'update',
       providerEventType: 'jira:issue_updated',
-      id: issueId,
+      raw: expect.objectContaining({ id: issueId }),
       fieldsUpdated: ['summary'],
     });
 

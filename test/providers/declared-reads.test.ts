@@ -146,6 +146,7 @@ describe('a window as the provider understands it', () => {
       resumable: false,
       precisionMs: 1000,
       deletionsPrecisionMs: 1,
+      fullRead: false,
     });
   });
 });
