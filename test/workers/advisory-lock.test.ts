@@ -1,7 +1,9 @@
-import { afterAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
+import { resetConfig } from '../../src/config.js';
 import { unlessRunningElsewhere } from '../../src/db/advisory-lock.js';
-import { closeOrm } from '../../src/db/orm.js';
+import { closeOrm, migrate } from '../../src/db/orm.js';
 import { startRepairLoop } from '../../src/cli/repair-loop.js';
 import { registry } from '../../src/metrics.js';
 
@@ -10,8 +12,29 @@ import { registry } from '../../src/metrics.js';
  * is another session, here a client of its own.
  */
 
+// A database of its own: a repair pass reconciles every installation it finds, and the run's shared
+// database holds as many as the suites before this one made (a pass over them outlasted the test).
+const sharedUrl = process.env.DATABASE_URL!;
+const ownUrl = new URL(sharedUrl);
+ownUrl.pathname = `/ferry_lock_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+
+beforeAll(async () => {
+  await migrate(ownUrl.toString());
+  process.env.DATABASE_URL = ownUrl.toString();
+  resetConfig();
+}, 60_000);
+
 afterAll(async () => {
   await closeOrm();
+  process.env.DATABASE_URL = sharedUrl;
+  resetConfig();
+  const admin = new pg.Client({ connectionString: sharedUrl });
+  await admin.connect();
+  try {
+    await admin.query(`drop database if exists "${ownUrl.pathname.slice(1)}" with (force)`);
+  } finally {
+    await admin.end();
+  }
 });
 
 /** Another process holding the lock of `name`, until it disconnects (as a dying process would). */
