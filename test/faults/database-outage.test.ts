@@ -85,6 +85,9 @@ describe('PostgreSQL unavailable', () => {
     const email = `outage-${randomUUID().slice(0, 8)}@example.com`;
     await postgres.kill();
     try {
+      // A backend outlives its killed postmaster for a moment: wait until the server answers no one.
+      const list = () => stack.api('GET', `/projects/${stack.project.id}/integrations`);
+      await eventually(async () => (await list()).status === 503, 10_000);
       // Thrown, not a failed outcome: the activity fails and Temporal runs it again.
       await expect(writeOneRecord(writeInput(email))).rejects.toThrow();
     } finally {
