@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createBenchProject } from './support/bench-project.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { options } from '../src/cli/options.js';
@@ -90,7 +91,7 @@ export async function benchFullRead(args: string[]): Promise<void> {
     stops.push(() => temporal.stop());
     const { resetConfig } = await import('../src/config.js');
     resetConfig();
-    const { migrate, transaction, em: newEntityManager } = await import('../src/db/orm.js');
+    const { migrate, em: newEntityManager } = await import('../src/db/orm.js');
     await migrate(bench.databaseUrl);
     stops.push(() => bench.drop());
 
@@ -113,25 +114,8 @@ export async function benchFullRead(args: string[]): Promise<void> {
     const pid = worker.child.pid!;
     const readyRssMb = procStatusMb(pid, 'VmRSS');
 
-    const { createApiKey, createOrg, createProject } = await import('../src/domain/projects.js');
-    const project = await transaction(async (em) => {
-      const org = await createOrg(em, 'bench');
-      const created = await createProject(em, {
-        name: `bench-${bench.runId}`.replace(/_/g, '-'),
-        orgId: org.id,
-      });
-      return { id: created.id, apiKey: createApiKey(em, created.id, { label: 'bench' }).key };
-    });
-    const api = async (method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${servers.urls.api}${path}`, {
-        method,
-        headers: { 'x-api-key': project.apiKey, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await response.text();
-      if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
-      return text ? JSON.parse(text) : undefined;
-    };
+    const project = await createBenchProject(bench.runId, servers.urls.api);
+    const api = project.api;
     const provider = async (method: string, path: string, body?: unknown) => {
       const response = await fetch(`${sandbox.url}/api/v1${path}`, {
         method,

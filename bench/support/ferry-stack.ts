@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { createBenchProject } from './bench-project.js';
 import { benchEnvironment } from './database.js';
 import { freePort } from './free-port.js';
 import { startReaper } from './reaper.js';
@@ -69,7 +70,7 @@ export async function startFerryStack(name: string): Promise<FerryStack> {
     stops.push(() => temporal.stop());
     const { resetConfig } = await import('../../src/config.js');
     resetConfig();
-    const { migrate, transaction } = await import('../../src/db/orm.js');
+    const { migrate } = await import('../../src/db/orm.js');
     await migrate(bench.databaseUrl);
     stops.push(() => bench.drop());
     const ledger = new pg.Pool({ connectionString: bench.databaseUrl, max: 1 });
@@ -81,25 +82,8 @@ export async function startFerryStack(name: string): Promise<FerryStack> {
       await servers.close();
       await closeTemporalClient();
     });
-    const { createApiKey, createOrg, createProject } = await import('../../src/domain/projects.js');
-    const project = await transaction(async (em) => {
-      const org = await createOrg(em, 'bench');
-      const created = await createProject(em, {
-        name: `bench-${bench.runId}`.replace(/_/g, '-'),
-        orgId: org.id,
-      });
-      return { id: created.id, apiKey: createApiKey(em, created.id, { label: 'bench' }).key };
-    });
-    const api = async (method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${servers.urls.api}${path}`, {
-        method,
-        headers: { 'x-api-key': project.apiKey, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await response.text();
-      if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
-      return text ? JSON.parse(text) : undefined;
-    };
+    const project = await createBenchProject(bench.runId, servers.urls.api);
+    const api = project.api;
     const projectPath = `/projects/${project.id}`;
 
     const backfill = async (label: string, destination: Record<string, unknown>, pageSize: number) => {
