@@ -1,6 +1,12 @@
 import type { Context } from 'koa';
 import type { ConformanceFake } from '../kit/conformance.js';
-import { bearerCredential, FakeHttpError, FakeProvider, type StoredRecord } from '../kit/fake-provider.js';
+import {
+  asConformanceFake,
+  bearerCredential,
+  FakeHttpError,
+  FakeProvider,
+  type StoredRecord,
+} from '../kit/fake-provider.js';
 
 /**
  * A local stand-in for Outreach's REST API v2 (https://developers.outreach.io/api/making-requests),
@@ -423,16 +429,7 @@ export async function startFakeOutreach(): Promise<ConformanceFake> {
     return row;
   };
 
-  return {
-    url: fake.url,
-    tokenUrl: fake.tokenUrl,
-    get credential() {
-      return fake.credential;
-    },
-    rotateCredential: () => fake.rotateCredential(),
-    refuseRefresh: () => fake.refuseRefresh(),
-    requests: fake.requests,
-    setClock: (clock) => fake.setClock(clock),
+  return asConformanceFake(fake, {
     seed: (object, times) =>
       times.map((ms) => {
         const n = nextId;
@@ -456,7 +453,5 @@ export async function startFakeOutreach(): Promise<ConformanceFake> {
       stores[object as OutreachObject].delete(id);
     },
     stored: (object, id) => stores[object as OutreachObject].get(id)?.record,
-    failNext: (count, status, headers) => fake.failNext(count, status, headers),
-    stop: () => fake.stop(),
-  };
+  });
 }

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import Koa, { type Context } from 'koa';
 import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
+import type { ConformanceFake } from './conformance.js';
 
 /**
  * What every provider's local test server shares: a Koa app on a free loopback port, a request log,
@@ -190,6 +191,37 @@ export class FakeProvider {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
+}
+
+/** What only a provider's own fake knows: how it seeds, edits, deletes and stores records. */
+export type FakeRecords = Pick<ConformanceFake, 'seed' | 'touch' | 'remove' | 'stored'>;
+
+/**
+ * A started fake as the conformance suite drives it: the provider's record handling joined to the
+ * shared server's URL, credentials, clock, request log and queued failures, so no fake repeats them.
+ */
+export function asConformanceFake(fake: FakeProvider, records: FakeRecords): ConformanceFake {
+  return {
+    get url() {
+      return fake.url;
+    },
+    get tokenUrl() {
+      return fake.tokenUrl;
+    },
+    get credential() {
+      return fake.credential;
+    },
+    rotateCredential: () => fake.rotateCredential(),
+    refuseRefresh: () => fake.refuseRefresh(),
+    requests: fake.requests,
+    setClock: (clock) => fake.setClock(clock),
+    failNext: (count, status, headers) => fake.failNext(count, status, headers),
+    stop: () => fake.stop(),
+    seed: (object, times) => records.seed(object, times),
+    touch: (object, id, modifiedMs, options) => records.touch(object, id, modifiedMs, options),
+    remove: (object, id, atMs) => records.remove(object, id, atMs),
+    stored: (object, id) => records.stored(object, id),
+  };
 }
 
 /** `Authorization: Bearer <token>` → the token. */
