@@ -1,5 +1,6 @@
 import { em } from '../src/db/orm.js';
 import { NotificationEventEntity } from '../src/db/entities/event.js';
+import { config } from '../src/config.js';
 import { attemptDelivery } from '../src/domain/destination-delivery.js';
 import type { SingleMessageOutcome } from '../src/delivery/single-message.js';
 import { notificationBody, notificationDeliveryMessageId } from '../src/notifications/message.js';
@@ -35,6 +36,7 @@ export async function deliverNotificationAttempt(
       kind: 'notification',
       createdAt: event.createTime,
     },
+    config(),
     { attempt: input.attempt },
   );
 }

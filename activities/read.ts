@@ -43,7 +43,7 @@ async function step<T>(run: () => Promise<T>): Promise<T> {
 /** Records the operation `in_progress` and checkpoints page 0; resuming an existing read changes nothing. */
 export async function beginReadOperation(input: ReadObjectInput): Promise<StartedRead> {
   return step(async () => {
-    const begun = await ReadRun.begin(input, 'child');
+    const begun = await ReadRun.begin(input, 'child', config());
     // The child mode never ends a read as it begins it.
     if (begun.ended) throw new Error('a read in its own workflow ended as it began');
     return begun.started;
@@ -68,7 +68,7 @@ export async function readPages(input: { operationId: string }): Promise<PageOut
     lastBeat = now;
     context.heartbeat();
   };
-  return step(() => ReadRun.page(input.operationId, { heartbeat }));
+  return step(() => ReadRun.page(input.operationId, config(), { heartbeat }));
 }
 
 /** Ends the operation with its summary, events and watermark; idempotent. */
@@ -83,5 +83,5 @@ export async function finishReadOperation(input: FinishReadInput): Promise<Finis
  */
 export async function readObjectInline(input: InlineReadInput): Promise<InlineReadOutcome> {
   const context = Context.current();
-  return ReadRun.inline(input, { heartbeat: () => context.heartbeat() });
+  return ReadRun.inline(input, config(), { heartbeat: () => context.heartbeat() });
 }

@@ -1,3 +1,4 @@
+import { config } from '../src/config.js';
 import { InstallationEntity } from '../src/db/entities/installation.js';
 import { em as newEntityManager } from '../src/db/orm.js';
 import { runIdentityOf } from '../src/domain/installations/workflow.js';
@@ -30,7 +31,7 @@ export async function deliverSchemaWatchAttempt(input: {
   messageId: string;
   attempt: number;
 }): Promise<SchemaWatchAttemptOutcome> {
-  return attemptSchemaWatchDelivery(input.messageId, input.attempt);
+  return attemptSchemaWatchDelivery(input.messageId, input.attempt, config());
 }
 
 export async function finishSchemaWatchDelivery(input: {

@@ -1,3 +1,4 @@
+import { config } from '../src/config.js';
 import { ApplicationFailure } from '@temporalio/activity';
 import {
   SubscriptionEventNotFoundError,
@@ -29,7 +30,7 @@ export async function deliverSubscriptionAttempt(input: {
   subscriptionEventId: string;
   attempt: number;
 }): Promise<SubscriptionAttemptOutcome> {
-  return attemptSubscriptionDelivery(input.subscriptionEventId, input.attempt);
+  return attemptSubscriptionDelivery(input.subscriptionEventId, input.attempt, config());
 }
 
 export async function finishSubscriptionDelivery(input: {

@@ -32,8 +32,8 @@ export const readRoutes = [
     params: ReadObjectParams,
     body: DeliverResultsBody,
     responses: { 204: { description: 'The stored pages asked for were delivered, or are owed' } },
-  }).handle(async ({ em, project, params, body }) => {
-    await deliverResults(em, project.id, params.integrationId, params.objectName, body);
+  }).handle(async ({ em, project, params, body, settings }) => {
+    await deliverResults(em, project.id, params.integrationId, params.objectName, body, settings);
     return { status: 204 };
   }),
   defineRoute({

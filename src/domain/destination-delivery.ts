@@ -1,6 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { config } from '../config.js';
+import type { Config } from '../config.js';
 import { isUuid } from '../core/ids.js';
 import { DestinationEntity, type Destination } from '../db/entities/operation.js';
 import { em as newEntityManager } from '../db/orm.js';
@@ -52,8 +52,14 @@ export interface DeliveryAttemptInput {
 /** What one attempt answered (src/delivery/single-message.ts). */
 export type DeliveryAttemptResult = SingleMessageResult;
 
+/**
+ * What delivery is configured with (FERRY_DELIVERY_*, FERRY_ALLOW_PRIVATE_DESTINATIONS, the public
+ * API URL links point at), handed down from the entry point: an activity, the API, the CLI.
+ */
+export type DeliverySettings = Pick<Config, 'allowPrivateDestinations' | 'publicApiUrl' | 'delivery'>;
+
 export interface DeliveryAttemptOptions {
-  /** Overrides FERRY_ALLOW_PRIVATE_DESTINATIONS for this attempt (tests of the SSRF guard). */
+  /** Overrides the settings' FERRY_ALLOW_PRIVATE_DESTINATIONS for this attempt (tests of the SSRF guard). */
   policy?: DestinationPolicy;
   timeoutMs?: number;
   /** The clock; tests move it to reach the disable-after period. */
@@ -131,6 +137,7 @@ export function isOpen(value: OpenDestination | DeliveryAttemptResult): value is
 export async function sendMessage(
   open: OpenDestination,
   input: Pick<DeliveryAttemptInput, 'messageId' | 'body' | 'createdAt'>,
+  settings: DeliverySettings,
   options: DeliveryAttemptOptions = {},
 ): Promise<DeliveryResult> {
   const startedAt = Date.now();
@@ -143,9 +150,9 @@ export async function sendMessage(
         ...(input.createdAt && { createdAt: input.createdAt }),
       },
       {
-        timeoutMs: options.timeoutMs ?? config().delivery.timeoutMs,
-        policy: options.policy ?? destinationPolicy(config()),
-        publicApiUrl: config().publicApiUrl,
+        timeoutMs: options.timeoutMs ?? settings.delivery.timeoutMs,
+        policy: options.policy ?? destinationPolicy(settings),
+        publicApiUrl: settings.publicApiUrl,
       },
     );
   } catch (error) {
@@ -316,7 +323,10 @@ export async function clearFailures(em: EntityManager, destinationId: string): P
  * and only one of them disables the destination and says so. Emits `destination.delivery.error`,
  * and `destination.webhook.disabled` when this failure disables it.
  */
-export async function recordFailedAttempt(attempt: AttemptRecord): Promise<DeliveryAttemptResult> {
+export async function recordFailedAttempt(
+  attempt: AttemptRecord,
+  settings: Pick<DeliverySettings, 'delivery'>,
+): Promise<DeliveryAttemptResult> {
   const { input, result, time } = attempt;
   const em = await newEntityManager();
   const disabled = await em.transactional(async (tx) => {
@@ -340,7 +350,7 @@ export async function recordFailedAttempt(attempt: AttemptRecord): Promise<Deliv
     const disable = shouldDisable({
       firstFailureAt: destination.firstFailureTime,
       now: time,
-      disableAfterMs: config().delivery.disableAfterMs,
+      disableAfterMs: settings.delivery.disableAfterMs,
       gone: result.gone,
     });
     if (disable) {
@@ -373,6 +383,7 @@ export async function recordFailedAttempt(attempt: AttemptRecord): Promise<Deliv
  */
 export async function attemptDelivery(
   input: DeliveryAttemptInput,
+  settings: DeliverySettings,
   options: DeliveryAttemptOptions & { attempt?: number } = {},
 ): Promise<SingleMessageOutcome> {
   const em = await newEntityManager();
@@ -382,16 +393,16 @@ export async function attemptDelivery(
       return isOpen(open) ? { open } : { refused: open };
     },
     begin: async (time) => (await beginAttempts(em, [input], time))[0],
-    send: (open) => sendMessage(open, input, options),
+    send: (open) => sendMessage(open, input, settings, options),
     delivered: async (open, result, time, ledgerId) => {
       await recordAttempts(em, [{ input, result, time, ledgerId }]);
       if (open.destination.firstFailureTime) await clearFailures(em, open.destination.id);
     },
-    failed: (result, time, ledgerId) => recordFailedAttempt({ input, result, time, ledgerId }),
+    failed: (result, time, ledgerId) => recordFailedAttempt({ input, result, time, ledgerId }, settings),
   };
   return deliverSingleMessage(ledger, {
     ...(options.attempt !== undefined && { attempt: options.attempt }),
-    retryScheduleMs: config().delivery.retryScheduleMs,
+    retryScheduleMs: settings.delivery.retryScheduleMs,
     time: options.now?.() ?? new Date(),
   });
 }

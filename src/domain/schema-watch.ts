@@ -11,7 +11,7 @@ import type { WatchSchema } from '../schemas/integration-content.js';
 import type { FieldMetadata } from '../schemas/object-metadata.js';
 import { connectionTarget } from './credentials.js';
 import type { SingleMessageOutcome } from '../delivery/single-message.js';
-import { attemptDelivery } from './destination-delivery.js';
+import { attemptDelivery, type DeliverySettings } from './destination-delivery.js';
 import { currentConfig } from './installations/event-data.js';
 import { readPlan } from './installations/read-plan.js';
 import { appendLogs, type LogEntry } from './operation-logs.js';
@@ -260,6 +260,7 @@ export type SchemaWatchAttemptOutcome = SingleMessageOutcome;
 export async function attemptSchemaWatchDelivery(
   messageId: string,
   attempt: number,
+  settings: DeliverySettings,
 ): Promise<SchemaWatchAttemptOutcome> {
   const em = await newEntityManager();
   const row = await em.findOneOrFail(SchemaWatchMessageEntity, { id: messageId });
@@ -274,6 +275,7 @@ export async function attemptSchemaWatchDelivery(
       kind: 'record',
       operationId: operation.id,
     },
+    settings,
     { attempt },
   );
 }

@@ -1,3 +1,4 @@
+import { config } from '../../src/config.js';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CreateStreamCommand } from '@aws-sdk/client-kinesis';
@@ -92,7 +93,10 @@ function page(records = 3) {
 }
 
 function deliver(destinationId: string, message: ReturnType<typeof page>) {
-  return attemptDelivery({ projectId: stack.project.id, destinationId, kind: 'record', ...message });
+  return attemptDelivery(
+    { projectId: stack.project.id, destinationId, kind: 'record', ...message },
+    config(),
+  );
 }
 
 async function ledger(destinationId: string) {

@@ -1,3 +1,4 @@
+import { config } from '../../src/config.js';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { em as newEntityManager } from '../../src/db/orm.js';
@@ -46,6 +47,7 @@ function deliver(destinationId: string, messageId = `msg_${randomUUID()}`, optio
       body: JSON.stringify({ hello: 'world' }),
       kind: 'notification',
     },
+    config(),
     options,
   );
 }

@@ -1,3 +1,4 @@
+import { config } from '../../src/config.js';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connectAsync, type MqttClient } from 'mqtt';
@@ -46,13 +47,16 @@ const create = (body: Record<string, unknown>) =>
   });
 
 function deliver(destinationId: string, messageId: string, body: string) {
-  return attemptDelivery({
-    projectId: stack.project.id,
-    destinationId,
-    messageId,
-    body,
-    kind: 'notification',
-  });
+  return attemptDelivery(
+    {
+      projectId: stack.project.id,
+      destinationId,
+      messageId,
+      body,
+      kind: 'notification',
+    },
+    config(),
+  );
 }
 
 async function arrived(topic: string, count: number) {

@@ -1,3 +1,4 @@
+import { config } from '../../src/config.js';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
@@ -76,14 +77,17 @@ describe('nats destinations', () => {
     expect(msgIds.every((id) => id.startsWith('msg_'))).toBe(true);
 
     // Sent again under its id, the message is acknowledged as a duplicate and not stored twice.
-    const again = await attemptDelivery({
-      projectId: stack.project.id,
-      destinationId: fixture.destinationId,
-      messageId: msgIds[0],
-      body: Buffer.from(stored[0].data),
-      kind: 'record',
-      operationId,
-    });
+    const again = await attemptDelivery(
+      {
+        projectId: stack.project.id,
+        destinationId: fixture.destinationId,
+        messageId: msgIds[0],
+        body: Buffer.from(stored[0].data),
+        kind: 'record',
+        operationId,
+      },
+      config(),
+    );
     expect(again.delivered).toBe(true);
     expect((await jsm.streams.info(stream)).state.messages).toBe(3);
   });
@@ -102,13 +106,16 @@ describe('nats destinations', () => {
       return created.body.id as string;
     };
     const send = (destinationId: string) =>
-      attemptDelivery({
-        projectId: stack.project.id,
-        destinationId,
-        messageId: `msg_${randomUUID()}`,
-        body: '{"action":"read","objectName":"contacts"}',
-        kind: 'record',
-      });
+      attemptDelivery(
+        {
+          projectId: stack.project.id,
+          destinationId,
+          messageId: `msg_${randomUUID()}`,
+          body: '{"action":"read","objectName":"contacts"}',
+          kind: 'record',
+        },
+        config(),
+      );
     const nowhere = await send(await make({ serverUrl: SERVER, subjectTemplate: `nobody.${tag}.x` }));
     expect(nowhere).toMatchObject({ delivered: false, retryable: true });
     const down = await send(await make({ serverUrl: 'nats://127.0.0.1:1', subjectTemplate: 'a.b' }));

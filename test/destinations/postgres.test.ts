@@ -1,3 +1,4 @@
+import { config } from '../../src/config.js';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
@@ -83,20 +84,23 @@ describe('postgres destinations', () => {
         mappedFields: row.mapped_fields,
         raw: row.raw,
       }));
-    const redelivered = await attemptDelivery({
-      projectId: stack.project.id,
-      destinationId: fixture.destinationId,
-      messageId,
-      body: JSON.stringify({
-        action: 'read',
-        installationId: fixture.installationId,
-        objectName: 'contacts',
+    const redelivered = await attemptDelivery(
+      {
+        projectId: stack.project.id,
+        destinationId: fixture.destinationId,
+        messageId,
+        body: JSON.stringify({
+          action: 'read',
+          installationId: fixture.installationId,
+          objectName: 'contacts',
+          operationId,
+          result: again,
+        }),
+        kind: 'record',
         operationId,
-        result: again,
-      }),
-      kind: 'record',
-      operationId,
-    });
+      },
+      config(),
+    );
     expect(redelivered.delivered).toBe(true);
     const count = await client.query(`select count(*)::int as n from ${table}`);
     expect(count.rows[0].n).toBe(CONTACTS);
@@ -158,13 +162,16 @@ describe('postgres destinations', () => {
         })
       ).body.id as string;
     const send = (destinationId: string) =>
-      attemptDelivery({
-        projectId: stack.project.id,
-        destinationId,
-        messageId: `msg_${randomUUID()}`,
-        body: '{"action":"read","result":[{"id":"1","fields":{},"mappedFields":{},"raw":{"id":"1"}}]}',
-        kind: 'record',
-      });
+      attemptDelivery(
+        {
+          projectId: stack.project.id,
+          destinationId,
+          messageId: `msg_${randomUUID()}`,
+          body: '{"action":"read","result":[{"id":"1","fields":{},"mappedFields":{},"raw":{"id":"1"}}]}',
+          kind: 'record',
+        },
+        config(),
+      );
     const missing = await send(await make(SERVER, false));
     expect(missing).toMatchObject({ delivered: false, retryable: false });
     expect(missing.error).toContain('does not exist');

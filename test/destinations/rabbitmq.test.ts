@@ -1,3 +1,4 @@
+import { config } from '../../src/config.js';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import amqp, { type Channel, type ChannelModel, type GetMessage } from 'amqplib';
@@ -108,14 +109,17 @@ describe('rabbitmq destinations', () => {
 
     // A redelivery of the first message (a worker died before its checkpoint) carries the same id.
     const first = messages[0];
-    const again = await attemptDelivery({
-      projectId: stack.project.id,
-      destinationId: fixture.destinationId,
-      messageId: first.properties.messageId as string,
-      body: first.content,
-      kind: 'record',
-      operationId,
-    });
+    const again = await attemptDelivery(
+      {
+        projectId: stack.project.id,
+        destinationId: fixture.destinationId,
+        messageId: first.properties.messageId as string,
+        body: first.content,
+        kind: 'record',
+        operationId,
+      },
+      config(),
+    );
     expect(again.delivered).toBe(true);
     const redelivered = await drainAtLeast(queue, 1);
     expect(redelivered.map((message) => message.properties.messageId)).toEqual([first.properties.messageId]);
@@ -148,13 +152,16 @@ describe('rabbitmq destinations', () => {
     ]);
     expect(stored[0].row).not.toContain('hunter2');
 
-    const failed = await attemptDelivery({
-      projectId: stack.project.id,
-      destinationId: created.body.id,
-      messageId: `msg_${randomUUID()}`,
-      body: '{"action":"read"}',
-      kind: 'record',
-    });
+    const failed = await attemptDelivery(
+      {
+        projectId: stack.project.id,
+        destinationId: created.body.id,
+        messageId: `msg_${randomUUID()}`,
+        body: '{"action":"read"}',
+        kind: 'record',
+      },
+      config(),
+    );
     expect(failed).toMatchObject({ delivered: false, retryable: true, disabled: false });
     const traces = await (
       await newEntityManager()
@@ -182,13 +189,16 @@ describe('rabbitmq destinations', () => {
         })
       ).body.id as string;
     const send = (destinationId: string) =>
-      attemptDelivery({
-        projectId: stack.project.id,
-        destinationId,
-        messageId: `msg_${randomUUID()}`,
-        body: '{"action":"read","objectName":"contacts"}',
-        kind: 'record',
-      });
+      attemptDelivery(
+        {
+          projectId: stack.project.id,
+          destinationId,
+          messageId: `msg_${randomUUID()}`,
+          body: '{"action":"read","objectName":"contacts"}',
+          kind: 'record',
+        },
+        config(),
+      );
     try {
       const unrouted = await send(await make(lonely));
       expect(unrouted).toMatchObject({ delivered: false, retryable: true });

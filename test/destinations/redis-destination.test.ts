@@ -1,3 +1,4 @@
+import { config } from '../../src/config.js';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createClient, type RedisClientType } from 'redis';
@@ -52,13 +53,16 @@ function deliver(
   messageId: string,
   body = JSON.stringify({ notificationType: 'test', data: {} }),
 ) {
-  return attemptDelivery({
-    projectId: stack.project.id,
-    destinationId,
-    messageId,
-    body,
-    kind: 'notification',
-  });
+  return attemptDelivery(
+    {
+      projectId: stack.project.id,
+      destinationId,
+      messageId,
+      body,
+      kind: 'notification',
+    },
+    config(),
+  );
 }
 
 describe('redis stream destinations', () => {

@@ -1,3 +1,4 @@
+import { config } from '../../src/config.js';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { em as newEntityManager } from '../../src/db/orm.js';
@@ -34,25 +35,28 @@ afterAll(async () => {
 describe('one call of readPages (one read activity)', () => {
   it('stops fetching once its time is up or its pages are read, each page delivered and checkpointed', async () => {
     const operationId = randomUUID();
-    await startRead({
-      operationId,
-      installationId: fixture.installationId,
-      projectId: fixture.projectId,
-      objectName: 'contacts',
-      readType: 'backfill',
-    });
+    await startRead(
+      {
+        operationId,
+        installationId: fixture.installationId,
+        projectId: fixture.projectId,
+        objectName: 'contacts',
+        readType: 'backfill',
+      },
+      config(),
+    );
 
     // No time at all: the first page is still read, so every call moves the read on.
-    const first = await readPages(operationId, { budgetMs: 0 });
+    const first = await readPages(operationId, config(), { budgetMs: 0 });
     expect(first).toMatchObject({ outcome: 'next', pageIndex: 1, pagesRead: 1, recordsProcessed: PAGE_SIZE });
     expect(fixture.receiver.acceptedRecordIds()).toHaveLength(PAGE_SIZE);
 
-    const second = await readPages(operationId, { maxPages: 2 });
+    const second = await readPages(operationId, config(), { maxPages: 2 });
     expect(second).toMatchObject({ outcome: 'next', pageIndex: 3, pagesRead: 2, recordsProcessed: 300 });
     const checkpoint = await loadCheckpoint(await newEntityManager(), operationId);
     expect(checkpoint).toMatchObject({ pageIndex: 3, recordsProcessed: 300, done: false });
 
-    const rest = await readPages(operationId);
+    const rest = await readPages(operationId, config());
     expect(rest).toMatchObject({ outcome: 'done', recordsProcessed: CONTACTS });
     const ids = fixture.receiver.acceptedRecordIds();
     expect(ids).toHaveLength(CONTACTS);

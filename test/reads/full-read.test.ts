@@ -86,14 +86,17 @@ describe('a full-read object', () => {
 
   it('delivers nothing on a scheduled read when nothing changed, inline as schedules run it', async () => {
     const operationId = randomUUID();
-    const outcome = await ReadRun.inline({
-      operationId,
-      installationId: fixture.installationId,
-      projectId: fixture.projectId,
-      objectName: 'people',
-      readType: 'scheduled',
-      maxPages: 20,
-    });
+    const outcome = await ReadRun.inline(
+      {
+        operationId,
+        installationId: fixture.installationId,
+        projectId: fixture.projectId,
+        objectName: 'people',
+        readType: 'scheduled',
+        maxPages: 20,
+      },
+      config(),
+    );
     expect(outcome).toMatchObject({ handover: false, status: 'success', recordsProcessed: 0 });
     expect(entriesOf(operationId)).toEqual([]);
   });
@@ -152,8 +155,8 @@ describe('a full-read object', () => {
       objectName: 'people',
       readType: 'scheduled',
     };
-    await ReadRun.begin(input, 'child');
-    const pages = await ReadRun.page(input.operationId, { maxPages: 2 });
+    await ReadRun.begin(input, 'child', config());
+    const pages = await ReadRun.page(input.operationId, config(), { maxPages: 2 });
     expect(pages).toMatchObject({ outcome: 'next', pageIndex: 2 });
     await ReadRun.finish({ ...input, status: 'failure', error: 'the provider failed on page 3' });
     expect(entriesOf(input.operationId)).toEqual([]);

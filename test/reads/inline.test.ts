@@ -1,3 +1,4 @@
+import { config } from '../../src/config.js';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { OperationEntity } from '../../src/db/entities/operation.js';
@@ -57,7 +58,7 @@ describe('an inline read', () => {
   it('finishes in one call when its pages fit the budget, its operation pointing at the installation', async () => {
     const input = inlineInput({ readType: 'backfill' });
     const before = fixture.receiver.acceptedRecordIds().length;
-    await expect(ReadRun.inline(input)).resolves.toEqual({
+    await expect(ReadRun.inline(input, config())).resolves.toEqual({
       handover: false,
       status: 'success',
       recordsProcessed: CONTACTS,
@@ -72,7 +73,7 @@ describe('an inline read', () => {
   it('hands over after its page budget; the read workflow resumes and delivers every record once', async () => {
     const input = inlineInput({ readType: 'backfill', maxPages: 1 });
     const before = fixture.receiver.acceptedRecordIds().length;
-    await expect(ReadRun.inline(input)).resolves.toEqual({
+    await expect(ReadRun.inline(input, config())).resolves.toEqual({
       handover: true,
       reason: 'more than 1 page to read',
     });
@@ -101,7 +102,7 @@ describe('an inline read', () => {
     fixture.receiver.respond(() => ({ status: 503 }));
     try {
       const input = inlineInput({ readType: 'backfill' });
-      await expect(ReadRun.inline(input)).resolves.toMatchObject({
+      await expect(ReadRun.inline(input, config())).resolves.toMatchObject({
         handover: true,
         wait: { failedAttempts: 1 },
       });
@@ -139,7 +140,11 @@ describe('an inline read', () => {
 
   it('is left to its running installation by the stuck-operation sweep, and ended without one', async () => {
     const operationId = randomUUID();
-    await ReadRun.begin({ ...inlineInput({ readType: 'scheduled', operationId }), inline: true });
+    await ReadRun.begin(
+      { ...inlineInput({ readType: 'scheduled', operationId }), inline: true },
+      'child',
+      config(),
+    );
     // The installation's workflow, reading nothing: it is all the sweep looks for.
     const handle = await (
       await temporalClient()
@@ -190,14 +195,14 @@ describe('a quiet scheduled read', () => {
 
   beforeAll(async () => {
     // A backfill first, so that the scheduled reads' window starts now and holds nothing.
-    await ReadRun.inline(inlineInput({ readType: 'backfill' }));
+    await ReadRun.inline(inlineInput({ readType: 'backfill' }), config());
   });
 
   it('is recorded finished in one go: operation, log lines, watermark, and no checkpoint', async () => {
     const before = await watermarkOf();
     const delivered = fixture.receiver.acceptedRecordIds().length;
     const input = inlineInput({ readType: 'scheduled' });
-    await expect(ReadRun.inline(input)).resolves.toEqual({
+    await expect(ReadRun.inline(input, config())).resolves.toEqual({
       handover: false,
       status: 'success',
       recordsProcessed: 0,
@@ -239,7 +244,7 @@ describe('a quiet scheduled read', () => {
     await connection.execute(sql, [new Date(), fixture.projectId, fixture.destinationName]);
     try {
       const input = inlineInput({ readType: 'scheduled' });
-      await expect(ReadRun.inline(input)).resolves.toMatchObject({
+      await expect(ReadRun.inline(input, config())).resolves.toMatchObject({
         handover: false,
         status: 'failure',
         result: expect.stringContaining('is disabled'),
@@ -252,7 +257,7 @@ describe('a quiet scheduled read', () => {
 
   it("finds no installation under another project's id", async () => {
     await expect(
-      ReadRun.inline(inlineInput({ readType: 'scheduled', projectId: randomUUID() })),
+      ReadRun.inline(inlineInput({ readType: 'scheduled', projectId: randomUUID() }), config()),
     ).resolves.toMatchObject({
       status: 'failure',
       result: expect.stringContaining('no longer exists'),
@@ -261,9 +266,9 @@ describe('a quiet scheduled read', () => {
 
   it('run again (the activity retried after its commit), answers the same and writes nothing more', async () => {
     const input = inlineInput({ readType: 'scheduled' });
-    const first = await ReadRun.inline(input);
+    const first = await ReadRun.inline(input, config());
     const logs = (await logsOf(input.operationId)).length;
-    await expect(ReadRun.inline(input)).resolves.toEqual(first);
+    await expect(ReadRun.inline(input, config())).resolves.toEqual(first);
     expect(await logsOf(input.operationId)).toHaveLength(logs);
   });
 
@@ -276,7 +281,7 @@ describe('a quiet scheduled read', () => {
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
     const input = inlineInput({ readType: 'scheduled' });
-    await expect(ReadRun.inline(input)).resolves.toMatchObject({
+    await expect(ReadRun.inline(input, config())).resolves.toMatchObject({
       handover: false,
       status: 'success',
       recordsProcessed: 1,

@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { config } from '../../config.js';
 import type { ReadCheckpoint } from '../../db/entities/read-checkpoint.js';
 import { em as newEntityManager } from '../../db/orm.js';
 import type { DeliveryResult } from '../../delivery/deliver.js';
@@ -8,6 +7,7 @@ import {
   beginAttempts,
   recordAttempts,
   recordFailedAttempt,
+  type DeliverySettings,
   sendMessage,
   type AttemptRecord,
   type DeliveryAttemptInput,
@@ -76,12 +76,13 @@ export class DeliveryWindow {
     private readonly checkpoint: ReadCheckpoint,
     private readonly plan: ReadPlan,
     private readonly writer: CheckpointWriter,
+    private readonly settings: DeliverySettings,
     /** Absent on request: pages are stored with the checkpoint, not sent. */
     private readonly destination: OpenDestination | undefined,
     /** Called as messages are answered and pages go by, so the activity can prove it is alive. */
     private readonly heartbeat: () => void = () => {},
   ) {
-    this.#size = destination ? config().delivery.concurrency : 1;
+    this.#size = destination ? settings.delivery.concurrency : 1;
   }
 
   /** Sends the page's messages the checkpoint does not record as delivered, waiting for room. */
@@ -121,7 +122,7 @@ export class DeliveryWindow {
         input,
         time,
         ledgerId: ledgerIds[offset],
-        result: sendMessage(destination, input),
+        result: sendMessage(destination, input, this.settings),
       });
     }
   }
@@ -146,7 +147,7 @@ export class DeliveryWindow {
       else alsoRefused.push(attemptOf(other, otherResult));
     }
     await this.writer.flush();
-    const failure = await recordFailedAttempt(attemptOf(sent, result));
+    const failure = await recordFailedAttempt(attemptOf(sent, result), this.settings);
     await this.#recordPartialPage(sent, failure, [...this.writer.takeAttempts(), ...alsoRefused]);
     return failure;
   }

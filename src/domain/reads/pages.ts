@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { config } from '../../config.js';
 import { ReadCheckpointEntity, type ReadCheckpoint } from '../../db/entities/read-checkpoint.js';
 import { em as newEntityManager } from '../../db/orm.js';
 import { isOpen, openDestination, type DeliveryAttemptResult } from '../destination-delivery.js';
@@ -10,6 +9,7 @@ import { classifyReadError, ReadSetupError } from './failures.js';
 import { pageFeed, PageFetchError, type ShapedPage } from './page-feed.js';
 import { readPlanOf, type ReadPlan } from './plan.js';
 import { drainStoredPages } from './stored-pages.js';
+import type { ReadSettings } from './read-settings.js';
 
 /**
  * The pages of a read, from its checkpoint on: fetch each provider page, map its records, deliver
@@ -119,13 +119,17 @@ async function recordFetchFailure(checkpoint: ReadCheckpoint, error: PageFetchEr
 }
 
 /** On request: pages stored now may already be asked for. A failure leaves them stored. */
-async function drainRequestedPages(plan: ReadPlan, operationId: string): Promise<void> {
+async function drainRequestedPages(
+  plan: ReadPlan,
+  operationId: string,
+  settings: ReadSettings,
+): Promise<void> {
   const object = {
     projectId: plan.projectId,
     installationId: plan.installationId,
     objectName: plan.objectName,
   };
-  const drained = await drainStoredPages(object, plan.destinationId);
+  const drained = await drainStoredPages(object, plan.destinationId, settings);
   if (drained.failure) {
     await writeLogs(await newEntityManager(), plan.projectId, operationId, [
       {
@@ -137,7 +141,11 @@ async function drainRequestedPages(plan: ReadPlan, operationId: string): Promise
   }
 }
 
-export async function readPages(operationId: string, options: ReadPagesOptions = {}): Promise<PageOutcome> {
+export async function readPages(
+  operationId: string,
+  settings: ReadSettings,
+  options: ReadPagesOptions = {},
+): Promise<PageOutcome> {
   const checkpoint = await loadCheckpoint(await newEntityManager(), operationId);
   if (checkpoint.done) return position(checkpoint, 0);
   const plan = readPlanOf(checkpoint.plan);
@@ -148,9 +156,9 @@ export async function readPages(operationId: string, options: ReadPagesOptions =
   const writer = new CheckpointWriter(checkpoint, plan, {
     destinationHadFailures: Boolean(destination?.destination.firstFailureTime),
   });
-  const window = new DeliveryWindow(checkpoint, plan, writer, destination, options.heartbeat);
-  const maxPages = options.maxPages ?? config().readPagesPerActivity;
-  const deadline = Date.now() + (options.budgetMs ?? config().readActivityMs);
+  const window = new DeliveryWindow(checkpoint, plan, writer, settings, destination, options.heartbeat);
+  const maxPages = options.maxPages ?? settings.readPagesPerActivity;
+  const deadline = Date.now() + (options.budgetMs ?? settings.readActivityMs);
   let feed = pageFeed(
     plan,
     {
@@ -204,6 +212,7 @@ export async function readPages(operationId: string, options: ReadPagesOptions =
   await writer.flush();
   if (writer.lost)
     return position(await loadCheckpoint(await newEntityManager(), operationId), window.pagesRead);
-  if (plan.deliveryMode === 'onRequest' && window.pagesRead) await drainRequestedPages(plan, operationId);
+  if (plan.deliveryMode === 'onRequest' && window.pagesRead)
+    await drainRequestedPages(plan, operationId, settings);
   return position(writer, window.pagesRead);
 }

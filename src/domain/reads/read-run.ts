@@ -1,4 +1,3 @@
-import { config } from '../../config.js';
 import { OperationEntity } from '../../db/entities/operation.js';
 import { em as newEntityManager } from '../../db/orm.js';
 import type {
@@ -15,6 +14,7 @@ import { classifyReadError } from './failures.js';
 import { finishRead, type FinishedRead } from './finish.js';
 import { fetchPage, type ShapedPage } from './page-feed.js';
 import { readPages } from './pages.js';
+import type { ReadSettings } from './read-settings.js';
 import { observeLateness, planRead, startRead, type PlannedRead, type StartedRead } from './start.js';
 import { amendMetadata } from '../operation-metadata.js';
 
@@ -62,13 +62,13 @@ function mayBeQuiet(input: ReadObjectInput, planned: PlannedRead): boolean {
  * nothing is asked of the provider twice. A worker stopping between the fetch and the commit leaves
  * nothing written: the activity runs again.
  */
-async function beginInline(input: ReadObjectInput): Promise<BeginOutcome> {
+async function beginInline(input: ReadObjectInput, settings: ReadSettings): Promise<BeginOutcome> {
   let planned: PlannedRead;
   try {
-    planned = await planRead(await newEntityManager(), input);
+    planned = await planRead(await newEntityManager(), input, settings);
   } catch {
     // The read's setup is refused: beginning it the long way records why.
-    return { ended: false, started: await startRead(input) };
+    return { ended: false, started: await startRead(input, settings) };
   }
   const recorded = planned.operation;
   if (recorded && (recorded.status === 'success' || recorded.status === 'failure')) {
@@ -83,17 +83,18 @@ async function beginInline(input: ReadObjectInput): Promise<BeginOutcome> {
     };
   }
   // It began before: it resumes from its checkpoint, with the plan it began with.
-  if (planned.checkpointed) return { ended: false, started: await startRead(input) };
-  if (!mayBeQuiet(input, planned)) return { ended: false, started: await startRead(input, planned) };
+  if (planned.checkpointed) return { ended: false, started: await startRead(input, settings) };
+  if (!mayBeQuiet(input, planned))
+    return { ended: false, started: await startRead(input, settings, planned) };
   let page: ShapedPage;
   try {
     page = await fetchPage(planned.plan, pageConnector(planned.plan.connectionId), 0, undefined);
   } catch {
     // Fetched again the long way, which logs the failure and retries it.
-    return { ended: false, started: await startRead(input, planned) };
+    return { ended: false, started: await startRead(input, settings, planned) };
   }
   if (!page.done || page.records > 0 || page.parts.length > 0) {
-    return { ended: false, started: await startRead(input, planned), fetched: page };
+    return { ended: false, started: await startRead(input, settings, planned), fetched: page };
   }
   const finished = await finishRead({ ...input, status: 'success' }, { planned, page });
   observeLateness(input, planned.now);
@@ -104,9 +105,9 @@ async function beginInline(input: ReadObjectInput): Promise<BeginOutcome> {
  * Records the read `in_progress` with its checkpoint at page 0; a read with a checkpoint resumes as
  * it stood. Inline, a scheduled read may turn out quiet and end here.
  */
-async function begin(input: ReadObjectInput, mode: ReadMode = 'child'): Promise<BeginOutcome> {
-  if (mode === 'inline') return beginInline(input);
-  return { ended: false, started: await startRead(input) };
+async function begin(input: ReadObjectInput, mode: ReadMode, settings: ReadSettings): Promise<BeginOutcome> {
+  if (mode === 'inline') return beginInline(input, settings);
+  return { ended: false, started: await startRead(input, settings) };
 }
 
 /** After this long an inline read fetches no more pages and hands the rest over. */
@@ -120,16 +121,17 @@ const INLINE_BUDGET_MS = 15_000;
  */
 async function inline(
   input: InlineReadInput,
+  settings: ReadSettings,
   options: { heartbeat?: () => void } = {},
 ): Promise<InlineReadOutcome> {
   const { maxPages, ...read } = input;
   const run = { ...read, inline: true };
   let ending: ReadEnding = { status: 'success' };
   try {
-    const begun = await begin(run, 'inline');
+    const begun = await begin(run, 'inline', settings);
     if (begun.ended) return { handover: false, ...begun.finished };
     // The installation's workflow answers no query or update while this runs: keep it short.
-    const pages = await readPages(read.operationId, {
+    const pages = await readPages(read.operationId, settings, {
       maxPages,
       budgetMs: INLINE_BUDGET_MS,
       heartbeat: options.heartbeat,
@@ -152,7 +154,7 @@ async function inline(
       };
     }
   } catch (error) {
-    const classified = classifyReadError(error, config().providerMaxWaitMs);
+    const classified = classifyReadError(error, settings.providerMaxWaitMs);
     // A step worth retrying is retried by the child, with backoff, from the checkpoint; after the
     // wait the provider asked for, when it asked.
     if (classified.retryable) {

@@ -10,6 +10,7 @@ import { findInstallationForGroup, readObjectSetup, type ReadObjectSetup } from 
 import { drainStoredPages, grantPages } from './stored-pages.js';
 import type { Installation } from '../../db/entities/installation.js';
 import { readMetadataOf } from '../operation-metadata.js';
+import type { DeliverySettings } from '../destination-delivery.js';
 
 /**
  * What the read host asks of reads: trigger one now, or send pages kept for `delivery.mode:
@@ -158,6 +159,7 @@ export async function deliverResults(
   integrationIdOrName: string,
   objectName: string,
   input: { groupRef: string; pages: number },
+  settings: DeliverySettings,
 ): Promise<void> {
   const { installation } = await findInstallationForGroup(em, projectId, integrationIdOrName, input.groupRef);
   const setup = await readObjectSetup(em, installation, objectName);
@@ -183,7 +185,7 @@ export async function deliverResults(
   }
   const object = { projectId, installationId: installation.id, objectName };
   await grantPages(em, object, input.pages);
-  const drained = await drainStoredPages(object, destination.id);
+  const drained = await drainStoredPages(object, destination.id, settings);
   if (drained.failure) {
     throw new ProblemError({
       status: 502,

@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { config } from '../../config.js';
 import type { Installation } from '../../db/entities/installation.js';
 import { OperationEntity, type Destination } from '../../db/entities/operation.js';
 import { ReadCheckpointEntity } from '../../db/entities/read-checkpoint.js';
@@ -15,6 +14,7 @@ import type { ReadOperationMetadata } from '../../schemas/operation-metadata.js'
 import { readConnector } from './connector.js';
 import { changeTrackingFor } from '../../providers/connectors/index.js';
 import { classifyReadError, ReadSetupError } from './failures.js';
+import type { ReadSettings } from './read-settings.js';
 import { memoryOf } from './change-window.js';
 import { installationEventBase, objectSetupOf, resultMessageContext } from './installation-context.js';
 import { findDestinationByName, loadReadContext } from './read-context.js';
@@ -44,13 +44,13 @@ export interface StartedRead {
   retryScheduleMs: number[];
 }
 
-function started(plan: ReadPlan, resumed: boolean, estimate?: number): StartedRead {
+function started(plan: ReadPlan, settings: ReadSettings, resumed: boolean, estimate?: number): StartedRead {
   return {
     pageSize: plan.pageSize,
     deliveryMode: plan.deliveryMode,
     ...(estimate !== undefined && { recordsEstimatedTotal: estimate }),
     resumed,
-    retryScheduleMs: [...config().delivery.retryScheduleMs],
+    retryScheduleMs: [...settings.delivery.retryScheduleMs],
   };
 }
 
@@ -69,7 +69,11 @@ export interface PlannedRead {
 }
 
 /** The plan of a read that has not begun, from the installation's current config; writes nothing. */
-export async function planRead(em: EntityManager, input: ReadObjectInput): Promise<PlannedRead> {
+export async function planRead(
+  em: EntityManager,
+  input: ReadObjectInput,
+  settings: ReadSettings,
+): Promise<PlannedRead> {
   const now = new Date();
   const parties = await loadReadContext(em, input);
   if (!parties) throw new ReadSetupError(`Installation ${input.installationId} no longer exists.`);
@@ -153,7 +157,7 @@ export async function planRead(em: EntityManager, input: ReadObjectInput): Promi
       ...(selection.fieldMappings && { fieldMappings: { ...selection.fieldMappings } }),
     },
     pageSize: setup.declared.delivery?.pageSize ?? DEFAULT_DELIVERY_PAGE_SIZE,
-    ...(config().readProviderPageSize !== undefined && { providerPageSize: config().readProviderPageSize }),
+    ...(settings.readProviderPageSize !== undefined && { providerPageSize: settings.readProviderPageSize }),
     deliveryMode: setup.declared.delivery?.mode === 'onRequest' ? 'onRequest' : 'auto',
     destinationId: destination.id,
     destinationName: destination.name,
@@ -265,7 +269,11 @@ export function observeLateness(input: ReadObjectInput, now: Date): void {
  * inline read fetched its first page with it); otherwise a read with a checkpoint resumes as it
  * stood and one without is planned now.
  */
-export async function startRead(input: ReadObjectInput, planned?: PlannedRead): Promise<StartedRead> {
+export async function startRead(
+  input: ReadObjectInput,
+  settings: ReadSettings,
+  planned?: PlannedRead,
+): Promise<StartedRead> {
   const em = await newEntityManager();
   if (!planned) {
     const existing = await em.findOne(ReadCheckpointEntity, { operationId: input.operationId });
@@ -273,10 +281,10 @@ export async function startRead(input: ReadObjectInput, planned?: PlannedRead): 
       const plan = readPlanOf(existing.plan);
       const operation = await em.findOne(OperationEntity, { id: input.operationId });
       const progress = operation && readMetadataOf(operation.metadata).progress;
-      return started(plan, true, progress?.recordsEstimatedTotal);
+      return started(plan, settings, true, progress?.recordsEstimatedTotal);
     }
   }
-  const { plan, installation, recorded, now } = planned ?? (await planRead(em, input));
+  const { plan, installation, recorded, now } = planned ?? (await planRead(em, input, settings));
   const logs: LogEntry[] = [];
   const recordsEstimatedTotal = await estimate(plan, logs);
   const metadata = readMetadata(input, plan, recordsEstimatedTotal);
@@ -315,5 +323,5 @@ export async function startRead(input: ReadObjectInput, planned?: PlannedRead): 
     await followLatestOperation(tx, installation.id);
   });
   observeLateness(input, now);
-  return started(plan, false, recordsEstimatedTotal);
+  return started(plan, settings, false, recordsEstimatedTotal);
 }

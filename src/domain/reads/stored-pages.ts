@@ -2,7 +2,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { em as newEntityManager } from '../../db/orm.js';
 import type { MessagePart } from '../../delivery/messages.js';
 import { messageIdFor } from '../../delivery/messages.js';
-import { attemptDelivery, type DeliveryAttemptResult } from '../destination-delivery.js';
+import {
+  attemptDelivery,
+  type DeliveryAttemptResult,
+  type DeliverySettings,
+} from '../destination-delivery.js';
 
 /**
  * `delivery.mode: onRequest`: a read stores its messages instead of sending them, and a receiver
@@ -94,7 +98,11 @@ class DeliveryStopped extends Error {
  * its row in one transaction that commits only once the receiver accepted the message, so a failed
  * send gives the credit back and two drains never send the same message.
  */
-export async function drainStoredPages(object: StoredObject, destinationId: string): Promise<DrainResult> {
+export async function drainStoredPages(
+  object: StoredObject,
+  destinationId: string,
+  settings: DeliverySettings,
+): Promise<DrainResult> {
   let delivered = 0;
   for (;;) {
     const em = await newEntityManager();
@@ -119,14 +127,17 @@ export async function drainStoredPages(object: StoredObject, destinationId: stri
           throw new NothingStored();
         }
         const [page] = rows;
-        const result = await attemptDelivery({
-          projectId: object.projectId,
-          destinationId,
-          messageId: page.message_id,
-          body: page.body,
-          kind: 'record',
-          operationId: page.operation_id,
-        });
+        const result = await attemptDelivery(
+          {
+            projectId: object.projectId,
+            destinationId,
+            messageId: page.message_id,
+            body: page.body,
+            kind: 'record',
+            operationId: page.operation_id,
+          },
+          settings,
+        );
         if (!result.delivered) throw new DeliveryStopped(result);
         await tx.execute('delete from stored_pages where id = ?', [page.id], 'run');
         return true;

@@ -14,7 +14,7 @@ import type { IncomingProviderEvent } from '../../providers/connector.js';
 import { connectorFor } from '../../providers/connectors/index.js';
 import { connectionTarget } from '../credentials.js';
 import type { SingleMessageOutcome } from '../../delivery/single-message.js';
-import { attemptDelivery } from '../destination-delivery.js';
+import { attemptDelivery, type DeliverySettings } from '../destination-delivery.js';
 import { inheritsFieldsAndMappings } from '../installations/config-validation.js';
 import { currentConfig } from '../installations/event-data.js';
 import { appendLogs, type LogEntry } from '../operation-logs.js';
@@ -190,6 +190,7 @@ export type SubscriptionAttemptOutcome = SingleMessageOutcome;
 export async function attemptSubscriptionDelivery(
   subscriptionEventId: string,
   attempt: number,
+  settings: DeliverySettings,
 ): Promise<SubscriptionAttemptOutcome> {
   const row = await loadEvent(subscriptionEventId);
   const operation = await (await newEntityManager()).findOneOrFail(OperationEntity, { id: row.operationId! });
@@ -202,6 +203,7 @@ export async function attemptSubscriptionDelivery(
       kind: 'record',
       operationId: operation.id,
     },
+    settings,
     { attempt },
   );
 }
