@@ -69,7 +69,7 @@ export const configContentRoutes = [
     params: ConfigContentParams,
     body: ConfigContentPatchBody,
     responses: { 200: { description: 'The updated installation', schema: InstallationSchema } },
-  }).handle(async ({ em, project, params, body, principal }) => {
+  }).handle(async ({ em, project, params, body, principal, settings }) => {
     const integration = await findIntegration(em, project.id, params.integrationId);
     const installation = await targetInstallation(em, project.id, integration, body);
     const config = await currentConfig(em, installation);
@@ -85,28 +85,36 @@ export const configContentRoutes = [
         },
       ]);
     }
-    const view = await changeInstallationConfig(em, project, integration, installation.id, principal, {
-      change: async (current) => {
-        const objects = (current.content[body.action]?.objects ?? {}) as Record<
-          string,
-          Record<string, unknown>
-        >;
-        const patched = patchObjectConfig(
-          objects[params.objectName] ?? { objectName: params.objectName },
-          body.changes,
-        );
-        return {
-          revisionId: current.revisionId,
-          content: {
-            ...current.content,
-            [body.action]: {
-              ...current.content[body.action],
-              objects: { ...objects, [params.objectName]: patched },
+    const view = await changeInstallationConfig(
+      em,
+      project,
+      integration,
+      installation.id,
+      principal,
+      {
+        change: async (current) => {
+          const objects = (current.content[body.action]?.objects ?? {}) as Record<
+            string,
+            Record<string, unknown>
+          >;
+          const patched = patchObjectConfig(
+            objects[params.objectName] ?? { objectName: params.objectName },
+            body.changes,
+          );
+          return {
+            revisionId: current.revisionId,
+            content: {
+              ...current.content,
+              [body.action]: {
+                ...current.content[body.action],
+                objects: { ...objects, [params.objectName]: patched },
+              },
             },
-          },
-        };
+          };
+        },
       },
-    });
+      settings,
+    );
     return { status: 200, body: view };
   }),
 ];

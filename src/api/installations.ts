@@ -74,10 +74,13 @@ export const installationRoutes = [
       },
     },
     responses: { 201: { description: 'The new installation', schema: InstallationSchema } },
-  }).handle(async ({ em, project, params, body, principal }) => {
+  }).handle(async ({ em, project, params, body, principal, settings }) => {
     assertActsForGroup(principal, body.groupRef);
     const integration = await findIntegration(em, project.id, params.integrationId);
-    return { status: 201, body: await createInstallation(em, project, integration, body, principal) };
+    return {
+      status: 201,
+      body: await createInstallation(em, project, integration, body, principal, settings),
+    };
   }),
   defineRoute({
     method: 'GET',
@@ -144,15 +147,23 @@ export const installationRoutes = [
     params: InstallationParams,
     body: UpdateInstallationBody,
     responses: { 200: { description: 'The updated installation', schema: InstallationSchema } },
-  }).handle(async ({ em, project, params, body, principal }) => {
+  }).handle(async ({ em, project, params, body, principal, settings }) => {
     const integration = await findIntegration(em, project.id, params.integrationId);
     await actsForInstallation(em, principal, project.id, params.installationId, integration.id);
     const installation = body.installation as Record<string, unknown>;
-    const view = await changeInstallationConfig(em, project, integration, params.installationId, principal, {
-      createdBy: body.installation.config?.createdBy,
-      ...maskedInstallationFields(installation, body.updateMask),
-      change: async (current) => applyInstallationMask(current, installation, body.updateMask),
-    });
+    const view = await changeInstallationConfig(
+      em,
+      project,
+      integration,
+      params.installationId,
+      principal,
+      {
+        createdBy: body.installation.config?.createdBy,
+        ...maskedInstallationFields(installation, body.updateMask),
+        change: async (current) => applyInstallationMask(current, installation, body.updateMask),
+      },
+      settings,
+    );
     return { status: 200, body: view };
   }),
   defineRoute({

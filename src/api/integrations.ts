@@ -39,15 +39,20 @@ export const integrationRoutes = [
     params: ProjectPathParams,
     body: CreateIntegrationBody,
     responses: { 201: { description: 'Created', schema: IntegrationSchema } },
-  }).handle(async ({ em, project, body, principal }) => {
+  }).handle(async ({ em, project, body, principal, settings }) => {
     assertActsForProject(principal);
     const { integration, revision } = await em.transactional((tx) =>
-      createIntegration(tx, project.id, {
-        name: body.name,
-        provider: body.provider,
-        specVersion: body.latestRevision.specVersion,
-        content: body.latestRevision.content,
-      }),
+      createIntegration(
+        tx,
+        project.id,
+        {
+          name: body.name,
+          provider: body.provider,
+          specVersion: body.latestRevision.specVersion,
+          content: body.latestRevision.content,
+        },
+        settings,
+      ),
     );
     return { status: 201, body: integrationView(integration, revision) };
   }),
@@ -76,10 +81,10 @@ export const integrationRoutes = [
     query: BatchQuery,
     body: SourceYamlBody,
     responses: { 200: { description: 'The integrations of the manifest', schema: BatchResultSchema } },
-  }).handle(async ({ em, project, query, body }) => {
-    const manifest = parseManifest(body.sourceYaml);
+  }).handle(async ({ em, project, query, body, settings }) => {
+    const manifest = parseManifest(body.sourceYaml, settings);
     const result = await em.transactional((tx) =>
-      applyManifest(tx, project.id, manifest, query.destructive ?? false),
+      applyManifest(tx, project.id, manifest, query.destructive ?? false, settings),
     );
     return {
       status: 200,
@@ -98,8 +103,8 @@ export const integrationRoutes = [
     params: ProjectPathParams,
     body: SourceYamlBody,
     responses: { 200: { description: 'The manifest is valid', schema: ManifestCheckSchema } },
-  }).handle(async ({ em, project, body }) => {
-    const { manifest, warnings } = checkManifest(body.sourceYaml);
+  }).handle(async ({ em, project, body, settings }) => {
+    const { manifest, warnings } = checkManifest(body.sourceYaml, settings);
     const missing = await manifestDestinationIssues(em, project.id, manifest);
     if (missing.length) throw manifestProblem(body.sourceYaml, missing);
     return {
@@ -167,8 +172,8 @@ export const integrationRoutes = [
     params: IntegrationParams,
     body: SourceYamlBody,
     responses: { 201: { description: 'The new latest revision', schema: RevisionSchema } },
-  }).handle(async ({ em, project, params, body }) => {
-    const manifest = parseManifest(body.sourceYaml);
+  }).handle(async ({ em, project, params, body, settings }) => {
+    const manifest = parseManifest(body.sourceYaml, settings);
     const revision = await em.transactional(async (tx) => {
       const integration = await findIntegration(tx, project.id, params.integrationIdOrName);
       const index = manifest.integrations.findIndex((content) => content.name === integration.name);
@@ -187,6 +192,7 @@ export const integrationRoutes = [
         manifest.specVersion,
         manifest.integrations[index],
         `sourceYaml:integrations[${index}]`,
+        settings,
       );
     });
     return { status: 201, body: revisionView(revision) };

@@ -1,4 +1,4 @@
-import { config } from '../config.js';
+import type { Config } from '../config.js';
 import { checkSchedule, normalizedSchedule } from '../core/cron.js';
 import type { ProblemIssue } from '../core/problem.js';
 import { isKnownProvider } from '../providers/catalog/index.js';
@@ -43,7 +43,17 @@ export function distinctSchedulesIssue(
  * names are unique per action, a backfill period names exactly one of `days` and `fullHistory`,
  * and the provider is one Ferry knows.
  */
-export function integrationContentIssues(content: IntegrationContent, prefix: string): ProblemIssue[] {
+/**
+ * The deployment's limits on what integrations and installations may ask for (the shortest schedule,
+ * FERRY_MIN_SCHEDULE_INTERVAL_SECONDS), handed in by the API and the CLI.
+ */
+export type ContentRules = Pick<Config, 'minScheduleIntervalSeconds'>;
+
+export function integrationContentIssues(
+  content: IntegrationContent,
+  prefix: string,
+  rules: ContentRules,
+): ProblemIssue[] {
   const tooMany = distinctSchedulesIssue([content], prefix);
   if (tooMany) return [tooMany];
   const issues: ProblemIssue[] = [];
@@ -69,7 +79,7 @@ export function integrationContentIssues(content: IntegrationContent, prefix: st
 
   content.read?.objects.forEach((object, index) => {
     const path = `read.objects[${index}]`;
-    const schedule = checkSchedule(object.schedule, config().minScheduleIntervalSeconds);
+    const schedule = checkSchedule(object.schedule, rules.minScheduleIntervalSeconds);
     if (!schedule.ok)
       issue(`${path}.schedule`, object.schedule, `is not an allowed schedule: ${schedule.reason}`);
     const period = object.backfill?.defaultPeriod;

@@ -12,7 +12,7 @@ import {
 } from '../db/entities/integration.js';
 import type { IntegrationContent, Manifest } from '../schemas/integration-content.js';
 import type { IntegrationView, RevisionView } from '../schemas/integrations.js';
-import { integrationContentIssues } from './integration-content.js';
+import { integrationContentIssues, type ContentRules } from './integration-content.js';
 
 export function revisionView(revision: Revision): RevisionView {
   return {
@@ -136,8 +136,9 @@ async function assertContent(
   content: IntegrationContent,
   expected: { name: string; provider: string },
   prefix: string,
+  rules: ContentRules,
 ): Promise<void> {
-  const issues = integrationContentIssues(content, prefix);
+  const issues = integrationContentIssues(content, prefix, rules);
   issues.push(...(await missingDestinationIssues(em, projectId, content, prefix)));
   if (content.name !== expected.name) {
     issues.push({
@@ -173,9 +174,10 @@ export async function createIntegration(
   em: EntityManager,
   projectId: string,
   input: { name: string; provider: string; specVersion: string; content: IntegrationContent },
+  rules: ContentRules,
   prefix = 'latestRevision.content',
 ): Promise<{ integration: Integration; revision: Revision }> {
-  await assertContent(em, projectId, input.content, input, prefix);
+  await assertContent(em, projectId, input.content, input, prefix, rules);
   if (await em.count(IntegrationEntity, { projectId, name: input.name })) {
     throw ProblemError.conflict(`An integration named "${input.name}" already exists in this project.`);
   }
@@ -204,8 +206,9 @@ export async function addRevision(
   specVersion: string,
   content: IntegrationContent,
   prefix: string,
+  rules: ContentRules,
 ): Promise<Revision> {
-  await assertContent(em, integration.projectId, content, integration, prefix);
+  await assertContent(em, integration.projectId, content, integration, prefix, rules);
   const revision = em.create(RevisionEntity, newRevision(integration, specVersion, content));
   integration.latestRevisionId = revision.id;
   integration.updateTime = new Date();
@@ -223,6 +226,7 @@ export async function applyManifest(
   projectId: string,
   manifest: Manifest,
   destructive: boolean,
+  rules: ContentRules,
 ): Promise<{ integrations: { integration: Integration; revision: Revision }[]; deleted: string[] }> {
   const existing = await em.find(IntegrationEntity, { projectId });
   const results: { integration: Integration; revision: Revision }[] = [];
@@ -236,7 +240,7 @@ export async function applyManifest(
         specVersion: manifest.specVersion,
         content,
       };
-      results.push(await createIntegration(em, projectId, input, prefix));
+      results.push(await createIntegration(em, projectId, input, rules, prefix));
       continue;
     }
     if (current.provider !== content.provider) {
@@ -254,7 +258,9 @@ export async function applyManifest(
       latest.specVersion === manifest.specVersion && isDeepStrictEqual(latest.content, content);
     results.push({
       integration: current,
-      revision: unchanged ? latest : await addRevision(em, current, manifest.specVersion, content, prefix),
+      revision: unchanged
+        ? latest
+        : await addRevision(em, current, manifest.specVersion, content, prefix, rules),
     });
   }
   const deleted: string[] = [];

@@ -2,7 +2,11 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type
 import { ProblemError, type ProblemIssue } from '../core/problem.js';
 import { decoded, schemaIssues } from '../core/validation.js';
 import { IntegrationContentSchema, ManifestSchema, type Manifest } from '../schemas/integration-content.js';
-import { distinctSchedulesIssue, integrationContentIssues } from './integration-content.js';
+import {
+  distinctSchedulesIssue,
+  integrationContentIssues,
+  type ContentRules,
+} from './integration-content.js';
 import { manifestWarnings } from './manifest-warnings.js';
 
 /** `integrations[0].read.objects[1].schedule` → `['integrations', 0, 'read', 'objects', 1, 'schedule']`. */
@@ -82,9 +86,10 @@ export function manifestProblem(
  */
 export function checkManifest(
   sourceYaml: string,
+  rules: ContentRules,
   field = 'sourceYaml',
 ): { manifest: Manifest; warnings: ProblemIssue[] } {
-  const manifest = parseManifest(sourceYaml, field);
+  const manifest = parseManifest(sourceYaml, rules, field);
   const lineCounter = new LineCounter();
   const document = parseDocument(sourceYaml, { lineCounter, prettyErrors: false, uniqueKeys: true });
   return { manifest, warnings: placed(document, lineCounter, manifestWarnings(manifest), field) };
@@ -94,7 +99,7 @@ export function checkManifest(
  * Parses an `amp.yaml` manifest and validates it whole. Every issue names its path and the line
  * and column it starts at, so a builder can jump to it.
  */
-export function parseManifest(sourceYaml: string, field = 'sourceYaml'): Manifest {
+export function parseManifest(sourceYaml: string, rules: ContentRules, field = 'sourceYaml'): Manifest {
   const lineCounter = new LineCounter();
   const document = parseDocument(sourceYaml, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const at = (offset: number | undefined) => {
@@ -137,7 +142,7 @@ export function parseManifest(sourceYaml: string, field = 'sourceYaml'): Manifes
       const prefix = `integrations[${index}]`;
       if (issues.some((issue) => issue.name === prefix || issue.name.startsWith(`${prefix}.`))) return;
       if (schemaIssues(IntegrationContentSchema, item, 'body').length) return;
-      issues.push(...integrationContentIssues(decoded(IntegrationContentSchema, item), prefix));
+      issues.push(...integrationContentIssues(decoded(IntegrationContentSchema, item), prefix, rules));
     });
     const seen = new Set<string>();
     integrations.forEach((item, index) => {

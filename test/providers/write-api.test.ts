@@ -1,3 +1,4 @@
+import { config } from '../../src/config.js';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { em as newEntityManager, transaction } from '../../src/db/orm.js';
@@ -27,16 +28,21 @@ async function createWriteInstallation(): Promise<void> {
   });
   integrationName = `writes-${randomUUID().slice(0, 8)}`;
   await transaction(async (em) => {
-    const { integration, revision } = await createIntegration(em, stack.project.id, {
-      name: integrationName,
-      provider: 'sandboxApiKey',
-      specVersion: '1.0.0',
-      content: {
+    const { integration, revision } = await createIntegration(
+      em,
+      stack.project.id,
+      {
         name: integrationName,
         provider: 'sandboxApiKey',
-        write: { objects: [{ objectName: 'deals' }, { objectName: 'contacts' }] },
+        specVersion: '1.0.0',
+        content: {
+          name: integrationName,
+          provider: 'sandboxApiKey',
+          write: { objects: [{ objectName: 'deals' }, { objectName: 'contacts' }] },
+        },
       },
-    });
+      config(),
+    );
     const group = await em.findOneOrFail(GroupEntity, { projectId: stack.project.id, groupRef });
     const installationId = randomUUID();
     const configId = randomUUID();

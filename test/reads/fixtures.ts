@@ -1,3 +1,4 @@
+import { config } from '../../src/config.js';
 import { randomUUID } from 'node:crypto';
 import { expect } from '@jest/globals';
 import { generateSigningSecret } from '../../src/delivery/signing.js';
@@ -94,19 +95,24 @@ export async function createReadFixture(
   // createIntegration checks the content's name against the integration's: build them together.
   const name = `reads-${randomUUID().slice(0, 8)}`;
   return transaction(async (em) => {
-    const { integration, revision } = await createIntegration(em, stack.project.id, {
-      name,
-      provider,
-      specVersion: '1.0.0',
-      content: {
+    const { integration, revision } = await createIntegration(
+      em,
+      stack.project.id,
+      {
         name,
         provider,
-        read: { objects: [declared, ...more.map((object) => object.declared)] },
-        ...(options.watchSchema && {
-          watchSchema: { destination: destinationName, ...options.watchSchema },
-        }),
+        specVersion: '1.0.0',
+        content: {
+          name,
+          provider,
+          read: { objects: [declared, ...more.map((object) => object.declared)] },
+          ...(options.watchSchema && {
+            watchSchema: { destination: destinationName, ...options.watchSchema },
+          }),
+        },
       },
-    });
+      config(),
+    );
     const installationId = randomUUID();
     const configId = randomUUID();
     const objects: Record<string, ReadConfig> = { [objectName]: configured };

@@ -1,3 +1,4 @@
+import { config } from '../../config.js';
 import { readFile } from 'node:fs/promises';
 import { stringify } from 'yaml';
 import { ProblemError } from '../../core/problem.js';
@@ -43,7 +44,7 @@ export async function deployCommand(args: string[]): Promise<void> {
   let manifest;
   try {
     // The server checks it again, with what only it knows (destinations, the provider catalog).
-    const checked = checkManifest(sourceYaml);
+    const checked = checkManifest(sourceYaml, config());
     manifest = checked.manifest;
     for (const warning of checked.warnings) process.stderr.write(`${file}: warning: ${warning.detail}\n`);
   } catch (error) {

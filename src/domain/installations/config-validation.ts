@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProblemError, type ProblemIssue } from '../../core/problem.js';
 import { schemaIssues } from '../../core/validation.js';
-import { config } from '../../config.js';
 import { DestinationEntity } from '../../db/entities/operation.js';
 import type { IntegrationContent, ReadObject } from '../../schemas/integration-content.js';
+import type { ContentRules } from '../integration-content.js';
 import {
   InstallationConfigContentSchema,
   type InstallationConfigContent,
@@ -23,6 +23,7 @@ export interface ConfigValidationContext {
   provider: string;
   /** The content of the integration revision the config is for. */
   manifest: IntegrationContent;
+  rules: ContentRules;
 }
 
 /** The provider fields a read object lets the customer select; undefined when any field may be selected. */
@@ -165,7 +166,7 @@ export function configRuleIssues(
     (context.manifest.read?.objects ?? []).map((object) => [object.objectName, object]),
   );
   for (const [key, object] of Object.entries(content.read?.objects ?? {})) {
-    readObjectIssues(key, object, manifestReads.get(key), issue);
+    readObjectIssues(key, object, manifestReads.get(key), context.rules, issue);
   }
   for (const [key, object] of Object.entries(content.subscribe?.objects ?? {})) {
     if (object.inheritFieldsAndMapping !== undefined && object.inheritFieldsAndMappings !== undefined) {
@@ -186,10 +187,11 @@ function readObjectIssues(
   key: string,
   object: ReadConfig,
   declared: ReadObject | undefined,
+  rules: ContentRules,
   issue: (name: string, value: unknown, detail: string) => void,
 ): void {
   const path = `read.objects.${key}`;
-  const cron = checkSchedule(object.schedule, config().minScheduleIntervalSeconds);
+  const cron = checkSchedule(object.schedule, rules.minScheduleIntervalSeconds);
   if (!cron.ok) issue(`${path}.schedule`, object.schedule, `is not an allowed schedule: ${cron.reason}`);
   const period = object.backfill?.defaultPeriod;
   if (period && (period.days === undefined) === (period.fullHistory === undefined)) {

@@ -32,6 +32,7 @@ import {
   latestRevision,
 } from '../integrations.js';
 import { assertValidConfigContent } from './config-validation.js';
+import type { ContentRules } from '../integration-content.js';
 import { currentConfig, installationEventData } from './event-data.js';
 import { findInstallation, getInstallationView } from './lookups.js';
 import { configMessage } from './read-plan.js';
@@ -208,10 +209,11 @@ export async function createInstallation(
   integration: Integration,
   input: CreateInstallationInput,
   principal: Principal,
+  rules: ContentRules,
 ): Promise<InstallationView> {
   const installationId = randomUUID();
   return withRepairMark({ projectId: project.id, installationId, reason: 'create installation' }, () =>
-    insertInstallation(em, project, integration, input, principal, installationId),
+    insertInstallation(em, project, integration, input, principal, rules, installationId),
   );
 }
 
@@ -221,6 +223,7 @@ async function insertInstallation(
   integration: Integration,
   input: CreateInstallationInput,
   principal: Principal,
+  rules: ContentRules,
   installationId: string,
 ): Promise<InstallationView> {
   let startedId: string | undefined;
@@ -233,7 +236,7 @@ async function insertInstallation(
       const revision = await resolveRevision(tx, integration, input.config.revisionId, 'config.revisionId');
       const content = await assertValidConfigContent(
         tx,
-        { projectId: project.id, provider: integration.provider, manifest: revision.content },
+        { projectId: project.id, provider: integration.provider, manifest: revision.content, rules },
         input.config.content,
       );
       if (await tx.count(InstallationEntity, { integrationId: integration.id, groupId: group.id })) {
@@ -326,8 +329,9 @@ export async function changeInstallationConfig(
   installationId: string,
   principal: Principal,
   change: ConfigChange,
+  rules: ContentRules,
 ): Promise<InstallationView> {
-  const apply = () => applyConfigChange(em, project, integration, installationId, principal, change);
+  const apply = () => applyConfigChange(em, project, integration, installationId, principal, change, rules);
   // Not an id, so no installation (the lookup answers 404) and nothing to mark.
   if (!isUuid(installationId)) return apply();
   return withRepairMark(
@@ -343,6 +347,7 @@ async function applyConfigChange(
   installationId: string,
   principal: Principal,
   change: ConfigChange,
+  rules: ContentRules,
 ): Promise<InstallationView> {
   let applied: { previous: InstallationConfig; manifest: Revision } | undefined;
   let restart = false;
@@ -362,7 +367,7 @@ async function applyConfigChange(
       );
       const content = await assertValidConfigContent(
         tx,
-        { projectId: project.id, provider: integration.provider, manifest: revision.content },
+        { projectId: project.id, provider: integration.provider, manifest: revision.content, rules },
         next.content,
       );
       if (change.connectionId !== undefined) {
