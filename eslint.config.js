@@ -24,6 +24,32 @@ export default tseslint.config(
     },
   },
   {
+    // Settings are handed down from where work enters (README "Settings"): the domain takes them as
+    // parameters and may name the Config type, never read the environment itself.
+    files: ['src/domain/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: '../config.js',
+              importNames: ['config'],
+              message: 'Take settings as a parameter (README "Settings").',
+              allowTypeImports: true,
+            },
+            {
+              name: '../../config.js',
+              importNames: ['config'],
+              message: 'Take settings as a parameter (README "Settings").',
+              allowTypeImports: true,
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
   },

@@ -24,7 +24,7 @@ import type {
   RequestLogEntry,
   RetryPolicy,
 } from './http-types.js';
-import { renderProviderTemplate, SANDBOX_URL_VARIABLE, type Provider } from './catalog/index.js';
+import { renderProviderTemplate, SANDBOX_URL_VARIABLE, sandboxUrl, type Provider } from './catalog/index.js';
 import { ConnectionSetupError, ProviderError } from './errors.js';
 import { failSpan, inClientSpan } from '../tracing.js';
 
@@ -115,7 +115,7 @@ export class ProviderHttpClient {
       (options.baseUrl ?? provider.baseURL).includes(SANDBOX_URL_VARIABLE)
     ) {
       // Not connection metadata: the bundled sandbox lives wherever Ferry's configuration says.
-      this.templateVars[SANDBOX_URL_VARIABLE] = config().sandboxUrl;
+      this.templateVars[SANDBOX_URL_VARIABLE] = sandboxUrl();
     }
   }
 

@@ -1,8 +1,8 @@
 import { ProblemError, type ProblemIssue } from '../../core/problem.js';
-import { config } from '../../config.js';
 import {
   renderProviderTemplate,
   SANDBOX_URL_VARIABLE,
+  sandboxUrl,
   templateVariables,
   type Provider,
 } from '../../providers/catalog/index.js';
@@ -52,7 +52,7 @@ export function templateVars(
     if (value !== undefined && value !== '') vars[name] = value;
   }
   if (connection.providerWorkspaceRef) vars.workspace = connection.providerWorkspaceRef;
-  vars[SANDBOX_URL_VARIABLE] = config().sandboxUrl;
+  vars[SANDBOX_URL_VARIABLE] = sandboxUrl();
   return vars;
 }
 

@@ -28,6 +28,11 @@ export type { Provider } from '../../schemas/provider.js';
 /** The placeholder Ferry fills from `FERRY_SANDBOX_URL`, never from connection metadata. */
 export const SANDBOX_URL_VARIABLE = 'sandboxURL';
 
+/** Where this deployment serves the bundled sandbox provider (FERRY_SANDBOX_URL), for `{{.sandboxURL}}`. */
+export function sandboxUrl(): string {
+  return config().sandboxUrl;
+}
+
 const providersDir = fileURLToPath(new URL('./providers/', import.meta.url));
 
 function deepFreeze<T>(value: T): T {
