@@ -253,6 +253,17 @@ export interface Destination {
   createTime: string;
 }
 
+/** The answer to `POST /destinations/{name}:test`. */
+export interface DestinationTest {
+  messageId: string;
+  delivered: boolean;
+  durationMs: number;
+  status?: number;
+  answer?: string;
+  error?: string;
+  retryable?: boolean;
+}
+
 export interface NotificationEvent {
   id: string;
   eventType: string;

@@ -5,6 +5,7 @@ import {
   CreateDestinationBody,
   DestinationParams,
   DestinationSchema,
+  DestinationTestSchema,
   GetDestinationQuery,
   UpdateDestinationBody,
 } from '../schemas/destinations.js';
@@ -20,6 +21,7 @@ import {
 } from '../domain/destinations.js';
 import { assertDestinationUnused } from '../domain/destination-users.js';
 import { recoverDestination } from '../domain/destination-recovery.js';
+import { sendTestMessage } from '../domain/destination-test.js';
 import { logger } from '../logger.js';
 import { destinationTypeNames, destinationTypes, type AnyDestinationType } from '../delivery/registry.js';
 
@@ -142,6 +144,20 @@ export const destinationRoutes = [
       );
     }
     return { status: 200, body: destinationView(destination) };
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/projects/{projectIdOrName}/destinations/{destinationNameOrId}:test',
+    operationId: 'testDestination',
+    summary: 'Send a test message to a destination now',
+    description:
+      'Sends one message `{notificationType: "destination.test", data: {projectId, destinationId, destinationName, sentAt, message}}` with a fresh message id, signed and addressed as every message to this destination is, and answers what the destination said. Nothing is retried or recorded, the destination\'s health does not change, and a disabled destination can be tested. A destination that refuses the message is still a 200: `delivered` is false and `error` says why.',
+    tags: ['Destinations'],
+    auth: ['apiKey', 'bearer'],
+    params: DestinationParams,
+    responses: { 200: { description: 'What the destination answered', schema: DestinationTestSchema } },
+  }).handle(async ({ em, project, params, settings }) => {
+    return { status: 200, body: await sendTestMessage(em, project.id, params.destinationNameOrId, settings) };
   }),
   defineRoute({
     method: 'DELETE',

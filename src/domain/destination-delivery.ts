@@ -122,6 +122,11 @@ export async function openDestination(
       error: `destination "${destination.name}" is disabled`,
     };
   }
+  return openForSending(destination, now);
+}
+
+/** A destination ready to send to, with the secrets valid at `now`, whatever its state. */
+export function openForSending(destination: Destination, now = new Date()): OpenDestination {
   return {
     destination,
     type: typeOf(destination),

@@ -122,3 +122,32 @@ export const GetDestinationQuery = Type.Object({
     }),
   ),
 });
+
+export const DestinationTestSchema = Type.Object(
+  {
+    messageId: Type.String({
+      description: "The test message's id, as the destination received it (`messageId`, `Nats-Msg-Id`, …).",
+    }),
+    delivered: Type.Boolean({ description: 'The destination accepted the message.' }),
+    durationMs: Type.Integer({ minimum: 0 }),
+    status: Type.Optional(Type.Integer({ description: 'The HTTP status a webhook or Slack answered.' })),
+    answer: Type.Optional(
+      Type.String({
+        description:
+          "What the far side said: the start of a webhook's response body, or where the message went (queue, table, key).",
+      }),
+    ),
+    error: Type.Optional(Type.String({ description: 'Why it was not delivered; never a secret.' })),
+    retryable: Type.Optional(
+      Type.Boolean({
+        description:
+          'A failure a later attempt could get past (a timeout, a 5xx), as deliveries would retry it.',
+      }),
+    ),
+  },
+  {
+    description:
+      "The answer to one test message, sent now and once: no retry, no attempt in the delivery ledger, no change to the destination's health.",
+  },
+);
+export type DestinationTestView = Static<typeof DestinationTestSchema>;

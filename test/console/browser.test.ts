@@ -429,6 +429,12 @@ describeWithBrowser('the builder console in a real browser', () => {
       expect(await card.textContent()).not.toContain('delivering');
       expect(await card.textContent()).toContain('last attempt: 503');
       await shot('deliveries-failing');
+      // A test message shows what the receiver says now, and changes nothing.
+      await card.getByRole('button', { name: 'Send a test message to crm-down' }).click();
+      const answer = card.getByRole('status', { name: 'Test message to crm-down' });
+      await answer.waitFor();
+      expect(await answer.textContent()).toMatch(/test failed.*HTTP 503/);
+      expect(await card.textContent()).toContain('failing');
 
       // Uninstalled from the console, after a confirmation.
       await view('Installations');

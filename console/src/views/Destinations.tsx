@@ -1,5 +1,13 @@
 import { useState } from 'react';
-import { call, projectPath, type DeliveryAttempt, type Destination, type Page, type Problem } from '../api';
+import {
+  call,
+  projectPath,
+  type DeliveryAttempt,
+  type Destination,
+  type DestinationTest,
+  type Page,
+  type Problem,
+} from '../api';
 import { ActionButton, Badge, Field, Loading, ProblemNote, time, toProblem, useLoad } from '../ui';
 import { href } from '../App';
 import { destinationExamples } from '../openapi';
@@ -33,6 +41,7 @@ export function DestinationsView({ project }: { project: string }) {
 function DestinationCard(props: { project: string; destination: Destination; onChange: () => void }) {
   const { destination } = props;
   const [secret, setSecret] = useState<string>();
+  const [tested, setTested] = useState<DestinationTest>();
   const path = `${projectPath(props.project)}/destinations/${encodeURIComponent(destination.id)}`;
   return (
     <article aria-label={`Destination ${destination.name}`}>
@@ -73,6 +82,13 @@ function DestinationCard(props: { project: string; destination: Destination; onC
           />
         )}
         <ActionButton
+          label="Send test message"
+          ariaLabel={`Send a test message to ${destination.name}`}
+          className="secondary"
+          run={() => call<DestinationTest>('POST', `${path}:test`)}
+          onDone={(result) => setTested(result as DestinationTest)}
+        />
+        <ActionButton
           label="Delete"
           ariaLabel={`Delete ${destination.name}`}
           confirm={`Delete ${destination.name} and its delivery history?`}
@@ -83,6 +99,7 @@ function DestinationCard(props: { project: string; destination: Destination; onC
       </div>
       <DestinationSettings path={path} destination={destination} onSaved={props.onChange} />
       <Attempts project={props.project} path={`${path}/attempts`} name={destination.name} />
+      {tested && <TestAnswer name={destination.name} answer={tested} />}
       {secret && (
         <p role="status">
           New signing secret (shown once; the previous one keeps signing during the grace period):{' '}
@@ -90,6 +107,20 @@ function DestinationCard(props: { project: string; destination: Destination; onC
         </p>
       )}
     </article>
+  );
+}
+
+/** What the destination said to a test message (nothing recorded, its health unchanged). */
+function TestAnswer({ name, answer }: { name: string; answer: DestinationTest }) {
+  return (
+    <p role="status" aria-label={`Test message to ${name}`} className="wrap">
+      {answer.delivered ? <Badge tone="good">test delivered</Badge> : <Badge tone="bad">test failed</Badge>}{' '}
+      {answer.status !== undefined && <code>HTTP {answer.status}</code>} in {answer.durationMs} ms
+      {answer.error ? `: ${answer.error}` : answer.answer ? `: ${answer.answer}` : ''}{' '}
+      <small>
+        (message <code>{answer.messageId}</code>)
+      </small>
+    </p>
   );
 }
 
