@@ -136,6 +136,13 @@ export interface Revision {
   content: Record<string, unknown> & { name: string; provider: string };
 }
 
+/** `GET /manifests/latest`: the manifest file as last deployed. */
+export interface DeployedManifest {
+  sourceYaml: string;
+  createTime: string;
+  matchesLive: boolean;
+}
+
 export interface Integration {
   id: string;
   name: string;

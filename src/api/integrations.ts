@@ -6,6 +6,7 @@ import { ProjectPathParams } from '../schemas/common.js';
 import {
   BatchQuery,
   BatchResultSchema,
+  DeployedManifestSchema,
   ManifestCheckSchema,
   CreateIntegrationBody,
   IntegrationParams,
@@ -25,6 +26,7 @@ import {
   revisionView,
 } from '../domain/integrations.js';
 import { checkManifest, manifestProblem, parseManifest } from '../domain/manifest.js';
+import { keepDeployedManifest, latestDeployedManifest } from '../domain/deployed-manifests.js';
 import { deleteIntegrationWithInstallations } from '../domain/installations/lifecycle.js';
 import { ProblemError } from '../core/problem.js';
 
@@ -83,13 +85,29 @@ export const integrationRoutes = [
     responses: { 200: { description: 'The integrations of the manifest', schema: BatchResultSchema } },
   }).handle(async ({ em, project, query, body, settings }) => {
     const manifest = parseManifest(body.sourceYaml, settings);
-    const result = await em.transactional((tx) =>
-      applyManifest(tx, project.id, manifest, query.destructive ?? false, settings),
-    );
+    const result = await em.transactional(async (tx) => {
+      const applied = await applyManifest(tx, project.id, manifest, query.destructive ?? false, settings);
+      await keepDeployedManifest(tx, project.id, body.sourceYaml);
+      return applied;
+    });
     return {
       status: 200,
       body: result.integrations.map(({ integration, revision }) => integrationView(integration, revision)),
     };
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/projects/{projectIdOrName}/manifests/latest',
+    operationId: 'getLatestManifest',
+    summary: 'The manifest file last deployed, as written',
+    description:
+      'The `sourceYaml` of the latest `integrations:batch` (or revision from a manifest), with its comments, order and layout, and whether it still describes the project’s integrations exactly. A project keeps its last 20 deployed manifests. 404 when none was deployed.',
+    tags: ['Integrations'],
+    auth: ['apiKey', 'bearer'],
+    params: ProjectPathParams,
+    responses: { 200: { description: 'The latest deployed manifest', schema: DeployedManifestSchema } },
+  }).handle(async ({ em, project, settings }) => {
+    return { status: 200, body: await latestDeployedManifest(em, project.id, settings) };
   }),
   defineRoute({
     method: 'POST',
@@ -186,7 +204,7 @@ export const integrationRoutes = [
           },
         ]);
       }
-      return addRevision(
+      const added = await addRevision(
         tx,
         integration,
         manifest.specVersion,
@@ -194,6 +212,8 @@ export const integrationRoutes = [
         `sourceYaml:integrations[${index}]`,
         settings,
       );
+      await keepDeployedManifest(tx, project.id, body.sourceYaml);
+      return added;
     });
     return { status: 201, body: revisionView(revision) };
   }),

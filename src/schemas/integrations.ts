@@ -96,3 +96,15 @@ export const IntegrationParams = Type.Object({
   projectIdOrName: ProjectIdOrName,
   integrationIdOrName: NfcName({ minLength: 1, description: 'The integration ID or name.' }),
 });
+
+export const DeployedManifestSchema = Type.Object({
+  sourceYaml: Type.String({
+    description: 'The manifest as it was deployed, comments, order and layout kept.',
+  }),
+  createTime: DateTime,
+  matchesLive: Type.Boolean({
+    description:
+      'Whether it still describes the project’s integrations exactly (each latest revision, and no other integration); false once an integration was changed or created another way.',
+  }),
+});
+export type DeployedManifestView = Static<typeof DeployedManifestSchema>;

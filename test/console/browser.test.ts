@@ -192,7 +192,9 @@ describeWithBrowser('the builder console in a real browser', () => {
     await shot('manifest-warnings');
 
     const good =
-      bad.replace('every minute please', '0 0 1 1 *') + '\n          delivery:\n            pageSize: 100\n';
+      '# Our CRM sync: kept as written.\n' +
+      bad.replace('every minute please', '0 0 1 1 *') +
+      '\n          delivery:\n            pageSize: 100 # a smaller page for the demo\n';
     await page.getByLabel('Manifest (amp.yaml)').fill(good);
     await page.getByRole('button', { name: 'Deploy' }).click();
     await page
@@ -214,6 +216,10 @@ describeWithBrowser('the builder console in a real browser', () => {
     });
     expect(second.status).toBe(200);
     await page.reload();
+    // The editor holds the file as last deployed, comments and all, not YAML regenerated from it.
+    await expect(page.getByLabel('Manifest (amp.yaml)').inputValue()).resolves.toBe(
+      good.replace(`    provider: sandboxApiKey`, `    displayName: CRM sync\n    provider: sandboxApiKey`),
+    );
     await page.getByLabel('Compare with').selectOption({ index: 1 });
     await page.locator('pre.diff').waitFor();
     expect(await page.locator('pre.diff .added').allTextContents()).toEqual(['+ displayName: CRM sync\n']);

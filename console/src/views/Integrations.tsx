@@ -1,6 +1,14 @@
 import { useMemo, useRef, useState } from 'react';
 import { stringify } from 'yaml';
-import { call, projectPath, type Integration, type Problem, type ProblemIssue, type Revision } from '../api';
+import {
+  call,
+  projectPath,
+  type DeployedManifest,
+  type Integration,
+  type Problem,
+  type ProblemIssue,
+  type Revision,
+} from '../api';
 import { Loading, ProblemNote, fieldIssues, time, toProblem, useLoad } from '../ui';
 import { href } from '../App';
 // One diff for the CLI's `ferry deploy` and this view (a pure function from the core floor).
@@ -22,6 +30,15 @@ const withoutPosition = (detail: string) => detail.replace(/^line \d+(, column \
 
 export function IntegrationsView({ project, selected }: { project: string; selected?: string }) {
   const list = useLoad(() => call<Integration[]>('GET', `${projectPath(project)}/integrations`), [project]);
+  // The file as the builder last deployed it (comments, order); 404 until something was deployed.
+  const deployed = useLoad(
+    () =>
+      call<DeployedManifest>('GET', `${projectPath(project)}/manifests/latest`).catch((error: unknown) => {
+        if (toProblem(error).status === 404) return null;
+        throw error;
+      }),
+    [project],
+  );
   const integration = list.value?.find((item) => item.id === selected || item.name === selected);
   return (
     <>
@@ -67,13 +84,24 @@ export function IntegrationsView({ project, selected }: { project: string; selec
         </div>
       )}
       {integration && <Revisions project={project} integration={integration} />}
-      {list.value && (
-        <Deploy
-          key={project}
-          project={project}
-          initial={manifestOf(list.value)}
-          onDeployed={() => void list.reload()}
-        />
+      {list.value && (deployed.value !== undefined || deployed.problem) && (
+        <>
+          {deployed.value && !deployed.value.matchesLive && (
+            <p role="note">
+              The manifest deployed {time(deployed.value.createTime)} no longer describes these integrations
+              (one was changed or created another way), so the editor shows them as generated YAML.
+            </p>
+          )}
+          <Deploy
+            key={project}
+            project={project}
+            initial={deployed.value?.matchesLive ? deployed.value.sourceYaml : manifestOf(list.value)}
+            onDeployed={() => {
+              void list.reload();
+              void deployed.reload();
+            }}
+          />
+        </>
       )}
     </>
   );

@@ -3,7 +3,7 @@ import { NotificationEventEntity } from './event.js';
 import { OAuthStateEntity } from './oauth-state.js';
 import { InstallationConfigEntity, InstallationEntity, ReadWatermarkEntity } from './installation.js';
 import { DestinationEntity, OperationLogEntity, OperationEntity } from './operation.js';
-import { IntegrationEntity, RevisionEntity } from './integration.js';
+import { DeployedManifestEntity, IntegrationEntity, RevisionEntity } from './integration.js';
 import { BuilderEntity, OrgMembershipEntity, OrgEntity } from './org.js';
 import { ApiKeyEntity, ProjectEntity } from './project.js';
 import { EventTopicRouteEntity, TopicDestinationRouteEntity, TopicEntity } from './notification.js';
@@ -26,6 +26,7 @@ export const entities = [
   ApiKeyEntity,
   IntegrationEntity,
   RevisionEntity,
+  DeployedManifestEntity,
   NotificationEventEntity,
   GroupEntity,
   ConsumerEntity,

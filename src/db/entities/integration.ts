@@ -47,3 +47,22 @@ export const RevisionEntity = new EntitySchema<Revision>({
     createTime: { ...timestampColumn, onCreate: () => new Date() },
   },
 });
+
+/** A manifest file as a builder deployed it (comments and order kept); a project keeps its latest few. */
+export interface DeployedManifest {
+  id: string;
+  projectId: string;
+  sourceYaml: string;
+  createTime: Date;
+}
+
+export const DeployedManifestEntity = new EntitySchema<DeployedManifest>({
+  name: 'DeployedManifest',
+  tableName: 'deployed_manifests',
+  properties: {
+    id: uuidPrimaryKey,
+    projectId: uuidColumn,
+    sourceYaml: { type: 'text' },
+    createTime: { ...timestampColumn, onCreate: () => new Date() },
+  },
+});
