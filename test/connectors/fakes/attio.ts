@@ -24,7 +24,8 @@ import { asConformanceFake, bearerCredential, FakeHttpError, FakeProvider } from
  *   (`2024-01-01T00:00:00.000000000Z`).
  * - `POST /v2/objects/{object}/records {data: {values}}` (a text value as a string, a multiselect
  *   as a value or a list, a personal name as `{first_name, last_name, full_name}` or text),
- *   `PATCH …/records/{record_id}` (only the attributes sent change; multiselect values are added),
+ *   `PATCH …/records/{record_id}` (only the attributes sent change; multiselect values are added;
+ *   `PUT` the same, overwriting multiselect values),
  *   `GET …/records/{record_id}`, `DELETE …/records/{record_id}` (`{}`; gone from every listing, no
  *   listing reveals it). Unique attributes (`email_addresses`, `domains`) refuse a duplicate.
  * - `GET /v2/objects/{object}/attributes` lists attributes (`{api_slug, title, type,
@@ -276,7 +277,7 @@ export async function startFakeAttio(): Promise<ConformanceFake> {
   const uniqueKey = (value: Value) => String(value.email_address ?? value.domain ?? '');
 
   /** Writes `values` into `row` (a create or a PATCH): multiselect values are added, others replaced. */
-  const apply = (object: AttioObject, row: Row, values: unknown, atMs: number) => {
+  const apply = (object: AttioObject, row: Row, values: unknown, atMs: number, overwrite = false) => {
     if (typeof values !== 'object' || values === null || Array.isArray(values))
       throw failure(400, 'validation_type', 'Body payload validation error: data.values must be an object.');
     const changes = Object.entries(values as Record<string, unknown>).map(([slug, input]) => {
@@ -307,12 +308,15 @@ export async function startFakeAttio(): Promise<ConformanceFake> {
     });
     for (const { slug, made, multiselect } of changes) {
       const current = row.record.values[slug] ?? [];
-      row.record.values[slug] = multiselect
-        ? [
-            ...current,
-            ...made.filter((value) => !current.some((existing) => uniqueKey(existing) === uniqueKey(value))),
-          ]
-        : made;
+      row.record.values[slug] =
+        multiselect && !overwrite
+          ? [
+              ...current,
+              ...made.filter(
+                (value) => !current.some((existing) => uniqueKey(existing) === uniqueKey(value)),
+              ),
+            ]
+          : made;
     }
     row.modifiedMs = atMs;
   };
@@ -484,6 +488,13 @@ export async function startFakeAttio(): Promise<ConformanceFake> {
     const object = objectOf(ctx);
     const row = rowOf(object, ctx.params.id);
     apply(object, row, dataOf(ctx).values ?? {}, now());
+    ctx.body = { data: row.record };
+  });
+  // The PUT variant overwrites multiselect values instead of adding to them.
+  router.put('/v2/objects/:object/records/:id', (ctx) => {
+    const object = objectOf(ctx);
+    const row = rowOf(object, ctx.params.id);
+    apply(object, row, dataOf(ctx).values ?? {}, now(), true);
     ctx.body = { data: row.record };
   });
   router.delete('/v2/objects/:object/records/:id', (ctx) => {
