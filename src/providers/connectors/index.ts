@@ -13,6 +13,7 @@ import { freshdeskHooks } from './freshdesk.js';
 import { frontHooks } from './front.js';
 import { githubHooks } from './github.js';
 import { gorgiasHooks } from './gorgias.js';
+import { gustoHooks } from './gusto.js';
 import { helpScoutMailboxHooks } from './helpScoutMailbox.js';
 import { hubspotHooks } from './hubspot.js';
 import { leverHooks } from './lever.js';
@@ -49,6 +50,7 @@ const hookModules: Record<string, ConnectorHooks> = {
   pipedrive: pipedriveHooks,
   activeCampaign: activeCampaignHooks,
   dynamicsCRM: dynamicsCRMHooks,
+  gusto: gustoHooks,
 };
 
 /** What each capability a declaration gives to its hooks needs them to implement. */
