@@ -16,6 +16,7 @@ import { gorgiasHooks } from './gorgias.js';
 import { helpScoutMailboxHooks } from './helpScoutMailbox.js';
 import { hubspotHooks } from './hubspot.js';
 import { leverHooks } from './lever.js';
+import { marketoHooks } from './marketo.js';
 import { salesforceHooks } from './salesforce.js';
 import { linearHooks } from './linear.js';
 import { mondayHooks } from './monday.js';
@@ -49,6 +50,7 @@ const hookModules: Record<string, ConnectorHooks> = {
   pipedrive: pipedriveHooks,
   activeCampaign: activeCampaignHooks,
   dynamicsCRM: dynamicsCRMHooks,
+  marketo: marketoHooks,
 };
 
 /** What each capability a declaration gives to its hooks needs them to implement. */
