@@ -21,7 +21,7 @@ import {
  *   refused (403).
  * - `POST /contacts/search` `{locationId, page, pageLimit, searchAfter?, filters, sort}`: filters
  *   `{field: "dateUpdated", operator: "range", value: {gte|gt, lte|lt}}` (ISO times, to the
- *   millisecond), sort `[{field: "dateUpdated"|"dateAdded", direction: "asc"|"desc"}]`;
+ *   millisecond) and `{field: "email"|"firstName"|..., operator: "eq", value}` (exact value), sort `[{field: "dateUpdated"|"dateAdded", direction: "asc"|"desc"}]`;
  *   `pageLimit` at most 500 (verify), `page` from 1, and no more than the first 10,000 results by
  *   page: past them `searchAfter` (each listed contact carries its own, `[sortValue, id]`) goes on.
  *   Answers `{contacts, total}`. The search runs on an index that shows a change a few seconds
@@ -80,6 +80,9 @@ const opportunityWritable = [
   'contactId',
   'source',
 ];
+
+/** Text fields the contact search filters on with `eq` (exact value). */
+const equalityFields = ['email', 'firstName', 'lastName', 'companyName', 'phone', 'source'];
 
 const ghlId = () => randomBytes(15).toString('base64url').slice(0, 20);
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -155,6 +158,11 @@ export async function startFakeHighLevelStandard(): Promise<ConformanceFake> {
 
     const tests: ((row: Row<Contact>) => boolean)[] = [];
     for (const filter of (body.filters ?? []) as { field?: string; operator?: string; value?: unknown }[]) {
+      if (filter.operator === 'eq' && equalityFields.includes(String(filter.field))) {
+        const field = String(filter.field);
+        tests.push((row) => row.record[field] === filter.value);
+        continue;
+      }
       if (filter.field !== 'dateUpdated' && filter.field !== 'dateAdded')
         throw new FakeHttpError(422, `Filter on ${String(filter.field)} is not supported here`);
       if (filter.operator !== 'range')

@@ -1,4 +1,4 @@
-import type { ConformanceSpec } from '../kit/conformance.js';
+import { setStored, type ConformanceSpec } from '../kit/conformance.js';
 import { HIGHLEVEL_FAKE_LOCATION, startFakeHighLevelStandard } from '../fakes/highLevelStandard.js';
 
 /**
@@ -18,6 +18,7 @@ export const spec: ConformanceSpec = {
       name: 'contacts',
       revealsDeletions: false,
       fields: { selected: 'email' },
+      search: { field: 'email', set: setStored('contacts', 'email') },
       write: {
         create: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' },
         update: { companyName: 'Analytical Engines' },
