@@ -17,6 +17,7 @@ import { gustoHooks } from './gusto.js';
 import { helpScoutMailboxHooks } from './helpScoutMailbox.js';
 import { hubspotHooks } from './hubspot.js';
 import { leverHooks } from './lever.js';
+import { marketoHooks } from './marketo.js';
 import { salesforceHooks } from './salesforce.js';
 import { linearHooks } from './linear.js';
 import { mondayHooks } from './monday.js';
@@ -51,6 +52,7 @@ const hookModules: Record<string, ConnectorHooks> = {
   activeCampaign: activeCampaignHooks,
   dynamicsCRM: dynamicsCRMHooks,
   gusto: gustoHooks,
+  marketo: marketoHooks,
 };
 
 /** What each capability a declaration gives to its hooks needs them to implement. */

@@ -382,7 +382,9 @@ export async function readDeclaredPage(
     );
   const walk = walkOf(connector, input, object);
   const deletions = walk.which === 'deletions';
-  const first = !input.pageToken;
+  // A walk's first page has no position yet: a read's first page, or a listing of deletions the
+  // read goes on to; a walk resumed from a cursor is past its first page.
+  const first = !input.pageToken ? !walk.resumed : !walk.state.cursor && !walk.state.url;
   // Pages after the first may be asked for another way (`following`).
   const listing =
     !first && walk.listing.following ? { ...walk.listing, ...walk.listing.following } : walk.listing;
