@@ -566,6 +566,10 @@ const documentedKinds: Record<string, string[]> = {
   xero: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   zendeskSupport: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'basicAuth'],
   zoho: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
+  ashby: ['apiKey', 'basicAuth'],
+  attio: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
+  braze: ['apiKey'],
+  marketo: ['oauth2ClientCredentials'],
 };
 
 describe('alternative auth methods', () => {
