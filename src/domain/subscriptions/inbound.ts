@@ -105,14 +105,12 @@ export async function receiveProviderWebhook(input: InboundWebhook): Promise<Inb
       `No subscription ${input.subscriptionId} of provider "${input.provider}" takes webhooks here.`,
     );
   }
-  const events = verifiedEvents(
-    input.provider,
-    input.headers,
-    input.rawBody,
-    subscription.secret,
-    input.request,
-  );
   const { row } = subscription;
+  const events = verifiedEvents(input.provider, input.headers, input.rawBody, subscription.secret, {
+    method: input.request?.method ?? 'POST',
+    uri: input.request?.uri ?? '',
+    objectName: row.objectName,
+  });
   const kept = events.filter((event) => event.eventType === 'other' || event.objectName === row.objectName);
   const started = await keepEvents(kept.map((event) => ({ row, identity: subscription.identity, event })));
   logger.debug(
@@ -128,7 +126,7 @@ export function verifiedEvents(
   headers: InboundWebhook['headers'],
   rawBody: Buffer,
   secret: string,
-  request?: { method: string; uri: string },
+  request?: { method: string; uri: string; objectName?: string },
 ): IncomingProviderEvent[] {
   // Verification needs no credentials: only the provider's rules and the secret.
   const connector = connectorFor({ provider, templateVars: {}, auth: async () => ({ type: 'none' }) });
