@@ -190,6 +190,11 @@ export const WebhooksDeclarationSchema = Type.Object(
       {
         /** Where a body carrying several events lists them; absent: the body is one event. */
         list: Type.Optional(JsonPointerSchema),
+        /**
+         * Listed items that carry a value here tell of the subscription, not of a record (Graph's
+         * lifecycle notifications, `/lifecycleEvent`): checked like the rest, acknowledged, not delivered.
+         */
+        notice: Type.Optional(JsonPointerSchema),
         /** The event within the body (or each listed item), e.g. `/event`; default the whole. */
         root: Type.Optional(JsonPointerSchema),
         /** The provider's event id, for deduplication; several values are joined with `:`. */

@@ -301,7 +301,10 @@ export function readWebhookEvents(
       for (const event of eventsOf(object[change])) byName.set(eventName(event), { objectName, change });
     }
   }
-  return items.flatMap((item) => {
+  const { notice } = webhooks.event;
+  const recordChanges =
+    notice === undefined ? items : items.filter((item) => valueAt(item, notice) === undefined);
+  return recordChanges.flatMap((item) => {
     const event = webhooks.event.root ? valueAt(item, webhooks.event.root) : item;
     const type = webhooks.event.type.map((value) => valueOf(value, event, headers) ?? '').join('.');
     const known = byName.get(type);
