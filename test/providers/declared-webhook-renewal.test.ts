@@ -5,7 +5,8 @@ import { connectorDeclaration } from '../../src/providers/catalog/index.js';
 import { connectorFor } from '../../src/providers/connectors/index.js';
 import { checkSignature, readWebhookEvents } from '../../src/providers/declarative/webhooks.js';
 import { ProviderError, WebhookVerificationError } from '../../src/providers/errors.js';
-import { nextRenewalAt, renewalDue } from '../../src/domain/subscriptions/renewal.js';
+import { expiryOf, nextRenewalAt, renewalDue } from '../../src/domain/subscriptions/renewal.js';
+import type { Subscription } from '../../src/db/entities/subscription.js';
 import type { WebhooksDeclaration } from '../../src/schemas/connector-declaration.js';
 
 /**
@@ -212,6 +213,14 @@ describe('when renewals come', () => {
     expect(renewalDue(hours(25), 24 * 3_600_000, now)).toBe(false);
     expect(renewalDue(hours(24), 24 * 3_600_000, now)).toBe(true);
     expect(renewalDue(undefined, 24 * 3_600_000, now)).toBe(false);
+  });
+
+  it('takes a subscription made before expiries were kept to expire a lifetime after its row last changed', () => {
+    const row = (provider: string, expiresAt?: Date) =>
+      ({ provider, updateTime: now, ...(expiresAt && { expiresAt }) }) as Subscription;
+    expect(expiryOf(row('atlassian'))).toEqual(hours(30 * 24));
+    expect(expiryOf(row('atlassian', hours(2)))).toEqual(hours(2));
+    expect(expiryOf(row('stripe'))).toBeUndefined();
   });
 
   it('is declared for the providers whose subscriptions expire', () => {

@@ -2,6 +2,7 @@ import { SubscriptionEntity, type Subscription } from '../../db/entities/subscri
 import { InstallationEntity } from '../../db/entities/installation.js';
 import { em as newEntityManager, transaction } from '../../db/orm.js';
 import { encryptSecret } from '../../crypto/secrets.js';
+import { connectorDeclaration } from '../../providers/catalog/index.js';
 import { connectorFor } from '../../providers/connectors/index.js';
 import type { Connector } from '../../providers/connector.js';
 import { describeError, ProviderError } from '../../providers/errors.js';
@@ -65,18 +66,27 @@ export function subscriptionWebhookUrl(
   return `${publicApiUrl}/v1/webhooks/providers/${encodeURIComponent(provider)}/${subscriptionId}`;
 }
 
-/** The installation's next renewal, from the expiries its rows keep. */
+/**
+ * When a subscription expires: as kept, or, for one made before expiries were kept (Jira's webhooks
+ * registered earlier), the declared lifetime after it was last registered, which is when its row
+ * last changed (every change registers it again).
+ */
+export function expiryOf(row: Subscription): Date | undefined {
+  if (row.expiresAt) return row.expiresAt;
+  const lifetimeSeconds = connectorDeclaration(row.provider)?.webhooks?.renewal?.lifetimeSeconds;
+  return lifetimeSeconds === undefined
+    ? undefined
+    : new Date(row.updateTime.getTime() + lifetimeSeconds * 1000);
+}
+
+/** The installation's next renewal, from the expiries of its subscriptions. */
 export async function installationRenewalAt(
   installationId: string,
   leadMs: number,
   now = new Date(),
 ): Promise<Date | undefined> {
   const rows = await (await newEntityManager()).find(SubscriptionEntity, { installationId });
-  return nextRenewalAt(
-    rows.map((row) => row.expiresAt),
-    leadMs,
-    now,
-  );
+  return nextRenewalAt(rows.map(expiryOf), leadMs, now);
 }
 
 export interface RenewalPass {
@@ -102,7 +112,7 @@ export async function renewDueSubscriptions(
   const installation = await em.findOne(InstallationEntity, { id: installationId });
   if (!installation) return { renewed: 0, failed: [] };
   const rows = await em.find(SubscriptionEntity, { installationId });
-  const due = rows.filter((row) => renewalDue(row.expiresAt, settings.leadMs, now));
+  const due = rows.filter((row) => renewalDue(expiryOf(row), settings.leadMs, now));
   const failed: RenewalPass['failed'] = [];
   let renewed = 0;
   for (const row of due) {
@@ -110,7 +120,7 @@ export async function renewDueSubscriptions(
     const connector = connectorFor(await connectionTarget(installation.connectionId), {
       onRequest: (entry) => logs.push(requestLog(entry)),
     });
-    const before = row.expiresAt;
+    const before = expiryOf(row);
     let error: string | undefined;
     try {
       await renewOne(connector, row, settings, logs);
@@ -159,11 +169,7 @@ export async function renewDueSubscriptions(
     });
   }
   const kept = await (await newEntityManager()).find(SubscriptionEntity, { installationId });
-  const renewAt = nextRenewalAt(
-    kept.map((row) => row.expiresAt),
-    settings.leadMs,
-    new Date(),
-  );
+  const renewAt = nextRenewalAt(kept.map(expiryOf), settings.leadMs, new Date());
   return { renewed, failed, ...(renewAt && { renewAt }) };
 }
 
