@@ -54,9 +54,10 @@ const known = new TtlCache<string, KnownSubscription>(KNOWN_FOR_MS, KNOWN_MAX);
 async function subscriptionOf(
   subscriptionId: string,
   provider: string,
+  fresh = false,
 ): Promise<KnownSubscription | undefined> {
   const now = Date.now();
-  const cached = known.get(subscriptionId, now);
+  const cached = fresh ? undefined : known.get(subscriptionId, now);
   if (cached) return cached.row.provider === provider ? cached : undefined;
   if (!isUuid(subscriptionId)) return undefined;
   const em = await newEntityManager();
@@ -99,18 +100,34 @@ function providerEventIdOf(event: IncomingProviderEvent): string {
 }
 
 export async function receiveProviderWebhook(input: InboundWebhook): Promise<InboundResult> {
-  const subscription = await subscriptionOf(input.subscriptionId, input.provider);
+  let subscription = await subscriptionOf(input.subscriptionId, input.provider);
   if (!subscription) {
     throw ProblemError.notFound(
       `No subscription ${input.subscriptionId} of provider "${input.provider}" takes webhooks here.`,
     );
   }
+  const verify = (entry: KnownSubscription) =>
+    verifiedEvents(input.provider, input.headers, input.rawBody, entry.secret, {
+      method: input.request?.method ?? 'POST',
+      uri: input.request?.uri ?? '',
+      objectName: entry.row.objectName,
+    });
+  let events: IncomingProviderEvent[];
+  try {
+    events = verify(subscription);
+  } catch (error) {
+    // The secret kept a while may be stale: a subscription made again at the provider (Graph's,
+    // after it removed one) has a new one. Read once more before refusing; the route's failure
+    // limit bounds how often a bad signature can cost this read.
+    const current =
+      error instanceof ProblemError && error.status === 401
+        ? await subscriptionOf(input.subscriptionId, input.provider, true)
+        : undefined;
+    if (!current || current.secret === subscription.secret) throw error;
+    subscription = current;
+    events = verify(subscription);
+  }
   const { row } = subscription;
-  const events = verifiedEvents(input.provider, input.headers, input.rawBody, subscription.secret, {
-    method: input.request?.method ?? 'POST',
-    uri: input.request?.uri ?? '',
-    objectName: row.objectName,
-  });
   const kept = events.filter((event) => event.eventType === 'other' || event.objectName === row.objectName);
   const started = await keepEvents(kept.map((event) => ({ row, identity: subscription.identity, event })));
   logger.debug(
