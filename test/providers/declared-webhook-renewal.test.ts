@@ -2,6 +2,10 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connectorDeclaration } from '../../src/providers/catalog/index.js';
+import {
+  checkDeclaration,
+  ConnectorDeclarationError,
+} from '../../src/providers/catalog/connector-declarations.js';
 import { connectorFor } from '../../src/providers/connectors/index.js';
 import { checkSignature, readWebhookEvents } from '../../src/providers/declarative/webhooks.js';
 import { ProviderError, WebhookVerificationError } from '../../src/providers/errors.js';
@@ -228,5 +232,35 @@ describe('when renewals come', () => {
     expect(lifetime(microsoft)).toBe(4230 * 60);
     expect(lifetime(atlassian)).toBe(30 * 86_400);
     expect(connectorDeclaration('stripe')?.webhooks?.renewal).toBeUndefined();
+  });
+});
+
+describe('renewal declarations', () => {
+  const declaration = (renewal: unknown) => ({
+    ...connectorDeclaration('microsoft'),
+    webhooks: { ...microsoft, renewal },
+  });
+  const problems = (renewal: unknown) => {
+    try {
+      checkDeclaration('microsoft.json', declaration(renewal), new Set(['microsoft']));
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConnectorDeclarationError);
+      return (error as Error).message;
+    }
+    return '';
+  };
+
+  it('needs the renew request to address the subscription, with placeholders known there', () => {
+    const renew = (path: string) => ({
+      lifetimeSeconds: 3600,
+      request: { method: 'PATCH', path, body: { expirationDateTime: '{{expiresAt}}' } },
+    });
+    expect(problems(renew('/v1.0/subscriptions/{{subscriptionId}}'))).toBe('');
+    expect(problems(renew('/v1.0/subscriptions'))).toContain(
+      'webhooks.renewal.request: must address it with {{subscriptionId}}',
+    );
+    expect(problems(renew('/v1.0/subscriptions/{{subscriptionId}}/{{webhookUrl}}'))).toContain(
+      '{{webhookUrl}} is not known here',
+    );
   });
 });
