@@ -205,12 +205,16 @@ export async function changeSubscriptions(change: SubscriptionChange): Promise<S
  */
 export async function renewSubscriptions(input: {
   installationId: string;
+  /** Every subscription that expires, due or not (the provider asked). */
+  all?: boolean;
 }): Promise<SubscriptionRenewalResult> {
   const settings = config();
-  const pass = await renewDueSubscriptions(input.installationId, {
-    leadMs: settings.subscriptionRenewal.leadMs,
-    publicApiUrl: settings.publicApiUrl,
-  });
+  const pass = await renewDueSubscriptions(
+    input.installationId,
+    { leadMs: settings.subscriptionRenewal.leadMs, publicApiUrl: settings.publicApiUrl },
+    new Date(),
+    input.all,
+  );
   if (pass.failed.length) {
     const [first] = pass.failed;
     throw ApplicationFailure.retryable(

@@ -179,9 +179,10 @@ async function changeSubscriptionsUntilInStep(state: InstallationState): Promise
 async function renewSubscriptionsDue(state: InstallationState, due: 'renew' | 'lookUp'): Promise<void> {
   const { installationId, subscriptions } = state;
   try {
+    const all = subscriptions.takeRenewAll();
     const result =
       due === 'renew'
-        ? await renewSubscriptions({ installationId })
+        ? await renewSubscriptions({ installationId, ...(all && { all }) })
         : await subscriptionRenewalAt({ installationId });
     subscriptions.renewalFinished(workflowNow(), result);
   } catch (error) {

@@ -32,6 +32,8 @@ export class Subscriptions {
   #changing?: SubscriptionAction;
   /** How long after a renewal that failed for good the next try comes (the activity tells; 5 minutes before it has). */
   #renewalRetryMs = 300_000;
+  /** A renewal the provider asked for (not carried: a lost one waits for the planned renewal). */
+  #renewAll = false;
   readonly #onChange: () => void;
 
   constructor(
@@ -122,6 +124,21 @@ export class Subscriptions {
       };
     }
     this.#onChange();
+  }
+
+  /** The provider asked for a renewal now: every subscription that expires is renewed at the next turn. */
+  renewNow(now: Date): void {
+    if (!Object.keys(this.#reflected.objects).length) return;
+    this.#renewAll = true;
+    this.#reflected = { ...this.#reflected, renewAt: now.toISOString() };
+    this.#onChange();
+  }
+
+  /** Whether the renewal due is one the provider asked for (all renewed, due or not); taken once. */
+  takeRenewAll(): boolean {
+    const all = this.#renewAll;
+    this.#renewAll = false;
+    return all;
   }
 
   /** When the main loop must wake to renew, if any subscription expires. */

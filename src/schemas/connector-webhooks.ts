@@ -195,6 +195,11 @@ export const WebhooksDeclarationSchema = Type.Object(
          * lifecycle notifications, `/lifecycleEvent`): checked like the rest, acknowledged, not delivered.
          */
         notice: Type.Optional(JsonPointerSchema),
+        /**
+         * Notices that ask for the subscription to be renewed now (Graph's `reauthorizationRequired`,
+         * and `subscriptionRemoved`: the renewal's 404 makes it again).
+         */
+        renewOn: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
         /** The event within the body (or each listed item), e.g. `/event`; default the whole. */
         root: Type.Optional(JsonPointerSchema),
         /** The provider's event id, for deduplication; several values are joined with `:`. */

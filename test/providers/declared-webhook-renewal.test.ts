@@ -7,7 +7,11 @@ import {
   ConnectorDeclarationError,
 } from '../../src/providers/catalog/connector-declarations.js';
 import { connectorFor } from '../../src/providers/connectors/index.js';
-import { checkSignature, readWebhookEvents } from '../../src/providers/declarative/webhooks.js';
+import {
+  checkSignature,
+  readWebhookEvents,
+  renewalNotices,
+} from '../../src/providers/declarative/webhooks.js';
 import { ProviderError, WebhookVerificationError } from '../../src/providers/errors.js';
 import { expiryOf, nextRenewalAt, renewalDue } from '../../src/domain/subscriptions/renewal.js';
 import type { Subscription } from '../../src/db/entities/subscription.js';
@@ -192,6 +196,19 @@ describe('clientState on every notification of a batch', () => {
       ]);
       expect(events.every((event) => event.record === undefined)).toBe(true); // read by id
     }
+  });
+
+  it('names the lifecycle notices that ask for a renewal now', () => {
+    const raw = body({
+      value: [
+        { clientState: 'state-1', lifecycleEvent: 'missed' },
+        { clientState: 'state-1', lifecycleEvent: 'reauthorizationRequired' },
+        notification('state-1', 'c1'),
+      ],
+    });
+    expect(renewalNotices(microsoft, raw)).toEqual(['reauthorizationRequired']);
+    expect(renewalNotices(microsoft, body({ value: [notification('state-1', 'c1')] }))).toEqual([]);
+    expect(renewalNotices(atlassian, raw)).toEqual([]);
   });
 
   it('checks a lifecycle notification’s clientState but delivers no event for it', () => {

@@ -60,6 +60,17 @@ describe('Subscriptions renewals', () => {
     expect(woken).toBe(2);
   });
 
+  it('renews every subscription at once when the provider asks, once', () => {
+    const subscriptions = subscribed({ renewAt: later(86_400_000).toISOString(), renewalPlanned: true });
+    subscriptions.renewNow(later(1000));
+    expect(subscriptions.renewalDue(later(1000))).toBe('renew');
+    expect(subscriptions.takeRenewAll()).toBe(true);
+    expect(subscriptions.takeRenewAll()).toBe(false);
+    const none = new Subscriptions(undefined, {}, () => undefined);
+    none.renewNow(t0);
+    expect(none.renewalAt()).toBeUndefined();
+  });
+
   it('drops the renewal when the subscriptions are gone', () => {
     const subscriptions = subscribed({ renewAt: later(1000).toISOString(), renewalPlanned: true });
     subscriptions.want({});

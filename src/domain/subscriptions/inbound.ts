@@ -14,7 +14,13 @@ import type { IncomingProviderEvent } from '../../providers/connector.js';
 import { connectorDeclaration } from '../../providers/catalog/index.js';
 import { connectorFor } from '../../providers/connectors/index.js';
 import { CapabilityNotSupportedError, WebhookVerificationError } from '../../providers/errors.js';
-import { startSubscriptionEventDelivery, type WorkflowIdentity } from '../../temporal/gateway.js';
+import {
+  signalInstallation,
+  startSubscriptionEventDelivery,
+  type WorkflowIdentity,
+} from '../../temporal/gateway.js';
+import { renewSubscriptionsSignal } from '../../temporal/contracts/installation.js';
+import { renewalNotices } from '../../providers/declarative/webhooks.js';
 import { runIdentityOf } from '../installations/workflow.js';
 import { providerAppSecret } from '../provider-apps.js';
 
@@ -130,11 +136,28 @@ export async function receiveProviderWebhook(input: InboundWebhook): Promise<Inb
   const { row } = subscription;
   const kept = events.filter((event) => event.eventType === 'other' || event.objectName === row.objectName);
   const started = await keepEvents(kept.map((event) => ({ row, identity: subscription.identity, event })));
+  await askForRenewal(input, row);
   logger.debug(
     { provider: input.provider, subscriptionId: row.id, received: events.length, kept: started },
     'provider webhook received',
   );
   return { received: events.length, duplicates: kept.length - started };
+}
+
+/**
+ * A verified notice that the subscription needs renewing now (Graph's `reauthorizationRequired`,
+ * `subscriptionRemoved`) is passed to the installation's workflow. Best effort: the notice is
+ * acknowledged either way, and the planned renewal comes regardless.
+ */
+async function askForRenewal(input: InboundWebhook, row: Subscription): Promise<void> {
+  const webhooks = connectorDeclaration(input.provider)?.webhooks;
+  const [notice] = webhooks ? renewalNotices(webhooks, input.rawBody) : [];
+  if (!notice) return;
+  try {
+    await signalInstallation(row.installationId, renewSubscriptionsSignal, { notice });
+  } catch (error) {
+    logger.warn({ err: error, subscriptionId: row.id, notice }, 'could not ask for a renewal');
+  }
 }
 
 /** The events of a webhook whose signature checks out; a 401 problem otherwise. */

@@ -107,12 +107,15 @@ export async function renewDueSubscriptions(
   installationId: string,
   settings: RenewalSettings,
   now = new Date(),
+  all = false,
 ): Promise<RenewalPass> {
   const em = await newEntityManager();
   const installation = await em.findOne(InstallationEntity, { id: installationId });
   if (!installation) return { renewed: 0, failed: [] };
   const rows = await em.find(SubscriptionEntity, { installationId });
-  const due = rows.filter((row) => renewalDue(expiryOf(row), settings.leadMs, now));
+  const due = rows.filter((row) =>
+    all ? expiryOf(row) !== undefined : renewalDue(expiryOf(row), settings.leadMs, now),
+  );
   const failed: RenewalPass['failed'] = [];
   let renewed = 0;
   for (const row of due) {

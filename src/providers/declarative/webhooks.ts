@@ -273,6 +273,23 @@ export function objectsOfEvent(webhooks: WebhooksDeclaration, event: IncomingPro
     .map(([name]) => name);
 }
 
+/** The declared notices of a verified body that ask for a renewal now (Graph's lifecycle events). */
+export function renewalNotices(webhooks: WebhooksDeclaration, rawBody: Buffer): string[] {
+  const { notice, renewOn, list } = webhooks.event;
+  if (notice === undefined || !renewOn) return [];
+  let body: unknown;
+  try {
+    body = JSON.parse(rawBody.toString('utf8'));
+  } catch {
+    return [];
+  }
+  const items = list !== undefined ? valueAt(body, list) : [body];
+  if (!Array.isArray(items)) return [];
+  return items
+    .map((item) => text(valueAt(item, notice)))
+    .filter((value): value is string => value !== undefined && renewOn.includes(value));
+}
+
 /** The events of a verified body in Ferry's terms; objects and changes by the declared event names. */
 export function readWebhookEvents(
   provider: string,

@@ -97,6 +97,11 @@ export const triggerReadSignal = defineSignal<[TriggerReadRequest]>('triggerRead
 export const backfillSignal = defineSignal<[BackfillRequest]>('backfill');
 export const pauseSignal = defineSignal<[PauseRequest]>('pause');
 export const resumeSignal = defineSignal<[ResumeRequest]>('resume');
+/**
+ * The provider says a subscription needs renewing now (Graph's `reauthorizationRequired` and
+ * `subscriptionRemoved` lifecycle notifications): every one that expires is renewed, or made again.
+ */
+export const renewSubscriptionsSignal = defineSignal<[{ notice: string }]>('renewSubscriptions');
 
 /**
  * An Update, not a Signal, because the API waits for the workflow to accept the new config (its
