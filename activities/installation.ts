@@ -18,13 +18,18 @@ import {
 } from '../src/domain/installations/event-data.js';
 import { type Connector } from '../src/providers/connector.js';
 import { connectorFor } from '../src/providers/connectors/index.js';
-import { type RecordChangeType } from '../src/schemas/write.js';
 import { CapabilityNotSupportedError, ProviderError } from '../src/providers/errors.js';
-import type { SubscribeConfig } from '../src/schemas/installations.js';
+import {
+  installationRenewalAt,
+  renewDueSubscriptions,
+  subscribedEvents,
+  subscriptionWebhookUrl,
+} from '../src/domain/subscriptions/renewal.js';
 import type {
   SubscriptionAction,
   SubscriptionChange,
   SubscriptionChangeResult,
+  SubscriptionRenewalResult,
   SubscriptionUpsert,
 } from '../src/temporal/contracts/installation.js';
 
@@ -99,17 +104,8 @@ export async function recordSchedulePaused(input: {
   });
 }
 
-/** The record changes an object's subscription listens to; all three when the config names none. */
-function subscribedEvents(object: SubscribeConfig): RecordChangeType[] {
-  const events: RecordChangeType[] = [];
-  if (object.createEvent) events.push('create');
-  if (object.updateEvent) events.push('update');
-  if (object.deleteEvent) events.push('delete');
-  return events.length ? events : ['create', 'update', 'delete'];
-}
-
 function webhookUrl(provider: string, subscriptionId: string): string {
-  return `${config().publicApiUrl}/v1/webhooks/providers/${encodeURIComponent(provider)}/${subscriptionId}`;
+  return subscriptionWebhookUrl(config().publicApiUrl, provider, subscriptionId);
 }
 
 /** Failures that retrying cannot fix end the activity at once; the rest are retried by Temporal. */
@@ -157,6 +153,7 @@ async function upsertSubscription(
     row.providerSubscriptionId = made.subscriptionId;
     row.config = upsert.config as Record<string, unknown>;
     if (made.secret) row.secretEncrypted = encryptSecret(made.secret);
+    row.expiresAt = made.expiresAt ? new Date(made.expiresAt) : undefined;
   });
   return subscriptionId;
 }
@@ -198,7 +195,51 @@ export async function changeSubscriptions(change: SubscriptionChange): Promise<S
       subscriptionIds,
     });
   });
-  return { subscriptionIds };
+  const renewAt = await installationRenewalAt(installation.id, config().subscriptionRenewal.leadMs);
+  return { subscriptionIds, ...(renewAt && { renewAt: renewAt.toISOString() }), renewalPlanned: true };
+}
+
+/**
+ * Renews the installation's subscriptions that expire soon (an operation each). A failure is retried
+ * by Temporal; once retries run out the workflow plans the next try. Answers the next renewal.
+ */
+export async function renewSubscriptions(input: {
+  installationId: string;
+  /** Every subscription that expires, due or not (the provider asked). */
+  all?: boolean;
+}): Promise<SubscriptionRenewalResult> {
+  const settings = config();
+  const pass = await renewDueSubscriptions(
+    input.installationId,
+    { leadMs: settings.subscriptionRenewal.leadMs, publicApiUrl: settings.publicApiUrl },
+    new Date(),
+    input.all,
+  );
+  if (pass.failed.length) {
+    const [first] = pass.failed;
+    throw ApplicationFailure.retryable(
+      `The ${first.objectName} subscription could not be renewed: ${first.error}`,
+      'SubscriptionRenewalFailed',
+    );
+  }
+  return {
+    renewed: pass.renewed,
+    ...(pass.renewAt && { renewAt: pass.renewAt.toISOString() }),
+    retryInMs: settings.subscriptionRenewal.retryMs,
+  };
+}
+
+/** The installation's next renewal, for a workflow that has not planned one (subscriptions made before renewals were). */
+export async function subscriptionRenewalAt(input: {
+  installationId: string;
+}): Promise<SubscriptionRenewalResult> {
+  const settings = config();
+  const renewAt = await installationRenewalAt(input.installationId, settings.subscriptionRenewal.leadMs);
+  return {
+    renewed: 0,
+    ...(renewAt && { renewAt: renewAt.toISOString() }),
+    retryInMs: settings.subscriptionRenewal.retryMs,
+  };
 }
 
 /** `subscribe.{action}.error`, once the workflow gave up on a change. */

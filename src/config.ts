@@ -102,6 +102,13 @@ export interface Config {
     /** An operation untouched this long is checked for a live run behind it. */
     stuckAfterMs: number;
   };
+  /** Provider subscriptions that expire (Microsoft Graph, Jira's dynamic webhooks). */
+  subscriptionRenewal: {
+    /** How long before it expires a subscription is renewed (FERRY_SUBSCRIPTION_RENEWAL_LEAD_SECONDS). */
+    leadMs: number;
+    /** After a renewal failed for good, when it is tried again (FERRY_SUBSCRIPTION_RENEWAL_RETRY_SECONDS). */
+    retryMs: number;
+  };
   dataDir: string;
   /**
    * Check every handler's answer against the route's declared response schema, failing the request
@@ -442,6 +449,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     repair: {
       intervalMs: Math.max(1, intVar(env, 'FERRY_REPAIR_INTERVAL_SECONDS', 15)) * 1000,
       stuckAfterMs: Math.max(1, intVar(env, 'FERRY_STUCK_OPERATION_SECONDS', 120)) * 1000,
+    },
+    subscriptionRenewal: {
+      leadMs: Math.max(1, intVar(env, 'FERRY_SUBSCRIPTION_RENEWAL_LEAD_SECONDS', 24 * 3600)) * 1000,
+      retryMs: Math.max(1, intVar(env, 'FERRY_SUBSCRIPTION_RENEWAL_RETRY_SECONDS', 300)) * 1000,
     },
     dataDir,
     checkResponses: boolVar(env, 'FERRY_CHECK_RESPONSES', mode === 'test'),

@@ -45,6 +45,18 @@ export const { changeSubscriptions: removeSubscriptionsNow } = proxyActivities<t
   retry: { initialInterval: '1 second', maximumInterval: '5 seconds' },
 });
 
+export const { renewSubscriptions, subscriptionRenewalAt } = proxyActivities<typeof activities>({
+  // A renewal is a request or two per expiring subscription. Each failed attempt is an operation the
+  // builder sees; after the last, the workflow tries again FERRY_SUBSCRIPTION_RENEWAL_RETRY_SECONDS later.
+  startToCloseTimeout: '2 minutes',
+  retry: {
+    initialInterval: '5 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 4,
+  },
+});
+
 export const { watchSchema } = proxyActivities<typeof schemaWatchActivities>({
   // Describes every read object at the provider: a few provider calls each.
   startToCloseTimeout: '5 minutes',

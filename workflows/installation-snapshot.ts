@@ -13,6 +13,10 @@ export interface SubscriptionState {
   /** A change that failed for good is not retried until the wanted objects change again. */
   failedFingerprint?: string;
   lastChange?: SubscriptionDescription['lastChange'];
+  /** When the subscriptions that expire are next renewed, ISO 8601 (absent: none expire, or not known yet). */
+  renewAt?: string;
+  /** The expiries kept in PostgreSQL were looked at once (subscriptions made before renewals were planned). */
+  renewalKnown?: boolean;
 }
 
 /** Everything a run hands to the next one on continue-as-new. Plain JSON. */

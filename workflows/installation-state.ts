@@ -56,11 +56,13 @@ export class InstallationState {
     this.schemaWatch = new SchemaWatchSchedule(carried?.schemaWatch, this.#spread);
   }
 
-  /** The earliest time the main loop must wake: a read's fire or the schema watch's run. */
+  /** The earliest time the main loop must wake: a read's fire, the schema watch's run, or a renewal. */
   nextWakeAt(now: Date): Date | undefined {
-    const times = [this.reads.nextWakeAt(now), this.schemaWatch.nextWakeAt()].filter(
-      (time): time is Date => time !== undefined,
-    );
+    const times = [
+      this.reads.nextWakeAt(now),
+      this.schemaWatch.nextWakeAt(),
+      this.subscriptions.renewalAt(),
+    ].filter((time): time is Date => time !== undefined);
     return times.length ? new Date(Math.min(...times.map((time) => time.getTime()))) : undefined;
   }
 

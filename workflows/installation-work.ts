@@ -10,6 +10,8 @@ import {
   recordSchedulePaused,
   recordSubscriptionFailure,
   removeSubscriptionsNow,
+  renewSubscriptions,
+  subscriptionRenewalAt,
   watchSchema,
 } from './installation-activities.js';
 import type { InstallationState } from './installation-state.js';
@@ -24,6 +26,8 @@ const CONFIG_IN_MEMO = 'config-in-memo';
 const SCHEMA_WATCH = 'schema-watch';
 /** Workflows started before first fires were planned from the run's start planned them from readiness. */
 const FIRST_FIRE_FROM_START = 'first-fire-from-start';
+/** Workflows started before subscriptions were renewed never looked at their expiries. */
+const SUBSCRIPTION_RENEWAL = 'subscription-renewal';
 
 // What the installation workflow does beside its main loop: apply config versions, start what became
 // due, and clean up when the installation is deleted.
@@ -60,6 +64,10 @@ function firstPlanFrom(state: InstallationState): Date {
 export function startDueWork(state: InstallationState, inFlight: InFlight): void {
   if (!inFlight.changingSubscriptions && state.subscriptions.hasPendingChange()) {
     inFlight.trackSubscriptionChange(changeSubscriptionsUntilInStep(state), () => state.wake());
+  }
+  const renewal = inFlight.changingSubscriptions ? undefined : state.subscriptions.renewalDue(workflowNow());
+  if (renewal === 'renew' || (renewal === 'lookUp' && patched(SUBSCRIPTION_RENEWAL))) {
+    inFlight.trackSubscriptionChange(renewSubscriptionsDue(state, renewal), () => state.wake());
   }
   const abandoned = state.reads.takeAbandonedTriggers();
   if (abandoned.length) {
@@ -159,6 +167,29 @@ async function changeSubscriptionsUntilInStep(state: InstallationState): Promise
       subscriptions.finished(change, workflowNow(), { error: message });
       await recordSubscriptionFailure({ installationId, action: change.action, error: message });
     }
+  }
+}
+
+/**
+ * Renews the subscriptions that expire soon (or, for subscriptions made before renewals were
+ * planned, learns when they expire). Shares the one slot of subscription changes, so a renewal never
+ * races a change of the same subscription. Retries run out: `subscribe.update.error`, and another
+ * try FERRY_SUBSCRIPTION_RENEWAL_RETRY_SECONDS later.
+ */
+async function renewSubscriptionsDue(state: InstallationState, due: 'renew' | 'lookUp'): Promise<void> {
+  const { installationId, subscriptions } = state;
+  try {
+    const all = subscriptions.takeRenewAll();
+    const result =
+      due === 'renew'
+        ? await renewSubscriptions({ installationId, ...(all && { all }) })
+        : await subscriptionRenewalAt({ installationId });
+    subscriptions.renewalFinished(workflowNow(), result);
+  } catch (error) {
+    if (isCancellation(error)) throw error;
+    const message = errorMessage(error);
+    subscriptions.renewalFinished(workflowNow(), { error: message });
+    await recordSubscriptionFailure({ installationId, action: 'update', error: message });
   }
 }
 

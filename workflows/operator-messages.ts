@@ -3,6 +3,7 @@ import {
   backfillSignal,
   pauseReadsUpdate,
   pauseSignal,
+  renewSubscriptionsSignal,
   requestBackfillUpdate,
   requestReadUpdate,
   resumeReadsUpdate,
@@ -99,6 +100,12 @@ export function setOperatorHandlers(state: InstallationState, whenReady: () => P
     );
     return { operationId, objectName: request.objectName, readType: 'backfill' };
   }
+
+  setHandler(renewSubscriptionsSignal, async ({ notice }) => {
+    await whenReady();
+    log.info('the provider asked for a renewal', { notice });
+    state.subscriptions.renewNow(workflowNow());
+  });
 
   setHandler(triggerReadSignal, async (request) => {
     await whenReady();

@@ -30,6 +30,10 @@ export class Subscriptions {
   #reflected: SubscriptionState;
   #wanted: Record<string, SubscribeConfig>;
   #changing?: SubscriptionAction;
+  /** How long after a renewal that failed for good the next try comes (the activity tells; 5 minutes before it has). */
+  #renewalRetryMs = 300_000;
+  /** A renewal the provider asked for (not carried: a lost one waits for the planned renewal). */
+  #renewAll = false;
   readonly #onChange: () => void;
 
   constructor(
@@ -110,7 +114,56 @@ export class Subscriptions {
           fingerprint: fingerprint(upsert.config),
         };
       }
-      this.#reflected = { objects, lastChange };
+      // A result without `renewAt` (nothing expires, or a history from before renewals) plans none.
+      const { renewAt, renewalPlanned } = outcome.result;
+      this.#reflected = {
+        objects,
+        lastChange,
+        ...(renewAt && { renewAt }),
+        ...((renewalPlanned || this.#reflected.renewalKnown) && { renewalKnown: true }),
+      };
+    }
+    this.#onChange();
+  }
+
+  /** The provider asked for a renewal now: every subscription that expires is renewed at the next turn. */
+  renewNow(now: Date): void {
+    if (!Object.keys(this.#reflected.objects).length) return;
+    this.#renewAll = true;
+    this.#reflected = { ...this.#reflected, renewAt: now.toISOString() };
+    this.#onChange();
+  }
+
+  /** Whether the renewal due is one the provider asked for (all renewed, due or not); taken once. */
+  takeRenewAll(): boolean {
+    const all = this.#renewAll;
+    this.#renewAll = false;
+    return all;
+  }
+
+  /** When the main loop must wake to renew, if any subscription expires. */
+  renewalAt(): Date | undefined {
+    const { renewAt } = this.#reflected;
+    return renewAt ? new Date(renewAt) : undefined;
+  }
+
+  /** A renewal is due: its time has come, or the expiries were never looked at (`lookUp`). */
+  renewalDue(now: Date): 'renew' | 'lookUp' | undefined {
+    const at = this.renewalAt();
+    if (at && at.getTime() <= now.getTime()) return 'renew';
+    const { objects, renewalKnown } = this.#reflected;
+    return !at && !renewalKnown && Object.keys(objects).length ? 'lookUp' : undefined;
+  }
+
+  /** A renewal (or look) ended: the next one as the activity planned it, or a retry after a failure. */
+  renewalFinished(now: Date, outcome: { renewAt?: string; retryInMs: number } | { error: string }): void {
+    if ('error' in outcome) {
+      const retryAt = new Date(now.getTime() + this.#renewalRetryMs).toISOString();
+      this.#reflected = { ...this.#reflected, renewAt: retryAt, renewalKnown: true };
+    } else {
+      this.#renewalRetryMs = outcome.retryInMs;
+      const { renewAt: _previous, ...rest } = this.#reflected;
+      this.#reflected = { ...rest, ...(outcome.renewAt && { renewAt: outcome.renewAt }), renewalKnown: true };
     }
     this.#onChange();
   }
@@ -123,6 +176,7 @@ export class Subscriptions {
       ),
       ...(this.#changing && { changing: this.#changing }),
       ...(reflected.lastChange && { lastChange: reflected.lastChange }),
+      ...(reflected.renewAt && { renewAt: reflected.renewAt }),
     };
   }
 

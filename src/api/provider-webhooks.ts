@@ -3,6 +3,7 @@ import { FailureLimiter } from '../core/failure-limiter.js';
 import { ProblemError } from '../core/problem.js';
 import { receiveAppWebhook } from '../domain/subscriptions/app-inbound.js';
 import { receiveProviderWebhook } from '../domain/subscriptions/inbound.js';
+import { connectorDeclaration } from '../providers/catalog/index.js';
 import { defineRoute } from './route.js';
 
 /**
@@ -35,15 +36,25 @@ async function limited<T>(keys: string[], receive: () => Promise<T>): Promise<T>
   }
 }
 
+const receivedSchema = Type.Object({
+  received: Type.Integer({ description: 'Events in the request.' }),
+  duplicates: Type.Integer({ description: 'Events already received before, not delivered again.' }),
+});
+
 const received = {
-  200: {
-    description: 'The events were accepted',
-    schema: Type.Object({
-      received: Type.Integer({ description: 'Events in the request.' }),
-      duplicates: Type.Integer({ description: 'Events already received before, not delivered again.' }),
-    }),
-  },
+  200: { description: 'The events were accepted', schema: receivedSchema },
 };
+
+/**
+ * The token of a provider's validation handshake (Microsoft Graph's `validationToken`), when its
+ * declaration has one and the request carries it. Answered before anything is looked up: Graph
+ * sends it while the create that names the subscription is still waiting for Graph's answer.
+ */
+function handshakeToken(provider: string, query: Record<string, unknown>): string | undefined {
+  const declared = connectorDeclaration(provider)?.webhooks?.handshake;
+  const value = declared && query[declared.query];
+  return typeof value === 'string' ? value : undefined;
+}
 
 export const providerWebhookRoutes = [
   defineRoute({
@@ -64,8 +75,20 @@ export const providerWebhookRoutes = [
         description: 'Ferry’s id of the subscription.',
       }),
     }),
-    responses: received,
+    responses: {
+      200: {
+        description:
+          'The events were accepted; or, to a provider’s validation handshake (Microsoft Graph’s `validationToken` query parameter), the token as `text/plain`',
+        schema: Type.Union([receivedSchema, Type.String()]),
+      },
+      202: {
+        description: 'The events were accepted, for providers that document 202 (Microsoft Graph)',
+        schema: receivedSchema,
+      },
+    },
   }).handle(async ({ params, koa, settings }) => {
+    const token = handshakeToken(params.provider, koa.query);
+    if (token !== undefined) return { status: 200, body: token, contentType: 'text/plain; charset=utf-8' };
     const result = await limited([`ip:${koa.ip}`, `subscription:${params.subscriptionId}`], () =>
       receiveProviderWebhook({
         provider: params.provider,
@@ -75,7 +98,8 @@ export const providerWebhookRoutes = [
         rawBody: (koa.state.rawBody as Buffer | undefined) ?? Buffer.alloc(0),
       }),
     );
-    return { status: 200, body: result };
+    const status = connectorDeclaration(params.provider)?.webhooks?.acceptedStatus ?? 200;
+    return { status, body: result };
   }),
   defineRoute({
     method: 'POST',

@@ -154,6 +154,8 @@ export interface Subscription {
   subscriptionId: string;
   /** Signing secret the provider issued, when it issues one; pass it to `verifyWebhook`. Store encrypted. */
   secret?: string;
+  /** When the provider ends the subscription unless it is renewed (`renewSubscription`), ISO 8601. */
+  expiresAt?: string;
 }
 
 /** One record change a provider told Ferry about, in Ferry's terms plus the original event. */
@@ -263,6 +265,11 @@ export interface Connector {
   updateSubscription(subscriptionId: string, input: SubscribeInput): Promise<Subscription>;
   /** Removes a subscription; an already missing one counts as removed. */
   deleteSubscription(subscriptionId: string): Promise<void>;
+  /**
+   * Extends a subscription that expires (Microsoft Graph's, Jira's dynamic webhooks); answers its new
+   * expiry, ISO 8601, or undefined when the provider's subscriptions do not expire.
+   */
+  renewSubscription(subscriptionId: string): Promise<string | undefined>;
 
   /**
    * Checks a webhook delivery against the subscription's secret and translates it.
@@ -273,8 +280,11 @@ export interface Connector {
     headers: Record<string, string | string[] | undefined>,
     rawBody: string | Buffer,
     secret: string,
-    /** The method and URL it came in, for signatures over them (HubSpot's v3). */
-    request?: { method: string; uri: string },
+    /**
+     * The method and URL it came in, for signatures over them (HubSpot's v3), and the subscription's
+     * object, for events that name only the change (Graph's `changeType`).
+     */
+    request?: { method: string; uri: string; objectName?: string },
   ): IncomingProviderEvent[];
 
   /** How many records a read of [since, until) would return; undefined when the provider cannot say. */

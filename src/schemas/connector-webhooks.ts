@@ -69,6 +69,11 @@ export const EchoedSecretSchema = Type.Object(
   {
     scheme: Type.Literal('echoed'),
     at: Type.Array(JsonPointerSchema, { minItems: 1 }),
+    /**
+     * A body listing several notifications, each echoing the secret (Microsoft Graph's
+     * `value[].clientState`): `at` is then within each item, and every item must carry it.
+     */
+    each: Type.Optional(JsonPointerSchema),
   },
   strict,
 );
@@ -150,6 +155,32 @@ export const WebhooksDeclarationSchema = Type.Object(
     secret: Type.Optional(Type.Object({ request: DeclaredRequestSchema, value: JsonPointerSchema }, strict)),
     /** Ferry makes the secret and sends it as `{{secret}}` (providers that take one). */
     ferrySecret: Type.Optional(Type.Boolean()),
+    /**
+     * Providers that check the URL before sending to it (Microsoft Graph, during the create): a
+     * request carrying this query parameter is answered 200 `text/plain` with its value, before any
+     * subscription is looked up (the create that names it has not returned yet).
+     */
+    handshake: Type.Optional(Type.Object({ query: Type.String({ minLength: 1 }) }, strict)),
+    /** The status that acknowledges accepted events (Graph documents 202); default 200. */
+    acceptedStatus: Type.Optional(Type.Union([Type.Literal(200), Type.Literal(202)])),
+    /**
+     * Subscriptions that expire unless renewed (Graph: at most 4230 minutes for Outlook resources;
+     * Jira's dynamic webhooks: 30 days). Create and renew requests may send `{{expiresAt}}`, now plus
+     * `lifetimeSeconds` in ISO 8601; the expiry kept is the answer's `expiresAt` when it has one,
+     * else that time. Ferry renews before it comes, FERRY_SUBSCRIPTION_RENEWAL_LEAD_SECONDS ahead.
+     */
+    renewal: Type.Optional(
+      Type.Object(
+        {
+          lifetimeSeconds: Type.Integer({ minimum: 60 }),
+          /** Where the create's and the renewal's answers give the expiry. */
+          expiresAt: Type.Optional(JsonPointerSchema),
+          /** Extends one subscription (`{{subscriptionId}}`). */
+          request: DeclaredRequestSchema,
+        },
+        strict,
+      ),
+    ),
     /** Changes the subscription in place; absent: it is deleted and created again. */
     update: Type.Optional(Type.Object({ request: DeclaredRequestSchema }, strict)),
     /** A 404 counts as done: the subscription is gone either way. */
@@ -159,6 +190,16 @@ export const WebhooksDeclarationSchema = Type.Object(
       {
         /** Where a body carrying several events lists them; absent: the body is one event. */
         list: Type.Optional(JsonPointerSchema),
+        /**
+         * Listed items that carry a value here tell of the subscription, not of a record (Graph's
+         * lifecycle notifications, `/lifecycleEvent`): checked like the rest, acknowledged, not delivered.
+         */
+        notice: Type.Optional(JsonPointerSchema),
+        /**
+         * Notices that ask for the subscription to be renewed now (Graph's `reauthorizationRequired`,
+         * and `subscriptionRemoved`: the renewal's 404 makes it again).
+         */
+        renewOn: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
         /** The event within the body (or each listed item), e.g. `/event`; default the whole. */
         root: Type.Optional(JsonPointerSchema),
         /** The provider's event id, for deduplication; several values are joined with `:`. */

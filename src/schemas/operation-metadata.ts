@@ -68,6 +68,16 @@ export const SubscribeOperationMetadataSchema = Type.Object({
   providerEventId: Type.String(),
   destination: Type.String(),
   destinationId: Type.String(),
+  /**
+   * A renewal of a subscription that expires (`subscribeEventType: renewal`), rather than an event:
+   * its expiry before, and after when it succeeded.
+   */
+  renewal: Type.Optional(
+    Type.Object({
+      previousExpiresAt: Type.Optional(Type.String()),
+      expiresAt: Type.Optional(Type.String()),
+    }),
+  ),
 });
 
 export const SchemaWatchOperationMetadataSchema = Type.Object({

@@ -1,5 +1,5 @@
 import { EntitySchema } from '@mikro-orm/core';
-import { jsonColumn, timestamps, uuidColumn, uuidPrimaryKey } from '../columns.js';
+import { jsonColumn, timestampColumn, timestamps, uuidColumn, uuidPrimaryKey } from '../columns.js';
 
 /**
  * One object's change subscription at the provider, made by an installation's workflow. `id` is
@@ -16,6 +16,8 @@ export interface Subscription {
   secretEncrypted?: string;
   /** The installation's subscribe config of the object when the subscription was last made or changed. */
   config: Record<string, unknown>;
+  /** When the provider ends it unless renewed (Graph, Jira's dynamic webhooks); absent when it lasts. */
+  expiresAt?: Date;
   createTime: Date;
   updateTime: Date;
 }
@@ -32,6 +34,7 @@ export const SubscriptionEntity = new EntitySchema<Subscription>({
     providerSubscriptionId: { type: 'text' },
     secretEncrypted: { type: 'text', nullable: true },
     config: jsonColumn,
+    expiresAt: { ...timestampColumn, nullable: true },
     ...timestamps,
   },
 });

@@ -18,6 +18,7 @@ import { Migration20261129100000_jwt_key_claims } from './Migration2026112910000
 import { Migration20261129200000_change_tracking } from './Migration20261129200000_change_tracking.js';
 import { Migration20261130100000_destination_metadata } from './Migration20261130100000_destination_metadata.js';
 import { Migration20261130200000_read_fingerprints } from './Migration20261130200000_read_fingerprints.js';
+import { Migration20261201300000_subscription_expiry } from './Migration20261201300000_subscription_expiry.js';
 import { Migration20261201400000_deployed_manifests } from './Migration20261201400000_deployed_manifests.js';
 
 /**
@@ -53,5 +54,9 @@ export const migrationsList: MigrationObject[] = [
     class: Migration20261130100000_destination_metadata,
   },
   { name: 'Migration20261130200000_read_fingerprints', class: Migration20261130200000_read_fingerprints },
+  {
+    name: 'Migration20261201300000_subscription_expiry',
+    class: Migration20261201300000_subscription_expiry,
+  },
   { name: 'Migration20261201400000_deployed_manifests', class: Migration20261201400000_deployed_manifests },
 ];

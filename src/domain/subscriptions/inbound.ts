@@ -14,7 +14,13 @@ import type { IncomingProviderEvent } from '../../providers/connector.js';
 import { connectorDeclaration } from '../../providers/catalog/index.js';
 import { connectorFor } from '../../providers/connectors/index.js';
 import { CapabilityNotSupportedError, WebhookVerificationError } from '../../providers/errors.js';
-import { startSubscriptionEventDelivery, type WorkflowIdentity } from '../../temporal/gateway.js';
+import {
+  signalInstallation,
+  startSubscriptionEventDelivery,
+  type WorkflowIdentity,
+} from '../../temporal/gateway.js';
+import { renewSubscriptionsSignal } from '../../temporal/contracts/installation.js';
+import { renewalNotices } from '../../providers/declarative/webhooks.js';
 import { runIdentityOf } from '../installations/workflow.js';
 import { providerAppSecret } from '../provider-apps.js';
 
@@ -54,9 +60,10 @@ const known = new TtlCache<string, KnownSubscription>(KNOWN_FOR_MS, KNOWN_MAX);
 async function subscriptionOf(
   subscriptionId: string,
   provider: string,
+  fresh = false,
 ): Promise<KnownSubscription | undefined> {
   const now = Date.now();
-  const cached = known.get(subscriptionId, now);
+  const cached = fresh ? undefined : known.get(subscriptionId, now);
   if (cached) return cached.row.provider === provider ? cached : undefined;
   if (!isUuid(subscriptionId)) return undefined;
   const em = await newEntityManager();
@@ -99,27 +106,58 @@ function providerEventIdOf(event: IncomingProviderEvent): string {
 }
 
 export async function receiveProviderWebhook(input: InboundWebhook): Promise<InboundResult> {
-  const subscription = await subscriptionOf(input.subscriptionId, input.provider);
+  let subscription = await subscriptionOf(input.subscriptionId, input.provider);
   if (!subscription) {
     throw ProblemError.notFound(
       `No subscription ${input.subscriptionId} of provider "${input.provider}" takes webhooks here.`,
     );
   }
-  const events = verifiedEvents(
-    input.provider,
-    input.headers,
-    input.rawBody,
-    subscription.secret,
-    input.request,
-  );
+  const verify = (entry: KnownSubscription) =>
+    verifiedEvents(input.provider, input.headers, input.rawBody, entry.secret, {
+      method: input.request?.method ?? 'POST',
+      uri: input.request?.uri ?? '',
+      objectName: entry.row.objectName,
+    });
+  let events: IncomingProviderEvent[];
+  try {
+    events = verify(subscription);
+  } catch (error) {
+    // The secret kept a while may be stale: a subscription made again at the provider (Graph's,
+    // after it removed one) has a new one. Read once more before refusing; the route's failure
+    // limit bounds how often a bad signature can cost this read.
+    const current =
+      error instanceof ProblemError && error.status === 401
+        ? await subscriptionOf(input.subscriptionId, input.provider, true)
+        : undefined;
+    if (!current || current.secret === subscription.secret) throw error;
+    subscription = current;
+    events = verify(subscription);
+  }
   const { row } = subscription;
   const kept = events.filter((event) => event.eventType === 'other' || event.objectName === row.objectName);
   const started = await keepEvents(kept.map((event) => ({ row, identity: subscription.identity, event })));
+  await askForRenewal(input, row);
   logger.debug(
     { provider: input.provider, subscriptionId: row.id, received: events.length, kept: started },
     'provider webhook received',
   );
   return { received: events.length, duplicates: kept.length - started };
+}
+
+/**
+ * A verified notice that the subscription needs renewing now (Graph's `reauthorizationRequired`,
+ * `subscriptionRemoved`) is passed to the installation's workflow. Best effort: the notice is
+ * acknowledged either way, and the planned renewal comes regardless.
+ */
+async function askForRenewal(input: InboundWebhook, row: Subscription): Promise<void> {
+  const webhooks = connectorDeclaration(input.provider)?.webhooks;
+  const [notice] = webhooks ? renewalNotices(webhooks, input.rawBody) : [];
+  if (!notice) return;
+  try {
+    await signalInstallation(row.installationId, renewSubscriptionsSignal, { notice });
+  } catch (error) {
+    logger.warn({ err: error, subscriptionId: row.id, notice }, 'could not ask for a renewal');
+  }
 }
 
 /** The events of a webhook whose signature checks out; a 401 problem otherwise. */
@@ -128,7 +166,7 @@ export function verifiedEvents(
   headers: InboundWebhook['headers'],
   rawBody: Buffer,
   secret: string,
-  request?: { method: string; uri: string },
+  request?: { method: string; uri: string; objectName?: string },
 ): IncomingProviderEvent[] {
   // Verification needs no credentials: only the provider's rules and the secret.
   const connector = connectorFor({ provider, templateVars: {}, auth: async () => ({ type: 'none' }) });

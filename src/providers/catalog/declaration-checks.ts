@@ -361,7 +361,12 @@ function registrationProblems(
 ): string[] {
   const problems: string[] = [];
   const { provider } = declaration;
-  const registering = ['webhookUrl', 'events', ...(webhooks.ferrySecret ? ['secret'] : [])];
+  const registering = [
+    'webhookUrl',
+    'events',
+    ...(webhooks.ferrySecret ? ['secret'] : []),
+    ...(webhooks.renewal ? ['expiresAt'] : []),
+  ];
   for (const name of Object.keys(webhooks.objects)) {
     const object = effectiveObject(declaration, name);
     if (!object) continue;
@@ -385,6 +390,16 @@ function registrationProblems(
     anyObject.problems.push(`${provider}: webhooks.delete.request: must address it with {{subscriptionId}}`);
   if (webhooks.secret) {
     anyObject.request('webhooks.secret.request', webhooks.secret.request, ['subscriptionId', ...registering]);
+  }
+  if (webhooks.renewal) {
+    const renewing = anyObject.request('webhooks.renewal.request', webhooks.renewal.request, [
+      'subscriptionId',
+      'expiresAt',
+    ]);
+    if (!renewing.some((placeholder) => placeholder.name === 'subscriptionId'))
+      anyObject.problems.push(
+        `${provider}: webhooks.renewal.request: must address it with {{subscriptionId}}`,
+      );
   }
   problems.push(...new Set(anyObject.problems));
   return problems;

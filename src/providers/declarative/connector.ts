@@ -54,6 +54,7 @@ import {
   checkSignature,
   readWebhookEvents,
   registerWebhook,
+  renewWebhook,
   unregisterWebhook,
   type WebhookRequest,
 } from './webhooks.js';
@@ -424,6 +425,11 @@ export class DeclaredConnector implements Connector, HookContext {
     return unregisterWebhook(this, this.webhooks(), subscriptionId, this.webhookValues(''));
   }
 
+  async renewSubscription(subscriptionId: string): Promise<string | undefined> {
+    if (this.hooks.subscribe && this.capabilities.subscribe) return undefined;
+    return renewWebhook(this, this.webhooks(), subscriptionId, this.webhookValues(''));
+  }
+
   verifyWebhook(
     headers: Record<string, string | string[] | undefined>,
     rawBody: string | Buffer,
@@ -435,7 +441,7 @@ export class DeclaredConnector implements Connector, HookContext {
     const webhooks = this.webhooks();
     const body = Buffer.isBuffer(rawBody) ? rawBody : Buffer.from(rawBody);
     checkSignature(this.provider, webhooks.signature, headers, body, secret, Date.now(), request);
-    return readWebhookEvents(this.provider, webhooks, body, headers);
+    return readWebhookEvents(this.provider, webhooks, body, headers, request?.objectName);
   }
 
   async proxy(request: ProxyRequest): Promise<ProxyResponse> {

@@ -36,6 +36,8 @@ export interface WebhookRequest {
   method: string;
   /** The URL the provider posted to, as it sees it (Ferry's public URL). */
   uri: string;
+  /** The object the subscription is for, for events that name only the change (Graph's `changeType`). */
+  objectName?: string;
 }
 
 const sameBytes = (a: Buffer, b: Buffer) => a.length === b.length && timingSafeEqual(a, b);
@@ -150,7 +152,10 @@ function checkToken(
     throw refuse('The webhook’s bearer token was issued in the future.');
 }
 
-/** The secret echoed in the body, compared by digest so neither its length nor its bytes leak by timing. */
+/**
+ * The secret echoed in the body (or in each of its listed notifications: Graph's `clientState`),
+ * compared by digest so neither its length nor its bytes leak by timing.
+ */
 function checkEchoedSecret(
   signature: EchoedSecret,
   rawBody: Buffer,
@@ -163,16 +168,22 @@ function checkEchoedSecret(
   } catch {
     throw refuse('The webhook body is not JSON.');
   }
-  const given = signature.at
-    .map((pointer) => {
-      const value = valueAt(body, pointer);
-      return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
-    })
-    .find((value) => value !== undefined);
-  if (given === undefined)
-    throw refuse('The webhook does not carry the secret registered with the provider.');
+  const items = signature.each === undefined ? [body] : valueAt(body, signature.each);
+  if (!Array.isArray(items) || !items.length) throw refuse('The webhook lists no notifications.');
   const digest = (value: string) => createHash('sha256').update(value).digest();
-  if (!timingSafeEqual(digest(given), digest(secret))) {
-    throw refuse('The webhook carries another secret than the one registered with the provider.');
+  const expected = digest(secret);
+  // Every notification must carry it: one that does not refuses the whole request.
+  for (const item of items) {
+    const given = signature.at
+      .map((pointer) => {
+        const value = valueAt(item, pointer);
+        return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+      })
+      .find((value) => value !== undefined);
+    if (given === undefined)
+      throw refuse('The webhook does not carry the secret registered with the provider.');
+    if (!timingSafeEqual(digest(given), expected)) {
+      throw refuse('The webhook carries another secret than the one registered with the provider.');
+    }
   }
 }

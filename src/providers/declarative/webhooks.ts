@@ -77,6 +77,7 @@ export async function registerWebhook(
   input: SubscribeInput,
   base: TemplateValues,
   subscriptionId?: string,
+  now = Date.now(),
 ): Promise<Subscription> {
   if (!webhooks.objects[input.objectName]) {
     throw connector.unsupported('subscribe', `The provider sends no change events of ${input.objectName}.`);
@@ -91,15 +92,24 @@ export async function registerWebhook(
     events: registeredEvents(webhooks, input),
     ...(secret && { secret }),
   };
+  const expiresAt = expiryOf(webhooks, now);
+  if (expiresAt) values.expiresAt = expiresAt;
   if (subscriptionId && webhooks.update && !create.perEvent) {
-    await answer(connector, input.objectName, webhooks.update.request, { ...values, subscriptionId });
-    return { subscriptionId, ...(secret && { secret }) };
+    const changed = await answer(connector, input.objectName, webhooks.update.request, {
+      ...values,
+      subscriptionId,
+    });
+    return { subscriptionId, ...(secret && { secret }), ...expiryIn(webhooks, changed, expiresAt) };
   }
   if (subscriptionId) await unregisterWebhook(connector, webhooks, subscriptionId, base);
-  if (create.perEvent) return registerPerEvent(connector, webhooks, create, input, values, secret);
+  if (create.perEvent) {
+    const made = await registerPerEvent(connector, webhooks, create, input, values, secret);
+    return { ...made, ...(expiresAt && { expiresAt }) };
+  }
   const made = await answer(connector, input.objectName, create.request, values);
   const id = text(valueAt(made, create.id));
   if (!id) throw withoutId(connector);
+  const expiry = expiryIn(webhooks, made, expiresAt);
   let issued = create.secret ? text(valueAt(made, create.secret)) : secret;
   if (webhooks.secret) {
     const body = await answer(connector, input.objectName, webhooks.secret.request, {
@@ -108,7 +118,55 @@ export async function registerWebhook(
     });
     issued = text(valueAt(body, webhooks.secret.value));
   }
-  return { subscriptionId: id, ...(issued && { secret: issued }) };
+  return { subscriptionId: id, ...(issued && { secret: issued }), ...expiry };
+}
+
+/** The expiry Ferry asks for: now plus the declared lifetime; undefined when subscriptions do not expire. */
+function expiryOf(webhooks: WebhooksDeclaration, now: number): string | undefined {
+  return webhooks.renewal && new Date(now + webhooks.renewal.lifetimeSeconds * 1000).toISOString();
+}
+
+/** The expiry the provider answered (where the declaration says it does), else the one asked for. */
+function expiryIn(
+  webhooks: WebhooksDeclaration,
+  answered: unknown,
+  asked: string | undefined,
+): { expiresAt?: string } {
+  const pointer = webhooks.renewal?.expiresAt;
+  const given = pointer === undefined ? undefined : text(valueAt(answered, pointer));
+  const time = given === undefined ? Number.NaN : Date.parse(given);
+  const expiresAt = Number.isNaN(time) ? asked : new Date(time).toISOString();
+  return expiresAt ? { expiresAt } : {};
+}
+
+/**
+ * Extends a subscription before it expires (Graph's PATCH of `expirationDateTime`, Jira's refresh):
+ * its new expiry, the earliest of its parts' for one kept per event; undefined when nothing expires.
+ */
+export async function renewWebhook(
+  connector: WebhookConnector,
+  webhooks: WebhooksDeclaration,
+  subscriptionId: string,
+  base: TemplateValues,
+  now = Date.now(),
+): Promise<string | undefined> {
+  const { renewal } = webhooks;
+  if (!renewal) return undefined;
+  const asked = expiryOf(webhooks, now);
+  const ids = webhooks.create?.perEvent ? subscriptionId.split(',') : [subscriptionId];
+  const expiries: string[] = [];
+  for (const id of ids) {
+    const request = connector.request(
+      renewal.request,
+      { ...base, subscriptionId: id, expiresAt: asked },
+      true,
+    );
+    const response = await connector.http.send(request);
+    if (response.status >= 300) throw connector.http.errorFor(request, response);
+    const { expiresAt } = expiryIn(webhooks, response.body, asked);
+    if (expiresAt) expiries.push(expiresAt);
+  }
+  return expiries.sort()[0];
 }
 
 const withoutId = (connector: WebhookConnector) =>
@@ -215,12 +273,30 @@ export function objectsOfEvent(webhooks: WebhooksDeclaration, event: IncomingPro
     .map(([name]) => name);
 }
 
+/** The declared notices of a verified body that ask for a renewal now (Graph's lifecycle events). */
+export function renewalNotices(webhooks: WebhooksDeclaration, rawBody: Buffer): string[] {
+  const { notice, renewOn, list } = webhooks.event;
+  if (notice === undefined || !renewOn) return [];
+  let body: unknown;
+  try {
+    body = JSON.parse(rawBody.toString('utf8'));
+  } catch {
+    return [];
+  }
+  const items = list !== undefined ? valueAt(body, list) : [body];
+  if (!Array.isArray(items)) return [];
+  return items
+    .map((item) => text(valueAt(item, notice)))
+    .filter((value): value is string => value !== undefined && renewOn.includes(value));
+}
+
 /** The events of a verified body in Ferry's terms; objects and changes by the declared event names. */
 export function readWebhookEvents(
   provider: string,
   webhooks: WebhooksDeclaration,
   rawBody: Buffer,
   headers: Headers = {},
+  subscribedObject?: string,
 ): IncomingProviderEvent[] {
   let body: unknown;
   try {
@@ -232,12 +308,20 @@ export function readWebhookEvents(
   const items = webhooks.event.list !== undefined ? valueAt(body, webhooks.event.list) : [body];
   if (!Array.isArray(items)) throw new WebhookVerificationError('The webhook lists no events.', provider);
   const byName = new Map<string, { objectName: string; change: RecordChangeType }>();
-  for (const [objectName, object] of Object.entries(webhooks.objects)) {
+  // Events that name the change but not the object (Graph's `changeType`) are the subscription's
+  // object's: its names are set last, so they win.
+  const objects = Object.entries(webhooks.objects).sort(
+    ([a], [b]) => Number(a === subscribedObject) - Number(b === subscribedObject),
+  );
+  for (const [objectName, object] of objects) {
     for (const change of changes) {
       for (const event of eventsOf(object[change])) byName.set(eventName(event), { objectName, change });
     }
   }
-  return items.flatMap((item) => {
+  const { notice } = webhooks.event;
+  const recordChanges =
+    notice === undefined ? items : items.filter((item) => valueAt(item, notice) === undefined);
+  return recordChanges.flatMap((item) => {
     const event = webhooks.event.root ? valueAt(item, webhooks.event.root) : item;
     const type = webhooks.event.type.map((value) => valueOf(value, event, headers) ?? '').join('.');
     const known = byName.get(type);

@@ -97,6 +97,11 @@ export const triggerReadSignal = defineSignal<[TriggerReadRequest]>('triggerRead
 export const backfillSignal = defineSignal<[BackfillRequest]>('backfill');
 export const pauseSignal = defineSignal<[PauseRequest]>('pause');
 export const resumeSignal = defineSignal<[ResumeRequest]>('resume');
+/**
+ * The provider says a subscription needs renewing now (Graph's `reauthorizationRequired` and
+ * `subscriptionRemoved` lifecycle notifications): every one that expires is renewed, or made again.
+ */
+export const renewSubscriptionsSignal = defineSignal<[{ notice: string }]>('renewSubscriptions');
 
 /**
  * An Update, not a Signal, because the API waits for the workflow to accept the new config (its
@@ -157,6 +162,8 @@ export interface SubscriptionDescription {
   objects: Record<string, string>;
   changing?: SubscriptionAction;
   lastChange?: { action: SubscriptionAction; succeeded: boolean; at: string; error?: string };
+  /** When the subscriptions that expire are next renewed (Microsoft Graph, Jira's dynamic webhooks). */
+  renewAt?: string;
 }
 
 export interface InstallationDescription {
@@ -207,6 +214,10 @@ export interface SubscriptionChange {
 export interface SubscriptionChangeResult {
   /** The subscription id of every upserted object (an existing row's id wins over a proposed one). */
   subscriptionIds: Record<string, string>;
+  /** When the earliest of the installation's subscriptions that expire is to be renewed, ISO 8601. */
+  renewAt?: string;
+  /** Set by activities that plan renewals, so the workflow need not look at the expiries itself. */
+  renewalPlanned?: boolean;
 }
 
 export interface InstallationWorkflowInput {
@@ -233,4 +244,13 @@ export interface InstallationWorkflowInput {
    * skipping a cycle. Absent in workflows started before it existed: the run's start.
    */
   scheduleFrom?: string;
+}
+
+/** What a renewal (or a look at the expiries) tells the workflow. */
+export interface SubscriptionRenewalResult {
+  renewed: number;
+  /** The next renewal, ISO 8601; absent when nothing expires. */
+  renewAt?: string;
+  /** After a renewal that failed for good, how long until the next try (FERRY_SUBSCRIPTION_RENEWAL_RETRY_SECONDS). */
+  retryInMs: number;
 }
