@@ -88,7 +88,7 @@ describe('Jira webhook renewal', () => {
     } finally {
       fake.setClock(() => Date.now());
     }
-  });
+  }, 90_000);
 
   it('lets a webhook that was not refreshed in time lapse, as Jira does', () => {
     const [id] = webhookIds();

@@ -9,6 +9,7 @@ import { startFakeMicrosoft } from './fakes/microsoft.js';
 import {
   graphLifecycleDeliveries,
   graphNotificationDeliveries,
+  graphRenewalOutages,
   graphSubscriptions,
   graphValidations,
   graphValidationSettings,
@@ -59,6 +60,7 @@ const results = (from: number) =>
 
 beforeAll(async () => {
   process.env.FERRY_SUBSCRIPTION_RENEWAL_LEAD_SECONDS = String(LIFETIME_SECONDS - 5);
+  process.env.FERRY_SUBSCRIPTION_RENEWAL_RETRY_SECONDS = '2';
   fake = await startFakeMicrosoft();
   e2e = await startSubscribeE2e({
     provider: 'microsoft',
@@ -76,6 +78,7 @@ afterAll(async () => {
   await e2e?.close();
   await fake?.stop();
   delete process.env.FERRY_SUBSCRIPTION_RENEWAL_LEAD_SECONDS;
+  delete process.env.FERRY_SUBSCRIPTION_RENEWAL_RETRY_SECONDS;
 });
 
 describe('Microsoft Graph change notifications', () => {
@@ -257,7 +260,35 @@ describe('Microsoft Graph change notifications', () => {
     } finally {
       fake.setClock(() => Date.now());
     }
-  });
+  }, 90_000);
+
+  it('retries a renewal Graph refuses, surfaces the failure as an operation with logs, then renews', async () => {
+    const subscription = graphOf('events');
+    graphRenewalOutages.set(subscription.id, 1_000);
+    const refused = () =>
+      fake.requests.filter(
+        (logged) =>
+          logged.method === 'PATCH' && logged.path.endsWith(`/${subscription.id}`) && logged.status === 503,
+      );
+    await eventually(async () => refused().length >= 2, 60_000);
+    const project = `/projects/${e2e.stack.project.id}`;
+    const failed = await eventually(async () => {
+      const page = await e2e.stack.api(
+        'GET',
+        `${project}/integrations/${e2e.integrationId}/installations/${e2e.installationId}/operations`,
+      );
+      return (page.body.results as { id: string; actionType: string; status: string }[]).find(
+        (operation) => operation.actionType === 'subscribe' && operation.status === 'failure',
+      );
+    }, 90_000);
+    const logs = await e2e.stack.api('GET', `${project}/operations/${failed.id}/logs`);
+    expect(logs.status).toBe(200);
+    expect(logs.body.length).toBeGreaterThan(0);
+
+    graphRenewalOutages.delete(subscription.id);
+    const before = subscription.expiresAt;
+    await eventually(async () => subscription.expiresAt > before, 60_000);
+  }, 180_000);
 
   it('deletes the Graph subscriptions when the installation is deleted', async () => {
     const ids = e2e.subscriptions.map((row) => row.providerSubscriptionId);

@@ -75,6 +75,9 @@ export const graphValidations: { url: string; token: string; status?: number; er
 /** How long Graph waits for a validation answer (10 seconds; tests shorten it). */
 export const graphValidationSettings = { timeoutMs: 10_000 };
 
+/** Renewals (PATCH) of these subscriptions answer 503 while the count lasts: an outage, for tests. */
+export const graphRenewalOutages = new Map<string, number>();
+
 /** Seven fractional digits, as Graph writes them. */
 const graphTime = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$10000Z');
 const graphError = (status: number, code: string, message: string) =>
@@ -280,6 +283,11 @@ export function addGraphSubscriptionRoutes(router: Router, now: () => number): v
 
   router.patch('/v1.0/subscriptions/:id', async (ctx) => {
     const subscription = live(ctx.params.id);
+    const outage = graphRenewalOutages.get(subscription.id) ?? 0;
+    if (outage > 0) {
+      graphRenewalOutages.set(subscription.id, outage - 1);
+      throw graphError(503, 'ServiceNotAvailable', 'The service is temporarily unavailable.');
+    }
     const body = (ctx.request.body ?? {}) as Record<string, unknown>;
     const unknown = Object.keys(body).find(
       (name) => !['expirationDateTime', 'notificationUrl'].includes(name),
