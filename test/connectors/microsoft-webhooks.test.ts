@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { SubscriptionEntity } from '../../src/db/entities/subscription.js';
+import { transaction } from '../../src/db/orm.js';
 import { getProvider } from '../../src/providers/catalog/index.js';
 import { eventually } from '../installations/support.js';
 import { request } from '../support/stack.js';
@@ -27,7 +29,9 @@ import { startSubscribeE2e, type SubscribeE2e } from './kit/subscribe-e2e.js';
  * validation token; each notification Graph posts (`{value: [...]}`, several per POST, retried with
  * the same body) reaches the destination once when its `clientState` is the subscription's secret,
  * and is refused with 401, nothing kept, otherwise; Ferry renews the subscription (`PATCH`) before it
- * expires, so it keeps delivering past its first expiry; deleting the installation deletes it.
+ * expires, so it keeps delivering past its first expiry, retries a refused renewal and surfaces it as
+ * a failed operation, and makes again a subscription Graph removed; deleting the installation deletes
+ * it.
  *
  * Renewal is made to come soon with FERRY_SUBSCRIPTION_RENEWAL_LEAD_SECONDS (renew that long before
  * the expiry): a lead 5 s short of Graph's longest lifetime renews about 5 s after subscribing.
@@ -289,6 +293,34 @@ describe('Microsoft Graph change notifications', () => {
     const before = subscription.expiresAt;
     await eventually(async () => subscription.expiresAt > before, 60_000);
   }, 180_000);
+
+  it('makes again a subscription Graph removed, and the new one delivers', async () => {
+    const removed = graphOf('contacts');
+    // Graph drops it (a password reset, say) and tells the lifecycle URL, when Ferry gave one.
+    const lifecycle = graphLifecycleDeliveries(removed.id, 'subscriptionRemoved');
+    graphSubscriptions.delete(removed.id);
+    if (lifecycle.length) expect((await post(lifecycle[0])).status).toBeLessThan(300);
+    const row = await eventually(async () => {
+      const rows = await transaction((em) =>
+        em.find(SubscriptionEntity, { installationId: e2e.installationId, objectName: 'contacts' }),
+      );
+      return rows.find(
+        (fresh) => fresh.providerSubscriptionId && graphSubscriptions.has(fresh.providerSubscriptionId),
+      );
+    }, 60_000);
+    expect(row.providerSubscriptionId).not.toBe(removed.id);
+    // The kit's rows were read at subscribe time: follow the new Graph subscription from here on.
+    e2e.subscriptions.find((known) => known.id === row.id)!.providerSubscriptionId =
+      row.providerSubscriptionId;
+
+    const from = e2e.messages().length;
+    const [id] = fake.seed('contacts', [Date.now()]);
+    expect((await post(notification([{ object: 'contacts', changeType: 'created', id }]))).status).toBe(202);
+    expect((await e2e.nextMessage(from + 1)).body.result[0]).toMatchObject({
+      subscribeEventType: 'create',
+      raw: expect.objectContaining({ id }),
+    });
+  }, 90_000);
 
   it('deletes the Graph subscriptions when the installation is deleted', async () => {
     const ids = e2e.subscriptions.map((row) => row.providerSubscriptionId);
