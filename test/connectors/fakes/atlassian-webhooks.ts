@@ -16,7 +16,8 @@ import { FakeHttpError } from '../kit/fake-provider.js';
  * - `DELETE /3/webhook` `{webhookIds}` removes the app's webhooks (ids of other apps, or unknown ones,
  *   are ignored): 202. `GET /3/webhook` pages the app's webhooks. Webhooks "registered through the
  *   REST API expire after 30 days": `PUT /3/webhook/refresh` `{webhookIds}` extends them and answers
- *   `{expirationDate}`; an expired webhook gets nothing.
+ *   `{expirationDate}`; an expired webhook gets nothing, and a refresh after its expiry does not revive it
+ *   (the reference only says to refresh before; the fake takes the strict reading).
  * - A delivery is a POST to the registered URL of `{timestamp, webhookEvent, issue_event_type_name,
  *   user, issue, changelog?, matchedWebhookIds}` (`timestamp` in epoch milliseconds), one request per
  *   URL naming every matched webhook. Deliveries to OAuth 2.0 apps are not HMAC-signed: they carry
@@ -165,7 +166,8 @@ export function addJiraWebhookRoutes(router: Router, now: () => number): void {
     const expiresAt = now() + THIRTY_DAYS_MS;
     for (const id of idsOf(ctx.request.body)) {
       const webhook = jiraWebhooks.get(id);
-      if (webhook) webhook.expiresAt = expiresAt;
+      // An expired webhook is over: a late refresh does not bring it back (the app registers anew).
+      if (webhook && webhook.expiresAt > now()) webhook.expiresAt = expiresAt;
     }
     ctx.body = { expirationDate: jiraTimeOf(expiresAt) };
   });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
 import type { ConformanceFake } from '../kit/conformance.js';
 import { bearerCredential, FakeHttpError, FakeProvider, RecordStore } from '../kit/fake-provider.js';
+import { addGraphSubscriptionRoutes, GRAPH_USER_ID } from './microsoft-webhooks.js';
 
 /**
  * A local stand-in for Microsoft Graph v1.0's Outlook contacts and calendar events
@@ -27,6 +28,8 @@ import { bearerCredential, FakeHttpError, FakeProvider, RecordStore } from '../k
  *   functions report removals; not modelled). An unknown property in a body is refused (400
  *   `RequestBodyRead`), read-only ones too (400 `ErrorInvalidProperty`). An event needs `start` and
  *   `end` (`{dateTime, timeZone}`).
+ * - Change notifications (`/v1.0/subscriptions`): see microsoft-webhooks.ts; an item is also
+ *   answered at the path a notification names, `/v1.0/Users/{user id}/Contacts/{id}`.
  * - Errors `{error: {code, message, innerError: {date, request-id, client-request-id}}}`; throttling
  *   answers 429 with `Retry-After` (seconds); Outlook allows 10,000 requests in 10 minutes per app
  *   and mailbox.
@@ -258,6 +261,17 @@ export async function startFakeMicrosoft(): Promise<ConformanceFake> {
     const object = objectOf(ctx);
     ctx.body = present(rowOf(object, ctx.params.id).record);
   });
+
+  // The path a change notification names (`Users/{user id}/Contacts/{id}`): the same item.
+  router.get('/v1.0/users/:user/:object/:id', (ctx) => {
+    if (ctx.params.user !== GRAPH_USER_ID && ctx.params.user !== 'me')
+      throw graphError(404, 'ErrorInvalidUser', `The requested user '${ctx.params.user}' is invalid.`);
+    ctx.params.object = ctx.params.object.toLowerCase();
+    const object = objectOf(ctx);
+    ctx.body = present(rowOf(object, ctx.params.id).record);
+  });
+
+  addGraphSubscriptionRoutes(router, now);
 
   const bodyOf = (ctx: Context, object: GraphObject): Record<string, unknown> => {
     const body = ctx.request.body;
