@@ -4,6 +4,8 @@ import {
   DeliveryAttemptListQuery,
   DeliveryAttemptSchema,
   InstallationScheduleSchema,
+  DeliveredMessageSchema,
+  DeliveryAttemptParams,
 } from '../schemas/console-views.js';
 import { DestinationParams } from '../schemas/destinations.js';
 import { InstallationParams } from '../schemas/installations.js';
@@ -12,6 +14,7 @@ import Type from 'typebox';
 import { invalidPageToken, pageTokenCodec } from '../crypto/page-token.js';
 import { ProblemError } from '../core/problem.js';
 import { findDestination } from '../domain/destinations.js';
+import { deliveredMessage } from '../domain/delivered-messages.js';
 import { findIntegration } from '../domain/integrations.js';
 import { findInstallation } from '../domain/installations/lookups.js';
 import { describeInstallation, WorkflowNotRunningError } from '../temporal/gateway.js';
@@ -39,6 +42,22 @@ const EXCERPT_CHARS = 500;
  * `describe` query). The console reads both, like any other client.
  */
 export const consoleViewRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/projects/{projectIdOrName}/destinations/{destinationNameOrId}/attempts/{attemptId}/message',
+    operationId: 'getDeliveredMessage',
+    summary: 'The message an attempt carried',
+    description:
+      'The exact JSON an attempt sent, for the messages Ferry keeps until retention: notifications, subscribe events and schema-watch messages. A read’s delivered pages are not kept (they are the customer’s records): their attempts answer 404, and replaying the operation reads them again.',
+    tags: ['Destinations'],
+    auth: ['apiKey', 'bearer'],
+    params: DeliveryAttemptParams,
+    responses: { 200: { description: 'The message', schema: DeliveredMessageSchema } },
+  }).handle(async ({ em, project, params, settings }) => {
+    const destination = await findDestination(em, project.id, params.destinationNameOrId);
+    const retryWindowMs = settings.delivery.retryScheduleMs.reduce((sum, ms) => sum + ms, 0);
+    return { status: 200, body: await deliveredMessage(em, destination, params.attemptId, retryWindowMs) };
+  }),
   defineRoute({
     method: 'GET',
     path: '/projects/{projectIdOrName}/destinations/{destinationNameOrId}/attempts',

@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { DateTime, PaginationQuery, Uuid } from './common.js';
+import { DestinationParams } from './destinations.js';
 
 /** One attempt to deliver one message to a destination, as `GET …/destinations/{d}/attempts` lists it. */
 export const DeliveryAttemptSchema = Type.Object({
@@ -64,4 +65,16 @@ export const InstallationScheduleSchema = Type.Object({
   ),
   recentFires: Type.Array(RunningReadSchema, { description: 'The latest read starts, newest last.' }),
   temporal: Type.Object({ workflowId: Type.String(), url: Type.String() }),
+});
+
+export const DeliveryAttemptParams = Type.Object({
+  ...DestinationParams.properties,
+  attemptId: Type.String({ pattern: '^[0-9]{1,18}$', description: 'An attempt id from the attempts list.' }),
+});
+
+export const DeliveredMessageSchema = Type.Object({
+  messageId: Type.String(),
+  kind: Type.Enum(['notification', 'subscribe', 'schema.watch']),
+  operationId: Type.Optional(Uuid),
+  body: Type.String({ description: 'The exact JSON sent, the same bytes on every attempt.' }),
 });

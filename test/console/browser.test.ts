@@ -348,6 +348,15 @@ describeWithBrowser('the builder console in a real browser', () => {
     await attempts.waitFor();
     expect(await attempts.locator('tbody tr').count()).toBeGreaterThanOrEqual(1);
     expect(await attempts.locator('tbody tr').first().textContent()).toMatch(/200.*\d+ ms/);
+    // A read's page is the customer's records, not kept once delivered: the console says how to resend.
+    await attempts
+      .locator('tbody tr')
+      .first()
+      .getByRole('button', { name: /^Show message/ })
+      .click();
+    const shownMessage = card.getByRole('region', { name: /^Message of attempt/ });
+    await shownMessage.waitFor();
+    expect(await shownMessage.textContent()).toMatch(/does not keep the records.*replay operation/);
     const before = await stack.api(
       'GET',
       `/projects/${stack.project.id}/destinations/crm-sync?includeSecrets=true`,

@@ -270,6 +270,15 @@ function Attempts({ project, path, name }: { project: string; path: string; name
     () => call<Page<DeliveryAttempt>>('GET', path, { query: { pageSize: 10, pageToken: token } }),
     [path, token],
   );
+  const [shown, setShown] = useState<{ attemptId: string; message?: string; problem?: Problem }>();
+  const show = async (attemptId: string) => {
+    try {
+      const message = await call<{ body: string }>('GET', `${path}/${attemptId}/message`);
+      setShown({ attemptId, message: JSON.stringify(JSON.parse(message.body), null, 2) });
+    } catch (error) {
+      setShown({ attemptId, problem: toProblem(error) });
+    }
+  };
   return (
     <details open>
       <summary>Recent attempts</summary>
@@ -293,7 +302,15 @@ function Attempts({ project, path, name }: { project: string; path: string; name
                   <td>{time(attempt.createTime)}</td>
                   <td>
                     <code>{attempt.messageId.slice(0, 12)}</code> {attempt.kind}
-                    {attempt.attempt > 1 ? `, attempt ${attempt.attempt}` : ''}
+                    {attempt.attempt > 1 ? `, attempt ${attempt.attempt}` : ''}{' '}
+                    <button
+                      type="button"
+                      className="link"
+                      aria-label={`Show message ${attempt.messageId.slice(0, 12)}`}
+                      onClick={() => void show(attempt.id)}
+                    >
+                      show
+                    </button>
                     {attempt.operationId && (
                       <>
                         {' '}
@@ -324,6 +341,16 @@ function Attempts({ project, path, name }: { project: string; path: string; name
             </tbody>
           </table>
         </div>
+      )}
+      {shown && (
+        <section aria-label={`Message of attempt ${shown.attemptId}`}>
+          <ProblemNote problem={shown.problem} />
+          {shown.message && (
+            <pre className="yaml" tabIndex={0}>
+              {shown.message}
+            </pre>
+          )}
+        </section>
       )}
       {page.value && (tokens.length > 0 || !page.value.pagination.done) && (
         <div className="actions">
