@@ -19,6 +19,7 @@ import { leverHooks } from './lever.js';
 import { salesforceHooks } from './salesforce.js';
 import { linearHooks } from './linear.js';
 import { mondayHooks } from './monday.js';
+import { netsuiteHooks } from './netsuite.js';
 import { notionHooks } from './notion.js';
 import { pipedriveHooks } from './pipedrive.js';
 import { sandboxHooks } from './sandbox.js';
@@ -49,6 +50,7 @@ const hookModules: Record<string, ConnectorHooks> = {
   pipedrive: pipedriveHooks,
   activeCampaign: activeCampaignHooks,
   dynamicsCRM: dynamicsCRMHooks,
+  netsuite: netsuiteHooks,
 };
 
 /** What each capability a declaration gives to its hooks needs them to implement. */
