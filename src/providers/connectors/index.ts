@@ -21,6 +21,7 @@ import { marketoHooks } from './marketo.js';
 import { salesforceHooks } from './salesforce.js';
 import { linearHooks } from './linear.js';
 import { mondayHooks } from './monday.js';
+import { netsuiteHooks } from './netsuite.js';
 import { notionHooks } from './notion.js';
 import { pipedriveHooks } from './pipedrive.js';
 import { sandboxHooks } from './sandbox.js';
@@ -53,6 +54,7 @@ const hookModules: Record<string, ConnectorHooks> = {
   dynamicsCRM: dynamicsCRMHooks,
   gusto: gustoHooks,
   marketo: marketoHooks,
+  netsuite: netsuiteHooks,
 };
 
 /** What each capability a declaration gives to its hooks needs them to implement. */
