@@ -14,7 +14,8 @@ import {
  * rate limits https://developers.zoom.us/docs/api/rate-limits; errors
  * https://developers.zoom.us/docs/api/errors):
  *
- * - Under `/v2`, OAuth access tokens as `Authorization: Bearer`. `me` stands for the token's user
+ * - Under `/v2` of https://api.zoom.us (the fake's `url` is the origin, as the catalog's base URL),
+ *   OAuth access tokens as `Authorization: Bearer`. `me` stands for the token's user
  *   wherever a `{userId}` goes (a user's id or email address work too).
  * - `GET /v2/users?status=active&page_size=&next_page_token=`, `GET /v2/users/{userId}/meetings?
  *   type=scheduled&page_size=&next_page_token=`, `GET /v2/users/{userId}/webinars?page_size=&
@@ -77,7 +78,6 @@ export async function startFakeZoom(): Promise<ConformanceFake> {
   let created = 0;
 
   const fake = new FakeProvider({
-    prefix: '/v2',
     credentialOf: bearerCredential,
     errorBody: (error) => {
       if (error.status === 401) return { code: 124, message: 'Invalid access token.' };
@@ -224,7 +224,7 @@ export async function startFakeZoom(): Promise<ConformanceFake> {
       )
       .filter((record): record is Record_ => record !== undefined);
 
-  router.get('/users', limited('Medium'), (ctx) => {
+  router.get('/v2/users', limited('Medium'), (ctx) => {
     const status = ctx.query.status === undefined ? 'active' : String(ctx.query.status);
     if (!['active', 'inactive', 'pending'].includes(status))
       throw zoomError(400, 300, 'Validation Failed.', [{ field: 'status', message: 'Invalid field.' }]);
@@ -240,7 +240,7 @@ export async function startFakeZoom(): Promise<ConformanceFake> {
       users: page,
     };
   });
-  router.get('/users/:userId', limited('Light'), (ctx) => {
+  router.get('/v2/users/:userId', limited('Light'), (ctx) => {
     ctx.body = userOf(ctx);
   });
 
@@ -269,7 +269,7 @@ export async function startFakeZoom(): Promise<ConformanceFake> {
       return row.record;
     };
 
-    router.get(`/users/:userId/${object}`, limited('Medium'), (ctx) => {
+    router.get(`/v2/users/:userId/${object}`, limited('Medium'), (ctx) => {
       const host = userOf(ctx);
       if (object === 'meetings') {
         const type = ctx.query.type === undefined ? 'scheduled' : String(ctx.query.type);
@@ -289,7 +289,7 @@ export async function startFakeZoom(): Promise<ConformanceFake> {
       ctx.body = { ...meta, ...(from && { from }), ...(to && { to }), [object]: page.map(listItem) };
     });
 
-    router.post(`/users/:userId/${object}`, limited('Light'), (ctx) => {
+    router.post(`/v2/users/:userId/${object}`, limited('Light'), (ctx) => {
       const host = userOf(ctx);
       const body = (ctx.request.body ?? {}) as Record<string, unknown>;
       if (body.topic !== undefined && (typeof body.topic !== 'string' || body.topic.length > 200))
@@ -300,11 +300,11 @@ export async function startFakeZoom(): Promise<ConformanceFake> {
       ctx.body = record;
     });
 
-    router.get(`/${object}/:id`, limited('Light'), (ctx) => {
+    router.get(`/v2/${object}/:id`, limited('Light'), (ctx) => {
       ctx.body = eventOf(ctx.params.id);
     });
 
-    router.patch(`/${object}/:id`, limited('Light'), (ctx) => {
+    router.patch(`/v2/${object}/:id`, limited('Light'), (ctx) => {
       const record = eventOf(ctx.params.id);
       const body = (ctx.request.body ?? {}) as Record<string, unknown>;
       if (body.topic !== undefined && (typeof body.topic !== 'string' || body.topic.length > 200))
@@ -315,7 +315,7 @@ export async function startFakeZoom(): Promise<ConformanceFake> {
       ctx.status = 204;
     });
 
-    router.delete(`/${object}/:id`, limited('Light'), (ctx) => {
+    router.delete(`/v2/${object}/:id`, limited('Light'), (ctx) => {
       eventOf(ctx.params.id);
       stores[object].rows.delete(ctx.params.id);
       ctx.status = 204;
