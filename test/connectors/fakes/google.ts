@@ -1,0 +1,662 @@
+import type { Context } from 'koa';
+import type { ConformanceFake } from '../kit/conformance.js';
+import {
+  asConformanceFake,
+  bearerCredential,
+  FakeHttpError,
+  FakeProvider,
+  RecordStore,
+  type StoredRecord,
+} from '../kit/fake-provider.js';
+
+/**
+ * A local stand-in for two Google APIs a builder reads a user's calendar and address book with,
+ * written from their references:
+ *
+ * Calendar API v3 (https://developers.google.com/workspace/calendar/api/v3/reference/events/list,
+ * .../events/insert, .../events/patch, .../events/delete, .../v3/errors,
+ * https://developers.google.com/workspace/calendar/api/guides/sync), host www.googleapis.com:
+ * - `GET /calendar/v3/calendars/{calendarId}/events` (`primary`: the user's own calendar) answers
+ *   `{kind: "calendar#events", …, items, nextPageToken | nextSyncToken}`. `maxResults` defaults to
+ *   250 and is never more than 2500; a page may hold fewer, `nextPageToken` says more follow.
+ * - `updatedMin` (RFC 3339): a lower bound on an event's last modification, inclusive here (the
+ *   reference says "lower bound"); "entries deleted since this time will always be included
+ *   regardless of showDeleted". No upper bound exists. `orderBy=updated` sorts by last modification
+ *   ascending; `orderBy=startTime` needs `singleEvents=true`; without `orderBy` the order is
+ *   unspecified (creation order here).
+ * - `updated`/`created` are RFC 3339 with milliseconds (`2024-01-01T10:00:00.123Z`).
+ * - Deleted events are `status: "cancelled"`, listed only with `showDeleted=true`, `updatedMin` or a
+ *   `syncToken`; "deleted events are only guaranteed to have the id field populated", so this fake
+ *   gives them `kind`, `etag`, `id` and `status` only. `events.get` still returns them.
+ * - The last page carries `nextSyncToken`; `syncToken` lists every change since (deletions always),
+ *   and refuses `updatedMin`, `orderBy`, `timeMin`, `timeMax`, `q`, `iCalUID` beside it (400), and
+ *   `showDeleted=false`.
+ * - `POST …/events` needs `start` and `end` (`{dateTime}` or `{date}`), answers 200 with the event;
+ *   `PATCH …/events/{id}` changes only the members sent; `DELETE …/events/{id}` answers 204 and
+ *   cancels the event (410 `deleted` when it already was).
+ *
+ * People API v1 (https://developers.google.com/people/api/rest/v1/people.connections/list,
+ * .../people/createContact, .../people/updateContact, .../people/deleteContact, .../people/get),
+ * host people.googleapis.com:
+ * - `GET /v1/people/me/connections`: `personFields` is required (a mask of `names`,
+ *   `emailAddresses`, `organizations`, …, `metadata`); `resourceName` and `etag` always come back.
+ *   `pageSize` 1 to 1000 (0 or none: 100); `sortOrder` `LAST_MODIFIED_ASCENDING` (the default),
+ *   `LAST_MODIFIED_DESCENDING`, `FIRST_NAME_ASCENDING`, `LAST_NAME_ASCENDING`, not used when a sync
+ *   is requested. Answers `{connections, nextPageToken?, nextSyncToken?, totalPeople, totalItems}`.
+ * - No filter by modification time. A contact's modification time is its CONTACT source's
+ *   `updateTime` (`metadata.sources[].updateTime`, RFC 3339), present when `personFields` asks for
+ *   `metadata`.
+ * - `requestSyncToken=true` puts `nextSyncToken` on the last page; `syncToken` lists the contacts
+ *   changed since, deleted ones as `{resourceName, etag, metadata: {deleted: true}}`. Sync tokens
+ *   expire 7 days after they were issued (400 `FAILED_PRECONDITION`, reason `EXPIRED_SYNC_TOKEN`);
+ *   "writes may have a propagation delay of several minutes for sync requests": a change shows in a
+ *   sync three minutes after it was made (a full listing shows it at once).
+ * - `POST /v1/people:createContact` (200 with the person); `PATCH
+ *   /v1/people/{id}:updateContact?updatePersonFields=names,…` replaces the fields named, and needs
+ *   the contact's current etag in `metadata.sources[].etag` (400 `FAILED_PRECONDITION` when it
+ *   differs, 400 when `metadata.sources` is absent); `DELETE /v1/people/{id}:deleteContact` (200 `{}`).
+ *   `names` and `biographies` take one entry at most.
+ *
+ * Both: OAuth bearer tokens (401 `UNAUTHENTICATED` on a stale one); errors `{error: {code, message,
+ * errors: [{message, domain, reason}], status}}`; a 429 is `RESOURCE_EXHAUSTED`. `fields` (a partial
+ * response mask such as `items(id,summary),nextPageToken`) trims any answer.
+ */
+
+type Json = Record<string, unknown>;
+type Row = StoredRecord<Json>;
+
+const EVENTS_PAGE_DEFAULT = 250;
+const EVENTS_PAGE_MAX = 2500;
+const PEOPLE_PAGE_DEFAULT = 100;
+const PEOPLE_PAGE_MAX = 1000;
+const SYNC_LAG_MS = 180_000;
+const SYNC_TOKEN_LIFE_MS = 7 * 86_400_000;
+const OWNER = 'ada@example.com';
+
+const personFieldNames = [
+  'addresses',
+  'ageRanges',
+  'biographies',
+  'birthdays',
+  'calendarUrls',
+  'clientData',
+  'coverPhotos',
+  'emailAddresses',
+  'events',
+  'externalIds',
+  'genders',
+  'imClients',
+  'interests',
+  'locales',
+  'locations',
+  'memberships',
+  'metadata',
+  'miscKeywords',
+  'names',
+  'nicknames',
+  'occupations',
+  'organizations',
+  'phoneNumbers',
+  'photos',
+  'relations',
+  'sipAddresses',
+  'skills',
+  'urls',
+  'userDefined',
+];
+/** Fields `updatePersonFields` may name (photos, metadata and the like are not contact data). */
+const updatableFields = personFieldNames.filter(
+  (name) => !['ageRanges', 'coverPhotos', 'metadata', 'photos', 'skills'].includes(name),
+);
+const singletonFields = ['names', 'biographies', 'birthdays', 'genders'];
+
+const statusText: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  409: 'ABORTED',
+  410: 'NOT_FOUND',
+  429: 'RESOURCE_EXHAUSTED',
+  500: 'INTERNAL',
+  503: 'UNAVAILABLE',
+};
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const invalid = (message: string, reason = 'invalid') => new FakeHttpError(400, message, reason);
+
+/** A partial-response mask (`items(id,summary),nextPageToken`, `a/b`) as a tree; `null`: the whole member. */
+type Mask = Map<string, Mask | null>;
+
+function parseMask(text: string): Mask {
+  let at = 0;
+  const list = (into: Mask, nested: boolean): Mask => {
+    for (;;) {
+      let name = '';
+      while (at < text.length && !',()'.includes(text[at])) name += text[at++];
+      const path = name.trim().split('/');
+      let node = into;
+      path.forEach((segment, index) => {
+        if (!segment) throw invalid(`Invalid field selection ${text}`, 'invalidParameter');
+        if (index < path.length - 1) {
+          const next = node.get(segment) ?? new Map();
+          node.set(segment, next);
+          node = next;
+        } else if (text[at] === '(') {
+          at++;
+          node.set(segment, list((node.get(segment) as Mask | undefined) ?? new Map(), true));
+        } else node.set(segment, null);
+      });
+      if (text[at] === ',') {
+        at++;
+        continue;
+      }
+      if (text[at] === ')') {
+        if (!nested) throw invalid(`Invalid field selection ${text}`, 'invalidParameter');
+        at++;
+      }
+      return into;
+    }
+  };
+  return list(new Map(), false);
+}
+
+function project(value: unknown, mask: Mask): unknown {
+  if (Array.isArray(value)) return value.map((item) => project(item, mask));
+  if (!value || typeof value !== 'object') return value;
+  const out: Json = {};
+  for (const [name, sub] of mask) {
+    const member = (value as Json)[name];
+    if (member !== undefined) out[name] = sub ? project(member, sub) : member;
+  }
+  return out;
+}
+
+/** Opaque tokens: base64url JSON. */
+const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+function decode<T>(token: string, what: string): T {
+  try {
+    return JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as T;
+  } catch {
+    throw invalid(`Invalid ${what}.`, 'invalid');
+  }
+}
+
+function timeParameter(text: unknown, name: string): number {
+  const value = String(text);
+  const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(value)
+    ? Date.parse(value)
+    : NaN;
+  if (Number.isNaN(ms)) throw invalid(`Invalid value for: ${name}`, 'invalid');
+  return ms;
+}
+
+function pageSizeOf(ctx: Context, name: string, fallback: number, max: number, clamp: boolean): number {
+  const text = ctx.query[name];
+  if (text === undefined || text === '0') return fallback;
+  const size = Number(text);
+  if (!Number.isInteger(size) || size < 1 || (!clamp && size > max))
+    throw invalid(`${name} must be between 1 and ${max}.`, 'invalid');
+  return Math.min(size, max);
+}
+
+export async function startFakeGoogle(): Promise<ConformanceFake> {
+  const events = new RecordStore<Json>();
+  const people = new RecordStore<Json>();
+  /** Order of creation, for listings without an order of their own. */
+  const sequence = new Map<string, number>();
+  let counter = 0;
+
+  const fake = new FakeProvider({
+    credentialOf: bearerCredential,
+    errorBody: (error) => {
+      const reason =
+        error.status === 401
+          ? 'authError'
+          : error.status === 429
+            ? 'rateLimitExceeded'
+            : error.status >= 500
+              ? 'backendError'
+              : (error.code ?? (error.status === 404 ? 'notFound' : 'invalid'));
+      const message =
+        error.status === 401
+          ? 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.'
+          : error.message;
+      const status =
+        reason === 'failedPrecondition' ? 'FAILED_PRECONDITION' : (statusText[error.status] ?? 'UNKNOWN');
+      return {
+        error: { code: error.status, message, errors: [{ message, domain: 'global', reason }], status },
+      };
+    },
+    rateLimitCode: 'rateLimitExceeded',
+  });
+  const now = () => fake.now();
+  const router = fake.router;
+
+  // Partial responses (`fields`), the same on every Google API.
+  router.use(async (ctx, next) => {
+    await next();
+    const fields = ctx.query.fields;
+    if (typeof fields === 'string' && fields && ctx.body && typeof ctx.body === 'object')
+      ctx.body = project(ctx.body, parseMask(fields));
+  });
+
+  const visibleAt = (row: Row) => (row.deleted ? row.deletedMs! : (row.visibleFromMs ?? row.modifiedMs));
+
+  // ---- Calendar ----
+
+  const calendarOf = (ctx: Context) => {
+    const id = ctx.params.calendarId;
+    if (id !== 'primary' && id !== OWNER) throw new FakeHttpError(404, 'Not Found', 'notFound');
+  };
+  const presentEvent = (row: Row): Json =>
+    row.deleted
+      ? { kind: 'calendar#event', etag: row.record.etag, id: row.record.id, status: 'cancelled' }
+      : row.record;
+  const eventRow = (id: string): Row => {
+    const row = events.rows.get(id);
+    if (!row) throw new FakeHttpError(404, 'Not Found', 'notFound');
+    return row;
+  };
+  const stampEvent = (row: Row, ms: number, visibleFromMs?: number) => {
+    row.modifiedMs = ms;
+    row.visibleFromMs = visibleFromMs;
+    row.record.updated = iso(ms);
+    row.record.etag = `"${ms}${sequence.get(String(row.record.id))}"`;
+  };
+  const newEvent = (values: Json, ms: number): Row => {
+    const id = `ev${String(++counter).padStart(10, '0')}`;
+    sequence.set(id, counter);
+    const record: Json = {
+      kind: 'calendar#event',
+      etag: '',
+      id,
+      status: 'confirmed',
+      htmlLink: `https://www.google.com/calendar/event?eid=${id}`,
+      created: iso(ms),
+      updated: iso(ms),
+      summary: null,
+      creator: { email: OWNER, self: true },
+      organizer: { email: OWNER, self: true },
+      iCalUID: `${id}@google.com`,
+      sequence: 0,
+      reminders: { useDefault: true },
+      eventType: 'default',
+      ...values,
+    };
+    events.put(id, record, ms);
+    const row = events.rows.get(id)!;
+    stampEvent(row, ms);
+    return row;
+  };
+  const checkTimes = (values: Json) => {
+    for (const end of ['start', 'end']) {
+      const time = values[end] as Json | undefined;
+      if (!time || typeof time !== 'object' || (!time.dateTime && !time.date))
+        throw new FakeHttpError(400, `Missing ${end} time.`, 'required');
+    }
+  };
+  const readOnlyEvent = ['kind', 'etag', 'id', 'htmlLink', 'created', 'updated', 'creator', 'iCalUID'];
+  const eventValues = (ctx: Context): Json => {
+    const body = ctx.request.body as Json | undefined;
+    if (!body || typeof body !== 'object' || Array.isArray(body))
+      throw invalid('Invalid event.', 'badRequest');
+    // Output-only members are ignored, as Calendar does.
+    return Object.fromEntries(Object.entries(body).filter(([name]) => !readOnlyEvent.includes(name)));
+  };
+
+  router.get('/calendar/v3/calendars/:calendarId/events', (ctx) => {
+    calendarOf(ctx);
+    const size = pageSizeOf(ctx, 'maxResults', EVENTS_PAGE_DEFAULT, EVENTS_PAGE_MAX, true);
+    fake.logListing(ctx, { object: 'events', pageSize: size, maxPageSize: EVENTS_PAGE_MAX });
+    const query = ctx.query;
+    const showDeleted = query.showDeleted === 'true';
+    const orderBy = query.orderBy === undefined ? undefined : String(query.orderBy);
+    if (orderBy !== undefined && orderBy !== 'updated' && orderBy !== 'startTime')
+      throw invalid('Invalid value for: orderBy', 'invalid');
+    if (orderBy === 'startTime' && query.singleEvents !== 'true')
+      throw invalid('The requested ordering is not available for the particular query.', 'badRequest');
+
+    type Position = { startedAt: number; after?: [number, number] };
+    const position: Position | undefined =
+      query.pageToken === undefined ? undefined : decode<Position>(String(query.pageToken), 'page token');
+    const startedAt = position?.startedAt ?? now();
+    let rows: Row[];
+    if (query.syncToken !== undefined) {
+      for (const name of ['updatedMin', 'orderBy', 'timeMin', 'timeMax', 'q', 'iCalUID'])
+        if (query[name] !== undefined)
+          throw invalid(`${name} cannot be used together with a sync token.`, 'invalid');
+      if (query.showDeleted === 'false')
+        throw invalid('showDeleted cannot be false with a sync token.', 'invalid');
+      const { issuedAt } = decode<{ issuedAt: number }>(String(query.syncToken), 'sync token');
+      rows = [...events.rows.values()].filter(
+        (row) => visibleAt(row) > issuedAt && visibleAt(row) <= startedAt,
+      );
+    } else {
+      const updatedMin =
+        query.updatedMin === undefined ? undefined : timeParameter(query.updatedMin, 'updatedMin');
+      rows = [...events.rows.values()].filter((row) =>
+        row.deleted
+          ? row.deletedMs! <= startedAt &&
+            (updatedMin !== undefined ? row.deletedMs! >= updatedMin : showDeleted)
+          : row.modifiedMs >= (updatedMin ?? -Infinity) && visibleAt(row) <= startedAt,
+      );
+    }
+    const keyOf = (row: Row): [number, number] => [
+      orderBy === 'updated' ? row.modifiedMs : 0,
+      sequence.get(String(row.record.id))!,
+    ];
+    const compare = (a: [number, number], b: [number, number]) => a[0] - b[0] || a[1] - b[1];
+    const sorted = rows
+      .map((row) => ({ row, key: keyOf(row) }))
+      .sort((a, b) => compare(a.key, b.key))
+      .filter(({ key }) => !position?.after || compare(key, position.after) > 0);
+    const page = sorted.slice(0, size);
+    const more = sorted.length > size;
+    ctx.body = {
+      kind: 'calendar#events',
+      etag: `"${startedAt}"`,
+      summary: OWNER,
+      updated: iso(now()),
+      timeZone: 'UTC',
+      accessRole: 'owner',
+      defaultReminders: [],
+      ...(more
+        ? { nextPageToken: encode({ startedAt, after: page.at(-1)!.key } satisfies Position) }
+        : { nextSyncToken: encode({ issuedAt: startedAt }) }),
+      items: page.map(({ row }) => presentEvent(row)),
+    };
+  });
+
+  router.get('/calendar/v3/calendars/:calendarId/events/:eventId', (ctx) => {
+    calendarOf(ctx);
+    ctx.body = presentEvent(eventRow(ctx.params.eventId));
+  });
+
+  router.post('/calendar/v3/calendars/:calendarId/events', (ctx) => {
+    calendarOf(ctx);
+    const values = eventValues(ctx);
+    checkTimes(values);
+    ctx.body = newEvent(values, now()).record;
+  });
+
+  router.patch('/calendar/v3/calendars/:calendarId/events/:eventId', (ctx) => {
+    calendarOf(ctx);
+    const row = eventRow(ctx.params.eventId);
+    if (row.deleted) throw new FakeHttpError(410, 'Resource has been deleted', 'deleted');
+    const values = eventValues(ctx);
+    checkTimes({ start: row.record.start, end: row.record.end, ...values });
+    Object.assign(row.record, values);
+    row.record.sequence = Number(row.record.sequence) + 1;
+    stampEvent(row, now());
+    ctx.body = row.record;
+  });
+
+  router.delete('/calendar/v3/calendars/:calendarId/events/:eventId', (ctx) => {
+    calendarOf(ctx);
+    const row = eventRow(ctx.params.eventId);
+    if (row.deleted) throw new FakeHttpError(410, 'Resource has been deleted', 'deleted');
+    events.remove(ctx.params.eventId, now());
+    ctx.status = 204;
+  });
+
+  // ---- People ----
+
+  const personRow = (resourceName: string): Row => {
+    const row = people.get(resourceName);
+    if (!row) throw new FakeHttpError(404, 'Requested entity was not found.', 'notFound');
+    return row;
+  };
+  const maskOf = (text: unknown, name: string, required: boolean, allowed = personFieldNames): string[] => {
+    if (text === undefined || text === '') {
+      if (required) throw invalid(`${name} mask is required. Please specify one or more valid paths.`);
+      return personFieldNames;
+    }
+    const fields = String(text)
+      .split(',')
+      .map((field) => field.trim().replace(/^person\./, ''));
+    for (const field of fields)
+      if (!allowed.includes(field))
+        throw invalid(
+          `Invalid ${name} mask path: "${field}". Valid paths are documented at https://developers.google.com/people/api/rest/v1/people/get.`,
+        );
+    return fields;
+  };
+  const sourceOf = (row: Row) => ((row.record.metadata as Json).sources as Json[])[0];
+  const presentPerson = (row: Row, fields: string[]): Json =>
+    row.deleted
+      ? {
+          resourceName: row.record.resourceName,
+          etag: row.record.etag,
+          metadata: { deleted: true, objectType: 'PERSON' },
+        }
+      : Object.fromEntries(
+          Object.entries(row.record).filter(
+            ([name]) => name === 'resourceName' || name === 'etag' || fields.includes(name),
+          ),
+        );
+  /** Entries as People returns them: each with its own field metadata. */
+  const withFieldMetadata = (id: string, values: Json): Json =>
+    Object.fromEntries(
+      Object.entries(values).map(([name, entries]) => [
+        name,
+        Array.isArray(entries)
+          ? entries.map((entry: Json, index) => {
+              const shaped: Json = {
+                metadata: { primary: index === 0, source: { type: 'CONTACT', id } },
+                ...entry,
+              };
+              if (name === 'names')
+                shaped.displayName = [entry.givenName, entry.familyName].filter(Boolean).join(' ');
+              return shaped;
+            })
+          : entries,
+      ]),
+    );
+  const stampPerson = (row: Row, ms: number, visibleFromMs?: number) => {
+    row.modifiedMs = ms;
+    row.visibleFromMs = visibleFromMs;
+    const etag = `%Eg${encode([row.record.resourceName, ms, ++counter])}`;
+    row.record.etag = etag;
+    Object.assign(sourceOf(row), { etag: `#${etag.slice(3)}`, updateTime: iso(ms) });
+  };
+  const personValues = (ctx: Context): Json => {
+    const body = ctx.request.body as Json | undefined;
+    if (!body || typeof body !== 'object' || Array.isArray(body))
+      throw invalid('Invalid JSON payload received.');
+    for (const [name, value] of Object.entries(body)) {
+      if (['resourceName', 'etag', 'metadata'].includes(name)) continue;
+      if (!personFieldNames.includes(name))
+        throw invalid(
+          `Invalid JSON payload received. Unknown name "${name}" at 'person': Cannot find field.`,
+        );
+      if (!Array.isArray(value))
+        throw invalid(`Invalid value at 'person.${name}', expected a list of ${name}.`);
+      if (singletonFields.includes(name) && value.length > 1)
+        throw invalid(`Only one ${name} field is allowed on a contact.`);
+    }
+    return body;
+  };
+  const newPerson = (values: Json, ms: number): Row => {
+    const number = ++counter;
+    const resourceName = `people/c${String(7_000_000_000 + number)}`;
+    const sourceId = number.toString(16).padStart(14, '0');
+    sequence.set(resourceName, number);
+    const contact = Object.fromEntries(
+      Object.entries(values).filter(([name]) => personFieldNames.includes(name) && name !== 'metadata'),
+    );
+    const record: Json = {
+      resourceName,
+      etag: '',
+      metadata: {
+        sources: [{ type: 'CONTACT', id: sourceId, etag: '', updateTime: iso(ms) }],
+        objectType: 'PERSON',
+      },
+      ...withFieldMetadata(sourceId, contact),
+    };
+    people.put(resourceName, record, ms);
+    const row = people.rows.get(resourceName)!;
+    stampPerson(row, ms);
+    return row;
+  };
+
+  router.get('/v1/people/me/connections', (ctx) => {
+    const query = ctx.query;
+    const size = pageSizeOf(ctx, 'pageSize', PEOPLE_PAGE_DEFAULT, PEOPLE_PAGE_MAX, false);
+    fake.logListing(ctx, { object: 'connections', pageSize: size, maxPageSize: PEOPLE_PAGE_MAX });
+    const fields = maskOf(query.personFields ?? query['requestMask.includeField'], 'personFields', true);
+    const sortOrder = String(query.sortOrder ?? 'LAST_MODIFIED_ASCENDING');
+    const orders = [
+      'LAST_MODIFIED_ASCENDING',
+      'LAST_MODIFIED_DESCENDING',
+      'FIRST_NAME_ASCENDING',
+      'LAST_NAME_ASCENDING',
+    ];
+    if (!orders.includes(sortOrder)) throw invalid(`Invalid value at 'sort_order' (${sortOrder})`);
+
+    type Position = { startedAt: number; after?: [number | string, number] };
+    const position: Position | undefined =
+      query.pageToken === undefined ? undefined : decode<Position>(String(query.pageToken), 'page token');
+    const startedAt = position?.startedAt ?? now();
+    const syncing = query.syncToken !== undefined;
+    let rows: Row[];
+    if (syncing) {
+      const { issuedAt } = decode<{ issuedAt: number }>(String(query.syncToken), 'sync token');
+      if (startedAt - issuedAt > SYNC_TOKEN_LIFE_MS)
+        throw new FakeHttpError(
+          400,
+          'Sync token is expired. Clear local cache and retry call without the sync token.',
+          'failedPrecondition',
+        );
+      // A position in the change log: a change enters it (after the propagation delay) once.
+      rows = [...people.rows.values()].filter((row) => {
+        const at = visibleAt(row) + SYNC_LAG_MS;
+        return at > issuedAt && at <= startedAt;
+      });
+    } else rows = people.live().filter((row) => visibleAt(row) <= startedAt);
+
+    const firstName = (row: Row) =>
+      String(((row.record.names as Json[] | undefined)?.[0]?.givenName as string) ?? '');
+    const lastName = (row: Row) =>
+      String(((row.record.names as Json[] | undefined)?.[0]?.familyName as string) ?? '');
+    const order = syncing || query.requestSyncToken === 'true' ? 'LAST_MODIFIED_ASCENDING' : sortOrder;
+    const keyOf = (row: Row): [number | string, number] => {
+      const seq = sequence.get(String(row.record.resourceName))!;
+      if (order === 'FIRST_NAME_ASCENDING') return [firstName(row), seq];
+      if (order === 'LAST_NAME_ASCENDING') return [lastName(row), seq];
+      return [order === 'LAST_MODIFIED_DESCENDING' ? -row.modifiedMs : row.modifiedMs, seq];
+    };
+    const compare = (a: [number | string, number], b: [number | string, number]) =>
+      (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0) || a[1] - b[1];
+    const sorted = rows
+      .map((row) => ({ row, key: keyOf(row) }))
+      .sort((a, b) => compare(a.key, b.key))
+      .filter(({ key }) => !position?.after || compare(key, position.after) > 0);
+    const page = sorted.slice(0, size);
+    const more = sorted.length > size;
+    const sync = syncing || query.requestSyncToken === 'true';
+    ctx.body = {
+      connections: page.map(({ row }) => presentPerson(row, fields)),
+      ...(more && { nextPageToken: encode({ startedAt, after: page.at(-1)!.key } satisfies Position) }),
+      ...(!more && sync && { nextSyncToken: encode({ issuedAt: startedAt }) }),
+      totalPeople: people.live().length,
+      totalItems: people.live().length,
+    };
+  });
+
+  // Custom methods (`people/c123:updateContact`): the colon stays inside the path's last segment.
+  const customMethod = (ctx: Context, verb: string): string => {
+    const [person, method] = String(ctx.params.segment).split(':');
+    if (method !== verb) throw new FakeHttpError(404, `No route for ${ctx.method} ${ctx.path}`, 'notFound');
+    return `people/${person}`;
+  };
+  const returned = (ctx: Context) => maskOf(ctx.query.personFields, 'personFields', false);
+
+  router.get('/v1/people/:segment', (ctx) => {
+    const row = personRow(`people/${ctx.params.segment}`);
+    ctx.body = presentPerson(row, maskOf(ctx.query.personFields, 'personFields', true));
+  });
+
+  router.post('/v1/:segment', (ctx) => {
+    if (ctx.params.segment !== 'people:createContact')
+      throw new FakeHttpError(404, `No route for ${ctx.method} ${ctx.path}`, 'notFound');
+    ctx.body = presentPerson(newPerson(personValues(ctx), now()), returned(ctx));
+  });
+
+  router.patch('/v1/people/:segment', (ctx) => {
+    const row = personRow(customMethod(ctx, 'updateContact'));
+    const update = maskOf(ctx.query.updatePersonFields, 'updatePersonFields', true, updatableFields);
+    const values = personValues(ctx);
+    const sources = (values.metadata as Json | undefined)?.sources as Json[] | undefined;
+    const contactSource = sources?.find((source) => source.type === 'CONTACT');
+    if (!contactSource)
+      throw invalid('person.metadata.sources must be specified and contain a CONTACT source.');
+    if (contactSource.etag !== sourceOf(row).etag)
+      throw new FakeHttpError(
+        400,
+        'Request person.etag is different than the current person.etag. Clear local cache and get the latest person.',
+        'failedPrecondition',
+      );
+    const sourceId = String(sourceOf(row).id);
+    // Every field named is replaced: one named but not sent is cleared.
+    for (const field of update) {
+      if (Array.isArray(values[field]) && (values[field] as unknown[]).length)
+        row.record[field] = withFieldMetadata(sourceId, { [field]: values[field] })[field];
+      else delete row.record[field];
+    }
+    stampPerson(row, now());
+    ctx.body = presentPerson(row, returned(ctx));
+  });
+
+  router.delete('/v1/people/:segment', (ctx) => {
+    const resourceName = customMethod(ctx, 'deleteContact');
+    personRow(resourceName);
+    people.remove(resourceName, now());
+    ctx.body = {};
+  });
+
+  await fake.start();
+
+  return asConformanceFake(fake, {
+    seed: (object, times) =>
+      times.map((ms) => {
+        const n = counter + 1;
+        if (object === 'events')
+          return String(
+            newEvent(
+              {
+                summary: `Meeting ${n}`,
+                description: `Agenda ${n}`,
+                location: `Room ${n}`,
+                start: { dateTime: '2026-10-01T09:00:00Z', timeZone: 'UTC' },
+                end: { dateTime: '2026-10-01T10:00:00Z', timeZone: 'UTC' },
+              },
+              ms,
+            ).record.id,
+          );
+        if (object === 'connections')
+          return String(
+            newPerson(
+              {
+                names: [{ givenName: `First${n}`, familyName: `Last${n}` }],
+                emailAddresses: [{ value: `p${n}@example.com`, type: 'work' }],
+                organizations: [{ name: `Org ${n}`, title: 'Buyer' }],
+              },
+              ms,
+            ).record.resourceName,
+          );
+        throw new Error(`no object ${object}`);
+      }),
+    touch(object, id, modifiedMs, options) {
+      const store = object === 'events' ? events : people;
+      const row = store.get(id);
+      if (!row) throw new Error(`no ${object} ${id}`);
+      if (object === 'events') stampEvent(row, modifiedMs, options?.visibleFromMs);
+      else stampPerson(row, modifiedMs, options?.visibleFromMs);
+    },
+    remove(object, id, atMs) {
+      (object === 'events' ? events : people).remove(id, atMs);
+    },
+    stored: (object, id) => (object === 'events' ? events : people).get(id)?.record,
+  });
+}
