@@ -151,8 +151,9 @@ export class DeclaredConnector implements Connector, HookContext {
 
   /** Sends a declared request (rendered with `values`) and returns the 2xx answer. */
   async send(objectName: string, request: ProviderHttpRequest) {
+    const module = this.declaration && effectiveObject(this.declaration, objectName)?.module;
     try {
-      return await this.http.json(request);
+      return await this.http.json(module && !request.module ? { ...request, module } : request);
     } catch (error) {
       if (error instanceof ProviderError && this.hooks.providerError) {
         throw this.hooks.providerError(this, objectName, error);
