@@ -168,6 +168,16 @@ export class DeclaredConnector implements Connector, HookContext {
       const value = renderString(placeholder, values);
       if (value === ABSENT)
         throw new ConnectorInputError(`${declared.path} needs ${placeholder}`, this.provider);
+      // `|path`: a value that is itself a path keeps its slashes (Google's `people/c123` resource names).
+      if (/\|\s*path\s*(\||\}\})/.test(placeholder)) {
+        const segments = String(value).split('/');
+        if (segments.some((segment) => segment === '' || segment === '.' || segment === '..'))
+          throw new ConnectorInputError(
+            `${placeholder} is not a resource path: ${String(value)}`,
+            this.provider,
+          );
+        return segments.map(encodeURIComponent).join('/');
+      }
       return encodeURIComponent(String(value));
     });
     const query: Record<string, string> = {};

@@ -62,6 +62,8 @@ function isKnownStep(format: string): boolean {
     format === 'json' ||
     format === 'string' ||
     format.startsWith('join:') ||
+    /^default:.+$/.test(format) ||
+    format === 'path' ||
     /^(escape|double):.+$/.test(format) ||
     /^shift:[+-]?\d+$/.test(format)
   );
@@ -99,7 +101,21 @@ function formatTime(time: Date, format: string): string | number {
   }
 }
 
+/**
+ * The text a `default:<text>` step gives a placeholder without a value (Google People's required
+ * `personFields` when a read chooses no fields: `{{fields|join:,|default:names,emailAddresses}}`).
+ */
+function fallback(format: string | undefined): string | undefined {
+  const step = format
+    ?.split('|')
+    .map((part) => part.trim())
+    .find((part) => part.startsWith('default:'));
+  return step?.slice('default:'.length);
+}
+
 function formattedStep(value: unknown, format: string | undefined): unknown {
+  // A value present passes a `default:` step unchanged; `path` is how a request path writes it.
+  if (format?.startsWith('default:') || format === 'path') return value;
   // `shift:-172800` moves a time by whole seconds, before a later step writes it (`shift:-172800|unixSeconds`).
   if (value instanceof Date && format?.startsWith('shift:'))
     return new Date(value.getTime() + Number(format.slice('shift:'.length)) * 1000);
@@ -147,7 +163,7 @@ export function renderString(template: string, values: TemplateValues, keepType 
   const whole = wholePattern.exec(template);
   if (whole) {
     const value = lookup(values, whole[1]);
-    if (value === undefined || value === null) return ABSENT;
+    if (value === undefined || value === null) return fallback(whole[2]) ?? ABSENT;
     const result = formatted(value, whole[2]);
     return keepType ? result : asText(result);
   }
