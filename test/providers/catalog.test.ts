@@ -538,6 +538,7 @@ const documentedKinds: Record<string, string[]> = {
   front: ['apiKey', 'oauth2AuthorizationCode'],
   github: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
   gitlab: ['customAuth'],
+  google: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   gorgias: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'basicAuth'],
   greenhouse: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   helpScoutMailbox: ['oauth2ClientCredentials', 'oauth2AuthorizationCode'],

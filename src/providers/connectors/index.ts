@@ -12,6 +12,7 @@ import { dynamicsCRMHooks } from './dynamicsCRM.js';
 import { freshdeskHooks } from './freshdesk.js';
 import { frontHooks } from './front.js';
 import { githubHooks } from './github.js';
+import { googleHooks } from './google.js';
 import { gorgiasHooks } from './gorgias.js';
 import { helpScoutMailboxHooks } from './helpScoutMailbox.js';
 import { hubspotHooks } from './hubspot.js';
@@ -41,6 +42,7 @@ const hookModules: Record<string, ConnectorHooks> = {
   freshdesk: freshdeskHooks,
   gorgias: gorgiasHooks,
   github: githubHooks,
+  google: googleHooks,
   front: frontHooks,
   zoho: zohoHooks,
   linear: linearHooks,
