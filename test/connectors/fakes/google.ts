@@ -26,8 +26,12 @@ import {
  *   unspecified (creation order here).
  * - `updated`/`created` are RFC 3339 with milliseconds (`2024-01-01T10:00:00.123Z`).
  * - Deleted events are `status: "cancelled"`, listed only with `showDeleted=true`, `updatedMin` or a
- *   `syncToken`; "deleted events are only guaranteed to have the id field populated", so this fake
- *   gives them `kind`, `etag`, `id` and `status` only. `events.get` still returns them.
+ *   `syncToken`. "Deleted events are only guaranteed to have the id field populated. On the
+ *   organizer's calendar, cancelled events continue to expose event details … However, incremental
+ *   sync requests with showDeleted set to false will not return these details": every event here is
+ *   on the user's own (organizer's) calendar, so a cancelled one keeps its details (`updated` = when
+ *   it was deleted) when the listing says `showDeleted=true`, and is `kind`, `etag`, `id`, `status`
+ *   only otherwise. `events.get` still returns them.
  * - The last page carries `nextSyncToken`; `syncToken` lists every change since (deletions always),
  *   and refuses `updatedMin`, `orderBy`, `timeMin`, `timeMax`, `q`, `iCalUID` beside it (400), and
  *   `showDeleted=false`.
@@ -249,8 +253,12 @@ export async function startFakeGoogle(): Promise<ConformanceFake> {
     const id = ctx.params.calendarId;
     if (id !== 'primary' && id !== OWNER) throw new FakeHttpError(404, 'Not Found', 'notFound');
   };
-  const presentEvent = (row: Row): Json =>
-    row.deleted
+  /**
+   * A cancelled event keeps its details on the organizer's calendar when the listing asks with
+   * `showDeleted=true`; otherwise only its id is guaranteed (kind, etag and status here).
+   */
+  const presentEvent = (row: Row, details = true): Json =>
+    row.deleted && !details
       ? { kind: 'calendar#event', etag: row.record.etag, id: row.record.id, status: 'cancelled' }
       : row.record;
   const eventRow = (id: string): Row => {
@@ -288,6 +296,13 @@ export async function startFakeGoogle(): Promise<ConformanceFake> {
     const row = events.rows.get(id)!;
     stampEvent(row, ms);
     return row;
+  };
+  const cancelEvent = (id: string, ms: number) => {
+    const row = events.remove(id, ms);
+    if (!row) return;
+    row.record.status = 'cancelled';
+    row.record.updated = iso(ms);
+    row.record.etag = `"${ms}${sequence.get(id)}"`;
   };
   const checkTimes = (values: Json) => {
     for (const end of ['start', 'end']) {
@@ -364,7 +379,7 @@ export async function startFakeGoogle(): Promise<ConformanceFake> {
       ...(more
         ? { nextPageToken: encode({ startedAt, after: page.at(-1)!.key } satisfies Position) }
         : { nextSyncToken: encode({ issuedAt: startedAt }) }),
-      items: page.map(({ row }) => presentEvent(row)),
+      items: page.map(({ row }) => presentEvent(row, showDeleted)),
     };
   });
 
@@ -396,7 +411,7 @@ export async function startFakeGoogle(): Promise<ConformanceFake> {
     calendarOf(ctx);
     const row = eventRow(ctx.params.eventId);
     if (row.deleted) throw new FakeHttpError(410, 'Resource has been deleted', 'deleted');
-    events.remove(ctx.params.eventId, now());
+    cancelEvent(ctx.params.eventId, now());
     ctx.status = 204;
   });
 
@@ -655,7 +670,8 @@ export async function startFakeGoogle(): Promise<ConformanceFake> {
       else stampPerson(row, modifiedMs, options?.visibleFromMs);
     },
     remove(object, id, atMs) {
-      (object === 'events' ? events : people).remove(id, atMs);
+      if (object === 'events') cancelEvent(id, atMs);
+      else people.remove(id, atMs);
     },
     stored: (object, id) => (object === 'events' ? events : people).get(id)?.record,
   });
