@@ -390,6 +390,9 @@ describe('templates', () => {
     expect(renderString('{{fields|join:,|default:names}}', { fields: ['urls', 'names'] })).toBe('urls,names');
     expect(isKnownFormat('join:,|default:names')).toBe(true);
     expect(isKnownFormat('default:')).toBe(false);
+    expect(renderString('{{id|lastSegment}}', { id: 'https://api.calendly.com/event_types/AB12/' })).toBe(
+      'AB12',
+    );
   });
 
   it('spreads a record beside written-out members under "..."', () => {

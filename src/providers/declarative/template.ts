@@ -64,6 +64,7 @@ function isKnownStep(format: string): boolean {
     format.startsWith('join:') ||
     /^default:.+$/.test(format) ||
     format === 'path' ||
+    format === 'lastSegment' ||
     /^(escape|double):.+$/.test(format) ||
     /^shift:[+-]?\d+$/.test(format)
   );
@@ -116,6 +117,8 @@ function fallback(format: string | undefined): string | undefined {
 function formattedStep(value: unknown, format: string | undefined): unknown {
   // A value present passes a `default:` step unchanged; `path` is how a request path writes it.
   if (format?.startsWith('default:') || format === 'path') return value;
+  // The last segment of a URI used as an id (Calendly's `https://api.calendly.com/event_types/AAA`).
+  if (format === 'lastSegment') return asText(value).replace(/\/+$/, '').split('/').pop();
   // `shift:-172800` moves a time by whole seconds, before a later step writes it (`shift:-172800|unixSeconds`).
   if (value instanceof Date && format?.startsWith('shift:'))
     return new Date(value.getTime() + Number(format.slice('shift:'.length)) * 1000);
