@@ -528,6 +528,7 @@ const documentedKinds: Record<string, string[]> = {
   asana: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
   atlassian: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   brevo: ['apiKey'],
+  calendly: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   capsule: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
   chargebee: ['apiKey', 'basicAuth'],
   clickup: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
