@@ -390,6 +390,7 @@ describe('templates', () => {
     expect(renderString('{{fields|join:,|default:names}}', { fields: ['urls', 'names'] })).toBe('urls,names');
     expect(isKnownFormat('join:,|default:names')).toBe(true);
     expect(isKnownFormat('default:')).toBe(false);
+    expect(renderString('startposition {{offset|add:1}}', { offset: 0 })).toBe('startposition 1');
     expect(renderString('{{id|lastSegment}}', { id: 'https://api.calendly.com/event_types/AB12/' })).toBe(
       'AB12',
     );
