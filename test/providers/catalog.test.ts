@@ -555,6 +555,7 @@ const documentedKinds: Record<string, string[]> = {
   notion: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
   outreach: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   pipedrive: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
+  quickbooks: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   recurly: ['apiKey', 'basicAuth'],
   salesforce: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'jwt'],
   salesloft: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],

@@ -22,6 +22,7 @@ import { linearHooks } from './linear.js';
 import { mondayHooks } from './monday.js';
 import { notionHooks } from './notion.js';
 import { pipedriveHooks } from './pipedrive.js';
+import { quickbooksHooks } from './quickbooks.js';
 import { sandboxHooks } from './sandbox.js';
 import { shopifyHooks } from './shopify.js';
 import { zendeskSupportHooks } from './zendeskSupport.js';
@@ -49,6 +50,7 @@ const hookModules: Record<string, ConnectorHooks> = {
   notion: notionHooks,
   monday: mondayHooks,
   pipedrive: pipedriveHooks,
+  quickbooks: quickbooksHooks,
   activeCampaign: activeCampaignHooks,
   dynamicsCRM: dynamicsCRMHooks,
 };
