@@ -539,6 +539,7 @@ const documentedKinds: Record<string, string[]> = {
   front: ['apiKey', 'oauth2AuthorizationCode'],
   github: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'apiKey'],
   gitlab: ['customAuth'],
+  gong: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   google: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   gorgias: ['oauth2AuthorizationCode', 'oauth2ClientCredentials', 'basicAuth'],
   greenhouse: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
