@@ -35,6 +35,11 @@ export interface ProviderHttpRequest {
   method: HttpMethod;
   /** A path appended to the base URL (`/crm/v3/objects/contacts`), or an absolute URL. */
   path: string;
+  /**
+   * The catalog module whose base URL the path is appended to, for a provider whose APIs sit on
+   * several hosts (Google's People API at people.googleapis.com); the provider's base URL if absent.
+   */
+  module?: string;
   query?: Record<string, string | number | boolean | string[] | undefined>;
   /** Sent as `application/json`. */
   json?: unknown;

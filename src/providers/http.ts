@@ -127,9 +127,15 @@ export class ProviderHttpClient {
     );
   }
 
-  /** The provider's base URL for this connection, without a trailing slash. */
-  baseUrl(): string {
-    const template = this.options.baseUrl ?? this.provider.baseURL;
+  /**
+   * The provider's base URL for this connection, without a trailing slash; a module's (its other
+   * host) when named. A base URL given in the options (a local fake) stands in for every module.
+   */
+  baseUrl(module?: string): string {
+    const moduleBase = module === undefined ? undefined : this.provider.modules?.[module]?.baseURL;
+    if (module !== undefined && moduleBase === undefined)
+      throw new Error(`Provider "${this.provider.name}" has no module "${module}" in Ferry's catalog.`);
+    const template = this.options.baseUrl ?? moduleBase ?? this.provider.baseURL;
     try {
       return renderProviderTemplate(template, this.templateVars).replace(/\/+$/, '');
     } catch (error) {
@@ -423,7 +429,9 @@ export class ProviderHttpClient {
   ): { url: URL; headers: Record<string, string>; secrets: string[] } {
     const url = /^https?:\/\//i.test(req.path)
       ? new URL(req.path)
-      : new URL(`${this.baseUrl()}${req.path === '' || req.path.startsWith('/') ? '' : '/'}${req.path}`);
+      : new URL(
+          `${this.baseUrl(req.module)}${req.path === '' || req.path.startsWith('/') ? '' : '/'}${req.path}`,
+        );
     for (const [name, value] of Object.entries(req.query ?? {})) {
       if (value === undefined) continue;
       if (Array.isArray(value)) for (const item of value) url.searchParams.append(name, item);

@@ -47,6 +47,12 @@ export const PaginationSchema = Type.Union([
       hasMore: Type.Optional(JsonPointerSchema),
       /** A boolean saying this page is the last, though a cursor is still given (Zendesk's `end_of_stream`). */
       last: Type.Optional(JsonPointerSchema),
+      /**
+       * Where the last page gives a token of its own that continues the listing later with what
+       * changed since (Google's `nextSyncToken`): a listing that `resume`s keeps it, and the request
+       * carries it as `{{resume}}` on the first page of the next read (later pages go by `{{cursor}}`).
+       */
+      resume: Type.Optional(JsonPointerSchema),
     },
     strict,
   ),

@@ -380,6 +380,12 @@ export type ValuesContainer = Static<typeof ValuesContainerSchema>;
 export const ObjectDeclarationSchema = Type.Object(
   {
     displayName: Type.Optional(Type.String({ minLength: 1 })),
+    /**
+     * The catalog module (`../providers/<provider>.json` `modules`) whose base URL this object's
+     * requests go to, where the provider serves its APIs on several hosts: Google's People API at
+     * people.googleapis.com beside Calendar at www.googleapis.com. Absent, the provider's base URL.
+     */
+    module: Type.Optional(Type.String({ minLength: 1 })),
     /** Values for `{{vars.<name>}}` in this object's templates. */
     vars: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_]*$' }), Type.String())),
     /**

@@ -8,7 +8,7 @@ import { generateSigningSecret } from '../../src/delivery/signing.js';
 import { eventually } from '../installations/support.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
-import type { ConformanceFake } from './kit/conformance.js';
+import { overrideFor, type ConformanceFake } from './kit/conformance.js';
 import { loadSpecs } from './kit/specs.js';
 
 /**
@@ -28,10 +28,7 @@ beforeAll(async () => {
   for (const spec of specs) fakes.set(spec.provider, await spec.start());
   process.env.FERRY_PROVIDER_OVERRIDES = JSON.stringify(
     Object.fromEntries(
-      specs.map((spec) => {
-        const fake = fakes.get(spec.provider)!;
-        return [spec.provider, { baseURL: fake.url, ...(fake.tokenUrl && { tokenURL: fake.tokenUrl }) }];
-      }),
+      specs.map((spec) => [spec.provider, overrideFor(spec.provider, fakes.get(spec.provider)!)]),
     ),
   );
   resetConfig();

@@ -7,7 +7,7 @@ import {
 import { DeclaredConnector } from '../../src/providers/declarative/connector.js';
 import { ConnectorInputError } from '../../src/providers/errors.js';
 import { describedField, holds } from '../../src/providers/declarative/field-metadata.js';
-import { nextLink, nextPageState } from '../../src/providers/declarative/pagination.js';
+import { endPosition, nextLink, nextPageState } from '../../src/providers/declarative/pagination.js';
 import { ABSENT, isKnownFormat, renderJson, renderString } from '../../src/providers/declarative/template.js';
 import { parseTime } from '../../src/providers/declarative/times.js';
 
@@ -285,6 +285,21 @@ describe('searches whose request names the field in a key (members)', () => {
     expect(request.query).toEqual({ email: "o'brien@example.com", ids: '[1,2]', limit: '5' });
   });
 
+  it('writes a `|path` value into a request path with its slashes, and refuses one that climbs', () => {
+    const people = connector(memberSearch());
+    const request = people.request(
+      { method: 'DELETE', path: '/v1/{{id|path}}:deleteContact' },
+      { id: 'people/c 1' },
+    );
+    expect(request.path).toBe('/v1/people/c%201:deleteContact');
+    expect(people.request({ method: 'GET', path: '/v1/{{id}}' }, { id: 'people/c1' }).path).toBe(
+      '/v1/people%2Fc1',
+    );
+    expect(() =>
+      people.request({ method: 'GET', path: '/v1/{{id|path}}' }, { id: 'people/../admin' }),
+    ).toThrow(ConnectorInputError);
+  });
+
   it('refuses, before any call, a field without members and two filters writing the same member', async () => {
     const search = memberSearch();
     search.members.fullName = { name: '{{value}}' };
@@ -370,6 +385,17 @@ describe('templates', () => {
     expect(isKnownFormat('escape:')).toBe(false);
   });
 
+  it('gives a placeholder without a value its default text, and leaves a present value alone', () => {
+    expect(renderString('{{fields|join:,|default:names,emailAddresses}}', {})).toBe('names,emailAddresses');
+    expect(renderString('{{fields|join:,|default:names}}', { fields: ['urls', 'names'] })).toBe('urls,names');
+    expect(isKnownFormat('join:,|default:names')).toBe(true);
+    expect(isKnownFormat('default:')).toBe(false);
+    expect(renderString('startposition {{offset|add:1}}', { offset: 0 })).toBe('startposition 1');
+    expect(renderString('{{id|lastSegment}}', { id: 'https://api.calendly.com/event_types/AB12/' })).toBe(
+      'AB12',
+    );
+  });
+
   it('spreads a record beside written-out members under "..."', () => {
     const template = { input: { id: '{{id}}', '...': '{{record}}' } };
     expect(renderJson(template, { id: 'gid://shop/Customer/1', record: { note: 'vip' } })).toEqual({
@@ -393,6 +419,18 @@ describe('pagination', () => {
     expect(nextPageState(style, {}, page({ next: 'c2', more: true }, [{}, {}]))).toEqual({ cursor: 'c2' });
     expect(nextPageState(style, {}, page({ next: 'c2', more: false }, [{}, {}]))).toBeUndefined();
     expect(nextPageState(style, {}, page({ next: null }, [{}, {}]))).toBeUndefined();
+  });
+
+  it('resumes a cursor listing from the token its last page gives for later (Google’s nextSyncToken)', () => {
+    const sync = { style: 'cursor' as const, next: '/nextPageToken', resume: '/nextSyncToken' };
+    expect(endPosition(sync, { cursor: 'p2' }, page({ nextSyncToken: 's9' }, [{}]))).toEqual({
+      resume: 's9',
+    });
+    // No token for later: nothing to resume from (the next read goes by its window).
+    expect(endPosition(sync, { cursor: 'p2' }, page({}, [{}]))).toBeUndefined();
+    expect(nextPageState(sync, { resume: 's9' }, page({ nextPageToken: 'p3' }, [{}, {}]))).toEqual({
+      cursor: 'p3',
+    });
   });
 
   it('stops where the page says it is the last, though a cursor or next URL is still given', () => {

@@ -337,6 +337,17 @@ describe('auth injection', () => {
     }
   });
 
+  it('sends a request naming a catalog module to that module’s host (Google’s People API), and refuses an unknown module', () => {
+    const google = new ProviderHttpClient(getProvider('google')!, {
+      provider: 'google',
+      templateVars: {},
+      auth: async () => ({ type: 'oauth2', accessToken: 'g-1' }),
+    });
+    expect(google.baseUrl()).toBe('https://www.googleapis.com');
+    expect(google.baseUrl('people')).toBe('https://people.googleapis.com');
+    expect(() => google.baseUrl('nope')).toThrow(/no module "nope"/);
+  });
+
   it('fills the sandbox base URL template from the connection’s variables', async () => {
     const { http } = client([]);
     expect(http.baseUrl()).toBe(`${sandbox.url}/api/v1`);

@@ -27,6 +27,7 @@ const readPlaceholders = [
   'fields',
   'includeDeleted',
   'parent',
+  'resume',
 ];
 const searchPlaceholders = ['filters', 'pageSize', 'cursor', 'offset', 'page', 'lastId', 'fields'];
 const pagePlaceholder: Record<string, string | undefined> = {

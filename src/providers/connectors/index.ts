@@ -12,6 +12,7 @@ import { dynamicsCRMHooks } from './dynamicsCRM.js';
 import { freshdeskHooks } from './freshdesk.js';
 import { frontHooks } from './front.js';
 import { githubHooks } from './github.js';
+import { googleHooks } from './google.js';
 import { gorgiasHooks } from './gorgias.js';
 import { gustoHooks } from './gusto.js';
 import { helpScoutMailboxHooks } from './helpScoutMailbox.js';
@@ -24,6 +25,7 @@ import { mondayHooks } from './monday.js';
 import { netsuiteHooks } from './netsuite.js';
 import { notionHooks } from './notion.js';
 import { pipedriveHooks } from './pipedrive.js';
+import { quickbooksHooks } from './quickbooks.js';
 import { sandboxHooks } from './sandbox.js';
 import { shopifyHooks } from './shopify.js';
 import { zendeskSupportHooks } from './zendeskSupport.js';
@@ -44,12 +46,14 @@ const hookModules: Record<string, ConnectorHooks> = {
   freshdesk: freshdeskHooks,
   gorgias: gorgiasHooks,
   github: githubHooks,
+  google: googleHooks,
   front: frontHooks,
   zoho: zohoHooks,
   linear: linearHooks,
   notion: notionHooks,
   monday: mondayHooks,
   pipedrive: pipedriveHooks,
+  quickbooks: quickbooksHooks,
   activeCampaign: activeCampaignHooks,
   dynamicsCRM: dynamicsCRMHooks,
   gusto: gustoHooks,

@@ -152,8 +152,9 @@ export class DeclaredConnector implements Connector, HookContext {
 
   /** Sends a declared request (rendered with `values`) and returns the 2xx answer. */
   async send(objectName: string, request: ProviderHttpRequest) {
+    const module = this.declaration && effectiveObject(this.declaration, objectName)?.module;
     try {
-      return await this.http.json(request);
+      return await this.http.json(module && !request.module ? { ...request, module } : request);
     } catch (error) {
       if (error instanceof ProviderError && this.hooks.providerError) {
         throw this.hooks.providerError(this, objectName, error);
@@ -168,6 +169,16 @@ export class DeclaredConnector implements Connector, HookContext {
       const value = renderString(placeholder, values);
       if (value === ABSENT)
         throw new ConnectorInputError(`${declared.path} needs ${placeholder}`, this.provider);
+      // `|path`: a value that is itself a path keeps its slashes (Google's `people/c123` resource names).
+      if (/\|\s*path\s*(\||\}\})/.test(placeholder)) {
+        const segments = String(value).split('/');
+        if (segments.some((segment) => segment === '' || segment === '.' || segment === '..'))
+          throw new ConnectorInputError(
+            `${placeholder} is not a resource path: ${String(value)}`,
+            this.provider,
+          );
+        return segments.map(encodeURIComponent).join('/');
+      }
       return encodeURIComponent(String(value));
     });
     const query: Record<string, string> = {};

@@ -12,6 +12,8 @@ export interface PageState {
   offset?: number;
   page?: number;
   lastId?: string;
+  /** The token a resumed listing starts from (a cursor pagination's `resume`: Google's sync token). */
+  resume?: string;
 }
 
 export interface ListedPage {
@@ -38,7 +40,13 @@ export function firstPageState(pagination: Pagination): PageState {
 
 /** The values a request template reads from the page state (`{{cursor}}`, `{{offset}}`...). */
 export function pageValues(state: PageState): Record<string, unknown> {
-  return { cursor: state.cursor, offset: state.offset, page: state.page, lastId: state.lastId };
+  return {
+    cursor: state.cursor,
+    offset: state.offset,
+    page: state.page,
+    lastId: state.lastId,
+    resume: state.resume,
+  };
 }
 
 function present(value: unknown): value is string | number {
@@ -125,6 +133,10 @@ export function endPosition(
 ): PageState | undefined {
   switch (pagination.style) {
     case 'cursor': {
+      if (pagination.resume !== undefined) {
+        const resume = valueAt(page.body, pagination.resume);
+        return present(resume) ? { resume: String(resume) } : undefined;
+      }
       const next = valueAt(page.body, pagination.next);
       return present(next) ? { cursor: String(next) } : state;
     }

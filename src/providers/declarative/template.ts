@@ -62,6 +62,10 @@ function isKnownStep(format: string): boolean {
     format === 'json' ||
     format === 'string' ||
     format.startsWith('join:') ||
+    /^default:.+$/.test(format) ||
+    format === 'path' ||
+    format === 'lastSegment' ||
+    /^add:[+-]?\d+$/.test(format) ||
     /^(escape|double):.+$/.test(format) ||
     /^shift:[+-]?\d+$/.test(format)
   );
@@ -99,7 +103,25 @@ function formatTime(time: Date, format: string): string | number {
   }
 }
 
+/**
+ * The text a `default:<text>` step gives a placeholder without a value (Google People's required
+ * `personFields` when a read chooses no fields: `{{fields|join:,|default:names,emailAddresses}}`).
+ */
+function fallback(format: string | undefined): string | undefined {
+  const step = format
+    ?.split('|')
+    .map((part) => part.trim())
+    .find((part) => part.startsWith('default:'));
+  return step?.slice('default:'.length);
+}
+
 function formattedStep(value: unknown, format: string | undefined): unknown {
+  // A value present passes a `default:` step unchanged; `path` is how a request path writes it.
+  if (format?.startsWith('default:') || format === 'path') return value;
+  // The last segment of a URI used as an id (Calendly's `https://api.calendly.com/event_types/AAA`).
+  // `add:1`: a number moved, as a 1-based position from Ferry's 0-based offset (QuickBooks' STARTPOSITION).
+  if (format?.startsWith('add:') && typeof value === 'number') return value + Number(format.slice('add:'.length));
+  if (format === 'lastSegment') return asText(value).replace(/\/+$/, '').split('/').pop();
   // `shift:-172800` moves a time by whole seconds, before a later step writes it (`shift:-172800|unixSeconds`).
   if (value instanceof Date && format?.startsWith('shift:'))
     return new Date(value.getTime() + Number(format.slice('shift:'.length)) * 1000);
@@ -147,7 +169,7 @@ export function renderString(template: string, values: TemplateValues, keepType 
   const whole = wholePattern.exec(template);
   if (whole) {
     const value = lookup(values, whole[1]);
-    if (value === undefined || value === null) return ABSENT;
+    if (value === undefined || value === null) return fallback(whole[2]) ?? ABSENT;
     const result = formatted(value, whole[2]);
     return keepType ? result : asText(result);
   }

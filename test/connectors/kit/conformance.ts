@@ -132,6 +132,19 @@ function materialFor(provider: string, credential: string): AuthMaterial {
   return { type: 'apiKey', apiKey: credential };
 }
 
+/**
+ * FERRY_PROVIDER_OVERRIDES for a provider served by its fake: the base URL, the token URL, and the
+ * base URL of each of the catalog's modules (the provider's other hosts, which the fake serves too).
+ */
+export function overrideFor(provider: string, fake: Pick<ConformanceFake, 'url' | 'tokenUrl'>) {
+  const modules = Object.keys(getProvider(provider)?.modules ?? {});
+  return {
+    baseURL: fake.url,
+    ...(fake.tokenUrl && { tokenURL: fake.tokenUrl }),
+    ...(modules.length && { modules: Object.fromEntries(modules.map((id) => [id, { baseURL: fake.url }])) }),
+  };
+}
+
 const fastRetry = { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, maxRetryAfterMs: 2_000 };
 
 export function conformance(spec: ConformanceSpec): void {
@@ -147,7 +160,7 @@ export function conformance(spec: ConformanceSpec): void {
     beforeAll(async () => {
       fake = await spec.start();
       process.env.FERRY_PROVIDER_OVERRIDES = JSON.stringify({
-        [spec.provider]: { baseURL: fake.url, ...(fake.tokenUrl && { tokenURL: fake.tokenUrl }) },
+        [spec.provider]: overrideFor(spec.provider, fake),
       });
       resetConfig();
       credential = fake.credential;
