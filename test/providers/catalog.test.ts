@@ -574,6 +574,10 @@ const documentedKinds: Record<string, string[]> = {
   attio: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   braze: ['apiKey'],
   marketo: ['oauth2ClientCredentials'],
+  aircall: ['apiKey'],
+  apollo: ['apiKey'],
+  netsuite: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
+  zoom: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
 };
 
 describe('alternative auth methods', () => {
