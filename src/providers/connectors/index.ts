@@ -22,6 +22,7 @@ import { mondayHooks } from './monday.js';
 import { notionHooks } from './notion.js';
 import { pipedriveHooks } from './pipedrive.js';
 import { sandboxHooks } from './sandbox.js';
+import { typeformHooks } from './typeform.js';
 import { shopifyHooks } from './shopify.js';
 import { zendeskSupportHooks } from './zendeskSupport.js';
 import { zohoHooks } from './zoho.js';
@@ -49,6 +50,7 @@ const hookModules: Record<string, ConnectorHooks> = {
   pipedrive: pipedriveHooks,
   activeCampaign: activeCampaignHooks,
   dynamicsCRM: dynamicsCRMHooks,
+  typeform: typeformHooks,
 };
 
 /** What each capability a declaration gives to its hooks needs them to implement. */
