@@ -27,6 +27,7 @@ import { notionHooks } from './notion.js';
 import { pipedriveHooks } from './pipedrive.js';
 import { quickbooksHooks } from './quickbooks.js';
 import { sandboxHooks } from './sandbox.js';
+import { typeformHooks } from './typeform.js';
 import { shopifyHooks } from './shopify.js';
 import { zendeskSupportHooks } from './zendeskSupport.js';
 import { zohoHooks } from './zoho.js';
@@ -59,6 +60,7 @@ const hookModules: Record<string, ConnectorHooks> = {
   gusto: gustoHooks,
   marketo: marketoHooks,
   netsuite: netsuiteHooks,
+  typeform: typeformHooks,
 };
 
 /** What each capability a declaration gives to its hooks needs them to implement. */
