@@ -19,9 +19,11 @@ import {
  *   end_cursor, has_previous_page, has_next_page}, data}`: `first` (default 30, at most 100) and
  *   `after` (the previous page's `end_cursor`, a position in the order, so a record modified during
  *   the walk neither shifts nor repeats another); `order-by=<field>` (`-` descending, default `id`);
- *   `filter[<field>]=` equality or `filter[<field>][<op>]=` with `gt`, `gte`, `lt`, `lte`, `ne`
- *   (`modified`/`created` compared to the microsecond: `gt` strict); `load-only=a,b` returns only
- *   the fields named; `include-deleted=true` lists soft-deleted records too (`is_deleted: true`).
+ *   `filter[<field>]=<value>` with its operator in `filter-op[<field>]=` (`eq` by default; `ne`,
+ *   `gt`, `gte`, `lt`, `lte`: the reference names the parameter, not its operators), repeated
+ *   pairs matched in order (`modified`/`created` compared to the microsecond: `gt` strict);
+ *   `load-only=a,b` returns only the fields named; `include-deleted=true` (the parameters table
+ *   writes `include_deleted`) lists soft-deleted records too (`is_deleted: true`).
  * - Times `2023-03-23 14:20:54.529536+00:00` (UTC, microseconds; this fake keeps milliseconds).
  * - `POST` (the record in the body), `PATCH /<Entity>/<id>` (only the fields sent change), each
  *   answering `{success: true, data}`; `DELETE` soft-deletes (`is_deleted`, `modified` set) and
@@ -233,40 +235,56 @@ export async function startFakePipeliner(space: string): Promise<ConformanceFake
 
   const filterOf = (ctx: Context, entity: Entity): ((row: Row) => boolean) => {
     const tests: ((row: Row) => boolean)[] = [];
+    const ops = new Set(['eq', 'ne', 'gt', 'gte', 'lt', 'lte']);
     for (const [name, raw] of Object.entries(ctx.query)) {
+      if (name.startsWith('filter-op[')) {
+        if (
+          !/^filter-op\[[a-z0-9_]+\]$/.test(name) ||
+          ctx.query[name.replace('filter-op', 'filter')] === undefined
+        )
+          throw new FakeHttpError(400, `Invalid filter operator ${name}.`, 'ERROR_INVALID_FILTER');
+        continue;
+      }
       if (!name.startsWith('filter[')) continue;
-      const match = /^filter\[([a-z0-9_]+)\](?:\[(eq|ne|gt|gte|lt|lte)\])?$/.exec(name);
+      const match = /^filter\[([a-z0-9_]+)\]$/.exec(name);
       if (!match) throw new FakeHttpError(400, `Invalid filter ${name}.`, 'ERROR_INVALID_FILTER');
-      const [, field, op = 'eq'] = match;
+      const [, field] = match;
       if (!fieldsOf[entity].some((candidate) => candidate.api_name === field) && field !== 'is_deleted')
         throw new FakeHttpError(
           400,
           `Unknown field ${field} of ${singular[entity]}.`,
           'ERROR_INVALID_FILTER',
         );
-      const text = String(raw);
+      // `filter[f]=v` with its operator in `filter-op[f]=op` (default eq); repeated, paired in order.
+      const values = [raw].flat().map(String);
+      const opsGiven = [ctx.query[`filter-op[${field}]`] ?? []].flat().map(String);
+      if (opsGiven.length > values.length || opsGiven.some((op) => !ops.has(op)))
+        throw new FakeHttpError(400, `Invalid filter operator for ${field}.`, 'ERROR_INVALID_FILTER');
       const time = field === 'modified' || field === 'created';
-      const bound: unknown = time ? parseTime(text) : text;
-      if (time && Number.isNaN(bound))
-        throw new FakeHttpError(400, `Invalid date ${text}.`, 'ERROR_INVALID_FILTER');
-      tests.push((row) => {
-        const value = valueOf(row, field);
-        const left = time ? (value as number) : String(value);
-        const right = bound as number | string;
-        switch (op) {
-          case 'gt':
-            return left > right;
-          case 'gte':
-            return left >= right;
-          case 'lt':
-            return left < right;
-          case 'lte':
-            return left <= right;
-          case 'ne':
-            return left !== right;
-          default:
-            return left === right;
-        }
+      values.forEach((text, index) => {
+        const op = opsGiven[index] ?? 'eq';
+        const bound: unknown = time ? parseTime(text) : text;
+        if (time && Number.isNaN(bound))
+          throw new FakeHttpError(400, `Invalid date ${text}.`, 'ERROR_INVALID_FILTER');
+        tests.push((row) => {
+          const value = valueOf(row, field);
+          const left = time ? (value as number) : String(value);
+          const right = bound as number | string;
+          switch (op) {
+            case 'gt':
+              return left > right;
+            case 'gte':
+              return left >= right;
+            case 'lt':
+              return left < right;
+            case 'lte':
+              return left <= right;
+            case 'ne':
+              return left !== right;
+            default:
+              return left === right;
+          }
+        });
       });
     }
     return (row) => tests.every((test) => test(row));
@@ -306,7 +324,8 @@ export async function startFakePipeliner(space: string): Promise<ConformanceFake
     const orderBy = orderText.replace(/^-/, '');
     if (!fieldsOf[entity].some((field) => field.api_name === orderBy))
       throw new FakeHttpError(400, `Unknown field ${orderBy} in order-by.`, 'ERROR_INVALID_PARAMETER');
-    const includeDeleted = ctx.query['include-deleted'] === 'true';
+    // The parameters table spells it `include_deleted`, its example `include-deleted`.
+    const includeDeleted = ctx.query['include-deleted'] === 'true' || ctx.query.include_deleted === 'true';
     const matches = filterOf(ctx, entity);
     type Key = [number | string, string];
     const keyOf = (row: Row): Key => {
