@@ -12,6 +12,8 @@ import { startFakeWrike } from '../fakes/wrike.js';
 export const spec: ConformanceSpec = {
   provider: 'wrike',
   reference: 'https://developers.wrike.com/overview',
+  // The folder writes create tasks and folders in (the fake's root folder).
+  templateVars: { folderId: 'IEAAAAAAI7777777' },
   start: () => startFakeWrike(),
   objects: [
     {
