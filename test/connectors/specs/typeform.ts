@@ -1,5 +1,5 @@
 import type { ConformanceSpec } from '../kit/conformance.js';
-import { startFakeTypeform } from '../fakes/typeform.js';
+import { FAKE_RESPONSES_FORM, startFakeTypeform } from '../fakes/typeform.js';
 
 /**
  * Typeform's Create and Responses APIs (forms listed whole by `page`/`page_size` up to 200;
@@ -12,6 +12,8 @@ export const spec: ConformanceSpec = {
   provider: 'typeform',
   reference: 'https://www.typeform.com/developers/',
   start: () => startFakeTypeform(),
+  // The form whose responses are read: the one the fake seeds responses into.
+  templateVars: { formId: FAKE_RESPONSES_FORM },
   objects: [
     {
       name: 'forms',
