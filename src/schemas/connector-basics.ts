@@ -93,6 +93,11 @@ export const PaginationSchema = Type.Union([
       first: Type.Optional(Type.Integer({ minimum: 0, maximum: 1 })),
       hasMore: Type.Optional(JsonPointerSchema),
       totalPages: Type.Optional(JsonPointerSchema),
+      /**
+       * How many records the whole listing holds, where the provider says that and not the number of
+       * pages (Smartsheet's `totalRowCount`, whose page past the end answers the last page again).
+       */
+      totalItems: Type.Optional(JsonPointerSchema),
     },
     strict,
   ),

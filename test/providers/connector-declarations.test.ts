@@ -457,6 +457,10 @@ describe('pagination', () => {
     const pages = { style: 'page' as const, totalPages: '/pages' };
     expect(nextPageState(pages, { page: 1 }, page({ pages: 2 }, [{}]))).toEqual({ page: 2 });
     expect(nextPageState(pages, { page: 2 }, page({ pages: 2 }, [{}, {}]))).toBeUndefined();
+    // A total of records: a full last page ends the listing (Smartsheet answers the last page again).
+    const counted = { style: 'page' as const, totalItems: '/total' };
+    expect(nextPageState(counted, { page: 1 }, page({ total: 4 }, [{}, {}]))).toEqual({ page: 2 });
+    expect(nextPageState(counted, { page: 2 }, page({ total: 4 }, [{}, {}]))).toBeUndefined();
   });
 
   it('takes the last id, the next URL and the Link header', () => {

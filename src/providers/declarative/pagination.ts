@@ -102,8 +102,14 @@ export function nextPageState(
     case 'page': {
       const current = state.page ?? pagination.first ?? 1;
       const more = hasMore(pagination.hasMore);
+      const items =
+        pagination.totalItems === undefined ? undefined : Number(valueAt(page.body, pagination.totalItems));
       const pages =
-        pagination.totalPages === undefined ? undefined : Number(valueAt(page.body, pagination.totalPages));
+        pagination.totalPages !== undefined
+          ? Number(valueAt(page.body, pagination.totalPages))
+          : items !== undefined && page.pageSize > 0
+            ? Math.ceil(items / page.pageSize)
+            : undefined;
       if (more === false || page.items.length === 0) return undefined;
       const lastPage = pages === undefined ? undefined : (pagination.first ?? 1) === 0 ? pages - 1 : pages;
       if (lastPage !== undefined && !Number.isNaN(lastPage) && current >= lastPage) return undefined;
