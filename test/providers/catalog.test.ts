@@ -578,6 +578,14 @@ const documentedKinds: Record<string, string[]> = {
   apollo: ['apiKey'],
   netsuite: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
   zoom: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
+  freshsales: ['apiKey'],
+  sugarCRM: ['oauth2Password'],
+  pipeliner: ['basicAuth'],
+  freshservice: ['apiKey', 'basicAuth'],
+  wrike: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
+  teamwork: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
+  smartsheet: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
+  typeform: ['oauth2AuthorizationCode', 'oauth2ClientCredentials'],
 };
 
 describe('alternative auth methods', () => {
