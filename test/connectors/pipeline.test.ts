@@ -64,6 +64,16 @@ function credentialsBody(provider: string, credential: string): Record<string, u
       oauth2ClientCredentials: { clientId: `${provider}-client`, clientSecret: `${provider}-secret` },
     };
   }
+  // The password grant (SugarCRM): the user's login, which Ferry trades for a token at once.
+  if (authType === 'oauth2' && catalog.oauth2Opts?.grantType === 'password') {
+    return {
+      oauth2Password: {
+        username: 'ada@example.com',
+        password: 'correct horse',
+        clientId: `${provider}-client`,
+      },
+    };
+  }
   if (authType === 'oauth2') {
     return { oauth2AuthorizationCode: { accessToken: credential, refreshToken: 'refresh-token-1' } };
   }

@@ -142,6 +142,21 @@ export class FakeProvider {
         ctx.body = { access_token: this.rotateCredential(), token_type: 'bearer', expires_in: 7200 };
         return;
       }
+      // Password grant (section 4.3, SugarCRM): the user's own login buys a token and a refresh token.
+      if (body.grant_type === 'password') {
+        if (!body.username || !body.password || this.#refreshRefused) {
+          ctx.status = 400;
+          ctx.body = { error: 'invalid_grant', error_description: 'The user name or password is wrong.' };
+          return;
+        }
+        ctx.body = {
+          access_token: this.rotateCredential(),
+          token_type: 'bearer',
+          expires_in: 3600,
+          refresh_token: 'refresh-token-1',
+        };
+        return;
+      }
       if (body.grant_type !== 'refresh_token' || !body.refresh_token || this.#refreshRefused) {
         ctx.status = 400;
         ctx.body = { error: 'invalid_grant', error_description: 'The refresh token is invalid or revoked.' };
