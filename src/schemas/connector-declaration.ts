@@ -65,6 +65,12 @@ export const ChangesSchema = Type.Object(
      * before the newest change seen, and what it sees again is recognised and not delivered twice.
      */
     lagSeconds: Type.Integer({ minimum: 0 }),
+    /**
+     * How far back the listing reaches, when the provider refuses an older start (QuickBooks' change
+     * feed: 30 days). A read from further back asks from the oldest start allowed (an hour inside
+     * it, for clock skew) rather than failing; what changed before then is beyond the provider.
+     */
+    historySeconds: Type.Optional(Type.Integer({ minimum: 3600 })),
   },
   strict,
 );

@@ -62,15 +62,24 @@ function unitOfFormat(format: TimeFormat | undefined): number {
   return 1;
 }
 
+/** How far inside a listing's `historySeconds` a clamped start is put, for clocks that disagree. */
+const HISTORY_MARGIN_SECONDS = 3600;
+
 /**
  * `since` as the provider's filter must be given it: at its precision (12:00:00.700 is 12:00:00
  * for whole seconds, so what was stamped in that second is listed), and one unit earlier for an
  * exclusive bound (so what was stamped at the instant itself is listed).
  */
-export function providerSince(since: Date | undefined, changes: Changes | undefined): Date | undefined {
+export function providerSince(
+  since: Date | undefined,
+  changes: Changes | undefined,
+  now: Date = new Date(),
+): Date | undefined {
   if (!since) return undefined;
   const unit = unitOf(changes);
-  const floored = Math.floor(since.getTime() / unit) * unit;
+  const oldest =
+    changes?.historySeconds && now.getTime() - (changes.historySeconds - HISTORY_MARGIN_SECONDS) * 1000;
+  const floored = Math.floor(Math.max(since.getTime(), oldest || -Infinity) / unit) * unit;
   return new Date(changes?.since === 'exclusive' ? floored - unit : floored);
 }
 
@@ -401,7 +410,8 @@ export async function readDeclaredPage(
         : walk.since;
   const values: TemplateValues = {
     ...connector.templateValues(input.objectName, object),
-    since: providerSince(since, listing.changes),
+    // The provider's reach (`historySeconds`) counts back from the read's end, its own present.
+    since: providerSince(since, listing.changes, walk.until),
     until: walk.until,
     pageSize,
     ...(walk.fields?.length && { fields: withModificationTime(walk.fields, object) }),
