@@ -120,7 +120,8 @@ function formattedStep(value: unknown, format: string | undefined): unknown {
   if (format?.startsWith('default:') || format === 'path') return value;
   // The last segment of a URI used as an id (Calendly's `https://api.calendly.com/event_types/AAA`).
   // `add:1`: a number moved, as a 1-based position from Ferry's 0-based offset (QuickBooks' STARTPOSITION).
-  if (format?.startsWith('add:') && typeof value === 'number') return value + Number(format.slice('add:'.length));
+  if (format?.startsWith('add:') && typeof value === 'number')
+    return value + Number(format.slice('add:'.length));
   if (format === 'lastSegment') return asText(value).replace(/\/+$/, '').split('/').pop();
   // `shift:-172800` moves a time by whole seconds, before a later step writes it (`shift:-172800|unixSeconds`).
   if (value instanceof Date && format?.startsWith('shift:'))
