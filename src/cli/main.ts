@@ -22,6 +22,11 @@ const commands: Record<
       },
     ]),
   ),
+  'destinations test': {
+    summary: 'Send a test message to a destination and print its answer: <name>',
+    help: async () => (await import('./client/destinations.js')).testHelp,
+    run: async (a) => (await import('./client/destinations.js')).testCommand(a),
+  },
   'operations logs': {
     summary: "Print an operation's log: <operationId> [--follow]",
     help: async () => (await import('./client/operations.js')).logsHelp,

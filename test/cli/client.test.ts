@@ -161,6 +161,26 @@ describe('the lists, a read followed in its log, pause and resume', () => {
     installationId = installed.body.id;
   });
 
+  it('sends a test message to a destination, exiting 1 when it is not delivered', async () => {
+    const delivered = await ferry(['destinations', 'test', 'records', ...apiUrl()]);
+    expect(delivered).toMatchObject({ status: 0 });
+    expect(delivered.stdout).toMatch(
+      /^delivered to records \(message msg_test_[0-9a-f]{32}\): HTTP 200, \d+ ms/,
+    );
+    expect(receiver.requests.at(-1)!.body).toMatchObject({ notificationType: 'destination.test' });
+    receiver.respond(() => ({ status: 500 }));
+    try {
+      const refused = await ferry(['destinations', 'test', 'records', '--json', ...apiUrl()]);
+      expect(refused.status).toBe(1);
+      expect(JSON.parse(refused.stdout)).toMatchObject({ delivered: false, status: 500 });
+    } finally {
+      receiver.respond(() => ({ status: 200 }));
+    }
+    const missing = await ferry(['destinations', 'test', 'nowhere', ...apiUrl()]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/:test failed: 404 /);
+  }, 60_000);
+
   it('lists integrations, installations, connections and destinations as tables, and as JSON', async () => {
     const expected = {
       integrations: [/^NAME +PROVIDER +REVISION +UPDATED$/m, /^crm-cli +sandboxApiKey +[0-9a-f-]{36} /m],
@@ -285,6 +305,7 @@ describe('every client command', () => {
     ['installations', 'list'],
     ['connections', 'list'],
     ['destinations', 'list'],
+    ['destinations', 'test'],
     ['operations', 'logs'],
     ['read'],
     ['pause'],

@@ -7,6 +7,7 @@ import {
   FakeProvider,
   RecordStore,
   type StoredRecord,
+  RequestWindow,
 } from '../kit/fake-provider.js';
 
 /**
@@ -63,7 +64,7 @@ export async function startFakeAircall(): Promise<ConformanceFake> {
   };
   /** When each record was created (ms), which `from`/`to` and `order` use. */
   const createdMs = new Map<string, number>();
-  const calls: number[] = [];
+  const budget = new RequestWindow(PER_MINUTE, 60_000);
   let nextId = 1_000_001;
 
   const fake = new FakeProvider({
@@ -94,14 +95,12 @@ export async function startFakeAircall(): Promise<ConformanceFake> {
 
   // The company's budget, counted on real time, reported on every answer.
   router.use(async (ctx, next) => {
-    const at = Date.now();
-    while (calls.length && calls[0] <= at - 60_000) calls.shift();
-    calls.push(at);
-    const reset = String(seconds(calls[0] + 60_000) + 1);
+    const taken = budget.take();
+    const reset = String(seconds(taken.resetMs) + 1);
     ctx.set('X-AircallApi-Limit', String(PER_MINUTE));
-    ctx.set('X-AircallApi-Remaining', String(Math.max(0, PER_MINUTE - calls.length)));
+    ctx.set('X-AircallApi-Remaining', String(Math.max(0, PER_MINUTE - taken.used)));
     ctx.set('X-AircallApi-Reset', reset);
-    if (calls.length > PER_MINUTE)
+    if (!taken.allowed)
       throw new FakeHttpError(429, 'Too Many Requests', undefined, {
         'X-AircallApi-Limit': String(PER_MINUTE),
         'X-AircallApi-Remaining': '0',

@@ -1,6 +1,12 @@
 import type { Context } from 'koa';
 import type { ConformanceFake } from '../kit/conformance.js';
-import { asConformanceFake, basicUserCredential, FakeHttpError, FakeProvider } from '../kit/fake-provider.js';
+import {
+  asConformanceFake,
+  basicUserCredential,
+  FakeHttpError,
+  FakeProvider,
+  RequestWindow,
+} from '../kit/fake-provider.js';
 
 /**
  * A local stand-in for Ashby's public API, written from its reference
@@ -57,7 +63,7 @@ type Walk = { object: AshbyObject; sync?: number; startedMs: number; last?: [num
 export async function startFakeAshby(): Promise<ConformanceFake> {
   const stores: Record<AshbyObject, Map<string, Row>> = { candidate: new Map(), application: new Map() };
   let next = 1;
-  const calls: number[] = [];
+  const budget = new RequestWindow(MINUTE_LIMIT, 60_000, false);
 
   const fake: FakeProvider = new FakeProvider({
     credentialOf: basicUserCredential,
@@ -78,13 +84,11 @@ export async function startFakeAshby(): Promise<ConformanceFake> {
   const router = fake.router;
 
   router.use(async (ctx, next) => {
-    const at = Date.now();
-    while (calls.length && calls[0] <= at - 60_000) calls.shift();
-    if (calls.length >= MINUTE_LIMIT)
+    const taken = budget.take();
+    if (!taken.allowed)
       throw new FakeHttpError(429, 'Rate limit exceeded', 'rate_limit_exceeded', {
-        'Retry-After': String(Math.ceil((calls[0] + 60_000 - at) / 1000)),
+        'Retry-After': String(taken.retryAfterSeconds),
       });
-    calls.push(at);
     await next();
   });
 

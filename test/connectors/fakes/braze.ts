@@ -1,6 +1,12 @@
 import type { Context } from 'koa';
 import type { ConformanceFake } from '../kit/conformance.js';
-import { asConformanceFake, bearerCredential, FakeHttpError, FakeProvider } from '../kit/fake-provider.js';
+import {
+  asConformanceFake,
+  bearerCredential,
+  FakeHttpError,
+  FakeProvider,
+  RequestWindow,
+} from '../kit/fake-provider.js';
 
 /**
  * A local stand-in for Braze's REST API export endpoints, written from Braze's reference
@@ -53,7 +59,7 @@ export async function startFakeBraze(): Promise<ConformanceFake> {
     segments: new Map(),
   };
   let next = 1;
-  const calls: number[] = [];
+  const budget = new RequestWindow(HOURLY_LIMIT, 3_600_000);
 
   const fake = new FakeProvider({
     credentialOf: bearerCredential,
@@ -73,13 +79,11 @@ export async function startFakeBraze(): Promise<ConformanceFake> {
   const router = fake.router;
 
   router.use(async (ctx, next) => {
-    const at = Date.now();
-    while (calls.length && calls[0] <= at - 3_600_000) calls.shift();
-    calls.push(at);
+    const taken = budget.take();
     ctx.set('X-RateLimit-Limit', String(HOURLY_LIMIT));
-    ctx.set('X-RateLimit-Remaining', String(Math.max(0, HOURLY_LIMIT - calls.length)));
-    ctx.set('X-RateLimit-Reset', String(Math.ceil((calls[0] + 3_600_000) / 1000)));
-    if (calls.length > HOURLY_LIMIT) throw new FakeHttpError(429, 'Rate limit exceeded');
+    ctx.set('X-RateLimit-Remaining', String(Math.max(0, HOURLY_LIMIT - taken.used)));
+    ctx.set('X-RateLimit-Reset', String(Math.ceil(taken.resetMs / 1000)));
+    if (!taken.allowed) throw new FakeHttpError(429, 'Rate limit exceeded');
     await next();
   });
 

@@ -7,6 +7,7 @@ import {
   FakeProvider,
   RecordStore,
   type StoredRecord,
+  RequestWindow,
 } from '../kit/fake-provider.js';
 
 /**
@@ -43,7 +44,7 @@ export async function startFakeGong(): Promise<ConformanceFake> {
   const calls = new RecordStore<Json>();
   const users = new RecordStore<Json>();
   let counter = 0;
-  const recent: number[] = [];
+  const budget = new RequestWindow(PER_SECOND, 1000);
 
   const fake = new FakeProvider({
     credentialOf: bearerCredential,
@@ -62,10 +63,8 @@ export async function startFakeGong(): Promise<ConformanceFake> {
 
   // Three calls a second, on real time.
   router.use(async (_ctx, next) => {
-    const at = Date.now();
-    while (recent.length && recent[0] <= at - 1000) recent.shift();
-    recent.push(at);
-    if (recent.length > PER_SECOND)
+    const taken = budget.take();
+    if (!taken.allowed)
       throw new FakeHttpError(429, 'API request limit exceeded: 3 calls per second', undefined, {
         'Retry-After': '1',
       });

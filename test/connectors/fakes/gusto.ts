@@ -8,6 +8,7 @@ import {
   FakeProvider,
   RecordStore,
   type StoredRecord,
+  RequestWindow,
 } from '../kit/fake-provider.js';
 
 /**
@@ -61,7 +62,7 @@ export async function startFakeGusto(): Promise<ConformanceFake> {
     employees: new RecordStore(),
     departments: new RecordStore(),
   };
-  const calls: number[] = [];
+  const budget = new RequestWindow(PER_MINUTE, 60_000, false);
 
   const fake = new FakeProvider({
     credentialOf: bearerCredential,
@@ -86,13 +87,11 @@ export async function startFakeGusto(): Promise<ConformanceFake> {
 
   // 200 requests in any minute, counted on the fake's own (real) time.
   router.use(async (_ctx, next) => {
-    const at = Date.now();
-    while (calls.length && calls[0] <= at - 60_000) calls.shift();
-    if (calls.length >= PER_MINUTE)
+    const taken = budget.take();
+    if (!taken.allowed)
       throw new FakeHttpError(429, 'Rate limit exceeded', 'rate_limit_exceeded', {
-        'Retry-After': String(Math.ceil((calls[0] + 60_000 - at) / 1000)),
+        'Retry-After': String(taken.retryAfterSeconds),
       });
-    calls.push(at);
     await next();
   });
 

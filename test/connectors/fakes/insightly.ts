@@ -1,6 +1,12 @@
 import type { Context } from 'koa';
 import type { ConformanceFake } from '../kit/conformance.js';
-import { basicUserCredential, FakeHttpError, FakeProvider, RecordStore } from '../kit/fake-provider.js';
+import {
+  basicUserCredential,
+  FakeHttpError,
+  FakeProvider,
+  RecordStore,
+  RequestWindow,
+} from '../kit/fake-provider.js';
 
 /**
  * A local stand-in for Insightly's REST API v3.1 (https://api.insightly.com/v3.1/Help, and the
@@ -132,7 +138,7 @@ export async function startFakeInsightly(): Promise<ConformanceFake> {
     Organisations: new RecordStore(),
     Opportunities: new RecordStore(),
   };
-  const calls: number[] = [];
+  const budget = new RequestWindow(DAILY_LIMIT, 86_400_000);
 
   const fake = new FakeProvider({
     credentialOf: basicUserCredential,
@@ -146,12 +152,10 @@ export async function startFakeInsightly(): Promise<ConformanceFake> {
 
   // The daily budget's headers, counted on the fake's own (real) time.
   router.use(async (ctx, next) => {
-    const at = Date.now();
-    while (calls.length && calls[0] <= at - 86_400_000) calls.shift();
-    calls.push(at);
+    const taken = budget.take();
     ctx.set('X-RateLimit-Limit', String(DAILY_LIMIT));
-    ctx.set('X-RateLimit-Remaining', String(Math.max(0, DAILY_LIMIT - calls.length)));
-    if (calls.length > DAILY_LIMIT) throw new FakeHttpError(429, 'API call limit exceeded for today.');
+    ctx.set('X-RateLimit-Remaining', String(Math.max(0, DAILY_LIMIT - taken.used)));
+    if (!taken.allowed) throw new FakeHttpError(429, 'API call limit exceeded for today.');
     await next();
   });
 

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
 import type { ConformanceFake } from '../kit/conformance.js';
-import { asConformanceFake, bearerCredential, FakeHttpError, FakeProvider } from '../kit/fake-provider.js';
+import {
+  asConformanceFake,
+  bearerCredential,
+  FakeHttpError,
+  FakeProvider,
+  RequestWindow,
+} from '../kit/fake-provider.js';
 
 /**
  * A local stand-in for Marketo's REST API (Lead Database), written from Adobe's reference
@@ -239,7 +245,7 @@ export async function startFakeMarketo(): Promise<ConformanceFake> {
   let nextLeadId = 1001;
   let nextActivityId = 5001;
   let seq = 0;
-  const calls: number[] = [];
+  const budget = new RequestWindow(RATE_CALLS, RATE_WINDOW_MS, false);
 
   const fake: FakeProvider = new FakeProvider({
     // Checked by the routes instead: Marketo answers a bad token with HTTP 200 and code 601/602.
@@ -281,14 +287,12 @@ export async function startFakeMarketo(): Promise<ConformanceFake> {
         : apiError('601', 'Access token invalid');
     }
     // 100 calls per 20 seconds per instance, on the fake's own (real) time.
-    const at = Date.now();
-    while (calls.length && calls[0] <= at - RATE_WINDOW_MS) calls.shift();
-    if (calls.length >= RATE_CALLS)
+    const taken = budget.take();
+    if (!taken.allowed)
       throw apiError(
         '606',
         `Max rate limit '${RATE_CALLS}' exceeded with in '${RATE_WINDOW_MS / 1000}' secs`,
       );
-    calls.push(at);
     await next();
   });
 

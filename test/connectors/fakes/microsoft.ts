@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
 import type { ConformanceFake } from '../kit/conformance.js';
-import { bearerCredential, FakeHttpError, FakeProvider, RecordStore } from '../kit/fake-provider.js';
+import {
+  bearerCredential,
+  FakeHttpError,
+  FakeProvider,
+  RecordStore,
+  RequestWindow,
+} from '../kit/fake-provider.js';
 import { addGraphSubscriptionRoutes, GRAPH_USER_ID } from './microsoft-webhooks.js';
 
 /**
@@ -124,7 +130,7 @@ export async function startFakeMicrosoft(): Promise<ConformanceFake> {
     contacts: new RecordStore(),
     events: new RecordStore(),
   };
-  const calls: number[] = [];
+  const budget = new RequestWindow(WINDOW_LIMIT, WINDOW_MS);
 
   const fake = new FakeProvider({
     credentialOf: bearerCredential,
@@ -159,12 +165,10 @@ export async function startFakeMicrosoft(): Promise<ConformanceFake> {
 
   // Outlook's per-app-and-mailbox budget, counted on the fake's own (real) time.
   router.use(async (ctx, next) => {
-    const at = Date.now();
-    while (calls.length && calls[0] <= at - WINDOW_MS) calls.shift();
-    calls.push(at);
-    if (calls.length > WINDOW_LIMIT)
+    const taken = budget.take();
+    if (!taken.allowed)
       throw graphError(429, 'ApplicationThrottled', 'Too many requests.', {
-        'Retry-After': String(Math.ceil((calls[0] + WINDOW_MS - at) / 1000)),
+        'Retry-After': String(taken.retryAfterSeconds),
       });
     await next();
   });

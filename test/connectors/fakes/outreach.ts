@@ -6,6 +6,7 @@ import {
   FakeHttpError,
   FakeProvider,
   type StoredRecord,
+  RequestWindow,
 } from '../kit/fake-provider.js';
 
 /**
@@ -110,7 +111,7 @@ function boundOf(attribute: string, text: string): number {
 export async function startFakeOutreach(): Promise<ConformanceFake> {
   const stores: Record<OutreachObject, Map<string, Row>> = { prospects: new Map(), accounts: new Map() };
   let nextId = 1;
-  const calls: number[] = [];
+  const budget = new RequestWindow(HOURLY_LIMIT, 3_600_000);
 
   const fake = new FakeProvider({
     credentialOf: bearerCredential,
@@ -145,16 +146,13 @@ export async function startFakeOutreach(): Promise<ConformanceFake> {
 
   // The per-user hourly budget, counted on the fake's own (real) time.
   router.use(async (ctx, next) => {
-    const at = Date.now();
-    while (calls.length && calls[0] <= at - 3_600_000) calls.shift();
-    calls.push(at);
-    const reset = String(Math.ceil((calls[0] + 3_600_000) / 1000));
+    const taken = budget.take();
     ctx.set('X-RateLimit-Limit', String(HOURLY_LIMIT));
-    ctx.set('X-RateLimit-Remaining', String(Math.max(0, HOURLY_LIMIT - calls.length)));
-    ctx.set('X-RateLimit-Reset', reset);
-    if (calls.length > HOURLY_LIMIT) {
+    ctx.set('X-RateLimit-Remaining', String(Math.max(0, HOURLY_LIMIT - taken.used)));
+    ctx.set('X-RateLimit-Reset', String(Math.ceil(taken.resetMs / 1000)));
+    if (!taken.allowed) {
       throw new FakeHttpError(429, 'Rate limit exceeded', 'rateLimitExceeded', {
-        'Retry-After': String(Math.ceil((calls[0] + 3_600_000 - at) / 1000)),
+        'Retry-After': String(taken.retryAfterSeconds),
       });
     }
     if (ctx.request.length && !/^application\/vnd\.api\+json/i.test(ctx.get('content-type'))) {

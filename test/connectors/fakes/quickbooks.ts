@@ -7,6 +7,7 @@ import {
   FakeProvider,
   RecordStore,
   type StoredRecord,
+  RequestWindow,
 } from '../kit/fake-provider.js';
 
 /**
@@ -221,7 +222,7 @@ export async function startFakeQuickbooks(): Promise<ConformanceFake> {
     Invoice: new RecordStore(),
   };
   let nextId = 1;
-  const calls: number[] = [];
+  const budget = new RequestWindow(PER_MINUTE, 60_000);
 
   const fake = new FakeProvider({
     credentialOf: bearerCredential,
@@ -264,12 +265,10 @@ export async function startFakeQuickbooks(): Promise<ConformanceFake> {
 
   // 500 requests a minute per company, counted on real time.
   router.use(async (ctx, next) => {
-    const at = Date.now();
-    while (calls.length && calls[0] <= at - 60_000) calls.shift();
-    calls.push(at);
-    if (calls.length > PER_MINUTE)
+    const taken = budget.take();
+    if (!taken.allowed)
       throw new FakeHttpError(429, 'ThrottleExceeded', '3001', {
-        'Retry-After': String(Math.ceil((calls[0] + 60_000 - at) / 1000)),
+        'Retry-After': String(taken.retryAfterSeconds),
       });
     const realm = /^\/v3\/company\/([^/]+)\//.exec(ctx.path)?.[1];
     if (realm !== undefined && realm !== REALM)

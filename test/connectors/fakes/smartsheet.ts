@@ -7,6 +7,7 @@ import {
   FakeProvider,
   RecordStore,
   type StoredRecord,
+  RequestWindow,
 } from '../kit/fake-provider.js';
 
 /**
@@ -58,7 +59,7 @@ export async function startFakeSmartsheet(): Promise<ConformanceFake> {
   const sheets = new RecordStore<SmartsheetRecord>();
   const rows = new RecordStore<SmartsheetRecord>();
   let nextId = 7_000_000_000_001;
-  const calls: number[] = [];
+  const budget = new RequestWindow(PER_MINUTE, 60_000);
 
   const fake = new FakeProvider({
     credentialOf: bearerCredential,
@@ -82,12 +83,10 @@ export async function startFakeSmartsheet(): Promise<ConformanceFake> {
   const router = fake.router;
 
   router.use(async (ctx, next) => {
-    const at = Date.now();
-    while (calls.length && calls[0] <= at - 60_000) calls.shift();
-    calls.push(at);
-    if (calls.length > PER_MINUTE)
+    const taken = budget.take();
+    if (!taken.allowed)
       throw new FakeHttpError(429, 'Rate limit exceeded.', '4003', {
-        'Retry-After': String(Math.ceil((calls[0] + 60_000 - at) / 1000)),
+        'Retry-After': String(taken.retryAfterSeconds),
       });
     await next();
   });

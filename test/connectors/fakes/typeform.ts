@@ -1,6 +1,12 @@
 import type { Context } from 'koa';
 import type { ConformanceFake } from '../kit/conformance.js';
-import { asConformanceFake, bearerCredential, FakeHttpError, FakeProvider } from '../kit/fake-provider.js';
+import {
+  asConformanceFake,
+  bearerCredential,
+  FakeHttpError,
+  FakeProvider,
+  RequestWindow,
+} from '../kit/fake-provider.js';
 
 /**
  * A local stand-in for Typeform's Create and Responses APIs (https://www.typeform.com/developers/,
@@ -82,7 +88,7 @@ function sizeArg(ctx: Context, fallback: number, max: number): number {
 export async function startFakeTypeform(): Promise<ConformanceFake> {
   const forms = new Map<string, FormRow>();
   const responses = new Map<string, ResponseRow>();
-  const calls: number[] = [];
+  const budget = new RequestWindow(PER_SECOND, 1000, false);
   let counter = 0;
 
   const fake = new FakeProvider({
@@ -113,11 +119,9 @@ export async function startFakeTypeform(): Promise<ConformanceFake> {
 
   // Two requests a second per account, counted on the fake's own (real) time.
   router.use(async (ctx, next) => {
-    const at = Date.now();
-    while (calls.length && calls[0] <= at - 1000) calls.shift();
-    if (calls.length >= PER_SECOND)
+    const taken = budget.take();
+    if (!taken.allowed)
       throw new FakeHttpError(429, 'Too many requests', 'RATE_LIMIT_EXCEEDED', { 'Retry-After': '1' });
-    calls.push(at);
     await next();
   });
 

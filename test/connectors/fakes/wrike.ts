@@ -7,6 +7,7 @@ import {
   FakeProvider,
   RecordStore,
   type StoredRecord,
+  RequestWindow,
 } from '../kit/fake-provider.js';
 
 /**
@@ -67,7 +68,7 @@ export async function startFakeWrike(): Promise<ConformanceFake> {
   >;
   let serial = 1;
   const newId = (letter: string) => `${ACCOUNT}${letter}${String(serial++).padStart(7, 'A')}`;
-  const calls: number[] = [];
+  const budget = new RequestWindow(PER_MINUTE, 60_000);
 
   const fake = new FakeProvider({
     prefix: '/api',
@@ -91,12 +92,10 @@ export async function startFakeWrike(): Promise<ConformanceFake> {
   const router = fake.router;
 
   router.use(async (ctx, next) => {
-    const at = Date.now();
-    while (calls.length && calls[0] <= at - 60_000) calls.shift();
-    calls.push(at);
-    if (calls.length > PER_MINUTE)
+    const taken = budget.take();
+    if (!taken.allowed)
       throw new FakeHttpError(429, 'Rate limit exceeded, please try again later', 'rate_limit_exceeded', {
-        'Retry-After': String(Math.ceil((calls[0] + 60_000 - at) / 1000)),
+        'Retry-After': String(taken.retryAfterSeconds),
       });
     await next();
   });

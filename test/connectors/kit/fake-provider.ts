@@ -208,6 +208,36 @@ export class FakeProvider {
   }
 }
 
+/**
+ * A provider's request budget over a sliding window (Gong's 3 a second, QuickBooks' 500 a minute),
+ * counted on real time, since it limits how fast a client may ask whatever the provider's clock
+ * says. `countsRefused`: whether a refused request still spends budget (most providers count every
+ * request they answer; some count only those they served).
+ */
+export class RequestWindow {
+  readonly #times: number[] = [];
+
+  constructor(
+    readonly limit: number,
+    readonly windowMs: number,
+    private readonly countsRefused = true,
+  ) {}
+
+  /** Takes one request at `at`: whether it is within the budget, how much is spent, and when room returns. */
+  take(at = Date.now()): { allowed: boolean; used: number; resetMs: number; retryAfterSeconds: number } {
+    while (this.#times.length && this.#times[0] <= at - this.windowMs) this.#times.shift();
+    const allowed = this.#times.length < this.limit;
+    if (allowed || this.countsRefused) this.#times.push(at);
+    const resetMs = (this.#times[0] ?? at) + this.windowMs;
+    return {
+      allowed,
+      used: this.#times.length,
+      resetMs,
+      retryAfterSeconds: Math.max(1, Math.ceil((resetMs - at) / 1000)),
+    };
+  }
+}
+
 /** What only a provider's own fake knows: how it seeds, edits, deletes and stores records. */
 export type FakeRecords = Pick<ConformanceFake, 'seed' | 'touch' | 'remove' | 'stored'>;
 
