@@ -27,6 +27,8 @@ export interface Config {
     workerConcerns: readonly WorkConcern[];
     /** Workflows a worker keeps in memory between tasks (FERRY_WORKER_CACHED_WORKFLOWS); unset: the SDK's default, from the machine's memory. */
     maxCachedWorkflows?: number;
+    /** A workflow bundle built ahead (`ferry bundle-workflows --out`, FERRY_WORKFLOW_BUNDLE); unset: built as the worker starts. */
+    workflowBundlePath?: string;
   };
   ports: { api: number; read: number; write: number; search: number; proxy: number; mcp: number };
   /** The MCP listener's rules for AI agents (src/mcp): see `McpConfig`. */
@@ -393,6 +395,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ...(env.FERRY_WORKER_CACHED_WORKFLOWS && {
         maxCachedWorkflows: intVar(env, 'FERRY_WORKER_CACHED_WORKFLOWS', 0),
       }),
+      ...(env.FERRY_WORKFLOW_BUNDLE && { workflowBundlePath: env.FERRY_WORKFLOW_BUNDLE }),
     },
     ports,
     mcp: {

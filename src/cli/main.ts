@@ -56,6 +56,11 @@ const commands: Record<
     run: async () => (await import('./production.js')).server(),
   },
   worker: { summary: 'Run the Temporal worker', run: async () => (await import('./production.js')).worker() },
+  'bundle-workflows': {
+    summary:
+      'Bundle the workflow code into a file for workers to load (FERRY_WORKFLOW_BUNDLE): --out <file> [--tracing]',
+    run: async (a) => (await import('./workflow-bundle.js')).bundleWorkflowsCommand(a),
+  },
   migrate: {
     summary: 'Apply database migrations and exit',
     run: async () => (await import('./production.js')).migrateCommand(),
@@ -88,6 +93,10 @@ const commands: Record<
   'bench installations': {
     summary: 'Benchmark installation workflows: [--count 1000] [--idle-seconds 60]',
     run: async (a) => (await import('../../bench/installations.js')).benchInstallations(a),
+  },
+  'bench worker-memory': {
+    summary: "Measure a worker's memory at ready, started each way it can be: [--settle-seconds 15]",
+    run: async (a) => (await import('../../bench/worker-memory.js')).benchWorkerMemory(a),
   },
   'bench api': {
     summary: 'Benchmark list and get endpoints against a bare Koa + pg handler: [--rows 10000] [--seconds 3]',

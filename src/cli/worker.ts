@@ -1,8 +1,6 @@
 import { closeDestinationTypes } from '../delivery/registry.js';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
 import {
-  bundleWorkflowCode,
   DefaultLogger,
   NativeConnection,
   Runtime,
@@ -19,15 +17,14 @@ import { temporalConnectionOptions } from '../temporal/connection.js';
 import { startTracing, type RunningTracing } from '../tracing.js';
 import { heartbeatEveryActivity } from './activity-heartbeat.js';
 import { scheduledWorkTraceRoots } from './scheduled-trace-roots.js';
-
-export const workflowsPath = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
+import { bundleInChildProcess } from './workflow-bundle.js';
 
 export interface FerryWorkerOptions {
   /** The deployment's base task queue, when not FERRY_TASK_QUEUE. */
   taskQueue?: string;
   /** The concerns to serve, when not FERRY_WORKER_CONCERNS. */
   concerns?: readonly WorkConcern[];
-  /** A prebuilt bundle (tests build one per run) instead of bundling `workflows/` now. */
+  /** A prebuilt bundle (tests build one per run) instead of FERRY_WORKFLOW_BUNDLE or bundling `workflows/` now. */
   workflowBundlePath?: string;
   /** Options of the `installations` worker (its cache, or stand-in workflows and activities). */
   overrides?: Partial<WorkerOptions>;
@@ -55,12 +52,6 @@ function installRuntime(): void {
   } catch {
     // Already installed by an earlier worker in this process; keep that one.
   }
-}
-
-/** Temporal's OpenTelemetry workflow interceptors, bundled into the workflow code when tracing is on. */
-function tracingWorkflowModules(): string[] {
-  const require = createRequire(import.meta.url);
-  return [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')];
 }
 
 /**
@@ -150,19 +141,19 @@ export class FerryWorker {
 export async function createWorker(options: FerryWorkerOptions = {}): Promise<FerryWorker> {
   installRuntime();
   const tracing = await startTracing('worker');
-  const { namespace, taskQueue, maxCachedWorkflows, workerConcerns } = config().temporal;
+  const { namespace, taskQueue, maxCachedWorkflows, workerConcerns, workflowBundlePath } = config().temporal;
   const baseTaskQueue = options.taskQueue ?? taskQueue;
   const concerns = options.concerns ?? workerConcerns;
   if (!concerns.length) throw new Error('a worker must serve at least one concern');
   const connection = await NativeConnection.connect(temporalConnectionOptions());
-  // A prebuilt bundle has no tracing interceptors in it: traced, the workflows are bundled here.
-  const bundlePath = tracing ? undefined : options.workflowBundlePath;
-  const workflowBundle = bundlePath
-    ? { codePath: bundlePath }
-    : await bundleWorkflowCode({
-        workflowsPath,
-        ...(tracing && { workflowInterceptorModules: tracingWorkflowModules() }),
-      });
+  // A prebuilt bundle has no tracing interceptors in it: traced, the workflows are bundled anew.
+  // Bundling happens in a child process, so webpack's memory never stays in the worker's.
+  const prebuilt = tracing ? undefined : (options.workflowBundlePath ?? workflowBundlePath);
+  if (prebuilt && !existsSync(prebuilt))
+    throw new Error(
+      `FERRY_WORKFLOW_BUNDLE: no workflow bundle at ${prebuilt} (build one with ferry bundle-workflows --out)`,
+    );
+  const workflowBundle = { codePath: prebuilt ?? (await bundleInChildProcess({ tracing: !!tracing })) };
   const shared: WorkerOptions = {
     connection,
     namespace,

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { tsImport } from 'tsx/esm/api';
 
 // Jest loads global setup outside its module system, so TypeScript sources come in through tsx.
@@ -50,13 +49,9 @@ export default async function globalSetup() {
   process.env.TEMPORAL_ADDRESS = temporal.address;
   globalThis.__ferryTemporal = temporal;
 
-  const { workflowsPath } = await load('../../src/cli/worker.ts');
-  const { code } = await bundleWorkflowCode({
-    workflowsPath,
-    logger: { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} },
-  });
+  const { writeWorkflowBundle } = await load('../../src/cli/workflow-bundle.ts');
   const bundlePath = join(process.env.FERRY_DATA_DIR, 'workflow-bundle.js');
-  writeFileSync(bundlePath, code);
+  await writeWorkflowBundle(bundlePath);
   process.env.FERRY_TEST_WORKFLOW_BUNDLE = bundlePath;
 
   const { closeOrm } = await load('../../src/db/orm.ts');

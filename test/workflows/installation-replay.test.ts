@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { temporal } from '@temporalio/proto';
 import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
-import { workflowsPath } from '../../src/cli/worker.js';
+import { workflowsPath } from '../../src/cli/workflow-bundle.js';
 
 /**
  * Replays a committed history of the installation workflow (reads, triggers, pause/resume, a
