@@ -10,7 +10,7 @@ import {
 } from '../kit/fake-provider.js';
 
 /**
- * A local stand-in for two Google APIs a builder reads a user's calendar and address book with,
+ * A local stand-in for three Google APIs a builder reads a user's calendar, address book and mail with,
  * written from their references:
  *
  * Calendar API v3 (https://developers.google.com/workspace/calendar/api/v3/reference/events/list,
@@ -61,7 +61,24 @@ import {
  *   differs, 400 when `metadata.sources` is absent); `DELETE /v1/people/{id}:deleteContact` (200 `{}`).
  *   `names` and `biographies` take one entry at most.
  *
- * Both: OAuth bearer tokens (401 `UNAUTHENTICATED` on a stale one); errors `{error: {code, message,
+ * Gmail API v1 (https://developers.google.com/workspace/gmail/api/reference/rest/v1/users.messages,
+ * .../users.history/list, .../users/getProfile, https://developers.google.com/workspace/gmail/api/guides/sync,
+ * .../guides/filtering, .../reference/quota), host gmail.googleapis.com, paths `/gmail/v1/users/me/…`:
+ * - `GET …/messages` lists `{id, threadId}` stubs only, newest first: `maxResults` (100, at most
+ *   500), `pageToken`, `labelIds`, `includeSpamTrash`, `q` (`after:`/`before:` in epoch seconds or
+ *   a date read as midnight PST, and a few other operators); `resultSizeEstimate`.
+ * - `GET …/messages/{id}` in `format` full, metadata (`metadataHeaders`), minimal or raw;
+ *   `historyId` and `internalDate` (epoch ms) are strings. A message has no modification time.
+ * - Writes: insert/import (`raw`: base64url RFC 2822), modify (labels), trash/untrash (the TRASH
+ *   label), delete (204, permanent), batchModify/batchDelete. v1 has no update or patch.
+ * - `GET …/history?startHistoryId=`: every change after it, in increasing history ids with gaps
+ *   (messagesAdded, messagesDeleted, labelsAdded, labelsRemoved); a change gets its id when it
+ *   commits on the provider's clock. History is kept a week (`gmailHistoryKeptMs`); an older start
+ *   answers 404, after which a client syncs in full. `GET …/profile` gives the current `historyId`.
+ * - 15,000 quota units a user a minute (a get 5, history 2, insert 25, …); beyond, 429
+ *   `userRateLimitExceeded`.
+ *
+ * All: OAuth bearer tokens (401 `UNAUTHENTICATED` on a stale one); errors `{error: {code, message,
  * errors: [{message, domain, reason}], status}}`; a 429 is `RESOURCE_EXHAUSTED`. `fields` (a partial
  * response mask such as `items(id,summary),nextPageToken`) trims any answer.
  */
