@@ -10,7 +10,7 @@ import {
 } from '../kit/fake-provider.js';
 
 /**
- * A local stand-in for two Google APIs a builder reads a user's calendar and address book with,
+ * A local stand-in for three Google APIs a builder reads a user's calendar, address book and mail with,
  * written from their references:
  *
  * Calendar API v3 (https://developers.google.com/workspace/calendar/api/v3/reference/events/list,
@@ -61,7 +61,24 @@ import {
  *   differs, 400 when `metadata.sources` is absent); `DELETE /v1/people/{id}:deleteContact` (200 `{}`).
  *   `names` and `biographies` take one entry at most.
  *
- * Both: OAuth bearer tokens (401 `UNAUTHENTICATED` on a stale one); errors `{error: {code, message,
+ * Gmail API v1 (https://developers.google.com/workspace/gmail/api/reference/rest/v1/users.messages,
+ * .../users.history/list, .../users/getProfile, https://developers.google.com/workspace/gmail/api/guides/sync,
+ * .../guides/filtering, .../reference/quota), host gmail.googleapis.com, paths `/gmail/v1/users/me/…`:
+ * - `GET …/messages` lists `{id, threadId}` stubs only, newest first: `maxResults` (100, at most
+ *   500), `pageToken`, `labelIds`, `includeSpamTrash`, `q` (`after:`/`before:` in epoch seconds or
+ *   a date read as midnight PST, and a few other operators); `resultSizeEstimate`.
+ * - `GET …/messages/{id}` in `format` full, metadata (`metadataHeaders`), minimal or raw;
+ *   `historyId` and `internalDate` (epoch ms) are strings. A message has no modification time.
+ * - Writes: insert/import (`raw`: base64url RFC 2822), modify (labels), trash/untrash (the TRASH
+ *   label), delete (204, permanent), batchModify/batchDelete. v1 has no update or patch.
+ * - `GET …/history?startHistoryId=`: every change after it, in increasing history ids with gaps
+ *   (messagesAdded, messagesDeleted, labelsAdded, labelsRemoved); a change gets its id when it
+ *   commits on the provider's clock. History is kept a week (`gmailHistoryKeptMs`); an older start
+ *   answers 404, after which a client syncs in full. `GET …/profile` gives the current `historyId`.
+ * - 15,000 quota units a user a minute (a get 5, history 2, insert 25, …); beyond, 429
+ *   `userRateLimitExceeded`.
+ *
+ * All: OAuth bearer tokens (401 `UNAUTHENTICATED` on a stale one); errors `{error: {code, message,
  * errors: [{message, domain, reason}], status}}`; a 429 is `RESOURCE_EXHAUSTED`. `fields` (a partial
  * response mask such as `items(id,summary),nextPageToken`) trims any answer.
  */
@@ -76,6 +93,31 @@ const PEOPLE_PAGE_MAX = 1000;
 const SYNC_LAG_MS = 180_000;
 const SYNC_TOKEN_LIFE_MS = 7 * 86_400_000;
 const OWNER = 'ada@example.com';
+const GMAIL_PAGE_DEFAULT = 100;
+const GMAIL_PAGE_MAX = 500;
+const GMAIL_UNITS_PER_MINUTE = 15_000;
+const GMAIL_FIRST_HISTORY_ID = 4_100_000;
+/** "A historyId is typically valid for at least a week" (history.list). */
+const GMAIL_HISTORY_KEPT_MS = 7 * 86_400_000;
+/** System labels, and two of the user's own. */
+const GMAIL_LABELS = [
+  'INBOX',
+  'SPAM',
+  'TRASH',
+  'UNREAD',
+  'STARRED',
+  'IMPORTANT',
+  'SENT',
+  'DRAFT',
+  'CHAT',
+  'CATEGORY_PERSONAL',
+  'CATEGORY_SOCIAL',
+  'CATEGORY_PROMOTIONS',
+  'CATEGORY_UPDATES',
+  'CATEGORY_FORUMS',
+  'Label_1',
+  'Label_2',
+];
 
 const personFieldNames = [
   'addresses',
@@ -195,6 +237,17 @@ function timeParameter(text: unknown, name: string): number {
   return ms;
 }
 
+/**
+ * A Gmail search date (`after:`, `before:`): epoch seconds, or `YYYY/MM/DD` read as midnight PST
+ * ("All dates used in the search query are interpreted as midnight on that date in the PST
+ * timezone", guides/filtering; UTC-8 here). Undefined when it is neither.
+ */
+function dateOperand(value: string): number | undefined {
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const date = /^(\d{4})[/-](\d{1,2})[/-](\d{1,2})$/.exec(value);
+  return date ? Date.UTC(Number(date[1]), Number(date[2]) - 1, Number(date[3]), 8) : undefined;
+}
+
 function pageSizeOf(ctx: Context, name: string, fallback: number, max: number, clamp: boolean): number {
   const text = ctx.query[name];
   if (text === undefined || text === '0') return fallback;
@@ -204,7 +257,14 @@ function pageSizeOf(ctx: Context, name: string, fallback: number, max: number, c
   return Math.min(size, max);
 }
 
-export async function startFakeGoogle(): Promise<ConformanceFake> {
+export interface FakeGoogleOptions {
+  /** How long Gmail keeps history records (default a week); an older `startHistoryId` answers 404. */
+  gmailHistoryKeptMs?: number;
+}
+
+export async function startFakeGoogle({
+  gmailHistoryKeptMs = GMAIL_HISTORY_KEPT_MS,
+}: FakeGoogleOptions = {}): Promise<ConformanceFake> {
   const events = new RecordStore<Json>();
   const people = new RecordStore<Json>();
   /** Order of creation, for listings without an order of their own. */
@@ -218,7 +278,7 @@ export async function startFakeGoogle(): Promise<ConformanceFake> {
         error.status === 401
           ? 'authError'
           : error.status === 429
-            ? 'rateLimitExceeded'
+            ? (error.code ?? 'rateLimitExceeded')
             : error.status >= 500
               ? 'backendError'
               : (error.code ?? (error.status === 404 ? 'notFound' : 'invalid'));
@@ -630,11 +690,492 @@ export async function startFakeGoogle(): Promise<ConformanceFake> {
     ctx.body = {};
   });
 
+  // ---- Gmail ----
+
+  /**
+   * The mailbox's history: every change (a message added or deleted, labels added or removed) is
+   * committed at its time on the provider's clock (a change stamped ahead of the clock, or shown
+   * late, waits until then) and gets the next history id then, so ids follow commit order, with
+   * gaps as Gmail's do. Records older than `gmailHistoryKeptMs` are forgotten.
+   */
+  type HistoryKind = 'messageAdded' | 'messageDeleted' | 'labelAdded' | 'labelRemoved';
+  type HistoryEntry = { id: number; at: number; kind: HistoryKind; message: Json; labelIds?: string[] };
+  type PendingChange = { at: number; order: number; apply: (at: number) => void };
+  const mailbox = new Map<string, Json>();
+  /** The RFC 2822 text of each live message, for `format=raw`. */
+  const rawText = new Map<string, string>();
+  const history: HistoryEntry[] = [];
+  const pending: PendingChange[] = [];
+  let mailboxHistoryId = GMAIL_FIRST_HISTORY_ID;
+  /** The newest history id forgotten: a `startHistoryId` below it cannot be served (404). */
+  let forgottenThrough = 0;
+  let pendingOrder = 0;
+  let messageCounter = 0;
+  const quota: { at: number; units: number }[] = [];
+
+  const nextHistoryId = () => (mailboxHistoryId += 1 + (mailboxHistoryId % 4));
+  const stub = (message: Json) => ({ id: message.id, threadId: message.threadId });
+  const labelsOf = (message: Json) => message.labelIds as string[];
+  const note = (kind: HistoryKind, message: Json, at: number, labelIds?: string[]) => {
+    const id = nextHistoryId();
+    message.historyId = String(id);
+    history.push({
+      id,
+      at,
+      kind,
+      message: { ...stub(message), labelIds: [...labelsOf(message)] },
+      ...(labelIds && { labelIds }),
+    });
+  };
+  /** Commits every change due by now, oldest first, and forgets history older than the kept window. */
+  const settle = () => {
+    const at = now();
+    pending.sort((a, b) => a.at - b.at || a.order - b.order);
+    while (pending.length && pending[0].at <= at) {
+      const change = pending.shift()!;
+      change.apply(change.at);
+    }
+    while (history.length && history[0].at < at - gmailHistoryKeptMs) forgottenThrough = history.shift()!.id;
+  };
+  const schedule = (at: number, apply: (at: number) => void) =>
+    pending.push({ at, order: ++pendingOrder, apply });
+  /** A change made through the API: committed now, after whatever was due before it. */
+  const commitNow = (apply: (at: number) => void) => {
+    settle();
+    apply(now());
+  };
+
+  const addMessage = (message: Json, raw: string, at: number) => {
+    mailbox.set(String(message.id), message);
+    rawText.set(String(message.id), raw);
+    note('messageAdded', message, at);
+  };
+  /** Adds and removes labels; each actual change is one history record. */
+  const relabel = (message: Json, add: string[], remove: string[], at: number) => {
+    const labels = labelsOf(message);
+    const added = [...new Set(add)].filter((label) => !labels.includes(label));
+    const removed = [...new Set(remove)].filter((label) => labels.includes(label) && !add.includes(label));
+    if (added.length) {
+      message.labelIds = [...labels, ...added];
+      note('labelAdded', message, at, added);
+    }
+    if (removed.length) {
+      message.labelIds = labelsOf(message).filter((label) => !removed.includes(label));
+      note('labelRemoved', message, at, removed);
+    }
+  };
+  const deleteMessage = (message: Json, at: number) => {
+    mailbox.delete(String(message.id));
+    rawText.delete(String(message.id));
+    note('messageDeleted', message, at);
+  };
+
+  const userOf = (ctx: Context) => {
+    const user = ctx.params.userId;
+    if (user !== 'me' && user !== OWNER)
+      throw new FakeHttpError(403, `Delegation denied for ${OWNER}`, 'forbidden');
+  };
+  const messageOf = (id: string): Json => {
+    const message = mailbox.get(id);
+    if (!message) throw new FakeHttpError(404, 'Requested entity was not found.', 'notFound');
+    return message;
+  };
+  const labelList = (value: unknown, name: string): string[] => {
+    if (value === undefined) return [];
+    const labels = typeof value === 'string' ? [value] : value;
+    if (!Array.isArray(labels) || labels.some((label) => typeof label !== 'string'))
+      throw invalid(`Invalid value at '${name}'`, 'invalidArgument');
+    for (const label of labels as string[])
+      if (!GMAIL_LABELS.includes(label)) throw invalid(`Invalid label: ${label}`, 'invalidArgument');
+    return labels as string[];
+  };
+  const queryList = (value: string | string[] | undefined): string[] =>
+    value === undefined ? [] : (Array.isArray(value) ? value : [value]).flatMap((item) => item.split(','));
+  const headerOf = (message: Json, name: string) =>
+    String(
+      (((message.payload as Json).headers as Json[]).find(
+        (header) => String(header.name).toLowerCase() === name.toLowerCase(),
+      )?.value as string | undefined) ?? '',
+    );
+
+  /** A message as `messages.get` answers it in `format` (full, metadata, minimal or raw). */
+  const presentMessage = (message: Json, format: string, metadataHeaders: string[]): Json => {
+    const { payload, ...rest } = message;
+    if (format === 'minimal') return rest;
+    if (format === 'raw')
+      return { ...rest, raw: Buffer.from(rawText.get(String(message.id))!).toString('base64url') };
+    if (format === 'metadata') {
+      const wanted = metadataHeaders.map((name) => name.toLowerCase());
+      const headers = ((payload as Json).headers as Json[]).filter(
+        (header) => !wanted.length || wanted.includes(String(header.name).toLowerCase()),
+      );
+      return { ...rest, payload: { mimeType: (payload as Json).mimeType, headers } };
+    }
+    return message;
+  };
+
+  /** A message from its RFC 2822 text (one part: the body is kept whole, not split into MIME parts). */
+  const parseRaw = (raw: string) => {
+    const split = /\r?\n\r?\n/.exec(raw);
+    const head = split ? raw.slice(0, split.index) : raw;
+    const body = split ? raw.slice(split.index + split[0].length) : '';
+    const headers = head
+      .replace(/\r?\n[ \t]+/g, ' ')
+      .split(/\r?\n/)
+      .filter((line) => line.includes(':'))
+      .map((line) => ({
+        name: line.slice(0, line.indexOf(':')).trim(),
+        value: line.slice(line.indexOf(':') + 1).trim(),
+      }));
+    if (!headers.length) throw invalid('Invalid raw message: no headers.', 'invalidArgument');
+    return { headers, body };
+  };
+  const newMessage = (raw: string, labelIds: string[], internalDate: number, threadId?: string): Json => {
+    const { headers, body } = parseRaw(raw);
+    const id = (0x18f2c00000000000n + BigInt(++messageCounter)).toString(16);
+    const contentType = headers.find((header) => header.name.toLowerCase() === 'content-type')?.value;
+    return {
+      id,
+      threadId: threadId && [...mailbox.values()].some((m) => m.threadId === threadId) ? threadId : id,
+      labelIds,
+      snippet: body.replace(/\s+/g, ' ').trim().slice(0, 200),
+      historyId: '',
+      internalDate: String(internalDate),
+      sizeEstimate: Buffer.byteLength(raw),
+      payload: {
+        partId: '',
+        mimeType: contentType?.split(';')[0].trim() ?? 'text/plain',
+        filename: '',
+        headers,
+        body: { size: Buffer.byteLength(body), data: Buffer.from(body).toString('base64url') },
+      },
+    };
+  };
+  const rawOf = (index: number, receivedMs: number) =>
+    [
+      `From: Sender ${index} <sender${index}@example.com>`,
+      `To: ${OWNER}`,
+      `Subject: Message ${index}`,
+      `Date: ${new Date(receivedMs).toUTCString()}`,
+      `Message-ID: <m${index}@example.com>`,
+      'Content-Type: text/plain; charset="UTF-8"',
+      '',
+      `Body of message ${index}.`,
+    ].join('\r\n');
+
+  /**
+   * The search operators `q` takes here: `after:`/`before:` (epoch seconds, or a date read as
+   * midnight Pacific Standard Time), `newer_than:`/`older_than:` (`2d`, `3m`, `1y`), `label:`,
+   * `in:`, `is:`, `from:`, `to:`, `subject:`, and bare words (in the subject, sender, recipients or
+   * snippet). Every term must hold (AND).
+   */
+  const matcher = (q: string | undefined): { test: (message: Json) => boolean; spamTrash: boolean } => {
+    const terms = (q ?? '').match(/(?:[^\s"]+|"[^"]*")+/g) ?? [];
+    let spamTrash = false;
+    const tests = terms.map((term): ((message: Json) => boolean) => {
+      const colon = term.indexOf(':');
+      const operator = colon > 0 ? term.slice(0, colon).toLowerCase() : '';
+      const value = (colon > 0 ? term.slice(colon + 1) : term).replace(/"/g, '').toLowerCase();
+      const received = (message: Json) => Number(message.internalDate);
+      switch (operator) {
+        case 'after':
+        case 'before': {
+          const bound = dateOperand(value);
+          if (bound === undefined) return () => false;
+          return operator === 'after' ? (m) => received(m) >= bound : (m) => received(m) < bound;
+        }
+        case 'newer_than':
+        case 'older_than': {
+          const age = /^(\d+)([dmy])$/.exec(value);
+          if (!age) return () => false;
+          const bound =
+            now() -
+            Number(age[1]) * { d: 86_400_000, m: 30 * 86_400_000, y: 365 * 86_400_000 }[age[2] as 'd'];
+          return operator === 'newer_than' ? (m) => received(m) >= bound : (m) => received(m) < bound;
+        }
+        case 'label':
+        case 'in':
+        case 'is': {
+          if (value === 'anywhere') {
+            spamTrash = true;
+            return () => true;
+          }
+          const label = value === 'read' ? 'UNREAD' : value.toUpperCase();
+          if (label === 'SPAM' || label === 'TRASH') spamTrash = true;
+          return value === 'read'
+            ? (m) => !labelsOf(m).includes('UNREAD')
+            : (m) => labelsOf(m).some((id) => id.toUpperCase() === label);
+        }
+        case 'from':
+        case 'to':
+        case 'subject':
+          return (m) => headerOf(m, operator).toLowerCase().includes(value);
+        default:
+          return (m) =>
+            [headerOf(m, 'subject'), headerOf(m, 'from'), headerOf(m, 'to'), String(m.snippet)]
+              .join(' ')
+              .toLowerCase()
+              .includes(term.replace(/"/g, '').toLowerCase());
+      }
+    });
+    return { test: (message) => tests.every((test) => test(message)), spamTrash };
+  };
+
+  // Quota units (https://developers.google.com/workspace/gmail/api/reference/quota), spent on real
+  // time: 15,000 a user a minute; beyond, 429 `userRateLimitExceeded` (Gmail sends no Retry-After).
+  const costOf = (method: string, path: string): number => {
+    if (path.endsWith('/profile')) return 1;
+    if (path.endsWith('/history')) return 2;
+    if (/\/messages\/(batchModify|batchDelete)$/.test(path)) return 50;
+    if (method === 'POST' && /\/messages(\/import)?$/.test(path)) return 25;
+    if (method === 'DELETE') return 10;
+    return 5;
+  };
+  router.use('/gmail/v1/users/:userId', async (ctx, next) => {
+    const at = Date.now();
+    while (quota.length && quota[0].at <= at - 60_000) quota.shift();
+    const units = costOf(ctx.method, ctx.path);
+    if (quota.reduce((sum, spent) => sum + spent.units, 0) + units > GMAIL_UNITS_PER_MINUTE)
+      throw new FakeHttpError(
+        429,
+        "Quota exceeded for quota metric 'Queries' and limit 'Queries per minute per user' of service 'gmail.googleapis.com'.",
+        'userRateLimitExceeded',
+      );
+    quota.push({ at, units });
+    userOf(ctx);
+    settle();
+    await next();
+  });
+
+  router.get('/gmail/v1/users/:userId/profile', (ctx) => {
+    const live = [...mailbox.values()];
+    ctx.body = {
+      emailAddress: OWNER,
+      messagesTotal: live.length,
+      threadsTotal: new Set(live.map((message) => message.threadId)).size,
+      historyId: String(mailboxHistoryId),
+    };
+  });
+
+  router.get('/gmail/v1/users/:userId/messages', (ctx) => {
+    const query = ctx.query;
+    const size = pageSizeOf(ctx, 'maxResults', GMAIL_PAGE_DEFAULT, GMAIL_PAGE_MAX, true);
+    fake.logListing(ctx, { object: 'messages', pageSize: size, maxPageSize: GMAIL_PAGE_MAX });
+    const labelIds = queryList(query.labelIds);
+    const search = matcher(query.q === undefined ? undefined : String(query.q));
+    const spamTrash =
+      query.includeSpamTrash === 'true' ||
+      search.spamTrash ||
+      labelIds.some((label) => label === 'SPAM' || label === 'TRASH');
+    type Position = { before: [number, number] };
+    const position =
+      query.pageToken === undefined ? undefined : decode<Position>(String(query.pageToken), 'page token');
+    const keyOf = (message: Json): [number, number] => [
+      Number(message.internalDate),
+      Number(BigInt(`0x${String(message.id)}`) - 0x18f2c00000000000n),
+    ];
+    // Newest first: by internal date, then by id.
+    const compare = (a: [number, number], b: [number, number]) => b[0] - a[0] || b[1] - a[1];
+    const matches = [...mailbox.values()]
+      .filter(
+        (message) =>
+          labelIds.every((label) => labelsOf(message).includes(label)) &&
+          (spamTrash || !labelsOf(message).some((label) => label === 'SPAM' || label === 'TRASH')) &&
+          search.test(message),
+      )
+      .map((message) => ({ message, key: keyOf(message) }))
+      .sort((a, b) => compare(a.key, b.key));
+    const rest = matches.filter(({ key }) => !position || compare(key, position.before) > 0);
+    const page = rest.slice(0, size);
+    ctx.body = {
+      ...(page.length && { messages: page.map(({ message }) => stub(message)) }),
+      ...(rest.length > size && {
+        nextPageToken: encode({ before: page.at(-1)!.key } satisfies Position),
+      }),
+      resultSizeEstimate: matches.length,
+    };
+  });
+
+  router.get('/gmail/v1/users/:userId/messages/:id', (ctx) => {
+    const format = String(ctx.query.format ?? 'full').toLowerCase();
+    if (!['full', 'metadata', 'minimal', 'raw'].includes(format))
+      throw invalid(`Invalid value at 'format' (${format})`, 'invalidArgument');
+    ctx.body = presentMessage(messageOf(ctx.params.id), format, queryList(ctx.query.metadataHeaders));
+  });
+
+  // messages.insert (IMAP APPEND: no sending, no classification) and messages.import (as received
+  // by SMTP: internal date from the Date header by default), both with `raw` in a JSON body; the
+  // media uploads (`/upload/gmail/v1/...`) are not served here.
+  const insert = (ctx: Context, dateSourceDefault: 'receivedTime' | 'dateHeader') => {
+    const body = (ctx.request.body ?? {}) as Json;
+    if (typeof body.raw !== 'string' || !body.raw)
+      throw invalid(
+        "'raw' RFC822 payload message string or uploading message via /upload/* URL required",
+        'invalidArgument',
+      );
+    if (!/^[A-Za-z0-9_-]+=*$/.test(body.raw))
+      throw invalid('Invalid value for ByteString: raw', 'invalidArgument');
+    const raw = Buffer.from(body.raw, 'base64url').toString('utf8');
+    const labelIds = labelList(body.labelIds, 'labelIds');
+    const source = String(ctx.query.internalDateSource ?? dateSourceDefault);
+    if (source !== 'receivedTime' && source !== 'dateHeader')
+      throw invalid(`Invalid value at 'internal_date_source' (${source})`, 'invalidArgument');
+    let created: Json | undefined;
+    commitNow((at) => {
+      const dated = Date.parse(
+        parseRaw(raw).headers.find((h) => h.name.toLowerCase() === 'date')?.value ?? '',
+      );
+      const internalDate = source === 'dateHeader' && !Number.isNaN(dated) ? dated : at;
+      created = newMessage(
+        raw,
+        labelIds,
+        internalDate,
+        typeof body.threadId === 'string' ? body.threadId : undefined,
+      );
+      addMessage(created, raw, at);
+    });
+    ctx.body = { id: created!.id, threadId: created!.threadId, labelIds: created!.labelIds };
+  };
+  router.post('/gmail/v1/users/:userId/messages', (ctx) => insert(ctx, 'receivedTime'));
+  router.post('/gmail/v1/users/:userId/messages/import', (ctx) => insert(ctx, 'dateHeader'));
+
+  const labelChange = (body: Json) => ({
+    add: labelList(body.addLabelIds, 'addLabelIds'),
+    remove: labelList(body.removeLabelIds, 'removeLabelIds'),
+  });
+  const idsOf = (body: Json): string[] => {
+    if (!Array.isArray(body.ids) || !body.ids.length)
+      throw invalid('No message ids specified.', 'invalidArgument');
+    return body.ids.map(String);
+  };
+
+  router.post('/gmail/v1/users/:userId/messages/batchModify', (ctx) => {
+    const body = (ctx.request.body ?? {}) as Json;
+    const ids = idsOf(body);
+    const { add, remove } = labelChange(body);
+    commitNow((at) => {
+      for (const id of ids) {
+        const message = mailbox.get(id);
+        if (message) relabel(message, add, remove, at);
+      }
+    });
+    ctx.status = 204;
+  });
+
+  router.post('/gmail/v1/users/:userId/messages/batchDelete', (ctx) => {
+    const ids = idsOf((ctx.request.body ?? {}) as Json);
+    commitNow((at) => {
+      for (const id of ids) {
+        const message = mailbox.get(id);
+        if (message) deleteMessage(message, at);
+      }
+    });
+    ctx.status = 204;
+  });
+
+  router.post('/gmail/v1/users/:userId/messages/:id/modify', (ctx) => {
+    const message = messageOf(ctx.params.id);
+    const { add, remove } = labelChange((ctx.request.body ?? {}) as Json);
+    commitNow((at) => relabel(message, add, remove, at));
+    ctx.body = { id: message.id, threadId: message.threadId, labelIds: message.labelIds };
+  });
+
+  // Trash is a label: TRASH added (the message leaves listings without includeSpamTrash), or removed.
+  router.post('/gmail/v1/users/:userId/messages/:id/trash', (ctx) => {
+    const message = messageOf(ctx.params.id);
+    commitNow((at) => relabel(message, ['TRASH'], [], at));
+    ctx.body = { id: message.id, threadId: message.threadId, labelIds: message.labelIds };
+  });
+  router.post('/gmail/v1/users/:userId/messages/:id/untrash', (ctx) => {
+    const message = messageOf(ctx.params.id);
+    commitNow((at) => relabel(message, [], ['TRASH'], at));
+    ctx.body = { id: message.id, threadId: message.threadId, labelIds: message.labelIds };
+  });
+
+  router.delete('/gmail/v1/users/:userId/messages/:id', (ctx) => {
+    const message = messageOf(ctx.params.id);
+    commitNow((at) => deleteMessage(message, at));
+    ctx.status = 204;
+  });
+
+  // v1 has no messages.update or messages.patch: Google's front end answers 404 to the method.
+  const noSuchMethod = (ctx: Context) => {
+    throw new FakeHttpError(404, `No route for ${ctx.method} ${ctx.path}`, 'notFound');
+  };
+  router.put('/gmail/v1/users/:userId/messages/:id', noSuchMethod);
+  router.patch('/gmail/v1/users/:userId/messages/:id', noSuchMethod);
+
+  router.get('/gmail/v1/users/:userId/history', (ctx) => {
+    const query = ctx.query;
+    const size = pageSizeOf(ctx, 'maxResults', GMAIL_PAGE_DEFAULT, GMAIL_PAGE_MAX, true);
+    fake.logListing(ctx, { object: 'history', pageSize: size, maxPageSize: GMAIL_PAGE_MAX });
+    if (query.startHistoryId === undefined || query.startHistoryId === '')
+      throw invalid('Missing required parameter: startHistoryId', 'invalidArgument');
+    const start = String(query.startHistoryId);
+    if (!/^\d+$/.test(start))
+      throw invalid(`Invalid value at 'start_history_id' (TYPE_UINT64), "${start}"`, 'invalidArgument');
+    const startId = Number(start);
+    // Out of the kept window (or never issued): the client must sync in full.
+    if (startId < forgottenThrough || startId > mailboxHistoryId)
+      throw new FakeHttpError(404, 'Requested entity was not found.', 'notFound');
+    const kinds = queryList(query.historyTypes);
+    for (const kind of kinds)
+      if (!['messageAdded', 'messageDeleted', 'labelAdded', 'labelRemoved'].includes(kind))
+        throw invalid(`Invalid value at 'history_types' (${kind})`, 'invalidArgument');
+    const labelId = query.labelId === undefined ? undefined : String(query.labelId);
+    type Position = { after: number; through: number };
+    const position: Position =
+      query.pageToken === undefined
+        ? { after: startId, through: mailboxHistoryId }
+        : decode<Position>(String(query.pageToken), 'page token');
+    if (position.after < forgottenThrough)
+      throw new FakeHttpError(404, 'Requested entity was not found.', 'notFound');
+    const entries = history.filter(
+      (entry) =>
+        entry.id > position.after &&
+        entry.id <= position.through &&
+        (!kinds.length || kinds.includes(entry.kind)) &&
+        (labelId === undefined ||
+          (entry.message.labelIds as string[]).includes(labelId) ||
+          (entry.labelIds ?? []).includes(labelId)),
+    );
+    const page = entries.slice(0, size);
+    const member = {
+      messageAdded: 'messagesAdded',
+      messageDeleted: 'messagesDeleted',
+      labelAdded: 'labelsAdded',
+      labelRemoved: 'labelsRemoved',
+    };
+    ctx.body = {
+      ...(page.length && {
+        history: page.map((entry) => ({
+          id: String(entry.id),
+          messages: [stub(entry.message)],
+          [member[entry.kind]]: [
+            { message: entry.message, ...(entry.labelIds && { labelIds: entry.labelIds }) },
+          ],
+        })),
+      }),
+      ...(entries.length > size && {
+        nextPageToken: encode({ after: page.at(-1)!.id, through: position.through } satisfies Position),
+      }),
+      historyId: String(position.through),
+    };
+  });
+
   await fake.start();
 
   return asConformanceFake(fake, {
     seed: (object, times) =>
       times.map((ms) => {
+        // A message received at `ms`: in the mailbox (and its history) from then on.
+        if (object === 'messages') {
+          const index = messageCounter + 1;
+          const raw = rawOf(index, ms);
+          const message = newMessage(raw, ['INBOX', 'UNREAD'], ms);
+          schedule(ms, (at) => addMessage(message, raw, at));
+          return String(message.id);
+        }
         const n = counter + 1;
         if (object === 'events')
           return String(
@@ -663,6 +1204,16 @@ export async function startFakeGoogle(): Promise<ConformanceFake> {
         throw new Error(`no object ${object}`);
       }),
     touch(object, id, modifiedMs, options) {
+      // A message changes only in its labels: starred, or unstarred when it was.
+      if (object === 'messages') {
+        schedule(options?.visibleFromMs ?? modifiedMs, (at) => {
+          const message = mailbox.get(id);
+          if (!message) return;
+          if (labelsOf(message).includes('STARRED')) relabel(message, [], ['STARRED'], at);
+          else relabel(message, ['STARRED'], [], at);
+        });
+        return;
+      }
       const store = object === 'events' ? events : people;
       const row = store.get(id);
       if (!row) throw new Error(`no ${object} ${id}`);
@@ -670,9 +1221,16 @@ export async function startFakeGoogle(): Promise<ConformanceFake> {
       else stampPerson(row, modifiedMs, options?.visibleFromMs);
     },
     remove(object, id, atMs) {
-      if (object === 'events') cancelEvent(id, atMs);
+      // Deleted for good (messages.delete), not trashed: history lists it in `messagesDeleted`.
+      if (object === 'messages')
+        schedule(atMs, (at) => {
+          const message = mailbox.get(id);
+          if (message) deleteMessage(message, at);
+        });
+      else if (object === 'events') cancelEvent(id, atMs);
       else people.remove(id, atMs);
     },
-    stored: (object, id) => (object === 'events' ? events : people).get(id)?.record,
+    stored: (object, id) =>
+      object === 'messages' ? mailbox.get(id) : (object === 'events' ? events : people).get(id)?.record,
   });
 }
