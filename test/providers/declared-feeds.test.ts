@@ -171,6 +171,22 @@ describe('a listing of stubs read in full by id (expand)', () => {
     ]);
   });
 
+  it("asks each get for the fields the read chose, and the object's alwaysSelect, though it has no modification time", async () => {
+    seen.length = 0;
+    messageServer({});
+    const value = mail();
+    value.objects.messages.alwaysSelect = ['id', 'historyId'];
+    value.objects.messages.read.get = {
+      ...get,
+      request: { ...get.request, query: { fields: '{{fields|join:,}}' } },
+    };
+    await readAll(connector(value), { objectName: 'messages', fields: ['snippet'] });
+    expect(byPath('/messages/m1')[0].url.searchParams.get('fields')).toBe('snippet,id,historyId');
+    // A record read by id alone (a webhook's) asks for every field.
+    await connector(value).readRecord('messages', 'm2');
+    expect(byPath('/messages/m2').at(-1)!.url.searchParams.has('fields')).toBe(false);
+  });
+
   it('fails the page when a get fails otherwise, so the page is read again', async () => {
     answer = (request) =>
       request.url.pathname === '/messages'

@@ -321,7 +321,8 @@ export class Checker {
       }
       this.deletions(prefix, object.read);
       if (object.read.get) {
-        const used = this.request(`${prefix}.read.get.request`, object.read.get.request, ['id']);
+        // `{{fields}}`: the fields a read chose, when it reads stubs through the get (`expand`).
+        const used = this.request(`${prefix}.read.get.request`, object.read.get.request, ['id', 'fields']);
         if (!used.some((p) => p.name === 'id')) {
           this.problem(`${prefix}.read.get.request`, 'must address the record with {{id}}');
         }

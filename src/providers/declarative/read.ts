@@ -378,8 +378,11 @@ export function deletionsPageToken(
  * object's `alwaysSelect` fields (an id the provider returns only when named) are added too.
  */
 function withModificationTime(fields: string[], object: ObjectDeclaration): string[] {
+  const always = (object.alwaysSelect ?? []).filter((field) => !fields.includes(field));
+  const chosen = always.length ? [...fields, ...always] : fields;
   const pointer = object.updated?.field;
-  if (!pointer) return fields;
+  // An object without a modification time (Gmail's messages) still gets its `alwaysSelect`.
+  if (!pointer) return chosen;
   const containers = (object.values ?? []).filter((container) => !container.prefix && !container.entries);
   const inside = containers.find((container) => pointer.startsWith(`${container.at}/`));
   const name = inside
@@ -387,8 +390,6 @@ function withModificationTime(fields: string[], object: ObjectDeclaration): stri
     : !containers.length && pointer.lastIndexOf('/') === 0
       ? pointer.slice(1)
       : undefined;
-  const always = (object.alwaysSelect ?? []).filter((field) => !fields.includes(field));
-  const chosen = always.length ? [...fields, ...always] : fields;
   return name && !name.includes('/') && !chosen.includes(name) ? [...chosen, name] : chosen;
 }
 
@@ -464,7 +465,7 @@ export async function readDeclaredPage(
   const items = Array.isArray(listed) ? listed : [];
   const stubs = items.map((item) => connector.record(object, item, listing));
   const marked = listing.expand
-    ? await expanded(connector, input.objectName, object, stubs, listing.expand)
+    ? await expanded(connector, input.objectName, object, stubs, listing.expand, values.fields)
     : stubs;
   // A listing of deletions that lists live records too (Linear's `includeArchived`) marks its deletions.
   const listedDeletions = listing.deleted === undefined ? marked : marked.filter((record) => record.deleted);
@@ -580,10 +581,12 @@ async function expanded(
   object: ObjectDeclaration,
   stubs: readonly ProviderRecord[],
   expand: Expand,
+  fields: unknown,
 ): Promise<ProviderRecord[]> {
   const get = object.read?.get;
   if (!get) throw new Error(`${objectName}: expand needs read.get`);
-  const base = connector.templateValues(objectName, object);
+  // The get asks for the fields the read chose, where it can (`{{fields}}`: Google's partial responses).
+  const base = { ...connector.templateValues(objectName, object), ...(fields !== undefined && { fields }) };
   const records = new Array<ProviderRecord>(stubs.length);
   let next = 0;
   let failed = false;
@@ -638,6 +641,7 @@ async function readFeedPage(
 ): Promise<ReadPageResult> {
   const feed = object.read!.feed!;
   const pageSize = Math.min(walk.pageSize ?? feed.pageSize.max, feed.pageSize.max);
+  const fields = walk.fields?.length ? withModificationTime(walk.fields, object) : undefined;
   const values: TemplateValues = {
     ...connector.templateValues(input.objectName, object),
     pageSize,
@@ -671,7 +675,7 @@ async function readFeedPage(
   const named = [...mentions.values()];
   const changed = named.filter((mention) => !mention.deleted).map((mention) => mention.stub);
   const read = feed.expand
-    ? await expanded(connector, input.objectName, object, changed, feed.expand)
+    ? await expanded(connector, input.objectName, object, changed, feed.expand, fields)
     : changed;
   const byId = new Map(read.map((record) => [record.id, record]));
   const records = named
