@@ -85,11 +85,11 @@ function declaration(read: Record<string, unknown>): any {
 
 const mail = () => declaration({ list: stubListing, feed, deletions: { style: 'marked' }, get });
 
-function connector(value: unknown): DeclaredConnector {
+function connector(value: unknown, retry: Record<string, number> = { maxAttempts: 1 }): DeclaredConnector {
   const declared = checkDeclaration('sandboxApiKey.json', value, new Set(['sandboxApiKey']));
   return new DeclaredConnector(
     { provider: 'sandboxApiKey', templateVars: {}, auth: async () => ({ type: 'apiKey', apiKey: 'k' }) },
-    { baseUrl, retry: { maxAttempts: 1 } },
+    { baseUrl, retry },
     declared,
   );
 }
@@ -185,6 +185,25 @@ describe('a listing of stubs read in full by id (expand)', () => {
     // A record read by id alone (a webhook's) asks for every field.
     await connector(value).readRecord('messages', 'm2');
     expect(byPath('/messages/m2').at(-1)!.url.searchParams.has('fields')).toBe(false);
+  });
+
+  it('waits out a 429 on a get as on any request', async () => {
+    seen.length = 0;
+    let limited = false;
+    answer = (request) => {
+      if (request.url.pathname === '/profile') return { body: { historyId: '1' } };
+      if (request.url.pathname === '/messages') return { body: { messages: [{ id: 'm1' }, { id: 'm2' }] } };
+      if (request.url.pathname === '/messages/m2' && !limited) {
+        limited = true;
+        return { status: 429, body: { error: { message: 'userRateLimitExceeded' } } };
+      }
+      return { body: { id: request.url.pathname.split('/').at(-1), labelIds: [] } };
+    };
+    const pages = await readAll(connector(mail(), { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 5 }), {
+      objectName: 'messages',
+    });
+    expect(ids(pages)).toEqual(['m1', 'm2']);
+    expect(byPath('/messages/m2')).toHaveLength(2);
   });
 
   it('fails the page when a get fails otherwise, so the page is read again', async () => {

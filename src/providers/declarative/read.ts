@@ -597,7 +597,8 @@ async function expanded(
         connector.request(get.request, { ...base, id: stub.id }, true),
       );
       const raw = valueAt(response.body, get.record);
-      if (raw && typeof raw === 'object') return connector.record(object, raw);
+      // The id asked for is the record's, whatever fields the answer carries.
+      if (raw && typeof raw === 'object') return { ...connector.record(object, raw), id: stub.id };
     } catch (error) {
       if (!(error instanceof ProviderError && error.isNotFound)) throw error;
     }
@@ -666,9 +667,11 @@ async function readFeedPage(
       [feed.deleted, true],
     ] as const) {
       for (const item of itemsAt(entry, pointers)) {
-        const stub = connector.record(object, item, { record: feed.record });
-        if (stub.id === 'undefined' || stub.id === 'null') continue;
-        mentions.set(stub.id, { stub, deleted });
+        const raw = feed.record === undefined ? item : valueAt(item, feed.record);
+        const id = raw && typeof raw === 'object' ? firstValueAt(raw, object.id ?? '/id') : undefined;
+        // An item naming no record (an entry of another kind) is no change of one.
+        if (id === undefined || id === null || id === '') continue;
+        mentions.set(String(id), { stub: connector.record(object, raw), deleted });
       }
     }
   }
@@ -677,11 +680,9 @@ async function readFeedPage(
   const read = feed.expand
     ? await expanded(connector, input.objectName, object, changed, feed.expand, fields)
     : changed;
-  const byId = new Map(read.map((record) => [record.id, record]));
+  const byId = new Map(changed.map((stub, index) => [stub.id, read[index]]));
   const records = named
-    .map((mention) =>
-      mention.deleted ? { ...mention.stub, deleted: true } : (byId.get(mention.stub.id) ?? mention.stub),
-    )
+    .map((mention) => (mention.deleted ? { ...mention.stub, deleted: true } : byId.get(mention.stub.id)!))
     .filter((record) => walk.includeDeleted || !record.deleted);
   const page = {
     body: response.body,
