@@ -76,6 +76,21 @@ export const ChangesSchema = Type.Object(
 );
 export type Changes = Static<typeof ChangesSchema>;
 
+/**
+ * Listed items that are stubs (Gmail's `messages.list` gives `{id, threadId}` only): each is read in
+ * full by id through the object's `read.get`, at most `concurrency` at a time, in the order listed.
+ * A get answering 404 means the record went away since it was listed: a deletion, delivered where
+ * the read asks for deletions, else left out.
+ */
+export const ExpandSchema = Type.Object({ concurrency: Type.Integer({ minimum: 1, maximum: 50 }) }, strict);
+export type Expand = Static<typeof ExpandSchema>;
+
+/** Statuses a provider answers for a resume token it no longer takes (Google Calendar's 410, Gmail history's 404). */
+const RefusedStatusesSchema = Type.Array(Type.Integer({ minimum: 400, maximum: 499 }), {
+  minItems: 1,
+  uniqueItems: true,
+});
+
 /** One way of listing records. */
 export const ListingSchema = Type.Object(
   {
@@ -147,10 +162,53 @@ export const ListingSchema = Type.Object(
      * the read's resume cursor: the declarative read keeps only the position of the listing of changes.
      */
     resume: Type.Optional(Type.Boolean()),
+    /**
+     * Statuses by which the provider refuses the resume token (`resume`) as too old or unknown
+     * (Google Calendar's 410 GONE for a sync token): the read starts over as a full listing, without
+     * `{{since}}`, as the provider's sync guide says, and ends with a new token. A full listing
+     * delivers everything again (what was delivered before is recognised where its time and content
+     * say so); nothing changed in between is lost.
+     */
+    resumeRefused: Type.Optional(RefusedStatusesSchema),
+    /** The listed items are stubs read in full through `read.get` (see `ExpandSchema`). */
+    expand: Type.Optional(ExpandSchema),
   },
   strict,
 );
 export type Listing = Static<typeof ListingSchema>;
+
+/**
+ * Changes listed by a request of their own rather than by the listing (Gmail's `users.history.list`
+ * beside `users.messages.list`), from a token: the feed's first token is taken by `start` before a
+ * full listing's first page (Gmail's profile `historyId`), so that what changes during the listing
+ * is in the feed next time; each later read walks the feed from the token the last one ended with
+ * (`{{resume}}`, kept on every page of the walk, which pages by `{{cursor}}`), and ends with the
+ * token its last page gives (the pagination's `resume` pointer). The token moves on only with the
+ * read's last page, so a read that fails part-way starts again from the same token.
+ *
+ * Each entry of `entries` holds arrays of changed items (`changed`, Gmail's `messagesAdded`,
+ * `labelsAdded`, `labelsRemoved`) and of deleted items (`deleted`, `messagesDeleted`), the record
+ * (or its stub) at `record` inside each item. A record named several times in a page is delivered
+ * once, as its last mention in the page says (changed, or deleted); changed stubs are read in full
+ * through `read.get` with `expand`. A token refused (`refused`: Gmail's 404 for a `startHistoryId`
+ * too old) starts the read over as a full listing, which takes a new token first.
+ */
+export const ChangeFeedSchema = Type.Object(
+  {
+    start: Type.Object({ request: DeclaredRequestSchema, token: JsonPointerSchema }, strict),
+    request: DeclaredRequestSchema,
+    entries: JsonPointerSchema,
+    changed: Type.Array(JsonPointerSchema, { minItems: 1 }),
+    deleted: Type.Optional(Type.Array(JsonPointerSchema, { minItems: 1 })),
+    record: Type.Optional(JsonPointerSchema),
+    pagination: PaginationSchema,
+    pageSize: Type.Object({ max: Type.Integer({ minimum: 1 }) }, strict),
+    expand: Type.Optional(ExpandSchema),
+    refused: Type.Optional(RefusedStatusesSchema),
+  },
+  strict,
+);
+export type ChangeFeed = Static<typeof ChangeFeedSchema>;
 
 /**
  * How the provider reveals records deleted (or archived, trashed) since a time, so reads can
@@ -183,6 +241,11 @@ export const ReadDeclarationSchema = Type.Object(
     list: ListingSchema,
     /** Windowed reads (`since` set), when the provider lists changes another way (a search, an events feed). */
     incremental: Type.Optional(ListingSchema),
+    /**
+     * Scheduled reads after the first, from a token, where changes come from another request than
+     * the listing (see `ChangeFeedSchema`). Deletions it lists are `marked`.
+     */
+    feed: Type.Optional(ChangeFeedSchema),
     /** How deleted records are revealed; every readable object says (the loader refuses one that does not). */
     deletions: Type.Optional(DeletionsSchema),
     /**

@@ -177,6 +177,11 @@ export class Checker {
           'goes with neither following, newestFirst nor resume: the walk restarts from its own request',
         );
     }
+    if (listing.resumeRefused && !listing.resume)
+      this.problem(
+        `${field}.resumeRefused`,
+        'names statuses refusing a resume token: the listing must resume',
+      );
     if (listing.pageSize.min !== undefined && listing.pageSize.min > listing.pageSize.max) {
       this.problem(`${field}.pageSize`, 'min is larger than max');
     }
@@ -204,15 +209,35 @@ export class Checker {
     }
   }
 
+  /**
+   * A change feed walks from its token (`{{resume}}`) by its cursor, and its last page says where the
+   * next walk starts (the cursor pagination's `resume`); its start asks nothing of a read.
+   */
+  feed(field: string, feed: NonNullable<NonNullable<ObjectDeclaration['read']>['feed']>): void {
+    this.request(`${field}.start.request`, feed.start.request, []);
+    const used = new Set(this.request(`${field}.request`, feed.request, readPlaceholders).map((p) => p.name));
+    if (!used.has('resume')) this.problem(`${field}.request`, 'must start from the token, {{resume}}');
+    for (const name of ['since', 'until', 'window'])
+      if (used.has(name))
+        this.problem(`${field}.request`, `{{${name}}}: a feed goes by its token, not by time`);
+    if (feed.pagination.style !== 'cursor' || feed.pagination.resume === undefined)
+      this.problem(
+        `${field}.pagination`,
+        'must be a cursor pagination naming where the next token is (resume)',
+      );
+    else if (!used.has('cursor'))
+      this.problem(`${field}.pagination`, 'style cursor needs {{cursor}} in the request');
+  }
+
   /** A readable object says how deletions are revealed; `marked` needs a mark, `listing` a listing. */
   deletions(prefix: string, read: NonNullable<ObjectDeclaration['read']>): void {
     const deletions = read.deletions;
     if (read.fullRead) {
       // Deletions are inferred from complete walks; a walk filtered by time would infer wrongly.
-      if (deletions || read.incremental)
+      if (deletions || read.incremental || read.feed)
         this.problem(
           `${prefix}.read.fullRead`,
-          'infers deletions and walks `list` only: no deletions, no incremental',
+          'infers deletions and walks `list` only: no deletions, no incremental, no feed',
         );
       const used = placeholdersOf(read.list.request).map((placeholder) => placeholder.name);
       if (['since', 'until', 'window'].some((name) => used.includes(name)))
@@ -229,10 +254,10 @@ export class Checker {
     if (deletions.style === 'marked') {
       if (deletions.list) this.listing(`${prefix}.read.deletions.list`, deletions.list);
       const listing = deletions.list ?? read.incremental ?? read.list;
-      if (this.declared.deleted === undefined && listing.deleted === undefined)
+      if (this.declared.deleted === undefined && listing.deleted === undefined && !read.feed?.deleted)
         this.problem(
           `${prefix}.read.deletions`,
-          "marked deletions need the object's deleted pointer or the listing's deleted predicate",
+          "marked deletions need the object's deleted pointer, the listing's deleted predicate or the feed's deleted items",
         );
     } else if (deletions.style === 'listing') {
       this.listing(`${prefix}.read.deletions.listing`, deletions.listing);
@@ -282,9 +307,22 @@ export class Checker {
     if (object.read) {
       this.listing(`${prefix}.read.list`, object.read.list);
       if (object.read.incremental) this.listing(`${prefix}.read.incremental`, object.read.incremental);
+      if (object.read.feed) this.feed(`${prefix}.read.feed`, object.read.feed);
+      for (const [name, declared] of [
+        ['list', object.read.list],
+        ['incremental', object.read.incremental],
+        ['feed', object.read.feed],
+      ] as const) {
+        if (declared?.expand && !object.read.get)
+          this.problem(
+            `${prefix}.read.${name}.expand`,
+            'reads each stub through read.get, which is not declared',
+          );
+      }
       this.deletions(prefix, object.read);
       if (object.read.get) {
-        const used = this.request(`${prefix}.read.get.request`, object.read.get.request, ['id']);
+        // `{{fields}}`: the fields a read chose, when it reads stubs through the get (`expand`).
+        const used = this.request(`${prefix}.read.get.request`, object.read.get.request, ['id', 'fields']);
         if (!used.some((p) => p.name === 'id')) {
           this.problem(`${prefix}.read.get.request`, 'must address the record with {{id}}');
         }

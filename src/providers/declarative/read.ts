@@ -2,7 +2,13 @@ import type { ChangeTracking, ProviderRecord, ReadPageInput, ReadPageResult } fr
 import { ProviderError } from '../errors.js';
 import type { ProviderHttpRequest, ProviderHttpResponse } from '../http.js';
 import { decodePageToken, encodePageToken } from '../page-token.js';
-import type { Changes, Listing, ObjectDeclaration } from '../../schemas/connector-declaration.js';
+import type {
+  ChangeFeed,
+  Changes,
+  Expand,
+  Listing,
+  ObjectDeclaration,
+} from '../../schemas/connector-declaration.js';
 import type { TimeFormat } from '../../schemas/connector-basics.js';
 import type { DeclaredContext } from './context.js';
 import { firstValueAt, valueAt } from './json-pointer.js';
@@ -12,10 +18,11 @@ import type { TemplateValues } from './template.js';
 /**
  * Reads as a declaration says: which listing a read walks (the full list, the incremental one, the
  * one that marks deletions when a read asks for them, then the listing of deletions), the window as the provider understands it (its precision and bounds,
- * `changes`), and where the next read resumes (the provider's own cursor, `resume`).
+ * `changes`), and where the next read resumes (the provider's own cursor, `resume`, or a change feed's
+ * token, `feed`).
  */
 
-type Walked = 'list' | 'incremental' | 'marked' | 'deletions';
+type Walked = 'list' | 'incremental' | 'marked' | 'deletions' | 'feed';
 
 /** A read's position between pages: which listing, where it stands, and the query it continues. */
 interface ReadToken extends Record<string, unknown> {
@@ -118,6 +125,7 @@ export function changeTracking(object: ObjectDeclaration): ChangeTracking {
     // A listing of deletions that resumes (Asana's event streams and their sync tokens) is walked by
     // the provider's hooks, which keep its position in the read's resume cursor.
     resumable:
+      object.read?.feed !== undefined ||
       listing?.resume === true ||
       marked?.resume === true ||
       (deletions?.style === 'listing' && deletions.listing.resume === true),
@@ -189,8 +197,18 @@ interface Walk {
   restart?: Restart;
 }
 
+/** A change feed as the listing its walk pages through: its entries stand for the records. */
+function feedListing(feed: ChangeFeed): Listing {
+  const { request, entries, pagination, pageSize } = feed;
+  return { request, records: entries, pagination, pageSize, resume: true };
+}
+
 function listingOf(object: ObjectDeclaration, which: Walked): Listing {
   const read = object.read!;
+  if (which === 'feed') {
+    if (!read.feed) throw new Error('no change feed is declared');
+    return feedListing(read.feed);
+  }
   if (which === 'deletions') {
     if (read.deletions?.style !== 'listing') throw new Error('no listing of deletions is declared');
     return read.deletions.listing;
@@ -237,6 +255,8 @@ function walkOf(connector: DeclaredContext, input: ReadPageInput, object: Object
       listing: listingOf(object, resume.l),
       state: resume.s,
       resumed: true,
+      // A feed whose last page gives no new token keeps the one it started from.
+      ...(resume.l === 'feed' && { resumeCursor: input.resumeFrom }),
     };
   }
   const which: Walked =
@@ -358,8 +378,11 @@ export function deletionsPageToken(
  * object's `alwaysSelect` fields (an id the provider returns only when named) are added too.
  */
 function withModificationTime(fields: string[], object: ObjectDeclaration): string[] {
+  const always = (object.alwaysSelect ?? []).filter((field) => !fields.includes(field));
+  const chosen = always.length ? [...fields, ...always] : fields;
   const pointer = object.updated?.field;
-  if (!pointer) return fields;
+  // An object without a modification time (Gmail's messages) still gets its `alwaysSelect`.
+  if (!pointer) return chosen;
   const containers = (object.values ?? []).filter((container) => !container.prefix && !container.entries);
   const inside = containers.find((container) => pointer.startsWith(`${container.at}/`));
   const name = inside
@@ -367,8 +390,6 @@ function withModificationTime(fields: string[], object: ObjectDeclaration): stri
     : !containers.length && pointer.lastIndexOf('/') === 0
       ? pointer.slice(1)
       : undefined;
-  const always = (object.alwaysSelect ?? []).filter((field) => !fields.includes(field));
-  const chosen = always.length ? [...fields, ...always] : fields;
   return name && !name.includes('/') && !chosen.includes(name) ? [...chosen, name] : chosen;
 }
 
@@ -390,6 +411,7 @@ export async function readDeclaredPage(
       `Ferry cannot read ${input.objectName} from "${connector.provider}".`,
     );
   const walk = walkOf(connector, input, object);
+  if (walk.which === 'feed') return readFeedPage(connector, input, object, walk, parent);
   const deletions = walk.which === 'deletions';
   // A walk's first page has no position yet: a read's first page, or a listing of deletions the
   // read goes on to; a walk resumed from a cursor is past its first page.
@@ -427,10 +449,24 @@ export async function readDeclaredPage(
         path: connector.nextPageUrl(walk.state.url, listing.pagination),
       }
     : connector.request(listing.request, values, true);
-  const response = await sendListing(connector, input.objectName, request, listing);
+  // A full listing ahead of a change feed takes the feed's token before its first page.
+  const feed = object.read.feed;
+  if (feed && !input.pageToken && !walk.resumed && !deletions)
+    walk.resumeCursor = await feedStart(connector, input.objectName, object, feed);
+  let response: Pick<ProviderHttpResponse, 'body' | 'headers'>;
+  try {
+    response = await sendListing(connector, input.objectName, request, listing);
+  } catch (error) {
+    if (!input.pageToken && walk.resumed && refused(error, listing.resumeRefused))
+      return readDeclaredPage(connector, startOver(input), parent);
+    throw error;
+  }
   const listed = valueAt(response.body, listing.records);
   const items = Array.isArray(listed) ? listed : [];
-  const marked = items.map((item) => connector.record(object, item, listing));
+  const stubs = items.map((item) => connector.record(object, item, listing));
+  const marked = listing.expand
+    ? await expanded(connector, input.objectName, object, stubs, listing.expand, values.fields)
+    : stubs;
   // A listing of deletions that lists live records too (Linear's `includeArchived`) marks its deletions.
   const listedDeletions = listing.deleted === undefined ? marked : marked.filter((record) => record.deleted);
   const records = listedRecords(
@@ -495,4 +531,178 @@ export async function readDeclaredPage(
     return { ...result, nextPageToken: tokenOf(input.objectName, after, after.state), done: false };
   }
   return { ...result, done: true, ...(resumeCursor !== undefined && { resumeCursor }) };
+}
+
+/** The provider refused a resume token with a status the declaration names. */
+function refused(error: unknown, statuses: readonly number[] | undefined): boolean {
+  return (
+    error instanceof ProviderError && error.status !== undefined && statuses?.includes(error.status) === true
+  );
+}
+
+/**
+ * A read whose resume token the provider refused, started over as its sync guide says: a full
+ * listing, without the token and without `since` (a window from the last change delivered may reach
+ * further back than the provider keeps: Calendar answers an `updatedMin` too old with 410 as well).
+ */
+function startOver(input: ReadPageInput): ReadPageInput {
+  const { resumeFrom: _resumeFrom, since: _since, pageToken: _pageToken, ...rest } = input;
+  return rest;
+}
+
+/** The change feed's token now, taken before a full listing (Gmail's profile `historyId`), as a resume cursor. */
+async function feedStart(
+  connector: DeclaredContext,
+  objectName: string,
+  object: ObjectDeclaration,
+  feed: ChangeFeed,
+): Promise<string | undefined> {
+  const response = await connector.send(
+    objectName,
+    connector.request(feed.start.request, connector.templateValues(objectName, object), true),
+  );
+  const token = valueAt(response.body, feed.start.token);
+  if ((typeof token !== 'string' || token === '') && typeof token !== 'number') return undefined;
+  return encodePageToken({
+    o: objectName,
+    l: 'feed',
+    s: { resume: String(token) },
+  } satisfies ResumeToken);
+}
+
+/**
+ * Stubs read in full through `read.get`, at most `expand.concurrency` at a time, in their order (the
+ * HTTP layer paces and retries each request as any other). A stub whose get answers 404 went away
+ * since it was listed: it comes back as a deletion.
+ */
+async function expanded(
+  connector: DeclaredContext,
+  objectName: string,
+  object: ObjectDeclaration,
+  stubs: readonly ProviderRecord[],
+  expand: Expand,
+  fields: unknown,
+): Promise<ProviderRecord[]> {
+  const get = object.read?.get;
+  if (!get) throw new Error(`${objectName}: expand needs read.get`);
+  // The get asks for the fields the read chose, where it can (`{{fields}}`: Google's partial responses).
+  const base = { ...connector.templateValues(objectName, object), ...(fields !== undefined && { fields }) };
+  const records = new Array<ProviderRecord>(stubs.length);
+  let next = 0;
+  let failed = false;
+  const fetchOne = async (stub: ProviderRecord): Promise<ProviderRecord> => {
+    try {
+      const response = await connector.send(
+        objectName,
+        connector.request(get.request, { ...base, id: stub.id }, true),
+      );
+      const raw = valueAt(response.body, get.record);
+      // The id asked for is the record's, whatever fields the answer carries.
+      if (raw && typeof raw === 'object') return { ...connector.record(object, raw), id: stub.id };
+    } catch (error) {
+      if (!(error instanceof ProviderError && error.isNotFound)) throw error;
+    }
+    return { ...stub, deleted: true };
+  };
+  const worker = async () => {
+    while (!failed && next < stubs.length) {
+      const index = next++;
+      try {
+        records[index] = await fetchOne(stubs[index]);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(expand.concurrency, stubs.length) }, worker));
+  return records;
+}
+
+/** The items of each of `pointers` in an entry: arrays, or nothing. */
+function itemsAt(entry: unknown, pointers: readonly string[] | undefined): unknown[] {
+  return (pointers ?? []).flatMap((pointer) => {
+    const items = valueAt(entry, pointer);
+    return Array.isArray(items) ? items : [];
+  });
+}
+
+/**
+ * One page of a change feed (`read.feed`): the records its entries name, each once, as its last
+ * mention in the page says; changed stubs read in full (`expand`); deletions kept where the read
+ * asks for them. The feed's token stays on every page of the walk, and the last page ends the read
+ * with the next token.
+ */
+async function readFeedPage(
+  connector: DeclaredContext,
+  input: ReadPageInput,
+  object: ObjectDeclaration,
+  walk: Walk,
+  parent: string | undefined,
+): Promise<ReadPageResult> {
+  const feed = object.read!.feed!;
+  const pageSize = Math.min(walk.pageSize ?? feed.pageSize.max, feed.pageSize.max);
+  const fields = walk.fields?.length ? withModificationTime(walk.fields, object) : undefined;
+  const values: TemplateValues = {
+    ...connector.templateValues(input.objectName, object),
+    pageSize,
+    ...(parent !== undefined && { parent }),
+    ...pageValues(walk.state),
+  };
+  let response: ProviderHttpResponse;
+  try {
+    response = await connector.send(input.objectName, connector.request(feed.request, values, true));
+  } catch (error) {
+    if (!input.pageToken && refused(error, feed.refused))
+      return readDeclaredPage(connector, startOver(input), parent);
+    throw error;
+  }
+  const listed = valueAt(response.body, feed.entries);
+  const entries = Array.isArray(listed) ? listed : [];
+  // The last mention of each record in the page, in the order records were first named.
+  const mentions = new Map<string, { stub: ProviderRecord; deleted: boolean }>();
+  for (const entry of entries) {
+    for (const [pointers, deleted] of [
+      [feed.changed, false],
+      [feed.deleted, true],
+    ] as const) {
+      for (const item of itemsAt(entry, pointers)) {
+        const raw = feed.record === undefined ? item : valueAt(item, feed.record);
+        const id = raw && typeof raw === 'object' ? firstValueAt(raw, object.id ?? '/id') : undefined;
+        // An item naming no record (an entry of another kind) is no change of one.
+        if (id === undefined || id === null || id === '') continue;
+        mentions.set(String(id), { stub: connector.record(object, raw), deleted });
+      }
+    }
+  }
+  const named = [...mentions.values()];
+  const changed = named.filter((mention) => !mention.deleted).map((mention) => mention.stub);
+  const read = feed.expand
+    ? await expanded(connector, input.objectName, object, changed, feed.expand, fields)
+    : changed;
+  const byId = new Map(changed.map((stub, index) => [stub.id, read[index]]));
+  const records = named
+    .map((mention) => (mention.deleted ? { ...mention.stub, deleted: true } : byId.get(mention.stub.id)!))
+    .filter((record) => walk.includeDeleted || !record.deleted);
+  const page = {
+    body: response.body,
+    headers: response.headers,
+    items: entries,
+    ids: [],
+    pageSize,
+  };
+  const next = nextPageState(feed.pagination, walk.state, page);
+  // Later pages go by the cursor and still carry the token the walk started from.
+  if (next)
+    return {
+      records,
+      nextPageToken: tokenOf(input.objectName, walk, { ...next, resume: walk.state.resume }),
+      done: false,
+    };
+  const end = endPosition(feed.pagination, walk.state, page);
+  const resumeCursor =
+    end?.resume !== undefined
+      ? encodePageToken({ o: input.objectName, l: 'feed', s: { resume: end.resume } } satisfies ResumeToken)
+      : walk.resumeCursor;
+  return { records, done: true, ...(resumeCursor !== undefined && { resumeCursor }) };
 }
