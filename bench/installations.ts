@@ -90,11 +90,21 @@ interface CpuSample {
   at: number;
 }
 
-function sampleCpu(workerPid: number, temporalPid: number): CpuSample {
+/** Each process's CPU seconds when last read: a worker killed mid-run keeps what it had used. */
+const lastCpuSeconds = new Map<number, number>();
+
+function processCpu(pid: number): number {
+  const seconds = cpuSeconds(pid) ?? lastCpuSeconds.get(pid) ?? 0;
+  lastCpuSeconds.set(pid, seconds);
+  return seconds;
+}
+
+/** `worker` is every worker process's CPU together. */
+function sampleCpu(workerPids: number[], temporalPid: number): CpuSample {
   const api = process.cpuUsage();
   return {
-    worker: cpuSeconds(workerPid) ?? 0,
-    temporal: cpuSeconds(temporalPid) ?? 0,
+    worker: workerPids.reduce((sum, pid) => sum + processCpu(pid), 0),
+    temporal: processCpu(temporalPid),
     api: (api.user + api.system) / 1e6,
     machine: machineBusySeconds(),
     at: performance.now(),
@@ -128,7 +138,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * installation workflow with the stand-in read child (`stub`). The workflow cache holds every
  * installation (`--max-cached-workflows`), as a production worker sized for its share would.
  */
-async function runWorker(read: string, maxCached: number): Promise<void> {
+async function runWorker(read: string, maxCached: number, metricsPort: number): Promise<void> {
   const { createWorker } = await import('../src/cli/worker.js');
   const stub =
     read === 'stub'
@@ -145,8 +155,12 @@ async function runWorker(read: string, maxCached: number): Promise<void> {
     (await import('../src/config.js')).config(),
   );
   const repair = (await import('../src/cli/repair-loop.js')).startRepairLoop();
+  // Its reads counted apart from the other workers' (--workers): `ferry_reads_total` on its own port.
+  const metrics = metricsPort
+    ? await (await import('../src/metrics.js')).startMetricsServer(metricsPort, '127.0.0.1')
+    : undefined;
   const shutdown = () => {
-    void Promise.all([repair.stop(), relay.stop()]).finally(() => {
+    void Promise.all([repair.stop(), relay.stop(), metrics?.close()]).finally(() => {
       if (worker.getState() === 'RUNNING') worker.shutdown();
     });
   };
@@ -167,6 +181,7 @@ function startWorkerProcess(
   read: string,
   maxCached: number,
   heapMb: number,
+  metricsPort: number,
 ): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
@@ -183,6 +198,8 @@ function startWorkerProcess(
       read,
       '--max-cached-workflows',
       String(maxCached),
+      '--metrics-port',
+      String(metricsPort),
     ],
     { env, stdio: ['pipe', 'pipe', 'inherit'] },
   );
@@ -192,6 +209,56 @@ function startWorkerProcess(
       if (chunk.toString().includes('worker ready')) resolve(child);
     });
   });
+}
+
+interface BenchWorker {
+  child: ChildProcess;
+  pid: number;
+  metricsUrl: string;
+  /** When it was SIGKILLed (`--kill-worker-after-seconds`), and the scheduled reads it had finished by then. */
+  killedAt?: number;
+  readsBeforeKill?: number;
+}
+
+/** Scheduled reads a worker process has finished (its `ferry_reads_total`). */
+async function scheduledReadsOf(worker: BenchWorker): Promise<number> {
+  const text = await (await fetch(worker.metricsUrl)).text();
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('ferry_reads_total{') && line.includes('read_type="scheduled"'))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
+
+/** One `ferry server` process: the API a deployment runs beside others over one PostgreSQL and Temporal. */
+async function startApiProcess(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
+  const ports = {
+    FERRY_API_PORT: await freePort(),
+    FERRY_READ_PORT: await freePort(),
+    FERRY_WRITE_PORT: await freePort(),
+    FERRY_SEARCH_PORT: await freePort(),
+    FERRY_PROXY_PORT: await freePort(),
+    FERRY_MCP_PORT: await freePort(),
+  };
+  const child = spawn(process.execPath, [join(root, 'bin/ferry.js'), 'server'], {
+    env: {
+      ...env,
+      ...Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, String(port)])),
+      FERRY_METRICS_PORT: 'off',
+      FERRY_HOST: '127.0.0.1',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${ports.FERRY_API_PORT}/v1`;
+  for (let tries = 0; ; tries++) {
+    if (child.exitCode !== null) throw new Error(`ferry server exited with code ${child.exitCode}`);
+    const healthy = await fetch(`${url}/health`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (healthy) return { child, url };
+    if (tries > 120) throw new Error('ferry server did not answer /v1/health within a minute');
+    await sleep(500);
+  }
 }
 
 /** The destination: answers 200 to every delivery and counts them. */
@@ -268,6 +335,14 @@ interface Options {
   cycles: number;
   maxCached: number;
   workerHeapMb: number;
+  /** Worker processes, each serving every concern: the scale-out claim, on one box. */
+  workers: number;
+  /** `ferry server` processes the installations are created through, in turn (0: the API in this process). */
+  apiProcesses: number;
+  /** SIGKILL the last worker this long into the observed window: its installations must move to the others. */
+  killWorkerAfterSeconds?: number;
+  /** The worker role's own `/metrics` port. */
+  metricsPort: number;
 }
 
 function parseOptions(args: string[]): Options & { role?: string } {
@@ -288,6 +363,10 @@ function parseOptions(args: string[]): Options & { role?: string } {
       cycles: { type: 'string', default: '1' },
       'max-cached-workflows': { type: 'string' },
       'worker-heap-mb': { type: 'string' },
+      workers: { type: 'string', default: '1' },
+      'api-processes': { type: 'string', default: '0' },
+      'kill-worker-after-seconds': { type: 'string' },
+      'metrics-port': { type: 'string', default: '0' },
       role: { type: 'string' },
     },
     strict: true,
@@ -310,6 +389,12 @@ function parseOptions(args: string[]): Options & { role?: string } {
     maxCached: Number(values['max-cached-workflows'] ?? count * 2 + 100),
     // A cached installation workflow takes about 0.5 MB of heap: room for all of them, and the rest.
     workerHeapMb: Number(values['worker-heap-mb'] ?? Math.max(4096, Math.ceil(count * 0.8) + 2048)),
+    workers: Number(values.workers),
+    apiProcesses: Number(values['api-processes']),
+    ...(values['kill-worker-after-seconds'] !== undefined && {
+      killWorkerAfterSeconds: Number(values['kill-worker-after-seconds']),
+    }),
+    metricsPort: Number(values['metrics-port']),
     ...(values.role !== undefined && { role: values.role }),
   };
   if (
@@ -322,7 +407,39 @@ function parseOptions(args: string[]): Options & { role?: string } {
   if (!Number.isInteger(options.restSeconds) || options.restSeconds < 0)
     throw new Error('--rest-seconds takes a whole number of seconds');
   if (!['real', 'stub'].includes(options.read)) throw new Error('--read is real or stub');
+  if (!Number.isInteger(options.workers) || options.workers < 1 || !Number.isInteger(options.apiProcesses))
+    throw new Error('--workers takes a positive integer, --api-processes a whole number');
+  if (options.killWorkerAfterSeconds !== undefined && options.workers < 2)
+    throw new Error('--kill-worker-after-seconds needs --workers 2 or more: the others take over');
   return options;
+}
+
+/**
+ * The fires planned in the two minutes after a worker was killed (its installations' next tasks wait
+ * for Temporal to give up on its sticky queue, then replay on another worker) and those after.
+ */
+function afterKill(latenessByPlanned: [number, number][], killedAt: number) {
+  const within = latenessByPlanned.filter(
+    ([planned]) => planned >= killedAt && planned < killedAt + 2 * MINUTE,
+  );
+  const later = latenessByPlanned.filter(([planned]) => planned >= killedAt + 2 * MINUTE);
+  const figures = (fires: [number, number][]) => ({
+    fires: fires.length,
+    latenessP50Ms: Math.round(
+      percentile(
+        fires.map(([, late]) => late),
+        50,
+      ),
+    ),
+    latenessP99Ms: Math.round(
+      percentile(
+        fires.map(([, late]) => late),
+        99,
+      ),
+    ),
+    latenessMaxMs: Math.round(Math.max(0, ...fires.map(([, late]) => late))),
+  });
+  return { firesInTwoMinutesAfterKill: figures(within), firesLaterAfterKill: figures(later) };
 }
 
 /** `M-59/15 * * * *`: every 15 minutes, the next cron time at least `leadMs` from now. */
@@ -333,7 +450,7 @@ function every15From(now: number, leadMs: number): string {
 
 export async function benchInstallations(args: string[]): Promise<void> {
   const options = parseOptions(args);
-  if (options.role === 'worker') return runWorker(options.read, options.maxCached);
+  if (options.role === 'worker') return runWorker(options.read, options.maxCached, options.metricsPort);
   const { count, concurrency } = options;
 
   const reaper: Reaper = startReaper();
@@ -379,7 +496,8 @@ export async function benchInstallations(args: string[]): Promise<void> {
   await ensureDatabase(databaseUrl.toString());
   await migrate(databaseUrl.toString());
 
-  let worker: ChildProcess | undefined;
+  const workers: BenchWorker[] = [];
+  const apiProcesses: ChildProcess[] = [];
   let sandbox: ChildProcess | undefined;
   const { startServers } = await import('../src/api/server.js');
   const servers = await startServers({ api: 0, read: 0, write: 0, search: 0, proxy: 0 }, '127.0.0.1');
@@ -388,10 +506,31 @@ export async function benchInstallations(args: string[]): Promise<void> {
       sandbox = await startSandboxProcess(['--port', String(sandboxPort)]);
       reaper.watch(sandbox.pid);
     }
-    say(`starting the worker (${options.read} reads)`);
-    worker = await startWorkerProcess(process.env, options.read, options.maxCached, options.workerHeapMb);
-    reaper.watch(worker.pid);
-    const workerPid = worker.pid!;
+    say(`starting ${options.workers} worker process(es) (${options.read} reads)`);
+    for (let index = 0; index < options.workers; index++) {
+      const metricsPort = await freePort();
+      const child = await startWorkerProcess(
+        process.env,
+        options.read,
+        options.maxCached,
+        options.workerHeapMb,
+        metricsPort,
+      );
+      reaper.watch(child.pid);
+      workers.push({ child, pid: child.pid!, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` });
+    }
+    const workerPids = workers.map((worker) => worker.pid);
+    const liveWorkerPids = () => workers.filter((worker) => worker.killedAt === undefined).map((w) => w.pid);
+    const workersRssMb = () => liveWorkerPids().reduce((sum, pid) => sum + (rssMb(pid) ?? 0), 0);
+    // Stateless API processes (`ferry server`) the installations are created through, in turn.
+    const apiUrls: string[] = [];
+    for (let index = 0; index < options.apiProcesses; index++) {
+      const api = await startApiProcess(process.env);
+      reaper.watch(api.child.pid);
+      apiProcesses.push(api.child);
+      apiUrls.push(api.url);
+    }
+    let nextApi = 0;
 
     const { createApiKey, createOrg, createProject } = await import('../src/domain/projects.js');
     const project = await transaction(async (em) => {
@@ -400,7 +539,9 @@ export async function benchInstallations(args: string[]): Promise<void> {
       return { name: created.name, apiKey: createApiKey(em, created.id, { label: 'bench' }).key };
     });
     const call = async (host: 'api' | 'read', method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${servers.urls[host]}${path}`, {
+      const base =
+        host === 'api' && apiUrls.length ? apiUrls[nextApi++ % apiUrls.length] : servers.urls[host];
+      const response = await fetch(`${base}${path}`, {
         method,
         headers: {
           'x-api-key': project.apiKey,
@@ -523,6 +664,11 @@ export async function benchInstallations(args: string[]): Promise<void> {
       const afterCronTime: number[] = [];
       const operationIds: string[] = [];
       const planned = new Map<string, number>();
+      // Each fire's lateness by its planned time: the fires after a worker was killed are reported apart.
+      const latenessByPlanned: [number, number][] = [];
+      // The same object's fire for the same planned time seen twice would be a read run twice.
+      const firesSeen = new Set<string>();
+      let duplicates = 0;
       // Queries are answered from the worker's cache: 64 at once asks all 10,000 in well under a minute.
       await eachLimited([...created.keys()], 64, async (id) => {
         // This cron time's fire, expected when it is observed and comes after the installation was made.
@@ -546,8 +692,12 @@ export async function benchInstallations(args: string[]): Promise<void> {
           if (read.readType !== 'scheduled' || plannedAt < cronTime || plannedAt >= cronTime + observedMs)
             continue;
           seen++;
+          const fireKey = `${id}/${read.objectName}/${read.plannedAt}`;
+          if (firesSeen.has(fireKey)) duplicates++;
+          firesSeen.add(fireKey);
           const startedAt = Date.parse(read.startedAt);
           lateness.push(startedAt - plannedAt);
+          latenessByPlanned.push([plannedAt, startedAt - plannedAt]);
           afterCronTime.push(startedAt - cronTime);
           operationIds.push(read.operationId);
           planned.set(read.operationId, plannedAt);
@@ -577,27 +727,54 @@ export async function benchInstallations(args: string[]): Promise<void> {
         succeeded: rows.filter((row) => row.status === 'success').length,
         ranInline: rows.filter((row) => row.metadata.inline === true).length,
         lateness,
+        latenessByPlanned,
+        duplicates,
         afterCronTime,
         readStartLateness,
       };
     };
 
     /** The window of one cron time's fires, with the server's operations counted over it. */
-    const observeCronTime = async (schedule: string, cronTime: number, windowMs: number) => {
+    const observeCronTime = async (
+      schedule: string,
+      cronTime: number,
+      windowMs: number,
+      killWorker = false,
+    ) => {
       const wait = cronTime - 1000 - Date.now();
       if (wait < 0) say(`warning: creating ran ${Math.round(-wait / 1000)} s into the observed cycle`);
       await sleep(Math.max(0, wait));
       const opsBefore = await persistenceRequests(metricsUrl);
-      const cpuFrom = sampleCpu(workerPid, temporalPid);
+      const cpuFrom = sampleCpu(workerPids, temporalPid);
       let peakWorkerRss = 0;
       let peakTemporalRss = 0;
       const rssTimer = setInterval(() => {
-        peakWorkerRss = Math.max(peakWorkerRss, rssMb(workerPid) ?? 0);
+        peakWorkerRss = Math.max(peakWorkerRss, workersRssMb());
         peakTemporalRss = Math.max(peakTemporalRss, rssMb(temporalPid) ?? 0);
       }, 2000);
+      // A worker dies as a crash or the OOM killer would end it: no shutdown, its cached workflows lost.
+      const victim = workers.at(-1)!;
+      const killTimer =
+        killWorker && options.killWorkerAfterSeconds !== undefined
+          ? setTimeout(
+              () => {
+                void scheduledReadsOf(victim)
+                  .catch(() => -1)
+                  .then((reads) => {
+                    victim.readsBeforeKill = reads;
+                    victim.killedAt = Date.now();
+                    victim.child.removeAllListeners('exit');
+                    victim.child.kill('SIGKILL');
+                    say(`SIGKILLed worker ${victim.pid} after ${reads} scheduled reads`);
+                  });
+              },
+              cronTime + options.killWorkerAfterSeconds * 1000 - Date.now(),
+            )
+          : undefined;
       await sleep(cronTime + windowMs + 20_000 - Date.now());
+      clearTimeout(killTimer);
       clearInterval(rssTimer);
-      const busy = cpuPercent(cpuFrom, sampleCpu(workerPid, temporalPid));
+      const busy = cpuPercent(cpuFrom, sampleCpu(workerPids, temporalPid));
       const opsAfter = await persistenceRequests(metricsUrl);
       return { opsBefore, opsAfter, busy, peakWorkerRss, peakTemporalRss };
     };
@@ -616,6 +793,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
       scheduleLatenessP50Ms: Math.round(percentile(fires.lateness, 50)),
       scheduleLatenessP99Ms: Math.round(percentile(fires.lateness, 99)),
       scheduleLatenessMaxMs: Math.round(Math.max(0, ...fires.lateness)),
+      firesSeenTwice: fires.duplicates,
       startAfterCronTimeP50Ms: Math.round(percentile(fires.afterCronTime, 50)),
       startAfterCronTimeP99Ms: Math.round(percentile(fires.afterCronTime, 99)),
       readStartLatenessP50Ms: Math.round(percentile(fires.readStartLateness, 50)),
@@ -671,10 +849,10 @@ export async function benchInstallations(args: string[]): Promise<void> {
 
     /** CPU of each process and Temporal persistence requests a second over `seconds` of waiting. */
     const measureQuiet = async (seconds: number) => {
-      const cpuFrom = sampleCpu(workerPid, temporalPid);
+      const cpuFrom = sampleCpu(workerPids, temporalPid);
       const opsFrom = await persistenceRequests(metricsUrl);
       await sleep(seconds * 1000);
-      const cpu = cpuPercent(cpuFrom, sampleCpu(workerPid, temporalPid));
+      const cpu = cpuPercent(cpuFrom, sampleCpu(workerPids, temporalPid));
       const ops = operationsPerRead(opsFrom, await persistenceRequests(metricsUrl), 1).allOpsPerRead;
       return { cpu, serverOpsPerSec: Math.round((ops / seconds) * 10) / 10 };
     };
@@ -726,7 +904,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
         idleSeconds: options.idleSeconds,
         ...restFigures,
         idleOverRestMachineCpu: rest ? Math.round((idle.cpu.machine / rest.cpu.machine) * 100) / 100 : null,
-        workerRssMb: rssMb(workerPid),
+        workerRssMb: workersRssMb(),
         temporalRssMb: rssMb(temporalPid),
         cores: cpus().length,
         benchSeconds: Math.round(performance.now() / 1000),
@@ -751,8 +929,8 @@ export async function benchInstallations(args: string[]): Promise<void> {
     say(
       `observing the fires of ${new Date(cronTime).toISOString()} in the first ${observedMs / 1000} s of the ${windowMs / 1000} s spread after it`,
     );
-    const observed = await observeCronTime(schedule, cronTime, observedMs);
-    const busyWorkerRssMb = rssMb(workerPid);
+    const observed = await observeCronTime(schedule, cronTime, observedMs, true);
+    const busyWorkerRssMb = workersRssMb();
 
     // Idle means nothing due: only after the whole window, when it leaves a gap before the next cycle.
     const idleGap = observedMs === windowMs && windowMs + options.idleSeconds * 1000 < interval;
@@ -783,6 +961,24 @@ export async function benchInstallations(args: string[]): Promise<void> {
       say(`cycle ${cycle + 1}: ${JSON.stringify(laterCycles.at(-1))}`);
     }
     const operations = await transaction((em) => em.count(OperationEntity, { actionType: 'read' }));
+    // Scale-out: each worker's share of the reads, and the fires planned after one was killed.
+    const victim = workers.at(-1)!;
+    const scaleOut =
+      workers.length > 1
+        ? {
+            workers: workers.length,
+            apiProcesses: options.apiProcesses,
+            scheduledReadsByWorker: await Promise.all(
+              workers.map((worker) =>
+                worker.killedAt === undefined ? scheduledReadsOf(worker) : worker.readsBeforeKill,
+              ),
+            ),
+            ...(victim.killedAt !== undefined && {
+              killedWorkerAfterSeconds: Math.round((victim.killedAt - cronTime) / 1000),
+              ...afterKill(fires.latenessByPlanned, victim.killedAt),
+            }),
+          }
+        : { workers: 1, apiProcesses: options.apiProcesses };
 
     const createSeconds = creation.seconds;
     const result = {
@@ -804,7 +1000,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
       readOperations: operations,
       deliveries: receiver.received(),
       idleServerOpsPerSec: idle ? idle.serverOpsPerSec : null,
-      workerRssMb: rssMb(workerPid),
+      workerRssMb: workersRssMb(),
       workerRssBusyMb: busyWorkerRssMb,
       workerRssPeakMb: observed.peakWorkerRss,
       temporalRssMb: rssMb(temporalPid),
@@ -819,6 +1015,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
       workerHeapMb: options.workerHeapMb,
       cores: cpus().length,
       cycles: options.cycles,
+      scaleOut,
       ...(laterCycles.length && {
         laterCycles,
         missingFiresAllCycles:
@@ -829,13 +1026,16 @@ export async function benchInstallations(args: string[]): Promise<void> {
     };
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
-    if (worker && worker.exitCode === null) {
-      worker.removeAllListeners('exit');
-      const exited = new Promise((resolve) => worker!.once('exit', resolve));
-      worker.kill('SIGTERM');
-      await Promise.race([exited, sleep(15_000)]);
-      if (worker.exitCode === null) worker.kill('SIGKILL');
-    }
+    await Promise.all(
+      [...workers.map((worker) => worker.child), ...apiProcesses].map(async (child) => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        child.removeAllListeners('exit');
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await Promise.race([exited, sleep(15_000)]);
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }),
+    );
     if (sandbox && sandbox.exitCode === null) {
       sandbox.removeAllListeners('exit');
       sandbox.kill('SIGTERM');
