@@ -329,6 +329,8 @@ interface Options {
   cost: boolean;
   /** Only idle: N installations waiting on a yearly schedule, against the stack at rest. */
   idleOnly: boolean;
+  /** Only creating: N installations on a yearly schedule, with the server's work and each process's CPU per creation. */
+  createOnly: boolean;
   leadSeconds?: number;
   observeSeconds?: number;
   /** Cron times observed one after the other, the same part of each. */
@@ -358,6 +360,7 @@ function parseOptions(args: string[]): Options & { role?: string } {
       read: { type: 'string', default: 'real' },
       cost: { type: 'boolean', default: false },
       'idle-only': { type: 'boolean', default: false },
+      'create-only': { type: 'boolean', default: false },
       'lead-seconds': { type: 'string' },
       'observe-seconds': { type: 'string' },
       cycles: { type: 'string', default: '1' },
@@ -377,11 +380,16 @@ function parseOptions(args: string[]): Options & { role?: string } {
     concurrency: Number(values.concurrency),
     idleSeconds: Number(values['idle-seconds']),
     restSeconds: Number(values['rest-seconds']),
-    schedule: values.cost ? '* * * * *' : values['idle-only'] ? '0 0 1 1 *' : values.schedule,
+    schedule: values.cost
+      ? '* * * * *'
+      : values['idle-only'] || values['create-only']
+        ? '0 0 1 1 *'
+        : values.schedule,
     spreadSeconds: Number(values['spread-seconds'] ?? (values.cost ? 20 : 300)),
     read: values.read,
     cost: values.cost,
     idleOnly: values['idle-only'],
+    createOnly: values['create-only'],
     ...(values['lead-seconds'] !== undefined && { leadSeconds: Number(values['lead-seconds']) }),
     ...(values['observe-seconds'] !== undefined && { observeSeconds: Number(values['observe-seconds']) }),
     cycles: Number(values.cycles),
@@ -881,8 +889,49 @@ export async function benchInstallations(args: string[]): Promise<void> {
         : options.schedule;
     const integrationId = await createIntegration('bench', schedule);
     say(`creating ${count} installations on ${schedule}, ${concurrency} at a time`);
+    const creationOpsFrom = await persistenceRequests(metricsUrl);
+    const creationCpuFrom = sampleCpu(workerPids, temporalPid);
     const creation = await createInstallations(integrationId, groups, schedule);
     const { created } = creation;
+
+    if (options.createOnly) {
+      // What a creation costs: the first workflow tasks of the last ones created are still running.
+      say('waiting for the server to go quiet after creating');
+      for (let ops = Infinity, waited = 0; ops > 20 && waited < 300; waited += 5) {
+        ops = (await measureQuiet(5)).serverOpsPerSec;
+      }
+      const cpuTo = sampleCpu(workerPids, temporalPid);
+      const cpuSecondsPer = (key: 'worker' | 'temporal' | 'api' | 'machine') =>
+        Math.round(((cpuTo[key] - creationCpuFrom[key]) / created.size) * 1e5) / 100;
+      const result = {
+        created: created.size,
+        failed: creation.failures.length,
+        concurrency,
+        apiProcesses: options.apiProcesses,
+        workers: options.workers,
+        createSeconds: Math.round(creation.seconds * 10) / 10,
+        createPerSec: Math.round((created.size / creation.seconds) * 10) / 10,
+        createP50Ms: Math.round(percentile(creation.latencies, 50)),
+        createP99Ms: Math.round(percentile(creation.latencies, 99)),
+        // Until the server was quiet again: every first workflow task included.
+        serverOpsPerCreation: operationsPerRead(
+          creationOpsFrom,
+          await persistenceRequests(metricsUrl),
+          created.size,
+        ),
+        // The API in this process; with --api-processes it only routes to theirs, whose CPU is in `machine`.
+        cpuMsPerCreation: {
+          worker: cpuSecondsPer('worker'),
+          temporal: cpuSecondsPer('temporal'),
+          api: cpuSecondsPer('api'),
+          machine: cpuSecondsPer('machine'),
+        },
+        cores: cpus().length,
+        benchSeconds: Math.round(performance.now() / 1000),
+      };
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+      return;
+    }
 
     if (options.idleOnly) {
       // Every workflow has run its first task and sleeps to January: the server goes quiet.
