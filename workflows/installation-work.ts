@@ -7,6 +7,7 @@ import {
   abandonTriggeredReads,
   changeSubscriptions,
   objectsNeedingBackfill,
+  objectsNeedingBackfillLocally,
   recordSchedulePaused,
   recordSubscriptionFailure,
   removeSubscriptionsNow,
@@ -28,6 +29,8 @@ const SCHEMA_WATCH = 'schema-watch';
 const FIRST_FIRE_FROM_START = 'first-fire-from-start';
 /** Workflows started before subscriptions were renewed never looked at their expiries. */
 const SUBSCRIPTION_RENEWAL = 'subscription-renewal';
+/** Workflows started before the backfill check ran as a local activity scheduled a regular one. */
+const BACKFILL_CHECK_LOCAL = 'backfill-check-local';
 
 // What the installation workflow does beside its main loop: apply config versions, start what became
 // due, and clean up when the installation is deleted.
@@ -41,7 +44,10 @@ export async function applyConfig(
   // At first start the activity also proves the installation was committed.
   const needing =
     fresh.length || !state.ready
-      ? await objectsNeedingBackfill({ installationId: state.installationId, objectNames: fresh })
+      ? await (patched(BACKFILL_CHECK_LOCAL) ? objectsNeedingBackfillLocally : objectsNeedingBackfill)({
+          installationId: state.installationId,
+          objectNames: fresh,
+        })
       : [];
   // A first run's schedule starts when the installation was created, or when the run did if earlier,
   // not when it became ready: a workflow whose first task waited in a backlog (many installations

@@ -102,6 +102,11 @@ export async function startInstallationWorkflow(
           groupName: identity.groupName,
           groupRef: identity.groupRef,
           provider: identity.provider,
+          // The config it holds from its start, as its first task will say again: the repair loop
+          // reads this from the server, never querying a workflow whose first task still waits in a
+          // burst of creates (each such query held a busy worker for up to its 10 s deadline).
+          configId: message.configId,
+          revisionId: message.revisionId,
         },
       }),
     );
@@ -189,7 +194,7 @@ export async function workflowRunState(workflowId: string): Promise<WorkflowRunS
 /**
  * The config id an installation's running workflow holds, from the memo it keeps current: read by
  * the server alone, so it answers while workers are busy. Undefined when the memo does not say
- * (workflows started before it did, or whose first task has not run yet).
+ * (workflows started before their start set it and before their first task ran).
  */
 export async function installationConfigIdFromMemo(installationId: string): Promise<string | undefined> {
   const description = await temporalCall(

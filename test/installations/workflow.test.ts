@@ -91,6 +91,9 @@ describe('the installation workflow, through the API', () => {
       groupName: `${groupRef} Inc.`,
       groupRef,
       provider: 'sandboxApiKey',
+      // Said from the start, so the repair loop never has to ask a workflow whose first task waits.
+      configId: created.config.id,
+      revisionId: created.config.revisionId,
     });
     const found = await eventually(async () => {
       const ids: string[] = [];
@@ -122,6 +125,18 @@ describe('the installation workflow, through the API', () => {
         Math.floor(view.spread.fraction * 300_000),
       );
     }
+    // Its first task checks the installation and its backfills as a local activity: no activity task
+    // for the server to schedule and record, no second workflow task (creation's cost halved).
+    const history = await handleOf(created.id).fetchHistory();
+    const scheduled = history.events!.filter((event) => event.activityTaskScheduledEventAttributes);
+    expect(
+      scheduled.map((event) => event.activityTaskScheduledEventAttributes!.activityType!.name),
+    ).not.toContain('objectsNeedingBackfill');
+    expect(
+      history.events!.some(
+        (event) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+      ),
+    ).toBe(true);
   });
 
   it('pauses and unpauses through the read host, and the same by signal', async () => {
