@@ -258,6 +258,13 @@ describe('Dockerfile', () => {
       expect(copied).toContain(dir);
   });
 
+  it('bundles the workflow code once, for workers to load instead of bundling at every start', () => {
+    expect(
+      all('RUN').some((run) => /bin\/ferry\.js bundle-workflows --out \/app\/workflow-bundle\.js/.test(run)),
+    ).toBe(true);
+    expect(all('ENV').join(' ')).toContain('FERRY_WORKFLOW_BUNDLE=/app/workflow-bundle.js');
+  });
+
   it('runs as a non-root user', () => {
     const user = all('USER').at(-1);
     expect(user).toBeDefined();
