@@ -22,6 +22,13 @@ describe('the workflow bundle', () => {
     const code = readFileSync(path, 'utf8');
     expect(code).toContain('__TEMPORAL__');
     expect(code).toContain('installationWorkflow');
+    // The cron module (and croner's 80 KB per compiled expression) is evaluated once per workflow
+    // thread and shared, not once per cached workflow.
+    const preloaded = code.slice(
+      code.indexOf('exports.preloadModules'),
+      code.indexOf('exports.importWorkflows'),
+    );
+    expect(preloaded).toContain('"./src/core/cron.ts"');
     const worker = await createWorker({
       taskQueue: `bundle-${Date.now()}`,
       concerns: ['deliveries'],

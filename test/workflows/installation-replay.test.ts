@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { temporal } from '@temporalio/proto';
 import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
-import { workflowsPath } from '../../src/cli/workflow-bundle.js';
+import { sharedWorkflowModules, workflowsPath } from '../../src/cli/workflow-bundle.js';
 
 /**
  * Replays a committed history of the installation workflow (reads, triggers, pause/resume, a
@@ -20,7 +20,7 @@ describe('the installation workflow history', () => {
     const bundle = process.env.FERRY_TEST_WORKFLOW_BUNDLE;
     const options: ReplayWorkerOptions = bundle
       ? { workflowBundle: { codePath: bundle } }
-      : { workflowsPath, bundlerOptions: { ignoreModules: [] } };
+      : { workflowsPath, bundlerOptions: { ignoreModules: [], preloadModules: sharedWorkflowModules } };
     await expect(Worker.runReplayHistory(options, history, 'installation/replayed')).resolves.toBeUndefined();
   }, 120_000);
 });
