@@ -1,11 +1,15 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { resetConfig } from '../../src/config.js';
 import { checkDeclaration } from '../../src/providers/catalog/connector-declarations.js';
 import type { ReadPageInput, ReadPageResult } from '../../src/providers/connector.js';
 import { DeclaredConnector } from '../../src/providers/declarative/connector.js';
 import { ProviderError } from '../../src/providers/errors.js';
+import {
+  startRecordingProvider,
+  type ProviderAnswer,
+  type RecordedRequest,
+  type RecordingProvider,
+} from './support/recording-provider.js';
 
 /**
  * Listings of stubs read in full by id (`expand`), changes from a feed of their own (`read.feed`,
@@ -13,36 +17,19 @@ import { ProviderError } from '../../src/providers/errors.js';
  * (`resumeRefused`, `feed.refused`), against a tiny local provider that logs what it is asked.
  */
 
-interface Seen {
-  method: string;
-  url: URL;
-}
-
-let server: Server;
+let provider: RecordingProvider;
 let baseUrl = '';
-const seen: Seen[] = [];
-let answer: (
-  request: Seen,
-) => Promise<{ status?: number; body: unknown }> | { status?: number; body: unknown } = () => ({ body: {} });
+let seen: RecordedRequest[] = [];
+let answer: (request: RecordedRequest) => ProviderAnswer | Promise<ProviderAnswer> = () => ({ body: {} });
 
 beforeAll(async () => {
   process.env.FERRY_ALLOW_PRIVATE_DESTINATIONS = 'true';
   resetConfig();
-  server = createServer(async (req: IncomingMessage, res) => {
-    for await (const _chunk of req) void _chunk;
-    const request = { method: req.method!, url: new URL(req.url!, 'http://localhost') };
-    seen.push(request);
-    const { status = 200, body } = await answer(request);
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  provider = await startRecordingProvider((request) => answer(request));
+  ({ url: baseUrl, seen } = provider);
 });
 
-afterAll(async () => {
-  server?.closeAllConnections();
-  await new Promise((resolve) => server?.close(resolve));
-});
+afterAll(() => provider?.close());
 
 const get = { request: { method: 'GET', path: '/messages/{{id}}' }, record: '' };
 
@@ -112,7 +99,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** A message store: `gone` answer 404 to a get; each get is slower the earlier the id, to scramble arrival order. */
 function messageServer(options: {
   gone?: string[];
-  history?: (request: Seen) => { status?: number; body: unknown };
+  history?: (request: RecordedRequest) => { status?: number; body: unknown };
 }) {
   let inFlight = 0;
   let most = 0;

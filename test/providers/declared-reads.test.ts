@@ -1,5 +1,3 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { resetConfig } from '../../src/config.js';
 import { checkDeclaration } from '../../src/providers/catalog/connector-declarations.js';
@@ -7,6 +5,12 @@ import type { ProviderRecord, ReadPageInput } from '../../src/providers/connecto
 import { DeclaredConnector } from '../../src/providers/declarative/connector.js';
 import { deletionsPageToken } from '../../src/providers/declarative/read.js';
 import { describeError, ProviderError } from '../../src/providers/errors.js';
+import {
+  startRecordingProvider,
+  type ProviderAnswer,
+  type RecordedRequest,
+  type RecordingProvider,
+} from './support/recording-provider.js';
 
 /**
  * The declarative connector's reads (under the sandbox's catalog entry, for its auth), writes and metadata against a tiny local provider that logs
@@ -15,42 +19,19 @@ import { describeError, ProviderError } from '../../src/providers/errors.js';
  * fields in use, error details and pacing.
  */
 
-interface Seen {
-  method: string;
-  url: URL;
-  body: unknown;
-  at: number;
-}
-
-let server: Server;
+let provider: RecordingProvider;
 let baseUrl = '';
-const seen: Seen[] = [];
-let answer: (request: Seen) => { status?: number; body: unknown } = () => ({ body: {} });
+let seen: RecordedRequest[] = [];
+let answer: (request: RecordedRequest) => ProviderAnswer = () => ({ body: {} });
 
 beforeAll(async () => {
   process.env.FERRY_ALLOW_PRIVATE_DESTINATIONS = 'true';
   resetConfig();
-  server = createServer(async (req: IncomingMessage, res) => {
-    let text = '';
-    for await (const chunk of req) text += chunk;
-    const request = {
-      method: req.method!,
-      url: new URL(req.url!, 'http://localhost'),
-      body: text ? JSON.parse(text) : undefined,
-      at: Date.now(),
-    };
-    seen.push(request);
-    const { status = 200, body } = answer(request);
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  provider = await startRecordingProvider((request) => answer(request));
+  ({ url: baseUrl, seen } = provider);
 });
 
-afterAll(async () => {
-  server?.closeAllConnections();
-  await new Promise((resolve) => server?.close(resolve));
-});
+afterAll(() => provider?.close());
 
 const listing = {
   request: {
@@ -477,7 +458,7 @@ describe('a listing sorted by modification time and paged by number or offset', 
 
   function sortedProvider(bound: 'inclusive' | 'exclusive', between?: (request: number) => void) {
     let requests = 0;
-    return (request: Seen) => {
+    return (request: RecordedRequest) => {
       between?.(requests++);
       const query = request.url.searchParams;
       const since = query.get('since');

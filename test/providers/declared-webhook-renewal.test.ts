@@ -1,5 +1,3 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connectorDeclaration } from '../../src/providers/catalog/index.js';
 import {
@@ -16,6 +14,7 @@ import { ProviderError, WebhookVerificationError } from '../../src/providers/err
 import { expiryOf, nextRenewalAt, renewalDue } from '../../src/domain/subscriptions/renewal.js';
 import type { Subscription } from '../../src/db/entities/subscription.js';
 import type { WebhooksDeclaration } from '../../src/schemas/connector-declaration.js';
+import { startRecordingProvider, type RecordingProvider } from './support/recording-provider.js';
 
 /**
  * Subscriptions that expire and providers that echo a secret per notification, as the engine reads
@@ -27,35 +26,6 @@ const microsoft = connectorDeclaration('microsoft')!.webhooks!;
 const atlassian = connectorDeclaration('atlassian')!.webhooks!;
 const body = (value: unknown) => Buffer.from(JSON.stringify(value));
 
-interface Seen {
-  method: string;
-  path: string;
-  body: unknown;
-}
-
-/** A provider that records each request and answers with what `answer` makes of it. */
-async function recordingProvider(answer: (seen: Seen) => { status: number; body: unknown }) {
-  const seen: Seen[] = [];
-  const readBody = async (request: IncomingMessage) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString('utf8');
-    return text ? (JSON.parse(text) as unknown) : undefined;
-  };
-  const server: Server = createServer((request, response) => {
-    void readBody(request).then((parsed) => {
-      const entry = { method: request.method ?? '', path: request.url ?? '', body: parsed };
-      seen.push(entry);
-      const { status, body: answered } = answer(entry);
-      response.writeHead(status, { 'content-type': 'application/json' });
-      response.end(answered === undefined ? '' : JSON.stringify(answered));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { seen, url, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
-
 const connectorAt = (provider: string, baseUrl: string) =>
   connectorFor(
     { provider, templateVars: { cloudId: 'cloud-1' }, auth: async () => ({ type: 'none' }) },
@@ -63,10 +33,10 @@ const connectorAt = (provider: string, baseUrl: string) =>
   );
 
 describe('Graph subscriptions: created with an expiry, renewed by PATCH', () => {
-  let provider: Awaited<ReturnType<typeof recordingProvider>>;
+  let provider: RecordingProvider;
   let graphExpiry = '2026-12-01T10:00:00.0000000Z';
   beforeAll(async () => {
-    provider = await recordingProvider(({ method, path }) => {
+    provider = await startRecordingProvider(({ method, path }) => {
       if (method === 'POST')
         return { status: 201, body: { id: 'graph-sub-1', expirationDateTime: graphExpiry } };
       if (path.endsWith('/missing')) return { status: 404, body: { error: { code: 'ResourceNotFound' } } };
@@ -116,9 +86,9 @@ describe('Graph subscriptions: created with an expiry, renewed by PATCH', () => 
 });
 
 describe('Jira webhooks: refreshed by PUT, expiry computed at create', () => {
-  let provider: Awaited<ReturnType<typeof recordingProvider>>;
+  let provider: RecordingProvider;
   beforeAll(async () => {
-    provider = await recordingProvider(({ method }) =>
+    provider = await startRecordingProvider(({ method }) =>
       method === 'POST'
         ? { status: 200, body: { webhookRegistrationResult: [{ createdWebhookId: 42 }] } }
         : { status: 200, body: { expirationDate: '2027-01-01T00:00:00.000+0000' } },
