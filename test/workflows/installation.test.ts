@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import {
   applyConfigUpdate,
   describeQuery,
@@ -114,6 +115,13 @@ describe('the installation workflow', () => {
     expect(events.filter((event) => event.timerStartedEventAttributes).length).toBeLessThanOrEqual(
       recentFires.length + 1,
     );
+    // The re-armed timers replay as they ran.
+    await expect(
+      Worker.runReplayHistory(
+        { workflowBundle: { code: harness.workflowCode } },
+        await handle.fetchHistory(),
+      ),
+    ).resolves.toBeUndefined();
   });
 
   it("spreads an installation's fires: each one its own fixed offset after the cron time", async () => {

@@ -81,6 +81,8 @@ export class InstallationHarness {
     private readonly worker: Worker,
     private readonly running: Promise<void>,
     readonly taskQueue: string,
+    /** The bundled workflow code the worker runs, for replaying a history a test made. */
+    readonly workflowCode: string,
   ) {}
 
   static async start(): Promise<InstallationHarness> {
@@ -102,7 +104,7 @@ export class InstallationHarness {
       interceptors: { activity: [heartbeatEveryActivity] },
     });
     const running = worker.run();
-    holder.harness = new InstallationHarness(env, worker, running, taskQueue);
+    holder.harness = new InstallationHarness(env, worker, running, taskQueue, code);
     return holder.harness;
   }
 
