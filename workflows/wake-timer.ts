@@ -11,12 +11,11 @@ const REARM_AFTER_MS = 50;
  * events and a server timer task each time, for every installation).
  *
  * A timer's length is measured from workflow time when it is armed, but it starts only when its
- * task completes and the command reaches the server. A fire's task arms the next timer as its
- * inline reads (local activities) begin and completes when they end, so that timer fired late by
- * the reads' length, every cycle. Each local activity's result moves workflow time on to when it
- * completed; a timer armed earlier in the same task, now behind, is armed again from there. Its
- * first command was never sent, so cancelling it costs nothing: the server sees one timer, of the
- * right length.
+ * task completes and the command reaches the server. A timer armed while the task's inline reads
+ * (local activities) run, to another object's fire or to the next of several reads, fired late by
+ * their length. Each local activity's result moves workflow time on to when it completed; a timer
+ * armed earlier in the same task, now behind, is armed again from there. Its first command was
+ * never sent, so cancelling it costs nothing: the server sees one timer, of the right length.
  */
 export class WakeTimer {
   fired = false;
