@@ -69,9 +69,7 @@ export async function installationWorkflow(input: InstallationRunInput): Promise
       if (iteration >= maxIterations || workflowInfo().continueAsNewSuggested) break;
       const now = workflowNow();
       wakeTimer.arm(state.nextWakeAt(now)?.getTime(), now.getTime());
-      await condition(
-        () => state.woken || wakeTimer.fired || wakeTimer.behindTaskEnd(workflowNow().getTime()),
-      );
+      await condition(() => state.woken || wakeTimer.fired);
     }
     // Nothing may be lost: running reads and subscription changes finish, and handlers complete, first.
     await condition(() => inFlight.idle && allHandlersFinished());

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import { Worker } from '@temporalio/worker';
 import {
   applyConfigUpdate,
   describeQuery,
@@ -95,33 +94,6 @@ describe('the installation workflow', () => {
       .map((event) => event.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId)
       .filter(Boolean);
     expect(children).toEqual([`read/${backfill[0].operationId}`, `read/${long.operationId}`]);
-  });
-
-  it('measures the next fire from when the read ended, not when its task began: a slow inline read makes no fire late', async () => {
-    // The timer to the next fire is armed as the read starts, and sent to the server when it ends.
-    harness.inlineReadMs = 1500;
-    // Two objects a quarter of an hour apart: the timer to the next one is armed as each read starts.
-    handle = await harness.startInstallation([
-      { objectName: 'contacts', schedule: '*/30 * * * *', backfill: false },
-      { objectName: 'deals', schedule: '15,45 * * * *', backfill: false },
-    ]);
-    await harness.advance(2 * HOUR);
-    const { recentFires } = await handle.query(describeQuery);
-    expect(recentFires.length).toBeGreaterThanOrEqual(6);
-    for (const fire of recentFires) expect(ms(fire.startedAt) - ms(fire.plannedAt)).toBeLessThan(500);
-    // The timer armed before the read ended was dropped unsent: one started per fire, none cancelled.
-    const events = (await handle.fetchHistory()).events ?? [];
-    expect(events.filter((event) => event.timerCanceledEventAttributes)).toHaveLength(0);
-    expect(events.filter((event) => event.timerStartedEventAttributes).length).toBeLessThanOrEqual(
-      recentFires.length + 1,
-    );
-    // The re-armed timers replay as they ran.
-    await expect(
-      Worker.runReplayHistory(
-        { workflowBundle: { code: harness.workflowCode } },
-        await handle.fetchHistory(),
-      ),
-    ).resolves.toBeUndefined();
   });
 
   it("spreads an installation's fires: each one its own fixed offset after the cron time", async () => {
