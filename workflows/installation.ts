@@ -39,6 +39,7 @@ export async function installationWorkflow(input: InstallationRunInput): Promise
   const configs = new SerialQueue();
   const apply = (config: InstallationConfigMessage) => configs.run(() => applyConfig(state, config));
   const whenReady = () => condition(() => state.ready);
+  const wakeTimer = new WakeTimer();
 
   setHandler(describeQuery, () => state.describe());
   setHandler(applyConfigUpdate, apply, {
@@ -62,14 +63,15 @@ export async function installationWorkflow(input: InstallationRunInput): Promise
       }
     }
     const maxIterations = input.maxIterations ?? DEFAULT_MAX_ITERATIONS;
-    const wakeTimer = new WakeTimer();
     for (let iteration = 1; ; iteration++) {
       state.takeWoken();
       startDueWork(state, inFlight);
       if (iteration >= maxIterations || workflowInfo().continueAsNewSuggested) break;
       const now = workflowNow();
       wakeTimer.arm(state.nextWakeAt(now)?.getTime(), now.getTime());
-      await condition(() => state.woken || wakeTimer.fired);
+      await condition(
+        () => state.woken || wakeTimer.fired || wakeTimer.behindTaskEnd(workflowNow().getTime()),
+      );
     }
     // Nothing may be lost: running reads and subscription changes finish, and handlers complete, first.
     await condition(() => inFlight.idle && allHandlersFinished());

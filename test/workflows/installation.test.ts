@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import {
   applyConfigUpdate,
   describeQuery,
@@ -34,6 +35,12 @@ afterEach(async () => {
 afterAll(async () => harness?.close());
 
 const ms = (iso: string) => Date.parse(iso);
+
+/**
+ * Histories the tests made, replayed against the workflow code at the end: a replay worker run
+ * in the middle of the suite stops the time-skipping server from skipping for the tests after it.
+ */
+const madeHistories: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>[] = [];
 
 function expectNoOverlap(reads: RecordedRead[]): void {
   const sorted = [...reads].sort((a, b) => ms(a.startedAt) - ms(b.startedAt));
@@ -94,6 +101,47 @@ describe('the installation workflow', () => {
       .map((event) => event.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId)
       .filter(Boolean);
     expect(children).toEqual([`read/${backfill[0].operationId}`, `read/${long.operationId}`]);
+  });
+
+  it('measures the next fire from when the read ended, not when its task began: a slow inline read makes no fire late', async () => {
+    // The timer to the next fire is armed as the read starts, and sent to the server when it ends.
+    harness.inlineReadMs = 1500;
+    // Two objects 20 minutes apart: the timer to the next one is armed as each read starts. The test
+    // ends at a quarter past, no read in flight (one would keep the test server from skipping time).
+    handle = await harness.startInstallation([
+      { objectName: 'contacts', schedule: '*/30 * * * *', backfill: false },
+      { objectName: 'deals', schedule: '20,50 * * * *', backfill: false },
+    ]);
+    await harness.advance(2 * HOUR);
+    const { recentFires } = await handle.query(describeQuery);
+    expect(recentFires.length).toBeGreaterThanOrEqual(6);
+    for (const fire of recentFires) expect(ms(fire.startedAt) - ms(fire.plannedAt)).toBeLessThan(500);
+    // The timer armed before the read ended was dropped unsent: one started per fire (and the first
+    // task's early one), none cancelled.
+    const events = (await handle.fetchHistory()).events ?? [];
+    expect(events.filter((event) => event.timerCanceledEventAttributes)).toHaveLength(0);
+    expect(events.filter((event) => event.timerStartedEventAttributes).length).toBeLessThanOrEqual(
+      recentFires.length + 2,
+    );
+    madeHistories.push(await handle.fetchHistory());
+  });
+
+  it('arms the first timer of a run a minute early, then the rest from a quiet task, and fires on time', async () => {
+    // The run's first task is the one that lags when many installations are created at once; the
+    // minute's timer is armed from the early fire's task instead.
+    handle = await harness.startInstallation([
+      { objectName: 'contacts', schedule: '*/30 * * * *', backfill: false },
+    ]);
+    await harness.advance(HOUR);
+    const { recentFires } = await handle.query(describeQuery);
+    expect(recentFires).toHaveLength(2);
+    for (const fire of recentFires) expect(ms(fire.startedAt) - ms(fire.plannedAt)).toBeLessThan(1000);
+    const timers = ((await handle.fetchHistory()).events ?? [])
+      .map((event) => event.timerStartedEventAttributes?.startToFireTimeout)
+      .filter((timeout) => timeout !== undefined && timeout !== null)
+      .map((timeout) => Math.round(Number(timeout.seconds ?? 0) / 60));
+    // 15 minutes to the first fire: 14, then 1; then 30 to the next, armed in a later task.
+    expect(timers.slice(0, 3)).toEqual([14, 1, 30]);
   });
 
   it("spreads an installation's fires: each one its own fixed offset after the cron time", async () => {
@@ -264,6 +312,25 @@ describe('the installation workflow', () => {
     expect(description.paused).toEqual(['contacts']);
     expect(description.objects[0]).toMatchObject({ consecutiveAuthFailures: 3 });
     expect(description.objects[0].pauseNote).toMatch(/authentication/);
+  });
+
+  it('sleeps once its only object is paused in the task of a slow read: no timer left behind, no busy loop', async () => {
+    // The failing read runs long enough that the timer to the next fire, armed as it started, is
+    // behind when it ends; the pause then leaves nothing planned.
+    harness.inlineReadMs = 300;
+    handle = await harness.startInstallation([
+      { objectName: 'contacts', schedule: '0 * * * *', backfill: false },
+    ]);
+    harness.readBehaviour = () => ({ durationMs: 0, status: 'failure', authFailure: true });
+    const { runId } = await handle.describe();
+    await harness.advance(6 * HOUR);
+    expect(harness.readsOf('contacts')).toHaveLength(3);
+    expect((await handle.query(describeQuery)).paused).toEqual(['contacts']);
+    // Still its first run: a loop woken over and over would have continued as new.
+    expect((await handle.describe()).runId).toBe(runId);
+    const history = await handle.fetchHistory();
+    expect(history.events?.length).toBeLessThan(80);
+    madeHistories.push(history);
   });
 
   it('continues as new with pending triggers and schedules, losing nothing', async () => {
@@ -560,4 +627,14 @@ describe('the schema watch in the installation workflow', () => {
     },
     SLOW_SKIPPING_MS,
   );
+});
+
+describe('the histories these tests made', () => {
+  it('replay against the workflow code (re-armed and early timers included)', async () => {
+    for (const history of madeHistories) {
+      await expect(
+        Worker.runReplayHistory({ workflowBundle: { code: harness.workflowCode } }, history),
+      ).resolves.toBeUndefined();
+    }
+  });
 });

@@ -62,6 +62,8 @@ export class InstallationHarness {
     {};
   /** How each read behaves; instant success by default. */
   readBehaviour: (input: ReadObjectInput) => FakeReadBehaviour = () => ({ durationMs: 0, status: 'success' });
+  /** Real milliseconds an inline read takes (the test server's clock runs on: the workflow task is open). */
+  inlineReadMs = 0;
   /** Which objects the database says still need a backfill; all asked about by default. */
   needsBackfill: (objectNames: string[]) => string[] = (objectNames) => objectNames;
   /** Makes `objectsNeedingBackfill` fail for good, as for an installation that was never committed. */
@@ -79,6 +81,8 @@ export class InstallationHarness {
     private readonly worker: Worker,
     private readonly running: Promise<void>,
     readonly taskQueue: string,
+    /** The bundled workflow code the worker runs, for replaying a history a test made. */
+    readonly workflowCode: string,
   ) {}
 
   static async start(): Promise<InstallationHarness> {
@@ -100,7 +104,7 @@ export class InstallationHarness {
       interceptors: { activity: [heartbeatEveryActivity] },
     });
     const running = worker.run();
-    holder.harness = new InstallationHarness(env, worker, running, taskQueue);
+    holder.harness = new InstallationHarness(env, worker, running, taskQueue, code);
     return holder.harness;
   }
 
@@ -196,6 +200,7 @@ export class InstallationHarness {
     this.retries.length = 0;
     this.schemaWatches.length = 0;
     this.failedOperations = {};
+    this.inlineReadMs = 0;
     this.readBehaviour = () => ({ durationMs: 0, status: 'success' });
     this.needsBackfill = (objectNames) => objectNames;
     this.installationMissing = false;
@@ -265,6 +270,7 @@ function harnessActivities(
       const behaviour = await fake.fakeReadStarted({ ...input, at });
       if (behaviour.durationMs > 0) return { handover: true, reason: 'takes time' };
       await fake.fakeReadFinished({ ...input, at });
+      if (harness().inlineReadMs) await new Promise((resolve) => setTimeout(resolve, harness().inlineReadMs));
       return {
         handover: false,
         status: behaviour.status,
