@@ -56,9 +56,12 @@ import { freePort } from './support/free-port.js';
 import { cpuSeconds, machineBusySeconds, percentile, rssMb } from './support/measure.js';
 import { startReaper, type Reaper } from './support/reaper.js';
 import { startSandboxProcess } from './support/sandbox-process.js';
+import { latenessParts, type ObservedFire } from './support/lateness-parts.js';
 
 const MINUTE = 60_000;
 const OBJECTS = ['contacts', 'companies', 'deals'];
+/** Installations whose histories are read to split lateness into its parts. */
+const LATENESS_SAMPLE = 300;
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 function say(line: string): void {
@@ -651,6 +654,18 @@ export async function benchInstallations(args: string[]): Promise<void> {
     const { nextFireTime, upcomingFireTimes } = await import('../src/core/cron.js');
     const { nextSpreadFireTime, spreadFraction } = await import('../workflows/schedule.js');
     const { describeInstallation } = await import('../src/temporal/gateway.js');
+    const { installationWorkflowId } = await import('../src/temporal/contracts/workflow-ids.js');
+    const { temporalClient } = await import('../src/temporal/client.js');
+
+    /** Where lateness comes from, read off the histories of a random sample of the installations. */
+    const latenessPartsOfSample = async ({ observedFires }: { observedFires: ObservedFire[] }) => {
+      const ids = [...new Set(observedFires.map((fire) => fire.workflowId))];
+      const sampled = new Set(ids.sort(() => Math.random() - 0.5).slice(0, LATENESS_SAMPLE));
+      return latenessParts(
+        await temporalClient(),
+        observedFires.filter((fire) => sampled.has(fire.workflowId)),
+      );
+    };
     const { OperationEntity } = await import('../src/db/entities/operation.js');
 
     /**
@@ -674,6 +689,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
       const planned = new Map<string, number>();
       // Each fire's lateness by its planned time: the fires after a worker was killed are reported apart.
       const latenessByPlanned: [number, number][] = [];
+      const observedFires: ObservedFire[] = [];
       // The same object's fire for the same planned time seen twice would be a read run twice.
       const firesSeen = new Set<string>();
       let duplicates = 0;
@@ -706,6 +722,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
           const startedAt = Date.parse(read.startedAt);
           lateness.push(startedAt - plannedAt);
           latenessByPlanned.push([plannedAt, startedAt - plannedAt]);
+          observedFires.push({ workflowId: installationWorkflowId(id), plannedAt, startedAt });
           afterCronTime.push(startedAt - cronTime);
           operationIds.push(read.operationId);
           planned.set(read.operationId, plannedAt);
@@ -736,6 +753,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
         ranInline: rows.filter((row) => row.metadata.inline === true).length,
         lateness,
         latenessByPlanned,
+        observedFires,
         duplicates,
         afterCronTime,
         readStartLateness,
@@ -1003,6 +1021,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
       laterCycles.push({
         cronTime: new Date(at).toISOString(),
         ...firesFigures(cycleFires, seen),
+        latenessParts: await latenessPartsOfSample(cycleFires),
         busyCpuPct: seen.busy,
         workerRssPeakMb: seen.peakWorkerRss,
         temporalRssPeakMb: seen.peakTemporalRss,
@@ -1046,6 +1065,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
       observedSeconds: observedMs / 1000,
       firesPerSecond: Math.round((fires.fires / (observedMs / 1000)) * 10) / 10,
       ...firesFigures(fires, observed),
+      latenessParts: await latenessPartsOfSample(fires),
       readOperations: operations,
       deliveries: receiver.received(),
       idleServerOpsPerSec: idle ? idle.serverOpsPerSec : null,
