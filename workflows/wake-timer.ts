@@ -14,9 +14,9 @@ const FIRST_TASK_LEAD_MS = 60_000;
  *
  * A timer's length is measured from workflow time when it is armed, but it starts only when its
  * task completes and the command reaches the server. A timer armed while the task's inline reads
- * (local activities) run, to the next fire, fired late by their length: at 2,000 installations
- * that was nearly all of every fire's lateness. Each local activity's result moves workflow time on
- * to when it completed; a timer armed earlier in the same task, now behind, is armed again from
+ * (local activities) run, to another object's fire, fired late by their length (1.5 s in the
+ * harness test with 1.5 s reads). Each local activity's result moves workflow time on to when it
+ * completed; a timer armed earlier in the same task, now behind, is armed again from
  * there. Its first command was never sent, so dropping it costs nothing: the server sees one
  * timer, of the right length.
  *
