@@ -1,15 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { resetConfig } from '../../src/config.js';
 import { checkDeclaration } from '../../src/providers/catalog/connector-declarations.js';
 import type { ReadPageInput, ReadPageResult } from '../../src/providers/connector.js';
 import { DeclaredConnector } from '../../src/providers/declarative/connector.js';
 import { ProviderError } from '../../src/providers/errors.js';
-import {
-  startRecordingProvider,
-  type ProviderAnswer,
-  type RecordedRequest,
-  type RecordingProvider,
-} from './support/recording-provider.js';
+import { useRecordingProvider, type RecordedRequest } from './support/recording-provider.js';
 
 /**
  * Listings of stubs read in full by id (`expand`), changes from a feed of their own (`read.feed`,
@@ -17,19 +12,13 @@ import {
  * (`resumeRefused`, `feed.refused`), against a tiny local provider that logs what it is asked.
  */
 
-let provider: RecordingProvider;
-let baseUrl = '';
-let seen: RecordedRequest[] = [];
-let answer: (request: RecordedRequest) => ProviderAnswer | Promise<ProviderAnswer> = () => ({ body: {} });
+const provider = useRecordingProvider();
+const { seen } = provider;
 
-beforeAll(async () => {
+beforeAll(() => {
   process.env.FERRY_ALLOW_PRIVATE_DESTINATIONS = 'true';
   resetConfig();
-  provider = await startRecordingProvider((request) => answer(request));
-  ({ url: baseUrl, seen } = provider);
 });
-
-afterAll(() => provider?.close());
 
 const get = { request: { method: 'GET', path: '/messages/{{id}}' }, record: '' };
 
@@ -76,7 +65,7 @@ function connector(value: unknown, retry: Record<string, number> = { maxAttempts
   const declared = checkDeclaration('sandboxApiKey.json', value, new Set(['sandboxApiKey']));
   return new DeclaredConnector(
     { provider: 'sandboxApiKey', templateVars: {}, auth: async () => ({ type: 'apiKey', apiKey: 'k' }) },
-    { baseUrl, retry },
+    { baseUrl: provider.url, retry },
     declared,
   );
 }
@@ -103,7 +92,7 @@ function messageServer(options: {
 }) {
   let inFlight = 0;
   let most = 0;
-  answer = async (request) => {
+  provider.answer = async (request) => {
     const path = request.url.pathname;
     if (path === '/profile') return { body: { emailAddress: 'me@example.com', historyId: '500' } };
     if (path === '/messages') {
@@ -177,7 +166,7 @@ describe('a listing of stubs read in full by id (expand)', () => {
   it('waits out a 429 on a get as on any request', async () => {
     seen.length = 0;
     let limited = false;
-    answer = (request) => {
+    provider.answer = (request) => {
       if (request.url.pathname === '/profile') return { body: { historyId: '1' } };
       if (request.url.pathname === '/messages') return { body: { messages: [{ id: 'm1' }, { id: 'm2' }] } };
       if (request.url.pathname === '/messages/m2' && !limited) {
@@ -194,7 +183,7 @@ describe('a listing of stubs read in full by id (expand)', () => {
   });
 
   it('fails the page when a get fails otherwise, so the page is read again', async () => {
-    answer = (request) =>
+    provider.answer = (request) =>
       request.url.pathname === '/messages'
         ? { body: { messages: [{ id: 'm1' }] } }
         : { status: 400, body: { error: { message: 'bad' } } };
@@ -335,7 +324,7 @@ describe('a resume token the provider refuses (resumeRefused)', () => {
 
   it('reads the whole listing again, without the token and without since, and ends with a new token (Calendar 410)', async () => {
     seen.length = 0;
-    answer = (request) => {
+    provider.answer = (request) => {
       if (request.url.searchParams.get('syncToken') === 'old')
         return {
           status: 410,
@@ -347,7 +336,7 @@ describe('a resume token the provider refuses (resumeRefused)', () => {
     const first = await readAll(events, { objectName: 'messages' });
     const cursor = first.at(-1)!.resumeCursor!;
     expect(byPath('/events')[0].url.searchParams.get('syncToken')).toBeNull();
-    answer = (request) =>
+    provider.answer = (request) =>
       request.url.searchParams.get('syncToken') === 'fresh'
         ? { status: 410, body: { error: { message: 'gone' } } }
         : { body: { items: [{ id: 'e1' }, { id: 'e2' }, { id: 'e3' }], nextSyncToken: 'newer' } };
@@ -367,10 +356,10 @@ describe('a resume token the provider refuses (resumeRefused)', () => {
   });
 
   it('fails as before where no status is declared', async () => {
-    answer = () => ({ body: { items: [{ id: 'e1' }], nextSyncToken: 'fresh' } });
+    provider.answer = () => ({ body: { items: [{ id: 'e1' }], nextSyncToken: 'fresh' } });
     const events = connector(calendar());
     const cursor = (await readAll(events, { objectName: 'messages' })).at(-1)!.resumeCursor!;
-    answer = () => ({ status: 410, body: { error: { message: 'gone' } } });
+    provider.answer = () => ({ status: 410, body: { error: { message: 'gone' } } });
     const error = await events
       .readPage({ objectName: 'messages', resumeFrom: cursor })
       .catch((e: unknown) => e);

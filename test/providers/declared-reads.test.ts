@@ -1,16 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { resetConfig } from '../../src/config.js';
 import { checkDeclaration } from '../../src/providers/catalog/connector-declarations.js';
 import type { ProviderRecord, ReadPageInput } from '../../src/providers/connector.js';
 import { DeclaredConnector } from '../../src/providers/declarative/connector.js';
 import { deletionsPageToken } from '../../src/providers/declarative/read.js';
 import { describeError, ProviderError } from '../../src/providers/errors.js';
-import {
-  startRecordingProvider,
-  type ProviderAnswer,
-  type RecordedRequest,
-  type RecordingProvider,
-} from './support/recording-provider.js';
+import { useRecordingProvider, type RecordedRequest } from './support/recording-provider.js';
 
 /**
  * The declarative connector's reads (under the sandbox's catalog entry, for its auth), writes and metadata against a tiny local provider that logs
@@ -19,19 +14,13 @@ import {
  * fields in use, error details and pacing.
  */
 
-let provider: RecordingProvider;
-let baseUrl = '';
-let seen: RecordedRequest[] = [];
-let answer: (request: RecordedRequest) => ProviderAnswer = () => ({ body: {} });
+const provider = useRecordingProvider();
+const { seen } = provider;
 
-beforeAll(async () => {
+beforeAll(() => {
   process.env.FERRY_ALLOW_PRIVATE_DESTINATIONS = 'true';
   resetConfig();
-  provider = await startRecordingProvider((request) => answer(request));
-  ({ url: baseUrl, seen } = provider);
 });
-
-afterAll(() => provider?.close());
 
 const listing = {
   request: {
@@ -73,7 +62,7 @@ function connector(value: unknown): DeclaredConnector {
   const declared = checkDeclaration('sandboxApiKey.json', value, new Set(['sandboxApiKey']));
   return new DeclaredConnector(
     { provider: 'sandboxApiKey', templateVars: {}, auth: async () => ({ type: 'apiKey', apiKey: 'k' }) },
-    { baseUrl, retry: { maxAttempts: 1 } },
+    { baseUrl: provider.url, retry: { maxAttempts: 1 } },
     declared,
   );
 }
@@ -98,7 +87,7 @@ const person = (id: number, updated: string, extra: Record<string, unknown> = {}
 describe('a window as the provider understands it', () => {
   it('asks from the start of the second, one second earlier for an exclusive bound, and keeps what that second holds', async () => {
     seen.length = 0;
-    answer = () => ({
+    provider.answer = () => ({
       body: { data: [person(1, '2026-01-01T12:00:00Z'), person(2, '2026-01-01T12:00:05Z')], more: false },
     });
     const [page] = await readAll(connector(declaration()), {
@@ -113,7 +102,7 @@ describe('a window as the provider understands it', () => {
 
   it('asks for the most records a page may hold unless told otherwise', async () => {
     seen.length = 0;
-    answer = () => ({ body: { data: [], more: false } });
+    provider.answer = () => ({ body: { data: [], more: false } });
     await readAll(connector(declaration()), { objectName: 'people' });
     await readAll(connector(declaration()), { objectName: 'people', pageSize: 20 });
     expect(seen.map((request) => request.url.searchParams.get('limit'))).toEqual(['500', '20']);
@@ -137,7 +126,7 @@ describe("a listing that resumes from the provider's own cursor", () => {
 
   it('gives the cursor the listing ended at, and the next read starts there, without since and without cutting at until', async () => {
     seen.length = 0;
-    answer = (request) => {
+    provider.answer = (request) => {
       const cursor = request.url.searchParams.get('cursor');
       if (!cursor) return { body: { data: [person(1, '2026-01-01T12:00:00Z')], next: 'c1', more: true } };
       if (cursor === 'c1')
@@ -186,23 +175,23 @@ describe('a listing that ends with a link to what changes next (OData delta link
     );
 
   it('keeps the delta link as the resume cursor, reads deletions by their own id pointer, and keeps no position without one', async () => {
-    answer = (request) => {
+    provider.answer = (request) => {
       if (request.url.searchParams.get('token') === 'd1')
         return {
           body: {
             data: [person(2, '2026-01-01T13:00:00Z'), { removed: 7, reason: 'deleted' }],
-            deltaLink: `${baseUrl}/people/changes?token=d2`,
+            deltaLink: `${provider.url}/people/changes?token=d2`,
           },
         };
       if (request.url.searchParams.get('page') === '2')
         return {
           body: {
             data: [person(1, '2026-01-01T12:00:00Z')],
-            deltaLink: `${baseUrl}/people/changes?token=d1`,
+            deltaLink: `${provider.url}/people/changes?token=d1`,
           },
         };
       if (request.url.searchParams.get('untracked')) return { body: { data: [] } };
-      return { body: { data: [], nextLink: `${baseUrl}/people/changes?page=2` } };
+      return { body: { data: [], nextLink: `${provider.url}/people/changes?page=2` } };
     };
     const people = connector(delta());
     const first = await readAll(people, { objectName: 'people', since: new Date('2026-01-01T00:00:00Z') });
@@ -222,7 +211,7 @@ describe('a listing that ends with a link to what changes next (OData delta link
     expect(next.at(-1)!.resumeCursor).not.toBe(cursor);
 
     // A last page without a delta link (a table without change tracking) leaves no position behind.
-    answer = () => ({ body: { data: [person(3, '2026-01-01T14:00:00Z')] } });
+    provider.answer = () => ({ body: { data: [person(3, '2026-01-01T14:00:00Z')] } });
     const untracked = await readAll(people, {
       objectName: 'people',
       since: new Date('2026-01-01T00:00:00Z'),
@@ -254,7 +243,7 @@ describe('deletions listed apart', () => {
     );
 
   it('reads them after the changes, marked deleted, from their own start', async () => {
-    answer = (request) =>
+    provider.answer = (request) =>
       request.url.pathname === '/people/archived'
         ? {
             body: {
@@ -288,7 +277,7 @@ describe('deletions listed apart', () => {
   it('keeps only what its deleted predicate marks, where the listing of deletions lists live records too', async () => {
     const value = withDeletions();
     value.objects.people.read.deletions.listing.deleted = { matches: { at: '/archived', pattern: '.' } };
-    answer = (request) =>
+    provider.answer = (request) =>
       request.url.pathname === '/people/archived'
         ? {
             body: {
@@ -312,7 +301,7 @@ describe('deletions listed apart', () => {
   it('takes a declared "nothing here" status as an empty page, and still reads the deletions after it', async () => {
     const value = withDeletions();
     value.objects.people.read.list = { ...listing, emptyStatuses: [304] };
-    answer = (request) =>
+    provider.answer = (request) =>
       request.url.pathname === '/people/archived'
         ? { body: { data: [person(8, '2025-01-01T00:00:00Z', { archived: '2026-01-01T12:30:00Z' })] } }
         : { status: 304, body: {} };
@@ -328,7 +317,7 @@ describe('deletions listed apart', () => {
       [1, true],
     ]);
     // A status the listing does not declare is still a failure.
-    answer = () => ({ status: 304, body: {} });
+    provider.answer = () => ({ status: 304, body: {} });
     const error = await connector(withDeletions())
       .readPage({ objectName: 'people', since: new Date('2026-01-01T12:00:00Z') })
       .catch((e: unknown) => e);
@@ -337,7 +326,7 @@ describe('deletions listed apart', () => {
   });
 
   it('hands a hook that walked the changes itself over to the listing of deletions', async () => {
-    answer = (request) =>
+    provider.answer = (request) =>
       request.url.pathname === '/people/archived'
         ? {
             body: {
@@ -399,7 +388,7 @@ describe('deletions marked by a listing of their own resource', () => {
 
   it('walks it when a read asks for deletions, delivering them marked, and the usual listing otherwise', async () => {
     seen.length = 0;
-    answer = (request) => ({
+    provider.answer = (request) => ({
       body: {
         data:
           request.url.pathname === '/people/all'
@@ -503,7 +492,7 @@ describe('a listing sorted by modification time and paged by number or offset', 
 
     it('skips the record at the next page edge when an earlier one leaves the set during the walk', async () => {
       stored = [1, 2, 3, 4, 5, 6, 7].map((id) => ({ id, updated: at(id) }));
-      answer = sortedProvider('inclusive', leaves('modified'));
+      provider.answer = sortedProvider('inclusive', leaves('modified'));
       expect(await readIds(style, false, new Date(at(0)))).toEqual(['1', '2', '3', '5', '6', '7']);
     });
 
@@ -512,7 +501,7 @@ describe('a listing sorted by modification time and paged by number or offset', 
       async (how) => {
         stored = [1, 2, 3, 4, 5, 6, 7].map((id) => ({ id, updated: at(id) }));
         seen.length = 0;
-        answer = sortedProvider('inclusive', leaves(how));
+        provider.answer = sortedProvider('inclusive', leaves(how));
         expect(await readIds(style, true, new Date(at(0)))).toEqual(['1', '2', '3', '4', '5', '6', '7']);
         const position = style === 'page' ? '1' : '0';
         expect(
@@ -536,7 +525,7 @@ describe('a listing sorted by modification time and paged by number or offset', 
     ];
     for (const bound of ['inclusive', 'exclusive'] as const) {
       seen.length = 0;
-      answer = sortedProvider(bound);
+      provider.answer = sortedProvider(bound);
       const people = connector(declaration({}, { list: sortedListing('page', bound, true) }));
       const pages = await readAll(people, { objectName: 'people', until: new Date('2026-01-01T13:00:00Z') });
       expect(pages.flatMap((page) => page.records.map((record) => record.id))).toEqual([
@@ -588,7 +577,7 @@ describe('values kept in containers go by the names the metadata lists', () => {
       custom: { tier: 'gold' },
       fields: [{ id: 360, value: 'x' }],
     });
-    answer = () => ({ body: { data: [raw], more: false } });
+    provider.answer = () => ({ body: { data: [raw], more: false } });
     const [page] = await readAll(connector(declaration({ values: containers })), { objectName: 'people' });
     expect(page.records[0].raw).toEqual(raw);
     expect(page.records[0].values).toMatchObject({
@@ -600,7 +589,7 @@ describe('values kept in containers go by the names the metadata lists', () => {
 
   it('writes them back into their containers', async () => {
     seen.length = 0;
-    answer = () => ({ body: { id: 9 } });
+    provider.answer = () => ({ body: { id: 9 } });
     const people = connector(
       declaration({
         values: containers,
@@ -624,7 +613,7 @@ describe('values kept in containers go by the names the metadata lists', () => {
 
   it('writes values named by a number into a list of entries kept without a prefix', async () => {
     seen.length = 0;
-    answer = () => ({ body: { id: 9 } });
+    provider.answer = () => ({ body: { id: 9 } });
     const people = connector(
       declaration({
         values: [
@@ -651,7 +640,7 @@ describe('values kept in containers go by the names the metadata lists', () => {
 
 describe('metadata of fields in use', () => {
   it('leaves out inactive fields and values, and tells create-only from update-only fields', async () => {
-    answer = () => ({
+    provider.answer = () => ({
       body: {
         fields: [
           { name: 'Name', type: 'text', createable: true, updateable: true, active: true },
@@ -697,7 +686,7 @@ describe('metadata of fields in use', () => {
   });
 
   it('writes a prefix and a suffix around the names they apply to (Dataverse lookups read as _<name>_value)', async () => {
-    answer = () => ({
+    provider.answer = () => ({
       body: {
         fields: [
           { name: 'name', type: 'text' },
@@ -726,7 +715,7 @@ describe('metadata of fields in use', () => {
 
 describe("the provider's words and limits", () => {
   it("carries the error body's details, which say which field was wrong", async () => {
-    answer = () => ({
+    provider.answer = () => ({
       status: 422,
       body: {
         error: 'RecordInvalid',
@@ -749,7 +738,7 @@ describe("the provider's words and limits", () => {
 
   it('keeps to a documented limit per endpoint instead of running into 429s', async () => {
     seen.length = 0;
-    answer = () => ({ body: { data: [], more: false } });
+    provider.answer = () => ({ body: { data: [], more: false } });
     const people = connector({
       ...declaration(),
       pacing: [{ method: 'GET', path: '^/people$', requests: 2, perSeconds: 0.4 }],

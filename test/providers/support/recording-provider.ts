@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from '@jest/globals';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -60,4 +61,27 @@ export async function startRecordingProvider(
       return new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A test file's recording provider: what it was asked, and how it answers (reassignable per test). */
+export interface LocalProvider {
+  url: string;
+  /** One array for the whole file: empty it (`seen.length = 0`) to start a test afresh. */
+  readonly seen: RecordedRequest[];
+  answer: (request: RecordedRequest) => ProviderAnswer | Promise<ProviderAnswer>;
+}
+
+/** Starts a recording provider before the file's tests and closes it after them. */
+export function useRecordingProvider(): LocalProvider {
+  const local: LocalProvider = { url: '', seen: [], answer: () => ({ body: {} }) };
+  let provider: RecordingProvider | undefined;
+  beforeAll(async () => {
+    provider = await startRecordingProvider((request) => {
+      local.seen.push(request);
+      return local.answer(request);
+    });
+    local.url = provider.url;
+  });
+  afterAll(() => provider?.close());
+  return local;
 }
