@@ -83,14 +83,11 @@ export async function startFakeAshby(): Promise<ConformanceFake> {
   const now = () => fake.now();
   const router = fake.router;
 
-  router.use(async (ctx, next) => {
-    const taken = budget.take();
-    if (!taken.allowed)
-      throw new FakeHttpError(429, 'Rate limit exceeded', 'rate_limit_exceeded', {
-        'Retry-After': String(taken.retryAfterSeconds),
-      });
-    await next();
-  });
+  router.use(
+    budget.refusing(
+      (headers) => new FakeHttpError(429, 'Rate limit exceeded', 'rate_limit_exceeded', headers),
+    ),
+  );
 
   const bodyOf = (ctx: Context) => {
     const body = ctx.request.body;

@@ -62,14 +62,12 @@ export async function startFakeGong(): Promise<ConformanceFake> {
   const router = fake.router;
 
   // Three calls a second, on real time.
-  router.use(async (_ctx, next) => {
-    const taken = budget.take();
-    if (!taken.allowed)
-      throw new FakeHttpError(429, 'API request limit exceeded: 3 calls per second', undefined, {
-        'Retry-After': '1',
-      });
-    await next();
-  });
+  router.use(
+    budget.refusing(
+      (headers) =>
+        new FakeHttpError(429, 'API request limit exceeded: 3 calls per second', undefined, headers),
+    ),
+  );
 
   const requestId = () => `req${(++counter).toString(36)}x${Math.random().toString(36).slice(2, 8)}`;
   const visible = (row: Row) => (row.visibleFromMs ?? row.modifiedMs) <= now();

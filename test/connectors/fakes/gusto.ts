@@ -86,14 +86,11 @@ export async function startFakeGusto(): Promise<ConformanceFake> {
   const router = fake.router;
 
   // 200 requests in any minute, counted on the fake's own (real) time.
-  router.use(async (_ctx, next) => {
-    const taken = budget.take();
-    if (!taken.allowed)
-      throw new FakeHttpError(429, 'Rate limit exceeded', 'rate_limit_exceeded', {
-        'Retry-After': String(taken.retryAfterSeconds),
-      });
-    await next();
-  });
+  router.use(
+    budget.refusing(
+      (headers) => new FakeHttpError(429, 'Rate limit exceeded', 'rate_limit_exceeded', headers),
+    ),
+  );
 
   const companyOf = (ctx: Context) => {
     if (ctx.params.company !== COMPANY)

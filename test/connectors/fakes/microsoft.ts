@@ -310,14 +310,9 @@ export async function startFakeMicrosoft(): Promise<ConformanceFake> {
   const router = fake.router;
 
   // Outlook's per-app-and-mailbox budget, counted on the fake's own (real) time.
-  router.use(async (ctx, next) => {
-    const taken = budget.take();
-    if (!taken.allowed)
-      throw graphError(429, 'ApplicationThrottled', 'Too many requests.', {
-        'Retry-After': String(taken.retryAfterSeconds),
-      });
-    await next();
-  });
+  router.use(
+    budget.refusing((headers) => graphError(429, 'ApplicationThrottled', 'Too many requests.', headers)),
+  );
 
   const origin = (ctx: Context) => `${ctx.protocol}://${ctx.host}`;
   const objectOf = (ctx: Context): GraphObject => {

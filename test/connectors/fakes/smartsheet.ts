@@ -82,14 +82,7 @@ export async function startFakeSmartsheet(): Promise<ConformanceFake> {
   const now = () => fake.now();
   const router = fake.router;
 
-  router.use(async (ctx, next) => {
-    const taken = budget.take();
-    if (!taken.allowed)
-      throw new FakeHttpError(429, 'Rate limit exceeded.', '4003', {
-        'Retry-After': String(taken.retryAfterSeconds),
-      });
-    await next();
-  });
+  router.use(budget.refusing((headers) => new FakeHttpError(429, 'Rate limit exceeded.', '4003', headers)));
 
   const timeParameter = (ctx: Context, name: string): number | undefined => {
     const text = ctx.query[name];

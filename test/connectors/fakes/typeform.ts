@@ -118,12 +118,9 @@ export async function startFakeTypeform(): Promise<ConformanceFake> {
   const now = () => fake.now();
 
   // Two requests a second per account, counted on the fake's own (real) time.
-  router.use(async (ctx, next) => {
-    const taken = budget.take();
-    if (!taken.allowed)
-      throw new FakeHttpError(429, 'Too many requests', 'RATE_LIMIT_EXCEEDED', { 'Retry-After': '1' });
-    await next();
-  });
+  router.use(
+    budget.refusing((headers) => new FakeHttpError(429, 'Too many requests', 'RATE_LIMIT_EXCEEDED', headers)),
+  );
 
   const origin = (ctx: Context) => `${ctx.protocol}://${ctx.host}`;
   const presentForm = (ctx: Context, row: FormRow) => ({

@@ -91,14 +91,12 @@ export async function startFakeWrike(): Promise<ConformanceFake> {
   const now = () => fake.now();
   const router = fake.router;
 
-  router.use(async (ctx, next) => {
-    const taken = budget.take();
-    if (!taken.allowed)
-      throw new FakeHttpError(429, 'Rate limit exceeded, please try again later', 'rate_limit_exceeded', {
-        'Retry-After': String(taken.retryAfterSeconds),
-      });
-    await next();
-  });
+  router.use(
+    budget.refusing(
+      (headers) =>
+        new FakeHttpError(429, 'Rate limit exceeded, please try again later', 'rate_limit_exceeded', headers),
+    ),
+  );
 
   const rowOf = (kind: Kind, id: string): Row => {
     const row = stores[kind].rows.get(id);

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Koa, { type Context } from 'koa';
+import Koa, { type Context, type Middleware } from 'koa';
 import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import type { ConformanceFake } from './conformance.js';
@@ -234,6 +234,18 @@ export class RequestWindow {
       used: this.#times.length,
       resetMs,
       retryAfterSeconds: Math.max(1, Math.ceil((resetMs - at) / 1000)),
+    };
+  }
+
+  /**
+   * Middleware that refuses a request past the budget with what `refusal` makes of the
+   * `Retry-After` header (the seconds until room returns): the provider's own 429.
+   */
+  refusing(refusal: (headers: { 'Retry-After': string }) => Error): Middleware {
+    return async (_ctx, next) => {
+      const taken = this.take();
+      if (!taken.allowed) throw refusal({ 'Retry-After': String(taken.retryAfterSeconds) });
+      await next();
     };
   }
 }
