@@ -629,6 +629,42 @@ describe('the schema watch in the installation workflow', () => {
   );
 });
 
+describe('the wake timer', () => {
+  const run = async <T>(workflowType: string, args: unknown[] = []): Promise<T> => {
+    const probe = await harness.env.client.workflow.start(workflowType, {
+      taskQueue: harness.taskQueue,
+      workflowId: `wake-timer-${randomUUID()}`,
+      args,
+    });
+    const result = (await probe.result()) as T;
+    madeHistories.push(await probe.fetchHistory());
+    return result;
+  };
+
+  it('stops asking to be re-armed once cleared in the task that armed it', async () => {
+    // Left armed, the loop would wake on every pass until the run continued as new.
+    await expect(run('wakeTimerClearedInArmingTask')).resolves.toEqual({
+      behindArmed: true,
+      behindCleared: false,
+    });
+  });
+
+  it('fires a minute early when armed in the run’s first task, on time after it, and never early for two minutes or less', async () => {
+    type Fired = { firstTaskMs: number; laterMs: number };
+    // Workflow time also moves on by the fire's task pickup: a few milliseconds here.
+    const expectAbout = (actual: number, expected: number) => {
+      expect(actual).toBeGreaterThanOrEqual(expected);
+      expect(actual).toBeLessThan(expected + 1000);
+    };
+    const fifteen = await run<Fired>('wakeTimerFires', [{ firstTaskMs: 15 * MINUTE, laterMs: 15 * MINUTE }]);
+    expectAbout(fifteen.firstTaskMs, 14 * MINUTE);
+    expectAbout(fifteen.laterMs, 15 * MINUTE);
+    const two = await run<Fired>('wakeTimerFires', [{ firstTaskMs: 2 * MINUTE, laterMs: 2 * MINUTE }]);
+    expectAbout(two.firstTaskMs, 2 * MINUTE);
+    expectAbout(two.laterMs, 2 * MINUTE);
+  });
+});
+
 describe('the histories these tests made', () => {
   it('replay against the workflow code (re-armed and early timers included)', async () => {
     for (const history of madeHistories) {

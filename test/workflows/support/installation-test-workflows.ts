@@ -1,4 +1,4 @@
-import { proxyActivities, sleep } from '@temporalio/workflow';
+import { condition, proxyActivities, sleep } from '@temporalio/workflow';
 import type { ReadObjectInput, ReadObjectResult } from '../../../src/temporal/contracts/read.js';
 
 /**
@@ -7,6 +7,7 @@ import type { ReadObjectInput, ReadObjectResult } from '../../../src/temporal/co
  * workflow's scheduling is tested apart from the read pipeline.
  */
 export { installationWorkflow } from '../../../workflows/installation.js';
+import { WakeTimer } from '../../../workflows/wake-timer.js';
 
 export interface FakeReadBehaviour {
   durationMs: number;
@@ -33,4 +34,36 @@ export async function readObjectWorkflow(input: ReadObjectInput): Promise<ReadOb
     ...(behaviour.authFailure && { authFailure: true }),
     result: 'fake read',
   };
+}
+
+/**
+ * The wake timer alone, in one task: armed, then cleared as a loop does when nothing is left due.
+ * Workflow time is passed in, as a local activity's result would move it on.
+ */
+export async function wakeTimerClearedInArmingTask(): Promise<{
+  behindArmed: boolean;
+  behindCleared: boolean;
+}> {
+  const timer = new WakeTimer();
+  const now = Date.now();
+  timer.arm(now + 3_600_000, now);
+  const behindArmed = timer.behindTaskEnd(now + 1000);
+  timer.arm(undefined, now + 1000);
+  return { behindArmed, behindCleared: timer.behindTaskEnd(now + 2000) };
+}
+
+/** How long (workflow time) the wake timer took to fire: armed in the run's first task, then in a later one. */
+export async function wakeTimerFires(lengths: { firstTaskMs: number; laterMs: number }): Promise<{
+  firstTaskMs: number;
+  laterMs: number;
+}> {
+  const timer = new WakeTimer();
+  let start = Date.now();
+  timer.arm(start + lengths.firstTaskMs, start);
+  await condition(() => timer.fired);
+  const firstTaskMs = Date.now() - start;
+  start = Date.now();
+  timer.arm(start + lengths.laterMs, start);
+  await condition(() => timer.fired);
+  return { firstTaskMs, laterMs: Date.now() - start };
 }
