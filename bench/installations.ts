@@ -56,7 +56,7 @@ import { freePort } from './support/free-port.js';
 import { cpuSeconds, machineBusySeconds, percentile, rssMb } from './support/measure.js';
 import { startReaper, type Reaper } from './support/reaper.js';
 import { startSandboxProcess } from './support/sandbox-process.js';
-import { latenessParts, type ObservedFire } from './support/lateness-parts.js';
+import { latenessParts, latestFireHistories, type ObservedFire } from './support/lateness-parts.js';
 
 const MINUTE = 60_000;
 const OBJECTS = ['contacts', 'companies', 'deals'];
@@ -429,6 +429,24 @@ function parseOptions(args: string[]): Options & { role?: string } {
  * The fires planned in the two minutes after a worker was killed (its installations' next tasks wait
  * for Temporal to give up on its sticky queue, then replay on another worker) and those after.
  */
+/** Lateness by the minute of the window its fire was planned in: a tail in one stretch, or throughout. */
+function latenessByMinute(latenessByPlanned: [number, number][], cronTime: number) {
+  const minutes = new Map<number, number[]>();
+  for (const [planned, late] of latenessByPlanned) {
+    const minute = Math.floor((planned - cronTime) / MINUTE);
+    minutes.set(minute, [...(minutes.get(minute) ?? []), late]);
+  }
+  return [...minutes.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([minute, lateness]) => ({
+      minute,
+      fires: lateness.length,
+      p50Ms: Math.round(percentile(lateness, 50)),
+      p99Ms: Math.round(percentile(lateness, 99)),
+      maxMs: Math.round(Math.max(...lateness)),
+    }));
+}
+
 function afterKill(latenessByPlanned: [number, number][], killedAt: number) {
   const within = latenessByPlanned.filter(
     ([planned]) => planned >= killedAt && planned < killedAt + 2 * MINUTE,
@@ -666,6 +684,20 @@ export async function benchInstallations(args: string[]): Promise<void> {
         observedFires.filter((fire) => sampled.has(fire.workflowId)),
       );
     };
+    /** The same split for the latest 1 % of fires, and the histories around the ten latest: the tail. */
+    const tailOf = async ({ observedFires }: { observedFires: ObservedFire[] }) => {
+      const byLateness = [...observedFires].sort(
+        (a, b) => b.startedAt - b.plannedAt - (a.startedAt - a.plannedAt),
+      );
+      const client = await temporalClient();
+      return {
+        latenessPartsOfLatest: await latenessParts(
+          client,
+          byLateness.slice(0, Math.ceil(byLateness.length / 100)),
+        ),
+        latestFireHistories: await latestFireHistories(client, byLateness),
+      };
+    };
     const { OperationEntity } = await import('../src/db/entities/operation.js');
 
     /**
@@ -745,6 +777,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
       );
       const readStartLateness = rows.map((row) => row.createTime.getTime() - planned.get(row.id)!);
       return {
+        cronTime,
         expected,
         fires: lateness.length,
         missing,
@@ -825,6 +858,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
       readStartLatenessP50Ms: Math.round(percentile(fires.readStartLateness, 50)),
       readStartLatenessP99Ms: Math.round(percentile(fires.readStartLateness, 99)),
       serverOps: operationsPerRead(observed.opsBefore, observed.opsAfter, fires.fires),
+      latenessByMinute: latenessByMinute(fires.latenessByPlanned, fires.cronTime),
     });
 
     if (options.cost) {
@@ -1022,6 +1056,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
         cronTime: new Date(at).toISOString(),
         ...firesFigures(cycleFires, seen),
         latenessParts: await latenessPartsOfSample(cycleFires),
+        ...(await tailOf(cycleFires)),
         busyCpuPct: seen.busy,
         workerRssPeakMb: seen.peakWorkerRss,
         temporalRssPeakMb: seen.peakTemporalRss,
@@ -1066,6 +1101,7 @@ export async function benchInstallations(args: string[]): Promise<void> {
       firesPerSecond: Math.round((fires.fires / (observedMs / 1000)) * 10) / 10,
       ...firesFigures(fires, observed),
       latenessParts: await latenessPartsOfSample(fires),
+      ...(await tailOf(fires)),
       readOperations: operations,
       deliveries: receiver.received(),
       idleServerOpsPerSec: idle ? idle.serverOpsPerSec : null,

@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { tsToMs } from '@temporalio/common/lib/time.js';
 import proto from '@temporalio/proto';
 import { percentile } from './measure.js';
 
@@ -79,10 +80,7 @@ export async function latenessParts(client: Client, fires: ObservedFire[], concu
 }
 
 function splitLateness(events: HistoryEvent[], fire: ObservedFire) {
-  const at = (event: HistoryEvent) => {
-    const time = event.eventTime!;
-    return Number(time.seconds ?? 0) * 1000 + Math.floor((time.nanos ?? 0) / 1e6);
-  };
+  const at = (event: HistoryEvent) => tsToMs(event.eventTime);
   // The task whose workflow time began at or before the read's start: the last one started by then.
   const taskStarted = events.findLast(
     (event) => event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED && at(event) <= fire.startedAt,
@@ -105,8 +103,8 @@ function splitLateness(events: HistoryEvent[], fire: ObservedFire) {
   if (woken) return undefined;
   const startedId = Number(fired.timerFiredEventAttributes!.startedEventId);
   const timerStarted = events.find((event) => Number(event.eventId) === startedId)!;
-  const timeout = timerStarted.timerStartedEventAttributes!.startToFireTimeout!;
-  const due = at(timerStarted) + Number(timeout.seconds ?? 0) * 1000 + Math.floor((timeout.nanos ?? 0) / 1e6);
+  const timeout = timerStarted.timerStartedEventAttributes!.startToFireTimeout;
+  const due = at(timerStarted) + tsToMs(timeout);
   const armingCompletedId = Number(timerStarted.timerStartedEventAttributes!.workflowTaskCompletedEventId);
   const armingCompleted = events.find((event) => Number(event.eventId) === armingCompletedId)!;
   const armingStartedId = Number(armingCompleted.workflowTaskCompletedEventAttributes!.startedEventId);
@@ -126,4 +124,44 @@ function splitLateness(events: HistoryEvent[], fire: ObservedFire) {
     armedAfterTaskStart: armedAt - at(armingStarted),
     armingTaskLocalActivities,
   };
+}
+
+/**
+ * The history around each of the latest fires, for the tail the percentiles cannot explain: every
+ * event from `beforeMs` ahead of the planned fire to the read's start, by type and time (ms after the
+ * planned fire), at most `maxEvents` each.
+ */
+export async function latestFireHistories(
+  client: Client,
+  fires: ObservedFire[],
+  count = 10,
+  { beforeMs = 120_000, maxEvents = 60 } = {},
+) {
+  // An installation's objects often fire together: one history for each workflow and planned time.
+  const byFire = new Map(fires.map((fire) => [`${fire.workflowId}/${fire.plannedAt}`, fire]));
+  const latest = [...byFire.values()]
+    .sort((a, b) => b.startedAt - b.plannedAt - (a.startedAt - a.plannedAt))
+    .slice(0, count);
+  return Promise.all(
+    latest.map(async (fire) => {
+      const events = (await client.workflow.getHandle(fire.workflowId).fetchHistory()).events ?? [];
+      const around = events
+        .filter((event) => {
+          const at = tsToMs(event.eventTime);
+          return at >= fire.plannedAt - beforeMs && at <= fire.startedAt;
+        })
+        .slice(-maxEvents)
+        .map((event) => [
+          String(EventType[event.eventType ?? 0]).replace('EVENT_TYPE_', ''),
+          tsToMs(event.eventTime) - fire.plannedAt,
+        ]);
+      return {
+        workflowId: fire.workflowId,
+        plannedAt: new Date(fire.plannedAt).toISOString(),
+        lateMs: fire.startedAt - fire.plannedAt,
+        historyLength: events.length,
+        events: around,
+      };
+    }),
+  );
 }
