@@ -425,10 +425,6 @@ function parseOptions(args: string[]): Options & { role?: string } {
   return options;
 }
 
-/**
- * The fires planned in the two minutes after a worker was killed (its installations' next tasks wait
- * for Temporal to give up on its sticky queue, then replay on another worker) and those after.
- */
 /** Lateness by the minute of the window its fire was planned in: a tail in one stretch, or throughout. */
 function latenessByMinute(latenessByPlanned: [number, number][], cronTime: number) {
   const minutes = new Map<number, number[]>();
@@ -447,6 +443,10 @@ function latenessByMinute(latenessByPlanned: [number, number][], cronTime: numbe
     }));
 }
 
+/**
+ * The fires planned in the two minutes after a worker was killed (its installations' next tasks wait
+ * for Temporal to give up on its sticky queue, then replay on another worker) and those after.
+ */
 function afterKill(latenessByPlanned: [number, number][], killedAt: number) {
   const within = latenessByPlanned.filter(
     ([planned]) => planned >= killedAt && planned < killedAt + 2 * MINUTE,
